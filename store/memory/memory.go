@@ -1,0 +1,605 @@
+// Package memory is an in-memory implementation of store.Store and
+// store.UserDirectory. It is the default store of hds.New, and the store
+// to test against: fast, safe for concurrent use, and held to the same
+// conformance suites (store/storetest) as the PostgreSQL store. Nothing
+// survives the process.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hds-go/hds/store"
+)
+
+// Store keeps everything in maps behind one read-write mutex. Values are
+// copied in and out. The zero value is not usable; call New.
+type Store struct {
+	// Now returns the current time; timestamps are truncated to
+	// microseconds in UTC. Tests may replace it before first use.
+	Now func() time.Time
+
+	mu       sync.RWMutex
+	projects map[string]*project // by name
+
+	usersMu     sync.RWMutex
+	usersByName map[string]*store.User
+	usersByID   map[string]*store.User
+}
+
+type project struct {
+	store.Project
+	collections map[string]*collection
+}
+
+type collection struct {
+	store.Collection
+	parent   *project
+	clusters map[string]*cluster
+}
+
+type cluster struct {
+	store.Cluster
+	parent  *collection
+	records map[string]*record // by name
+	byID    map[string]*record
+}
+
+type record struct {
+	store.Record
+	key store.ValueKey // computed at write time for value filters and sorting
+}
+
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.UserDirectory = (*Store)(nil)
+)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		Now:         time.Now,
+		projects:    make(map[string]*project),
+		usersByName: make(map[string]*store.User),
+		usersByID:   make(map[string]*store.User),
+	}
+}
+
+func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// Ping always succeeds: memory is always reachable.
+func (s *Store) Ping(context.Context) error { return nil }
+
+// --- path resolution (callers hold s.mu) ---
+
+func (s *Store) project(p store.Path) (*project, error) {
+	pr, ok := s.projects[p.Project]
+	if !ok {
+		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
+	}
+	if p.Owner != "" && pr.OwnerID != p.Owner {
+		return nil, store.ErrPermissionDenied
+	}
+	return pr, nil
+}
+
+func (s *Store) collection(p store.Path) (*collection, error) {
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := pr.collections[p.Collection]
+	if !ok {
+		return nil, &store.NotFoundError{Kind: "collection", Name: p.Collection}
+	}
+	return c, nil
+}
+
+func (s *Store) cluster(p store.Path) (*cluster, error) {
+	c, err := s.collection(p)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := c.clusters[p.Cluster]
+	if !ok {
+		return nil, &store.NotFoundError{Kind: "cluster", Name: p.Cluster}
+	}
+	return k, nil
+}
+
+func (s *Store) record(p store.Path) (*cluster, *record, error) {
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r, ok := k.byID[p.Record]; ok {
+		return k, r, nil
+	}
+	if r, ok := k.records[p.Record]; ok {
+		return k, r, nil
+	}
+	return nil, nil, &store.NotFoundError{Kind: "record", Name: p.Record}
+}
+
+// --- copies out ---
+
+func (pr *project) out() *store.Project {
+	p := pr.Project
+	p.CollectionCount = len(pr.collections)
+	return &p
+}
+
+func (c *collection) out() *store.Collection {
+	o := c.Collection
+	o.Project = c.parent.Name
+	o.ClusterCount = len(c.clusters)
+	for _, k := range c.clusters {
+		o.RecordCount += len(k.records)
+	}
+	return &o
+}
+
+func (k *cluster) out(withRecords bool) *store.Cluster {
+	o := k.Cluster
+	o.Collection = k.parent.Name
+	o.Project = k.parent.parent.Name
+	o.RecordCount = len(k.records)
+	if withRecords {
+		o.Records = make([]*store.Record, 0, len(k.records))
+		for _, r := range k.records {
+			o.Records = append(o.Records, r.Clone())
+		}
+		slices.SortFunc(o.Records, func(a, b *store.Record) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return &o
+}
+
+// --- projects ---
+
+// FindProjects implements store.Store.
+func (s *Store) FindProjects(_ context.Context, owner string, q store.ListQuery) ([]*store.Project, int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*store.Project
+	for _, pr := range s.projects {
+		if pr.OwnerID == owner && store.MatchesSearch(pr.Name, q.Search) {
+			items = append(items, pr.out())
+		}
+	}
+	items, total := page(items, q, func(p *store.Project) entry {
+		return entry{p.ID, p.Name, p.CreatedAt, p.UpdatedAt}
+	})
+	return items, total, nil
+}
+
+// FindProject implements store.Store.
+func (s *Store) FindProject(_ context.Context, p store.Path) (*store.Project, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	return pr.out(), nil
+}
+
+// CreateProject implements store.Store.
+func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.projects[p.Project]; ok {
+		return nil, &store.ExistsError{Kind: "project", Name: p.Project}
+	}
+	now := s.now()
+	pr := &project{
+		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now},
+		collections: make(map[string]*collection),
+	}
+	s.projects[pr.Name] = pr
+	return pr.out(), nil
+}
+
+// RenameProject implements store.Store.
+func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (*store.Project, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	if newName != pr.Name {
+		if _, ok := s.projects[newName]; ok {
+			return nil, &store.ExistsError{Kind: "project", Name: newName}
+		}
+		delete(s.projects, pr.Name)
+		pr.Name, pr.UpdatedAt = newName, s.now()
+		s.projects[newName] = pr
+	}
+	return pr.out(), nil
+}
+
+// DeleteProject implements store.Store.
+func (s *Store) DeleteProject(_ context.Context, p store.Path) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return err
+	}
+	delete(s.projects, pr.Name)
+	return nil
+}
+
+// --- collections ---
+
+// FindCollections implements store.Store.
+func (s *Store) FindCollections(_ context.Context, p store.Path, q store.ListQuery) ([]*store.Collection, int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	var items []*store.Collection
+	for _, c := range pr.collections {
+		if store.MatchesSearch(c.Name, q.Search) {
+			items = append(items, c.out())
+		}
+	}
+	items, total := page(items, q, func(c *store.Collection) entry {
+		return entry{c.ID, c.Name, c.CreatedAt, c.UpdatedAt}
+	})
+	return items, total, nil
+}
+
+// FindCollection implements store.Store.
+func (s *Store) FindCollection(_ context.Context, p store.Path) (*store.Collection, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, err := s.collection(p)
+	if err != nil {
+		return nil, err
+	}
+	return c.out(), nil
+}
+
+// CreateCollection implements store.Store.
+func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := pr.collections[p.Collection]; ok {
+		return nil, &store.ExistsError{Kind: "collection", Name: p.Collection}
+	}
+	now := s.now()
+	c := &collection{
+		Collection: store.Collection{ID: store.NewID(), Name: p.Collection, CreatedAt: now, UpdatedAt: now},
+		parent:     pr,
+		clusters:   make(map[string]*cluster),
+	}
+	pr.collections[c.Name] = c
+	return c.out(), nil
+}
+
+// RenameCollection implements store.Store.
+func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string) (*store.Collection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.collection(p)
+	if err != nil {
+		return nil, err
+	}
+	if newName != c.Name {
+		if _, ok := c.parent.collections[newName]; ok {
+			return nil, &store.ExistsError{Kind: "collection", Name: newName}
+		}
+		delete(c.parent.collections, c.Name)
+		c.Name, c.UpdatedAt = newName, s.now()
+		c.parent.collections[newName] = c
+	}
+	return c.out(), nil
+}
+
+// DeleteCollection implements store.Store.
+func (s *Store) DeleteCollection(_ context.Context, p store.Path) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.collection(p)
+	if err != nil {
+		return err
+	}
+	delete(c.parent.collections, c.Name)
+	return nil
+}
+
+// --- clusters ---
+
+// FindClusters implements store.Store.
+func (s *Store) FindClusters(_ context.Context, p store.Path, q store.ListQuery) ([]*store.Cluster, int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, err := s.collection(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	var items []*store.Cluster
+	for _, k := range c.clusters {
+		if store.MatchesSearch(k.Name, q.Search) {
+			items = append(items, k.out(false))
+		}
+	}
+	items, total := page(items, q, func(k *store.Cluster) entry {
+		return entry{k.ID, k.Name, k.CreatedAt, k.UpdatedAt}
+	})
+	return items, total, nil
+}
+
+// FindCluster implements store.Store.
+func (s *Store) FindCluster(_ context.Context, p store.Path, records bool) (*store.Cluster, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, err
+	}
+	return k.out(records), nil
+}
+
+// CreateCluster implements store.Store.
+func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.collection(p)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.clusters[p.Cluster]; ok {
+		return nil, &store.ExistsError{Kind: "cluster", Name: p.Cluster}
+	}
+	now := s.now()
+	k := &cluster{
+		Cluster: store.Cluster{ID: store.NewID(), Name: p.Cluster, CreatedAt: now, UpdatedAt: now},
+		parent:  c,
+		records: make(map[string]*record),
+		byID:    make(map[string]*record),
+	}
+	c.clusters[k.Name] = k
+	return k.out(false), nil
+}
+
+// RenameCluster implements store.Store.
+func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (*store.Cluster, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, err
+	}
+	if newName != k.Name {
+		if _, ok := k.parent.clusters[newName]; ok {
+			return nil, &store.ExistsError{Kind: "cluster", Name: newName}
+		}
+		delete(k.parent.clusters, k.Name)
+		k.Name, k.UpdatedAt = newName, s.now()
+		k.parent.clusters[newName] = k
+	}
+	return k.out(false), nil
+}
+
+// DeleteCluster implements store.Store.
+func (s *Store) DeleteCluster(_ context.Context, p store.Path) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return err
+	}
+	delete(k.parent.clusters, k.Name)
+	return nil
+}
+
+// --- records ---
+
+// FindRecords implements store.Store.
+func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery) ([]*store.Record, int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	var matches []*record
+	for _, r := range k.records {
+		if matchesRecord(r, q) {
+			matches = append(matches, r)
+		}
+	}
+	total := len(matches)
+	slices.SortFunc(matches, recordOrder(q.ListQuery))
+	matches = window(matches, q.ListQuery)
+	items := make([]*store.Record, len(matches))
+	for i, r := range matches {
+		items[i] = r.Clone()
+	}
+	return items, total, nil
+}
+
+func matchesRecord(r *record, q store.RecordQuery) bool {
+	switch {
+	case !store.MatchesSearch(r.Name, q.Search),
+		q.Type != "" && r.Type != q.Type,
+		q.HasValue && (!r.key.HasText || r.key.Text != q.Value),
+		q.ValueContains != "" && (!r.key.HasText || !store.MatchesSearch(r.key.Text, q.ValueContains)):
+		return false
+	}
+	return true
+}
+
+// recordOrder sorts records by q.SortBy, ties by name then id ascending.
+func recordOrder(q store.ListQuery) func(a, b *record) int {
+	return func(a, b *record) int {
+		var c int
+		switch q.SortBy {
+		case store.SortValue:
+			c = store.CompareValues(a.key, b.key)
+		case store.SortType:
+			c = strings.Compare(string(a.Type), string(b.Type))
+		default:
+			c = compareEntries(q.SortBy,
+				entry{a.ID, a.Name, a.CreatedAt, a.UpdatedAt},
+				entry{b.ID, b.Name, b.CreatedAt, b.UpdatedAt})
+		}
+		if q.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.ID, b.ID))
+	}
+}
+
+// FindRecord implements store.Store.
+func (s *Store) FindRecord(_ context.Context, p store.Path) (*store.Record, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, r, err := s.record(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.Clone(), nil
+}
+
+// CreateRecord implements store.Store.
+func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) (*store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := k.records[p.Record]; ok {
+		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
+	}
+	now := s.now()
+	r := &record{Record: *in.Clone()}
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt = p.Record, 1, now, now
+	if r.ID == "" {
+		r.ID = store.NewID()
+	} else if s.idTaken(r.ID) {
+		return nil, &store.ExistsError{Kind: "record id", Name: r.ID}
+	}
+	r.key = store.KeyOf(r.Type, r.Value)
+	k.records[r.Name] = r
+	k.byID[r.ID] = r
+	return r.Clone(), nil
+}
+
+// idTaken reports whether any record anywhere has id. Only used for
+// caller-chosen ids, which are fresh UUIDs, so the scan is rare.
+func (s *Store) idTaken(id string) bool {
+	for _, pr := range s.projects {
+		for _, c := range pr.collections {
+			for _, k := range c.clusters {
+				if _, ok := k.byID[id]; ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// UpdateRecord implements store.Store.
+func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store.Record) error) (*store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, r, err := s.record(p)
+	if err != nil {
+		return nil, err
+	}
+	next := r.Clone()
+	if err := update(next); err != nil {
+		return nil, err
+	}
+	if next.Name != r.Name {
+		if _, ok := k.records[next.Name]; ok {
+			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+		}
+	}
+	delete(k.records, r.Name)
+	r.Name, r.Type, r.Value = next.Name, next.Type, next.Value
+	r.Version++
+	r.UpdatedAt = s.now()
+	r.key = store.KeyOf(r.Type, r.Value)
+	k.records[r.Name] = r
+	return r.Clone(), nil
+}
+
+// DeleteRecord implements store.Store.
+func (s *Store) DeleteRecord(_ context.Context, p store.Path) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, r, err := s.record(p)
+	if err != nil {
+		return err
+	}
+	delete(k.records, r.Name)
+	delete(k.byID, r.ID)
+	return nil
+}
+
+// --- list helpers ---
+
+// entry holds the fields every list can sort by.
+type entry struct {
+	id, name         string
+	created, updated time.Time
+}
+
+func compareEntries(by store.SortField, a, b entry) int {
+	switch by {
+	case store.SortID:
+		return strings.Compare(a.id, b.id)
+	case store.SortCreatedAt:
+		return a.created.Compare(b.created)
+	case store.SortUpdatedAt:
+		return a.updated.Compare(b.updated)
+	}
+	return strings.Compare(a.name, b.name)
+}
+
+// page sorts items as q says and cuts out the requested window. It
+// returns the window and the number of items before paging.
+func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) {
+	slices.SortFunc(items, func(x, y T) int {
+		a, b := fields(x), fields(y)
+		c := compareEntries(q.SortBy, a, b)
+		if q.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.id, b.id))
+	})
+	return window(items, q), len(items)
+}
+
+func window[T any](items []T, q store.ListQuery) []T {
+	if q.Offset >= len(items) {
+		return []T{}
+	}
+	items = items[q.Offset:]
+	if q.Limit < len(items) {
+		items = items[:q.Limit]
+	}
+	return items
+}

@@ -1,0 +1,14 @@
+package store
+
+import "time"
+
+// Project is the top of the hierarchy. Its name is unique across the
+// whole store and it belongs to one user.
+type Project struct {
+	ID              string
+	Name            string
+	OwnerID         string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	CollectionCount int
+}

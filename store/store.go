@@ -1,0 +1,190 @@
+// Package store holds the domain of hds: projects, collections, clusters,
+// records and users, the record type system, and the Store and
+// UserDirectory interfaces that every storage implementation satisfies.
+//
+// The package imports only the standard library, so that a host
+// application can implement Store or UserDirectory without pulling in any
+// of hds's own dependencies. Implementations shipped with hds live in
+// store/memory and store/postgres; store/storetest holds the conformance
+// suites every implementation must pass.
+//
+// # Errors
+//
+// Methods return errors that match, with errors.Is, one of the sentinel
+// errors below, or a *ValidationError. Implementations may wrap them with
+// context. Any other error is treated as an internal failure.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors returned by Store and UserDirectory implementations.
+var (
+	// ErrNotFound reports that a resource (or one of its ancestors) does
+	// not exist. Stores return a *NotFoundError, which matches it.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyExists reports that a name is already taken by a sibling
+	// (or, for projects, by any project). Stores return an *ExistsError,
+	// which matches it.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrPermissionDenied reports that the project named by a Path is
+	// owned by someone other than Path.Owner.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrUnavailable reports that the backing storage cannot be reached.
+	// Implementations wrap their driver's error with it.
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// NotFoundError names the missing resource. It matches ErrNotFound.
+type NotFoundError struct {
+	Kind string // "project", "collection", "cluster", "record" or "user"
+	Name string
+}
+
+// Error returns, for example, `collection "prod" not found`.
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.Kind, e.Name) }
+
+// Is reports whether target is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// ExistsError names the resource whose name is taken. It matches
+// ErrAlreadyExists.
+type ExistsError struct {
+	Kind string
+	Name string
+}
+
+// Error returns, for example, `project "web" already exists`.
+func (e *ExistsError) Error() string { return fmt.Sprintf("%s %q already exists", e.Kind, e.Name) }
+
+// Is reports whether target is ErrAlreadyExists.
+func (e *ExistsError) Is(target error) bool { return target == ErrAlreadyExists }
+
+// ValidationError reports input that breaks a domain rule: a bad name, a
+// value that does not fit its type, an unknown type. Its message is safe to
+// show to the client and never contains a credential value.
+type ValidationError struct {
+	Message string
+}
+
+// Error returns the message.
+func (e *ValidationError) Error() string { return e.Message }
+
+// invalid builds a *ValidationError.
+func invalid(format string, args ...any) error {
+	return &ValidationError{Message: fmt.Sprintf(format, args...)}
+}
+
+// Path names a resource by its own name and the names of its ancestors.
+// Fields below the level an operation works on are ignored.
+type Path struct {
+	// Owner is the id of the user on whose behalf the operation runs. When
+	// it is not empty, the project must be owned by Owner or the operation
+	// fails with ErrPermissionDenied, before any child is looked up. An
+	// empty Owner skips the check (for administrative tools).
+	Owner      string
+	Project    string
+	Collection string
+	Cluster    string
+	// Record is a record name or id: when it is a UUID and a record with
+	// that id exists in the cluster, it names that record; otherwise it is
+	// a name.
+	Record string
+}
+
+// Store keeps projects, collections, clusters and records. Implementations
+// must be safe for concurrent use and must copy values in and out, so that
+// a caller can never change stored state through a returned pointer.
+//
+// Every method that takes a Path returns, in this order of checks:
+// ErrNotFound (as a *NotFoundError naming the first missing level) when
+// the project is missing; ErrPermissionDenied when the project is owned by
+// someone other than Path.Owner; ErrNotFound naming the first missing
+// level below the project. Create and rename return ErrAlreadyExists (as an
+// *ExistsError) when the name is taken. Names and values are validated by
+// the caller; stores do not validate them again, but never store a string
+// containing U+0000 (a name with it is simply not found).
+type Store interface {
+	// FindProjects lists the projects owned by owner that match q, and
+	// the number of matches before paging.
+	FindProjects(ctx context.Context, owner string, q ListQuery) ([]*Project, int, error)
+	// FindProject returns the project p.Project.
+	FindProject(ctx context.Context, p Path) (*Project, error)
+	// CreateProject creates the project p.Project owned by p.Owner. Project
+	// names are unique across the whole store, whoever owns them:
+	// ErrAlreadyExists even when another user holds the name.
+	CreateProject(ctx context.Context, p Path) (*Project, error)
+	// RenameProject renames the project; renaming to the current name
+	// changes nothing and returns the project.
+	RenameProject(ctx context.Context, p Path, newName string) (*Project, error)
+	// DeleteProject deletes the project and everything beneath it.
+	DeleteProject(ctx context.Context, p Path) error
+
+	// FindCollections lists the collections of p.Project that match q.
+	FindCollections(ctx context.Context, p Path, q ListQuery) ([]*Collection, int, error)
+	// FindCollection returns the collection p.Collection.
+	FindCollection(ctx context.Context, p Path) (*Collection, error)
+	// CreateCollection creates the collection p.Collection.
+	CreateCollection(ctx context.Context, p Path) (*Collection, error)
+	// RenameCollection renames the collection.
+	RenameCollection(ctx context.Context, p Path, newName string) (*Collection, error)
+	// DeleteCollection deletes the collection and everything beneath it.
+	DeleteCollection(ctx context.Context, p Path) error
+
+	// FindClusters lists the clusters of p.Collection that match q.
+	FindClusters(ctx context.Context, p Path, q ListQuery) ([]*Cluster, int, error)
+	// FindCluster returns the cluster p.Cluster; with records true it also
+	// fills Cluster.Records with every record of the cluster, by name.
+	FindCluster(ctx context.Context, p Path, records bool) (*Cluster, error)
+	// CreateCluster creates the cluster p.Cluster.
+	CreateCluster(ctx context.Context, p Path) (*Cluster, error)
+	// RenameCluster renames the cluster.
+	RenameCluster(ctx context.Context, p Path, newName string) (*Cluster, error)
+	// DeleteCluster deletes the cluster and its records.
+	DeleteCluster(ctx context.Context, p Path) error
+
+	// FindRecords lists the records of p.Cluster that match q.
+	FindRecords(ctx context.Context, p Path, q RecordQuery) ([]*Record, int, error)
+	// FindRecord returns the record p.Record (a name or an id).
+	FindRecord(ctx context.Context, p Path) (*Record, error)
+	// CreateRecord creates a record named p.Record in p.Cluster with r's
+	// Type and Value. When r.ID is empty the store assigns one; otherwise
+	// it must be a new UUID (callers that seal values to the record id
+	// choose it beforehand). Version starts at 1.
+	CreateRecord(ctx context.Context, p Path, r *Record) (*Record, error)
+	// UpdateRecord applies update to the record p.Record atomically: the
+	// store passes a copy of the current record, update changes Name,
+	// Type or Value of it (or returns an error, which aborts the update
+	// and is returned unchanged), and the store writes the result with
+	// Version incremented and UpdatedAt moved. A new name taken by a
+	// sibling is ErrAlreadyExists.
+	UpdateRecord(ctx context.Context, p Path, update func(*Record) error) (*Record, error)
+	// DeleteRecord deletes the record.
+	DeleteRecord(ctx context.Context, p Path) error
+
+	// Ping reports whether the store can serve requests; it returns an
+	// error matching ErrUnavailable when it cannot.
+	Ping(ctx context.Context) error
+}
+
+// UserDirectory keeps the accounts that may log in. Implementations must
+// be safe for concurrent use and copy values in and out.
+type UserDirectory interface {
+	// CreateUser adds u. It assigns u.ID when empty and sets the
+	// timestamps; a taken username is ErrAlreadyExists.
+	CreateUser(ctx context.Context, u *User) (*User, error)
+	// FindUserByName returns the user with that username, or ErrNotFound.
+	FindUserByName(ctx context.Context, username string) (*User, error)
+	// FindUserByID returns the user with that id, or ErrNotFound.
+	FindUserByID(ctx context.Context, id string) (*User, error)
+	// FindUsers returns every user, ordered by username.
+	FindUsers(ctx context.Context) ([]*User, error)
+	// SetUserActive enables or disables the user, or returns ErrNotFound.
+	SetUserActive(ctx context.Context, username string, active bool) error
+	// DeleteUser removes the user, or returns ErrNotFound. Projects the
+	// user owns are kept.
+	DeleteUser(ctx context.Context, username string) error
+}
