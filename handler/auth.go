@@ -1,0 +1,95 @@
+package handler
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
+)
+
+// tokenOut is the payload of login and refresh.
+type tokenOut struct {
+	Token     string `json:"token"`
+	ExpiresIn int    `json:"expires_in"`
+	UserID    string `json:"user_id"`
+}
+
+// issue signs a token and writes it; token responses are never cached.
+func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID string, origIat time.Time, message string) {
+	token, err := tokens.Issue(userID, origIat)
+	if err != nil {
+		envelope.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	envelope.OK(w, http.StatusOK, tokenOut{Token: token, ExpiresIn: tokens.ExpiresIn(), UserID: userID}, message)
+}
+
+// handleLogin serves POST /api/v1/auth/login. An unknown user, a wrong
+// password and a disabled account get the same answer after the same
+// work (one bcrypt comparison), so neither the message nor the timing
+// tells them apart.
+func handleLogin(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
+	type request struct {
+		Username *string `json:"username"`
+		Password *string `json:"password"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req request
+		_, err := envelope.Decode(r, &req)
+		if err == nil && (req.Username == nil || req.Password == nil) {
+			err = envelope.BadRequest(`the fields "username" and "password" are required`)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		user, err := users.FindUserByName(r.Context(), *req.Username)
+		var hash []byte
+		switch {
+		case err == nil:
+			hash = user.PasswordHash
+		case !errors.Is(err, store.ErrNotFound):
+			envelope.Error(w, r, err)
+			return
+		}
+		if !auth.CheckPassword(hash, *req.Password) || !user.Active {
+			envelope.Error(w, r, auth.ErrBadCredentials)
+			return
+		}
+		issue(w, r, tokens, user.ID, time.Time{}, "Login successful")
+	})
+}
+
+// handleRefresh serves POST /api/v1/auth/refresh: the token in the
+// Authorization header, possibly expired within the refresh window,
+// becomes a new token of the same session.
+func handleRefresh(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		claims, err := refreshClaims(r, tokens)
+		if err == nil {
+			_, err = middleware.ActiveUser(r, users, claims.Subject)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		issue(w, r, tokens, claims.Subject, time.Unix(claims.OrigIat, 0), "Token refreshed")
+	})
+}
+
+func refreshClaims(r *http.Request, tokens *auth.Tokens) (*auth.Claims, error) {
+	header, present := r.Header["Authorization"]
+	if !present {
+		return nil, auth.ErrNoToken
+	}
+	raw, ok := middleware.BearerToken(header[0])
+	if !ok || len(header) > 1 {
+		return nil, auth.ErrInvalidToken
+	}
+	return tokens.VerifyForRefresh(raw)
+}

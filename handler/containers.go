@@ -1,0 +1,197 @@
+package handler
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
+)
+
+// level describes one of the three container levels (project, collection,
+// cluster), which share their create, get, rename, delete and list
+// handlers.
+type level[T any] struct {
+	title   string // "Project", for messages
+	setName func(p *store.Path, name string)
+	name    func(p store.Path) string
+	// The store methods of the level, receiver first (method expressions).
+	find   func(s store.Store, ctx context.Context, p store.Path) (T, error)
+	create func(s store.Store, ctx context.Context, p store.Path) (T, error)
+	rename func(s store.Store, ctx context.Context, p store.Path, name string) (T, error)
+	remove func(s store.Store, ctx context.Context, p store.Path) error
+	list   func(s store.Store, ctx context.Context, p store.Path, q store.ListQuery) ([]T, int, error)
+	json   func(T) any
+}
+
+var projects = level[*store.Project]{
+	title:   "Project",
+	setName: func(p *store.Path, name string) { p.Project = name },
+	name:    func(p store.Path) string { return p.Project },
+	find:    store.Store.FindProject,
+	create:  store.Store.CreateProject,
+	rename:  store.Store.RenameProject,
+	remove:  store.Store.DeleteProject,
+	list: func(s store.Store, ctx context.Context, p store.Path, q store.ListQuery) ([]*store.Project, int, error) {
+		return s.FindProjects(ctx, p.Owner, q)
+	},
+	json: func(p *store.Project) any { return projectJSON(p) },
+}
+
+var collections = level[*store.Collection]{
+	title:   "Collection",
+	setName: func(p *store.Path, name string) { p.Collection = name },
+	name:    func(p store.Path) string { return p.Collection },
+	find:    store.Store.FindCollection,
+	create:  store.Store.CreateCollection,
+	rename:  store.Store.RenameCollection,
+	remove:  store.Store.DeleteCollection,
+	list:    store.Store.FindCollections,
+	json:    func(c *store.Collection) any { return collectionJSON(c) },
+}
+
+var clusters = level[*store.Cluster]{
+	title:   "Cluster",
+	setName: func(p *store.Path, name string) { p.Cluster = name },
+	name:    func(p store.Path) string { return p.Cluster },
+	find: func(s store.Store, ctx context.Context, p store.Path) (*store.Cluster, error) {
+		return s.FindCluster(ctx, p, false)
+	},
+	create: store.Store.CreateCluster,
+	rename: store.Store.RenameCluster,
+	remove: store.Store.DeleteCluster,
+	list:   store.Store.FindClusters,
+	json:   func(k *store.Cluster) any { return clusterJSON(k, nil) },
+}
+
+// nameBody is the body of the container routes.
+type nameBody struct {
+	Name *string `json:"name"`
+}
+
+// handleCreate serves the path form, POST P (or C, K): the name is in the
+// path; a body, if any, may only repeat it.
+func handleCreate[T any](s store.Store, lvl level[T]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := pathOf(r)
+		var body nameBody
+		present, err := decodeBody(r, r.URL.Query(), &body)
+		if err == nil && present && body.Name != nil && *body.Name != lvl.name(p) {
+			err = envelope.BadRequest("the body's name differs from the name in the path")
+		}
+		if err == nil {
+			err = store.ValidateName(lvl.name(p))
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		created(w, r, s, lvl, p)
+	})
+}
+
+// handleCreateFromBody serves the body form, POST /api/v1/projects (or
+// P/collections, C/clusters) with {"name"}.
+func handleCreateFromBody[T any](s store.Store, lvl level[T]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := pathOf(r)
+		var body nameBody
+		_, err := decodeBody(r, r.URL.Query(), &body)
+		if err == nil && body.Name == nil {
+			err = envelope.BadRequest(`the field "name" is required`)
+		}
+		if err == nil {
+			err = store.ValidateName(*body.Name)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		lvl.setName(&p, *body.Name)
+		created(w, r, s, lvl, p)
+	})
+}
+
+func created[T any](w http.ResponseWriter, r *http.Request, s store.Store, lvl level[T], p store.Path) {
+	v, err := lvl.create(s, r.Context(), p)
+	if err != nil {
+		envelope.Error(w, r, err)
+		return
+	}
+	envelope.OK(w, http.StatusCreated, lvl.json(v), lvl.title+" created")
+}
+
+func handleGet[T any](s store.Store, lvl level[T]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, err := lvl.find(s, r.Context(), pathOf(r))
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, lvl.json(v), "OK")
+	})
+}
+
+// handleRename serves PUT with ?rename=NEW or {"name": NEW}.
+func handleRename[T any](s store.Store, lvl level[T]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		newName, err := newNameOf(r)
+		if err == nil {
+			err = store.ValidateName(newName)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		v, err := lvl.rename(s, r.Context(), pathOf(r), newName)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, lvl.json(v), lvl.title+" updated")
+	})
+}
+
+// newNameOf reads the new name of a container rename.
+func newNameOf(r *http.Request) (string, error) {
+	query := r.URL.Query()
+	var body nameBody
+	present, err := decodeBody(r, query, &body)
+	switch {
+	case err != nil:
+		return "", err
+	case present && body.Name != nil:
+		return *body.Name, nil
+	case present:
+		return "", envelope.BadRequest(`the field "name" is required`)
+	case query.Has("rename"):
+		return query.Get("rename"), nil
+	}
+	return "", envelope.BadRequest(`the new name is required: ?rename=NEW or a body {"name": NEW}`)
+}
+
+func handleDelete[T any](s store.Store, lvl level[T]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := lvl.remove(s, r.Context(), pathOf(r)); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.NoContent(w)
+	})
+}
+
+func handleList[T any](s store.Store, lvl level[T]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseListQuery(r.URL.Query(), containerSortFields)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		items, total, err := lvl.list(s, r.Context(), pathOf(r), q)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, newPage(items, total, q, lvl.json), "OK")
+	})
+}

@@ -1,0 +1,29 @@
+// Package handler implements the routes of the hds HTTP API (API.md
+// section 4) on a net/http ServeMux. routes.go lists every route on one
+// screen; the other files hold one resource each. Handlers decode and
+// validate the request, make one store call where they can, and encode
+// the response through internal/envelope.
+package handler
+
+import (
+	"log/slog"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/store"
+)
+
+// Config is what the handlers need. Every field is required.
+type Config struct {
+	Store  store.Store
+	Users  store.UserDirectory
+	Tokens *auth.Tokens
+	// RequireAuth false lets requests without a token run as
+	// auth.Anonymous.
+	RequireAuth bool
+	// CredentialsEnabled is false when no credential key is configured:
+	// creating or updating CREDENTIAL records is then refused.
+	CredentialsEnabled bool
+	// Version is reported by /health.
+	Version string
+	Logger  *slog.Logger
+}

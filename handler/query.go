@@ -1,0 +1,144 @@
+package handler
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
+)
+
+// The fields each kind of list may be sorted by.
+var (
+	containerSortFields = sortFields(store.SortName, store.SortID, store.SortCreatedAt, store.SortUpdatedAt)
+	recordSortFields    = sortFields(store.SortName, store.SortValue, store.SortType, store.SortID, store.SortCreatedAt, store.SortUpdatedAt)
+)
+
+func sortFields(fields ...store.SortField) map[string]store.SortField {
+	m := make(map[string]store.SortField, len(fields))
+	for _, f := range fields {
+		m[string(f)] = f
+	}
+	return m
+}
+
+// parseListQuery reads limit, offset, search, sortBy and sortOrder (API.md
+// section 5). Unknown parameters are ignored; a bad value of a known one
+// is 400 INVALID_REQUEST.
+func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
+	q := store.NewListQuery()
+	var err error
+	if v.Has("limit") {
+		if q.Limit, err = decimal(v.Get("limit"), "limit"); err == nil && (q.Limit < 1 || q.Limit > store.MaxLimit) {
+			err = envelope.BadRequest("limit must be between 1 and 1000")
+		}
+		if err != nil {
+			return q, err
+		}
+	}
+	if v.Has("offset") {
+		if q.Offset, err = decimal(v.Get("offset"), "offset"); err != nil {
+			return q, err
+		}
+	}
+	if v.Has("search") {
+		if q.Search, err = filterText(v.Get("search"), "search", true); err != nil {
+			return q, err
+		}
+	}
+	if v.Has("sortBy") {
+		f, ok := sortable[v.Get("sortBy")]
+		if !ok {
+			return q, envelope.BadRequest("sortBy must be one of " + strings.Join(sortNames(sortable), ", "))
+		}
+		q.SortBy = f
+	}
+	switch order := v.Get("sortOrder"); {
+	case !v.Has("sortOrder"), order == "asc":
+	case order == "desc":
+		q.Desc = true
+	default:
+		return q, envelope.BadRequest("sortOrder must be asc or desc")
+	}
+	return q, nil
+}
+
+// parseRecordQuery reads a list query plus the record filters type,
+// value and valueContains.
+func parseRecordQuery(v url.Values) (store.RecordQuery, error) {
+	lq, err := parseListQuery(v, recordSortFields)
+	q := store.RecordQuery{ListQuery: lq}
+	if err != nil {
+		return q, err
+	}
+	if v.Has("type") {
+		if q.Type, err = store.ParseType(v.Get("type")); err != nil {
+			return q, err
+		}
+	}
+	if v.Has("value") {
+		if q.Value, err = filterText(v.Get("value"), "value", false); err != nil {
+			return q, err
+		}
+		q.HasValue = true
+	}
+	if v.Has("valueContains") {
+		if q.ValueContains, err = filterText(v.Get("valueContains"), "valueContains", false); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+// sortNames lists the accepted sortBy values in a fixed order.
+func sortNames(sortable map[string]store.SortField) []string {
+	var names []string
+	for _, f := range []store.SortField{store.SortName, store.SortValue, store.SortType, store.SortID, store.SortCreatedAt, store.SortUpdatedAt} {
+		if _, ok := sortable[string(f)]; ok {
+			names = append(names, string(f))
+		}
+	}
+	return names
+}
+
+// decimal parses a non-negative decimal integer: digits only, so that
+// "1e3", "1.5", "+5" and "-1" are refused.
+func decimal(s, param string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || s == "" || s[0] < '0' || s[0] > '9' || n < 0 {
+		return 0, envelope.BadRequest(param + " must be a non-negative decimal integer")
+	}
+	return n, nil
+}
+
+// filterText checks the text of a search or value filter: valid UTF-8, no
+// U+0000, and for name searches no control characters at all (a name
+// cannot hold one).
+func filterText(s, param string, isName bool) (string, error) {
+	if !utf8.ValidString(s) {
+		return "", envelope.BadRequest(param + " must be valid UTF-8")
+	}
+	for _, r := range s {
+		if r == 0 {
+			return "", envelope.BadRequest(param + " must not contain U+0000")
+		}
+		if isName && (r <= 0x1f || (r >= 0x7f && r <= 0x9f)) {
+			return "", envelope.BadRequest(param + " must not contain control characters")
+		}
+	}
+	return s, nil
+}
+
+// parseReveal reads the reveal parameter: absent or "false" hide
+// credential values, "true" shows them, anything else is 400.
+func parseReveal(v url.Values) (bool, error) {
+	switch r := v.Get("reveal"); {
+	case !v.Has("reveal"), r == "false":
+		return false, nil
+	case r == "true":
+		return true, nil
+	}
+	return false, envelope.BadRequest("reveal must be true or false")
+}

@@ -1,0 +1,261 @@
+package handler
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
+)
+
+// records serves the record routes.
+type records struct {
+	store              store.Store
+	credentialsEnabled bool
+}
+
+// errNoCredentialKey refuses credential values when no key is configured.
+var errNoCredentialKey = &store.ValidationError{
+	Message: "no credential key is configured: CREDENTIAL and []CREDENTIAL records are disabled"}
+
+// recordBody is the body of the record routes.
+type recordBody struct {
+	Name  *string         `json:"name"`
+	Type  *string         `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// recordInput is a record request in either form: the JSON body or the
+// query parameters.
+type recordInput struct {
+	name, typ       string
+	hasName, hasTyp bool
+	value           json.RawMessage // canonical, once parsed
+	rawValue        json.RawMessage // the body form's value (nil when left out)
+	textValue       string          // the query form's value
+	hasValue        bool
+	fromBody        bool
+}
+
+// readRecordInput reads the record fields from the body or, when there is
+// none, from the query parameters rename (as the name), type and value.
+func readRecordInput(r *http.Request, query url.Values) (recordInput, error) {
+	var body recordBody
+	present, err := decodeBody(r, query, &body)
+	if err != nil {
+		return recordInput{}, err
+	}
+	if present {
+		in := recordInput{fromBody: true, rawValue: body.Value, hasValue: body.Value != nil}
+		if body.Name != nil {
+			in.name, in.hasName = *body.Name, true
+		}
+		if body.Type != nil {
+			in.typ, in.hasTyp = *body.Type, true
+		}
+		return in, nil
+	}
+	return recordInput{
+		name: query.Get("rename"), hasName: query.Has("rename"),
+		typ: query.Get("type"), hasTyp: query.Has("type"),
+		textValue: query.Get("value"), hasValue: query.Has("value"),
+	}, nil
+}
+
+// parseValue checks the input's value against t and returns it in
+// canonical form. A value left out is null.
+func (rec records) parseValue(in recordInput, t store.DataType) (json.RawMessage, error) {
+	if t.IsCredential() && !rec.credentialsEnabled {
+		return nil, errNoCredentialKey
+	}
+	if in.fromBody {
+		return t.ParseJSON(in.rawValue)
+	}
+	return t.ParseText(in.textValue, in.hasValue)
+}
+
+// handleCreate serves POST R (path form, the name in the path) and, with
+// fromBody, POST K/records with {"name", "type", "value"}.
+func (rec records) handleCreate(nameInBody bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query := r.URL.Query()
+		p := pathOf(r)
+		in, err := readRecordInput(r, query)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		if nameInBody {
+			in.hasName = in.hasName && in.fromBody
+			p.Record = in.name
+		}
+		reveal, err := parseReveal(query)
+		switch {
+		case err != nil:
+		case nameInBody && !in.hasName:
+			err = envelope.BadRequest(`the field "name" is required`)
+		case !nameInBody && in.fromBody && in.hasName && in.name != p.Record:
+			err = envelope.BadRequest("the body's name differs from the name in the path")
+		case !in.hasTyp:
+			err = envelope.BadRequest(`the record type is required: "type" in the body or ?type=`)
+		default:
+			err = store.ValidateName(p.Record)
+		}
+		var t store.DataType
+		if err == nil {
+			t, err = store.ParseType(in.typ)
+		}
+		var value json.RawMessage
+		if err == nil {
+			value, err = rec.parseValue(in, t)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{Type: t, Value: value})
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusCreated, recordJSON(created, reveal), "Record created")
+	})
+}
+
+func (rec records) handleGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reveal, err := parseReveal(r.URL.Query())
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		got, err := rec.store.FindRecord(r.Context(), pathOf(r))
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, recordJSON(got, reveal), "OK")
+	})
+}
+
+// handleUpdate serves PUT R: any of value, type and a new name, applied
+// together or not at all.
+func (rec records) handleUpdate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query := r.URL.Query()
+		p := pathOf(r)
+		in, err := readRecordInput(r, query)
+		var reveal bool
+		if err == nil {
+			reveal, err = parseReveal(query)
+		}
+		if err == nil && !in.hasName && !in.hasTyp && !in.hasValue {
+			err = envelope.BadRequest(`nothing to update: give a value, a type or a new name`)
+		}
+		if err == nil && in.hasName {
+			err = store.ValidateName(in.name)
+		}
+		var newType store.DataType
+		if err == nil && in.hasTyp {
+			newType, err = store.ParseType(in.typ)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		if in.hasName && !in.hasTyp && !in.hasValue {
+			// A rename to the current name is a no-op: no new version.
+			cur, err := rec.store.FindRecord(r.Context(), p)
+			if err == nil && cur.Name == in.name {
+				envelope.OK(w, http.StatusOK, recordJSON(cur, reveal), "Record updated")
+				return
+			}
+		}
+		updated, err := rec.store.UpdateRecord(r.Context(), p, func(cur *store.Record) error {
+			t := cur.Type
+			if in.hasTyp {
+				t = newType
+			}
+			switch {
+			case in.hasValue:
+				v, err := rec.parseValue(in, t)
+				if err != nil {
+					return err
+				}
+				cur.Value = v
+			case in.hasTyp && cur.Type.IsCredential() && !t.IsCredential():
+				return &store.ValidationError{Message: "changing a credential record to a non-credential type needs a new value"}
+			case in.hasTyp && t != cur.Type:
+				if t.IsCredential() && !rec.credentialsEnabled {
+					return errNoCredentialKey
+				}
+				v, err := t.ParseJSON(cur.Value)
+				if err != nil {
+					return &store.ValidationError{Message: "the current value does not fit the new type: " + err.Error()}
+				}
+				cur.Value = v
+			}
+			cur.Type = t
+			if in.hasName {
+				cur.Name = in.name
+			}
+			return nil
+		})
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, recordJSON(updated, reveal), "Record updated")
+	})
+}
+
+func (rec records) handleDelete() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := rec.store.DeleteRecord(r.Context(), pathOf(r)); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.NoContent(w)
+	})
+}
+
+func (rec records) handleList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query := r.URL.Query()
+		q, err := parseRecordQuery(query)
+		var reveal bool
+		if err == nil {
+			reveal, err = parseReveal(query)
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		items, total, err := rec.store.FindRecords(r.Context(), pathOf(r), q)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, newPage(items, total, q.ListQuery, func(r *store.Record) recordOut {
+			return recordJSON(r, reveal)
+		}), "OK")
+	})
+}
+
+// handleClusterData serves GET K: the cluster with every record's value.
+func handleClusterData(s store.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reveal, err := parseReveal(r.URL.Query())
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		k, err := s.FindCluster(r.Context(), pathOf(r), true)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, clusterJSON(k, &clusterData{records: k.Records, reveal: reveal}), "OK")
+	})
+}

@@ -1,0 +1,69 @@
+package handler
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
+)
+
+// pathOf returns the resource path named by the request's URL, on behalf
+// of the authenticated user.
+func pathOf(r *http.Request) store.Path {
+	p := store.Path{
+		Project:    r.PathValue("project"),
+		Collection: r.PathValue("collection"),
+		Cluster:    r.PathValue("cluster"),
+		Record:     r.PathValue("record"),
+	}
+	if u := auth.UserFrom(r.Context()); u != nil {
+		p.Owner = u.ID
+	}
+	return p
+}
+
+// formParams are the query parameters that make up the path form of a
+// request; none of them may accompany a JSON body.
+var formParams = []string{"rename", "type", "value"}
+
+// decodeBody decodes the JSON body into dst, reporting whether there was
+// one. A body sent together with a path-form query parameter is refused:
+// a request uses one form or the other.
+func decodeBody(r *http.Request, query url.Values, dst any) (bool, error) {
+	present, err := envelope.Decode(r, dst)
+	if err != nil || !present {
+		return present, err
+	}
+	for _, name := range formParams {
+		if query.Has(name) {
+			return false, envelope.BadRequest("a JSON body cannot be combined with the query parameter " + name +
+				": use either the query parameters or the body")
+		}
+	}
+	return true, nil
+}
+
+// timeLayout is RFC 3339 in UTC with exactly six fraction digits.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// formatTime formats t as the API does.
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// listPage is the payload of every list.
+type listPage[T any] struct {
+	Items  []T `json:"items"`
+	Total  int `json:"total"`
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+}
+
+func newPage[S, T any](items []S, total int, q store.ListQuery, convert func(S) T) listPage[T] {
+	out := make([]T, len(items))
+	for i, it := range items {
+		out[i] = convert(it)
+	}
+	return listPage[T]{Items: out, Total: total, Limit: q.Limit, Offset: q.Offset}
+}

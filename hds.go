@@ -1,0 +1,109 @@
+// Package hds is a typed, hierarchical data store served as a JSON REST
+// API: project > collection > cluster > record, where a record is a named
+// value of a declared type (STRING, INTEGER, ..., CREDENTIAL, and arrays
+// of them). Mount it in any Go HTTP server:
+//
+//	mux.Handle("/hds/", http.StripPrefix("/hds", hds.New(opts...)))
+//
+// The HTTP contract is API.md; the storage is pluggable (store.Store and
+// store.UserDirectory), with an in-memory implementation as the default.
+package hds
+
+import (
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/handler"
+	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store/memory"
+)
+
+// Version is the server version reported by /health.
+const Version = "1.0.0"
+
+// New returns the API as an http.Handler. With no options it serves an
+// empty in-memory store and user directory, signs tokens with a random
+// secret made now, has no credential key, requires authentication and
+// limits bodies to 1 MiB. An invalid option makes New panic with a message
+// starting "hds: ".
+func New(opts ...Option) http.Handler {
+	c := config{
+		security:     Security{RequireAuth: true},
+		maxBodyBytes: DefaultMaxBodyBytes,
+		logger:       slog.Default(),
+	}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	tokens := c.tokens()
+	if err := errors.Join(c.errs...); err != nil {
+		panic("hds: " + err.Error())
+	}
+	if c.store == nil || c.users == nil {
+		mem := memory.New()
+		if c.store == nil {
+			c.store = mem
+		}
+		if c.users == nil {
+			c.users = mem
+		}
+	}
+
+	api := handler.New(handler.Config{
+		Store:              c.store,
+		Users:              c.users,
+		Tokens:             tokens,
+		RequireAuth:        c.security.RequireAuth,
+		CredentialsEnabled: len(c.credKeys) > 0,
+		Version:            Version,
+	})
+	// The chain, outermost first. CORS (answering preflights) and rate
+	// limiting by client IP belong between Recover and BodyLimit; the
+	// per-user rate limit runs after authentication, inside the router.
+	return chain(api,
+		middleware.RequestID(),
+		middleware.Logging(c.logger),
+		middleware.Recover(),
+		middleware.BodyLimit(c.maxBodyBytes),
+	)
+}
+
+// tokens builds the token issuer from the security settings.
+func (c *config) tokens() *auth.Tokens {
+	s := c.security
+	secret := []byte(s.JWTSecret)
+	if s.JWTSecret == "" {
+		secret = make([]byte, auth.MinSecretBytes)
+		_, _ = rand.Read(secret) // crypto/rand never fails on supported platforms
+	}
+	issuer := s.JWTIssuer
+	if issuer == "" {
+		issuer = DefaultJWTIssuer
+	}
+	cfg := auth.TokenConfig{
+		Secret:        secret,
+		Issuer:        issuer,
+		Expiration:    c.durationOr("JWTExpiration", s.JWTExpiration, DefaultJWTExpiration),
+		RefreshWindow: c.durationOr("RefreshWindow", s.RefreshWindow, DefaultRefreshWindow),
+		MaxSessionAge: c.durationOr("MaxSessionAge", s.MaxSessionAge, DefaultMaxSessionAge),
+	}
+	if len(c.errs) > 0 {
+		return nil
+	}
+	t, err := auth.NewTokens(cfg)
+	if err != nil {
+		c.fail("Security: %v", err)
+	}
+	return t
+}
+
+// chain wraps h in middleware, the first one outermost.
+func chain(h http.Handler, mw ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}

@@ -1,0 +1,157 @@
+// Package envelope writes every response of the API in the contract's
+// envelope, reads JSON request bodies strictly, and holds THE table that
+// maps an error to its HTTP status, code and message (API.md section 7).
+// Handlers and middleware never choose a status for an error themselves:
+// they call Error.
+package envelope
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/reqinfo"
+	"github.com/hds-go/hds/store"
+)
+
+// The error codes of the API contract.
+const (
+	CodeInvalidRequest     = "INVALID_REQUEST"
+	CodeValidation         = "VALIDATION_ERROR"
+	CodeAuthentication     = "AUTHENTICATION_FAILED"
+	CodeAuthorization      = "AUTHORIZATION_FAILED"
+	CodeNotFound           = "RESOURCE_NOT_FOUND"
+	CodeExists             = "RESOURCE_EXISTS"
+	CodeRateLimit          = "RATE_LIMIT_EXCEEDED"
+	CodeServer             = "SERVER_ERROR"
+	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
+)
+
+// ContentType is the Content-Type of every enveloped response.
+const ContentType = "application/json; charset=utf-8"
+
+// RequestError is a problem with the request itself (not with the data it
+// names): the INVALID_REQUEST family. Its Message and Details go to the
+// client as they are.
+type RequestError struct {
+	Status  int // 400, 405, 413 or 415
+	Message string
+	Details string
+}
+
+// Error returns the message and details.
+func (e *RequestError) Error() string {
+	if e.Details == "" {
+		return e.Message
+	}
+	return e.Message + ": " + e.Details
+}
+
+// BadRequest returns a 400 INVALID_REQUEST error with the given details.
+func BadRequest(details string) *RequestError {
+	return &RequestError{Status: http.StatusBadRequest, Message: "Invalid request", Details: details}
+}
+
+// NotFoundRoute is the error for a path that matches no route.
+var NotFoundRoute = errors.New("no such route")
+
+// problem is one row of the error table.
+type problem struct {
+	status  int
+	code    string
+	message string
+	details string
+}
+
+// classify is THE error table: it maps err to the response the client
+// sees. The boolean is false for errors that match no row, which become a
+// 500 whose cause is logged and never sent.
+func classify(err error) (problem, bool) {
+	var reqErr *RequestError
+	var valErr *store.ValidationError
+	switch {
+	case errors.As(err, &reqErr):
+		return problem{reqErr.Status, CodeInvalidRequest, reqErr.Message, reqErr.Details}, true
+	case errors.As(err, &valErr):
+		return problem{http.StatusBadRequest, CodeValidation, "Validation failed", valErr.Message}, true
+	case errors.Is(err, auth.ErrNoToken):
+		return problem{http.StatusUnauthorized, CodeAuthentication, "No authorization token provided", ""}, true
+	case errors.Is(err, auth.ErrBadSignature):
+		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid token signature", ""}, true
+	case errors.Is(err, auth.ErrTokenExpired):
+		return problem{http.StatusUnauthorized, CodeAuthentication, "Token has expired", ""}, true
+	case errors.Is(err, auth.ErrInvalidToken):
+		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid or expired token", ""}, true
+	case errors.Is(err, auth.ErrBadCredentials):
+		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid username or password", ""}, true
+	case errors.Is(err, store.ErrPermissionDenied):
+		return problem{http.StatusForbidden, CodeAuthorization, "Insufficient permissions", ""}, true
+	case errors.Is(err, NotFoundRoute):
+		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", "no route matches this path"}, true
+	case errors.Is(err, store.ErrNotFound):
+		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", detailsOf[*store.NotFoundError](err)}, true
+	case errors.Is(err, store.ErrAlreadyExists):
+		return problem{http.StatusConflict, CodeExists, "Resource already exists", detailsOf[*store.ExistsError](err)}, true
+	case errors.Is(err, store.ErrUnavailable):
+		return problem{http.StatusServiceUnavailable, CodeServiceUnavailable, "Service unavailable", ""}, false
+	}
+	return problem{http.StatusInternalServerError, CodeServer, "Internal server error", ""}, false
+}
+
+// detailsOf returns the message of the first error of type E in err's
+// chain: a store error that names the resource, safe to show.
+func detailsOf[E error](err error) string {
+	var e E
+	if errors.As(err, &e) {
+		return e.Error()
+	}
+	return ""
+}
+
+// Error writes err as an error envelope. Errors that match no row of the
+// table become 500 SERVER_ERROR with a fixed message; their cause is kept
+// in the request's reqinfo for the log, never sent.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	p, known := classify(err)
+	if !known {
+		reqinfo.From(r.Context()).Err = err
+	}
+	write(w, p.status, errorBody{Error: errorDetail{Code: p.code, Message: p.message, Details: p.details}})
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+}
+
+type errorBody struct {
+	Success bool        `json:"success"`
+	Error   errorDetail `json:"error"`
+}
+
+type okBody struct {
+	Success bool   `json:"success"`
+	Data    any    `json:"data"`
+	Message string `json:"message"`
+}
+
+// OK writes a success envelope with data and a short message.
+func OK(w http.ResponseWriter, status int, data any, message string) {
+	write(w, status, okBody{Success: true, Data: data, Message: message})
+}
+
+// NoContent writes a 204 with no body.
+func NoContent(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// write encodes v straight to the response.
+func write(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", ContentType)
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client went away, or a bug caught by tests
+}

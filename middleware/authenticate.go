@@ -1,0 +1,77 @@
+package middleware
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/reqinfo"
+	"github.com/hds-go/hds/store"
+)
+
+// Authenticate requires a valid bearer token from the Authorization header
+// (never the query string or a form) and a user that still exists and is
+// active, looked up on every request so that a disabled account is
+// refused at once. On success the user is in the context (auth.UserFrom).
+// With requireAuth false, a request without an Authorization header runs
+// as auth.Anonymous; a request that sends one is checked all the same.
+func Authenticate(tokens *auth.Tokens, users store.UserDirectory, requireAuth bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			user, err := authenticate(r, tokens, users, requireAuth)
+			if err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+			reqinfo.From(r.Context()).UserID = user.ID
+			next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), user)))
+		})
+	}
+}
+
+func authenticate(r *http.Request, tokens *auth.Tokens, users store.UserDirectory, requireAuth bool) (*store.User, error) {
+	header, present := r.Header["Authorization"]
+	if !present {
+		if !requireAuth {
+			anon := auth.Anonymous
+			return &anon, nil
+		}
+		return nil, auth.ErrNoToken
+	}
+	raw, ok := BearerToken(header[0])
+	if !ok || len(header) > 1 {
+		return nil, auth.ErrInvalidToken
+	}
+	claims, err := tokens.Verify(raw)
+	if err != nil {
+		return nil, err
+	}
+	return ActiveUser(r, users, claims.Subject)
+}
+
+// ActiveUser returns the user with id when it exists and is active, and
+// auth.ErrInvalidToken otherwise. Store failures are returned as they are.
+func ActiveUser(r *http.Request, users store.UserDirectory, id string) (*store.User, error) {
+	user, err := users.FindUserByID(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, auth.ErrInvalidToken
+	case err != nil:
+		return nil, err
+	case !user.Active:
+		return nil, auth.ErrInvalidToken
+	}
+	return user, nil
+}
+
+// BearerToken returns the token of an Authorization header value of the
+// form "Bearer <token>" (the scheme in any case, as RFC 9110 allows).
+func BearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
+}

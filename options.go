@@ -1,0 +1,166 @@
+package hds
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hds-go/hds/store"
+)
+
+// Option configures New.
+type Option func(*config)
+
+// config is what the options build.
+type config struct {
+	store        store.Store
+	users        store.UserDirectory
+	security     Security
+	credKeys     [][]byte
+	maxBodyBytes int64
+	logger       *slog.Logger
+	errs         []error
+}
+
+func (c *config) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+// Security configures authentication. Durations take Go's forms ("90m",
+// "1h") plus whole days ("7d"); an empty string means the default.
+//
+// WithSecurity sets every field at once, so RequireAuth false there turns
+// authentication off: spell out RequireAuth: true.
+type Security struct {
+	// JWTSecret signs and verifies tokens (HS256); at least 32 bytes.
+	// Default: 32 random bytes made by New, so tokens do not survive a
+	// restart.
+	JWTSecret string
+	// JWTExpiration is the token lifetime. Default "1h".
+	JWTExpiration string
+	// JWTIssuer is the iss claim. Default "hds".
+	JWTIssuer string
+	// RequireAuth, when false, lets requests without an Authorization
+	// header run as the built-in user "anonymous". Default (without
+	// WithSecurity) true.
+	RequireAuth bool
+	// RefreshWindow is how long after its expiry a token may still be
+	// refreshed. Default "7d".
+	RefreshWindow string
+	// MaxSessionAge is how long after the login that started it a session
+	// may be refreshed. Default "30d".
+	MaxSessionAge string
+}
+
+// Defaults of New.
+const (
+	DefaultJWTExpiration = "1h"
+	DefaultJWTIssuer     = "hds"
+	DefaultRefreshWindow = "7d"
+	DefaultMaxSessionAge = "30d"
+	// DefaultMaxBodyBytes is the default request body limit, 1 MiB.
+	DefaultMaxBodyBytes = 1 << 20
+	// CredentialKeyBytes is the length of a credential key (AES-256).
+	CredentialKeyBytes = 32
+)
+
+// WithStore sets the store of projects, collections, clusters and
+// records. Default: a new, empty in-memory store (store/memory).
+func WithStore(s store.Store) Option {
+	return func(c *config) {
+		if s == nil {
+			c.fail("WithStore: the store is nil")
+		}
+		c.store = s
+	}
+}
+
+// WithUsers sets the directory of accounts that may log in. Default: a
+// new, empty in-memory directory (store/memory).
+func WithUsers(u store.UserDirectory) Option {
+	return func(c *config) {
+		if u == nil {
+			c.fail("WithUsers: the user directory is nil")
+		}
+		c.users = u
+	}
+}
+
+// WithSecurity sets the authentication settings; see Security for each
+// field's default. Default: a random JWT secret, "1h", "hds", RequireAuth
+// true, "7d", "30d".
+func WithSecurity(s Security) Option {
+	return func(c *config) { c.security = s }
+}
+
+// WithCredentialKey sets the key that seals CREDENTIAL values (32 bytes,
+// AES-256), and older keys that still open what they sealed. Default: no
+// key, and creating or updating a credential record is refused.
+func WithCredentialKey(primary []byte, previous ...[]byte) Option {
+	return func(c *config) {
+		c.credKeys = nil
+		for i, k := range append([][]byte{primary}, previous...) {
+			if len(k) != CredentialKeyBytes {
+				c.fail("WithCredentialKey: key %d must be %d bytes, got %d", i, CredentialKeyBytes, len(k))
+			}
+			c.credKeys = append(c.credKeys, append([]byte(nil), k...))
+		}
+	}
+}
+
+// WithMaxBodyBytes sets the largest request body accepted; larger ones
+// get 413. Default: DefaultMaxBodyBytes (1 MiB).
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.fail("WithMaxBodyBytes: the limit must be positive, got %d", n)
+		}
+		c.maxBodyBytes = n
+	}
+}
+
+// WithLogger sets the logger of the one-line-per-request log and of
+// internal errors. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.fail("WithLogger: the logger is nil")
+		}
+		c.logger = l
+	}
+}
+
+// ParseDuration reads a duration in Go's forms ("1h30m") or in whole days
+// ("7d"). It refuses negative durations.
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 32)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q", s)
+	}
+	if d < 0 {
+		return 0, errors.New("duration must not be negative: " + s)
+	}
+	return d, nil
+}
+
+// durationOr parses s, or def when s is empty.
+func (c *config) durationOr(field, s, def string) time.Duration {
+	if s == "" {
+		s = def
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		c.fail("Security.%s: %v", field, err)
+	}
+	return d
+}
