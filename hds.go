@@ -17,6 +17,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/handler"
+	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store/memory"
 )
@@ -39,6 +40,7 @@ func New(opts ...Option) http.Handler {
 		opt(&c)
 	}
 	tokens := c.tokens()
+	keyring := c.keyring()
 	if err := errors.Join(c.errs...); err != nil {
 		panic("hds: " + err.Error())
 	}
@@ -53,12 +55,12 @@ func New(opts ...Option) http.Handler {
 	}
 
 	api := handler.New(handler.Config{
-		Store:              c.store,
-		Users:              c.users,
-		Tokens:             tokens,
-		RequireAuth:        c.security.RequireAuth,
-		CredentialsEnabled: len(c.credKeys) > 0,
-		Version:            Version,
+		Store:       c.store,
+		Users:       c.users,
+		Tokens:      tokens,
+		RequireAuth: c.security.RequireAuth,
+		Keyring:     keyring,
+		Version:     Version,
 	})
 	// The chain, outermost first. CORS (answering preflights) and rate
 	// limiting by client IP belong between Recover and BodyLimit; the
@@ -98,6 +100,18 @@ func (c *config) tokens() *auth.Tokens {
 		c.fail("Security: %v", err)
 	}
 	return t
+}
+
+// keyring builds the credential keyring, or nil without a key.
+func (c *config) keyring() *sealing.Keyring {
+	if len(c.credKeys) == 0 {
+		return nil
+	}
+	k, err := sealing.NewKeyring(c.credKeys[0], c.credKeys[1:]...)
+	if err != nil {
+		c.fail("WithCredentialKey: %v", err)
+	}
+	return k
 }
 
 // chain wraps h in middleware, the first one outermost.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/store"
 )
 
@@ -20,9 +21,9 @@ type Config struct {
 	// RequireAuth false lets requests without a token run as
 	// auth.Anonymous.
 	RequireAuth bool
-	// CredentialsEnabled is false when no credential key is configured:
-	// creating or updating CREDENTIAL records is then refused.
-	CredentialsEnabled bool
+	// Keyring seals credential values; nil when no credential key is
+	// configured, and creating or updating CREDENTIAL records is refused.
+	Keyring *sealing.Keyring
 	// Version is reported by /health.
 	Version string
 	Logger  *slog.Logger

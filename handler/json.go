@@ -53,31 +53,33 @@ func clusterJSON(k *store.Cluster, data *clusterData) clusterOut {
 	return clusterOut{k.ID, k.Name, k.Project, k.Collection, formatTime(k.CreatedAt), formatTime(k.UpdatedAt), k.RecordCount, data}
 }
 
-// clusterData encodes records as one object mapping each name to its
-// (masked) value, in name order.
+// clusterData encodes record values as one object mapping each name to
+// its value, in name order.
 type clusterData struct {
-	records []*store.Record
-	reveal  bool
+	names  []string
+	values []json.RawMessage
 }
 
 // MarshalJSON writes {"name": value, ...}.
 func (d *clusterData) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, r := range d.records {
+	for i, name := range d.names {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, err := json.Marshal(r.Name)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(name)
+		b.Write(marshalString(name))
 		b.WriteByte(':')
-		b.Write(visibleValue(r, d.reveal))
+		b.Write(d.values[i])
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// marshalString encodes s as a JSON string.
+func marshalString(s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
 }
 
 type recordOut struct {
@@ -90,33 +92,6 @@ type recordOut struct {
 	UpdatedAt string          `json:"updated_at"`
 }
 
-func recordJSON(r *store.Record, reveal bool) recordOut {
-	return recordOut{r.ID, r.Name, r.Type, visibleValue(r, reveal), r.Version, formatTime(r.CreatedAt), formatTime(r.UpdatedAt)}
-}
-
-// Mask is what a credential value looks like in a response without
-// reveal=true.
-const Mask = `"********"`
-
-// visibleValue is the value as a response shows it: credentials masked
-// (each element of a []CREDENTIAL) unless reveal is set.
-func visibleValue(r *store.Record, reveal bool) json.RawMessage {
-	if !r.Type.IsCredential() || reveal {
-		return r.Value
-	}
-	if r.Type == store.Credential {
-		return json.RawMessage(Mask)
-	}
-	var elems []json.RawMessage
-	_ = json.Unmarshal(r.Value, &elems) // stored arrays are canonical
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i := range elems {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(Mask)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
+func recordJSON(r *store.Record, value json.RawMessage) recordOut {
+	return recordOut{r.ID, r.Name, r.Type, value, r.Version, formatTime(r.CreatedAt), formatTime(r.UpdatedAt)}
 }

@@ -9,15 +9,27 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// records serves the record routes.
+// records serves the record routes and the cluster data route.
 type records struct {
-	store              store.Store
-	credentialsEnabled bool
+	store store.Store
+	creds credentials
 }
 
-// errNoCredentialKey refuses credential values when no key is configured.
-var errNoCredentialKey = &store.ValidationError{
-	Message: "no credential key is configured: CREDENTIAL and []CREDENTIAL records are disabled"}
+// out shapes a record for a response, its value masked or revealed.
+func (rec records) out(r *store.Record, reveal bool) (recordOut, error) {
+	v, err := rec.creds.visible(r, reveal)
+	return recordJSON(r, v), err
+}
+
+// respond writes one record.
+func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, got *store.Record, reveal bool, message string) {
+	out, err := rec.out(got, reveal)
+	if err != nil {
+		envelope.Error(w, r, err)
+		return
+	}
+	envelope.OK(w, status, out, message)
+}
 
 // recordBody is the body of the record routes.
 type recordBody struct {
@@ -64,15 +76,23 @@ func readRecordInput(r *http.Request, query url.Values) (recordInput, error) {
 }
 
 // parseValue checks the input's value against t and returns it in
-// canonical form. A value left out is null.
-func (rec records) parseValue(in recordInput, t store.DataType) (json.RawMessage, error) {
-	if t.IsCredential() && !rec.credentialsEnabled {
+// canonical form, sealed for the record recordID when t is a credential
+// type. A value left out is null.
+func (rec records) parseValue(in recordInput, t store.DataType, recordID string) (json.RawMessage, error) {
+	if t.IsCredential() && rec.creds.ring == nil {
 		return nil, errNoCredentialKey
 	}
+	var v json.RawMessage
+	var err error
 	if in.fromBody {
-		return t.ParseJSON(in.rawValue)
+		v, err = t.ParseJSON(in.rawValue)
+	} else {
+		v, err = t.ParseText(in.textValue, in.hasValue)
 	}
-	return t.ParseText(in.textValue, in.hasValue)
+	if err != nil {
+		return nil, err
+	}
+	return rec.creds.seal(t, recordID, v)
 }
 
 // handleCreate serves POST R (path form, the name in the path) and, with
@@ -106,20 +126,23 @@ func (rec records) handleCreate(nameInBody bool) http.Handler {
 		if err == nil {
 			t, err = store.ParseType(in.typ)
 		}
+		// The id is chosen here so that a credential is sealed to it
+		// before the store sees it.
+		id := store.NewID()
 		var value json.RawMessage
 		if err == nil {
-			value, err = rec.parseValue(in, t)
+			value, err = rec.parseValue(in, t, id)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{Type: t, Value: value})
+		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{ID: id, Type: t, Value: value})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusCreated, recordJSON(created, reveal), "Record created")
+		rec.respond(w, r, http.StatusCreated, created, reveal, "Record created")
 	})
 }
 
@@ -135,7 +158,7 @@ func (rec records) handleGet() http.Handler {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusOK, recordJSON(got, reveal), "OK")
+		rec.respond(w, r, http.StatusOK, got, reveal, "OK")
 	})
 }
 
@@ -168,7 +191,7 @@ func (rec records) handleUpdate() http.Handler {
 			// A rename to the current name is a no-op: no new version.
 			cur, err := rec.store.FindRecord(r.Context(), p)
 			if err == nil && cur.Name == in.name {
-				envelope.OK(w, http.StatusOK, recordJSON(cur, reveal), "Record updated")
+				rec.respond(w, r, http.StatusOK, cur, reveal, "Record updated")
 				return
 			}
 		}
@@ -179,7 +202,7 @@ func (rec records) handleUpdate() http.Handler {
 			}
 			switch {
 			case in.hasValue:
-				v, err := rec.parseValue(in, t)
+				v, err := rec.parseValue(in, t, cur.ID)
 				if err != nil {
 					return err
 				}
@@ -187,14 +210,13 @@ func (rec records) handleUpdate() http.Handler {
 			case in.hasTyp && cur.Type.IsCredential() && !t.IsCredential():
 				return &store.ValidationError{Message: "changing a credential record to a non-credential type needs a new value"}
 			case in.hasTyp && t != cur.Type:
-				if t.IsCredential() && !rec.credentialsEnabled {
-					return errNoCredentialKey
-				}
 				v, err := t.ParseJSON(cur.Value)
 				if err != nil {
 					return &store.ValidationError{Message: "the current value does not fit the new type: " + err.Error()}
 				}
-				cur.Value = v
+				if cur.Value, err = rec.creds.seal(t, cur.ID, v); err != nil {
+					return err
+				}
 			}
 			cur.Type = t
 			if in.hasName {
@@ -206,7 +228,7 @@ func (rec records) handleUpdate() http.Handler {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusOK, recordJSON(updated, reveal), "Record updated")
+		rec.respond(w, r, http.StatusOK, updated, reveal, "Record updated")
 	})
 }
 
@@ -237,25 +259,38 @@ func (rec records) handleList() http.Handler {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusOK, newPage(items, total, q.ListQuery, func(r *store.Record) recordOut {
-			return recordJSON(r, reveal)
-		}), "OK")
+		page := listPage[recordOut]{Items: make([]recordOut, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}
+		for i, it := range items {
+			if page.Items[i], err = rec.out(it, reveal); err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+		}
+		envelope.OK(w, http.StatusOK, page, "OK")
 	})
 }
 
 // handleClusterData serves GET K: the cluster with every record's value.
-func handleClusterData(s store.Store) http.Handler {
+func (rec records) handleClusterData() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reveal, err := parseReveal(r.URL.Query())
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		k, err := s.FindCluster(r.Context(), pathOf(r), true)
+		k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusOK, clusterJSON(k, &clusterData{records: k.Records, reveal: reveal}), "OK")
+		data := &clusterData{names: make([]string, len(k.Records)), values: make([]json.RawMessage, len(k.Records))}
+		for i, it := range k.Records {
+			data.names[i] = it.Name
+			if data.values[i], err = rec.creds.visible(it, reveal); err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+		}
+		envelope.OK(w, http.StatusOK, clusterJSON(k, data), "OK")
 	})
 }

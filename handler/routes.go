@@ -46,14 +46,14 @@ func New(cfg Config) http.Handler {
 	rt.handle("PUT "+pathC, protect(handleRename(s, collections)))
 	rt.handle("DELETE "+pathC, protect(handleDelete(s, collections)))
 
+	rec := records{store: s, creds: credentials{ring: cfg.Keyring}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)))
 	rt.handle("POST "+pathC+"/clusters", protect(handleCreateFromBody(s, clusters)))
 	rt.handle("POST "+pathK, protect(handleCreate(s, clusters)))
-	rt.handle("GET "+pathK, protect(handleClusterData(s)))
+	rt.handle("GET "+pathK, protect(rec.handleClusterData()))
 	rt.handle("PUT "+pathK, protect(handleRename(s, clusters)))
 	rt.handle("DELETE "+pathK, protect(handleDelete(s, clusters)))
 
-	rec := records{store: s, credentialsEnabled: cfg.CredentialsEnabled}
 	rt.handle("GET "+pathK+"/records", protect(rec.handleList()))
 	rt.handle("POST "+pathK+"/records", protect(rec.handleCreate(true)))
 	rt.handle("POST "+pathR, protect(rec.handleCreate(false)))
