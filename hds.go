@@ -14,6 +14,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
+
+	"github.com/ulule/limiter/v3"
+	limitmemory "github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/handler"
@@ -35,12 +39,21 @@ func New(opts ...Option) http.Handler {
 		security:     Security{RequireAuth: true},
 		maxBodyBytes: DefaultMaxBodyBytes,
 		logger:       slog.Default(),
+		perHour:      DefaultPerHour,
+		perMinute:    DefaultPerMinute,
+		loginPerUser: DefaultLoginFailuresPerUser,
+		loginPerIP:   DefaultLoginFailuresPerIP,
+		loginWindow:  DefaultLoginWindow,
 	}
 	for _, opt := range opts {
 		opt(&c)
 	}
 	tokens := c.tokens()
 	keyring := c.keyring()
+	clientIP, err := middleware.NewClientIP(c.proxies...)
+	if err != nil {
+		c.fail("WithTrustedProxies: %v", err)
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		panic("hds: " + err.Error())
 	}
@@ -54,6 +67,9 @@ func New(opts ...Option) http.Handler {
 		}
 	}
 
+	if c.limitStore == nil {
+		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})
+	}
 	api := handler.New(handler.Config{
 		Store:       c.store,
 		Users:       c.users,
@@ -61,14 +77,21 @@ func New(opts ...Option) http.Handler {
 		RequireAuth: c.security.RequireAuth,
 		Keyring:     keyring,
 		Version:     Version,
+		RateLimiter: middleware.NewRateLimiter(c.limitStore,
+			limiter.Rate{Period: time.Hour, Limit: int64(c.perHour)},
+			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
+		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
+			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
+		ClientIP: clientIP,
 	})
-	// The chain, outermost first. CORS (answering preflights) and rate
-	// limiting by client IP belong between Recover and BodyLimit; the
-	// per-user rate limit runs after authentication, inside the router.
+	// The chain, outermost first. CORS answers preflights before anything
+	// is authenticated or counted; rate limiting runs inside the router,
+	// by user once the token verifies and by client IP before that.
 	return chain(api,
 		middleware.RequestID(),
 		middleware.Logging(c.logger),
 		middleware.Recover(),
+		middleware.CORS(c.corsOrigins...),
 		middleware.BodyLimit(c.maxBodyBytes),
 	)
 }

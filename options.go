@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ulule/limiter/v3"
+
 	"github.com/hds-go/hds/store"
 )
 
@@ -22,6 +24,14 @@ type config struct {
 	credKeys     [][]byte
 	maxBodyBytes int64
 	logger       *slog.Logger
+	corsOrigins  []string
+	perHour      int
+	perMinute    int
+	limitStore   limiter.Store
+	proxies      []string
+	loginPerUser int
+	loginPerIP   int
+	loginWindow  time.Duration
 	errs         []error
 }
 
@@ -63,6 +73,15 @@ const (
 	DefaultMaxSessionAge = "30d"
 	// DefaultMaxBodyBytes is the default request body limit, 1 MiB.
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultPerHour and DefaultPerMinute are the default rate limits
+	// per user (or, before authentication, per client IP).
+	DefaultPerHour   = 1000
+	DefaultPerMinute = 100
+	// DefaultLoginFailuresPerUser, DefaultLoginFailuresPerIP and
+	// DefaultLoginWindow are the default login throttle.
+	DefaultLoginFailuresPerUser = 10
+	DefaultLoginFailuresPerIP   = 100
+	DefaultLoginWindow          = 15 * time.Minute
 	// CredentialKeyBytes is the length of a credential key (AES-256).
 	CredentialKeyBytes = 32
 )
@@ -130,6 +149,67 @@ func WithLogger(l *slog.Logger) Option {
 			c.fail("WithLogger: the logger is nil")
 		}
 		c.logger = l
+	}
+}
+
+// WithCORS allows cross-origin requests from the given origins (exact
+// match; "*" allows any origin). Default: none, and no Access-Control-*
+// headers are sent.
+func WithCORS(origins ...string) Option {
+	return func(c *config) {
+		for _, o := range origins {
+			if o == "" || strings.TrimSpace(o) != o {
+				c.fail("WithCORS: invalid origin %q", o)
+			}
+		}
+		c.corsOrigins = append([]string(nil), origins...)
+	}
+}
+
+// WithRateLimit sets how many requests each user (or, before
+// authentication, each client IP) may make per hour and per minute; 0
+// turns that window off. Default: DefaultPerHour (1000) and
+// DefaultPerMinute (100).
+func WithRateLimit(perHour, perMinute int) Option {
+	return func(c *config) {
+		if perHour < 0 || perMinute < 0 {
+			c.fail("WithRateLimit: limits must not be negative, got %d and %d", perHour, perMinute)
+		}
+		c.perHour, c.perMinute = perHour, perMinute
+	}
+}
+
+// WithRateLimitStore sets where rate limit and login throttle counters
+// live, for example ulule/limiter's Redis store, so that several instances
+// behind a load balancer share one budget per user. Default: a new
+// in-memory store, private to this handler.
+func WithRateLimitStore(s limiter.Store) Option {
+	return func(c *config) {
+		if s == nil {
+			c.fail("WithRateLimitStore: the store is nil")
+		}
+		c.limitStore = s
+	}
+}
+
+// WithTrustedProxies sets the proxies (CIDRs or addresses) whose
+// X-Forwarded-For and X-Real-IP headers are believed when finding a
+// client's IP. Default: none, and the client IP is the connection's
+// remote address.
+func WithTrustedProxies(cidrs ...string) Option {
+	return func(c *config) { c.proxies = append([]string(nil), cidrs...) }
+}
+
+// WithLoginThrottle sets how many failed logins a username and a client IP
+// may have in each window before every login for them is refused with
+// 429. Default: DefaultLoginFailuresPerUser (10), DefaultLoginFailuresPerIP
+// (100) and DefaultLoginWindow (15 minutes).
+func WithLoginThrottle(perUser, perIP int, window time.Duration) Option {
+	return func(c *config) {
+		if perUser <= 0 || perIP <= 0 || window <= 0 {
+			c.fail("WithLoginThrottle: limits and window must be positive")
+		}
+		c.loginPerUser, c.loginPerIP, c.loginWindow = perUser, perIP, window
 	}
 }
 

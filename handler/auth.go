@@ -32,8 +32,9 @@ func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID s
 // handleLogin serves POST /api/v1/auth/login. An unknown user, a wrong
 // password and a disabled account get the same answer after the same
 // work (one bcrypt comparison), so neither the message nor the timing
-// tells them apart.
-func handleLogin(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
+// tells them apart. With a throttle, a username or client IP with too many
+// recent failures is refused with 429 before the password is looked at.
+func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP) http.Handler {
 	type request struct {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
@@ -48,6 +49,18 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
 			envelope.Error(w, r, err)
 			return
 		}
+		ip := clientIP.Of(r)
+		if throttle != nil {
+			retry, blocked, err := throttle.Blocked(r.Context(), *req.Username, ip)
+			if err == nil && blocked {
+				w.Header().Set(middleware.HeaderRetryAfter, retry)
+				err = envelope.ErrRateLimited
+			}
+			if err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+		}
 		user, err := users.FindUserByName(r.Context(), *req.Username)
 		var hash []byte
 		switch {
@@ -58,7 +71,13 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
 			return
 		}
 		if !auth.CheckPassword(hash, *req.Password) || !user.Active {
-			envelope.Error(w, r, auth.ErrBadCredentials)
+			err := auth.ErrBadCredentials
+			if throttle != nil {
+				if ferr := throttle.Failed(r.Context(), *req.Username, ip); ferr != nil {
+					err = ferr
+				}
+			}
+			envelope.Error(w, r, err)
 			return
 		}
 		issue(w, r, tokens, user.ID, time.Time{}, "Login successful")

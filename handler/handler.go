@@ -10,6 +10,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/sealing"
+	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
 
@@ -24,6 +25,13 @@ type Config struct {
 	// Keyring seals credential values; nil when no credential key is
 	// configured, and creating or updating CREDENTIAL records is refused.
 	Keyring *sealing.Keyring
+	// RateLimiter counts requests per user once the token is verified and
+	// per client IP before that; nil means no rate limiting.
+	RateLimiter *middleware.RateLimiter
+	// LoginThrottle limits failed logins; nil means no throttling.
+	LoginThrottle *middleware.LoginThrottle
+	// ClientIP finds a request's client address.
+	ClientIP middleware.ClientIP
 	// Version is reported by /health.
 	Version string
 	Logger  *slog.Logger

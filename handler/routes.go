@@ -5,9 +5,11 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
 )
 
 // Path prefixes of the resource routes (API.md section 4).
@@ -23,14 +25,23 @@ const (
 // enveloped 404 for anything else, and no redirects for non-canonical
 // paths.
 func New(cfg Config) http.Handler {
-	rt := newRouter()
-	authn := middleware.Authenticate(cfg.Tokens, cfg.Users, cfg.RequireAuth)
+	// Requests are counted against the user once the token verifies, and
+	// against the client IP when answered before that.
+	byIP := cfg.RateLimiter.Limit(func(r *http.Request) string { return "ip:" + cfg.ClientIP.Of(r) })
+	byUser := cfg.RateLimiter.Limit(func(r *http.Request) string {
+		if u := auth.UserFrom(r.Context()); u != nil && u.ID != store.AnonymousUserID {
+			return "user:" + u.ID
+		}
+		return "ip:" + cfg.ClientIP.Of(r)
+	})
+	authn := middleware.Authenticate(cfg.Tokens, cfg.Users, cfg.RequireAuth, byIP)
+	protect := func(h http.Handler) http.Handler { return authn(byUser(h)) }
+	rt := newRouter(byIP)
 	s := cfg.Store
-	protect := func(h http.Handler) http.Handler { return authn(h) }
 
 	rt.handle("GET /health", handleHealth(s, cfg.Version))
-	rt.handle("POST /api/v1/auth/login", handleLogin(cfg.Users, cfg.Tokens))
-	rt.handle("POST /api/v1/auth/refresh", handleRefresh(cfg.Users, cfg.Tokens))
+	rt.handle("POST /api/v1/auth/login", byIP(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))
+	rt.handle("POST /api/v1/auth/refresh", byIP(handleRefresh(cfg.Users, cfg.Tokens)))
 
 	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)))
 	rt.handle("POST /api/v1/projects", protect(handleCreateFromBody(s, projects)))
@@ -71,10 +82,12 @@ type router struct {
 	mux     *http.ServeMux
 	paths   []string
 	methods map[string][]string
+	// limit counts the 404 and 405 answers against the client IP.
+	limit func(http.Handler) http.Handler
 }
 
-func newRouter() *router {
-	return &router{mux: http.NewServeMux(), methods: make(map[string][]string)}
+func newRouter(limit func(http.Handler) http.Handler) *router {
+	return &router{mux: http.NewServeMux(), methods: make(map[string][]string), limit: limit}
 }
 
 // handle registers "METHOD /path" and notes the method for the path's
@@ -99,15 +112,15 @@ func (rt *router) handle(pattern string, h http.Handler) {
 func (rt *router) finish() http.Handler {
 	for _, path := range rt.paths {
 		allow := strings.Join(rt.methods[path], ", ")
-		rt.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		rt.mux.Handle(path, rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			envelope.Error(w, r, &envelope.RequestError{Status: http.StatusMethodNotAllowed,
 				Message: "Method not allowed", Details: "allowed methods: " + allow})
-		})
+		})))
 	}
-	rt.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	rt.mux.Handle("/", rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		envelope.Error(w, r, envelope.NotFoundRoute)
-	})
+	})))
 	mux := rt.mux
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !canonical(r.URL.EscapedPath()) {

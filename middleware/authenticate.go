@@ -17,12 +17,18 @@ import (
 // refused at once. On success the user is in the context (auth.UserFrom).
 // With requireAuth false, a request without an Authorization header runs
 // as auth.Anonymous; a request that sends one is checked all the same.
-func Authenticate(tokens *auth.Tokens, users store.UserDirectory, requireAuth bool) func(http.Handler) http.Handler {
+//
+// A refused request is answered by rejected wrapped around the error
+// response, so that it can be counted against the client IP before its
+// 401 is written.
+func Authenticate(tokens *auth.Tokens, users store.UserDirectory, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			user, err := authenticate(r, tokens, users, requireAuth)
 			if err != nil {
-				envelope.Error(w, r, err)
+				rejected(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					envelope.Error(w, r, err)
+				})).ServeHTTP(w, r)
 				return
 			}
 			reqinfo.From(r.Context()).UserID = user.ID

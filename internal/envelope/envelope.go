@@ -56,6 +56,9 @@ func BadRequest(details string) *RequestError {
 // NotFoundRoute is the error for a path that matches no route.
 var NotFoundRoute = errors.New("no such route")
 
+// ErrRateLimited is the error for a request over a rate limit.
+var ErrRateLimited = errors.New("rate limit exceeded")
+
 // problem is one row of the error table.
 type problem struct {
 	status  int
@@ -87,6 +90,8 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid username or password", ""}, true
 	case errors.Is(err, store.ErrPermissionDenied):
 		return problem{http.StatusForbidden, CodeAuthorization, "Insufficient permissions", ""}, true
+	case errors.Is(err, ErrRateLimited):
+		return problem{http.StatusTooManyRequests, CodeRateLimit, "Rate limit exceeded", ""}, true
 	case errors.Is(err, NotFoundRoute):
 		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", "no route matches this path"}, true
 	case errors.Is(err, store.ErrNotFound):

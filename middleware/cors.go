@@ -1,0 +1,53 @@
+package middleware
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// CORS headers answered to allowed origins (API.md section 9).
+const (
+	corsAllowMethods  = "GET, POST, PUT, DELETE, OPTIONS"
+	corsAllowHeaders  = "Content-Type, Authorization"
+	corsExposeHeaders = HeaderLimit + ", " + HeaderRemaining + ", " + HeaderReset + ", " + HeaderRetryAfter + ", " + RequestIDHeader
+	corsMaxAge        = 600 // seconds
+)
+
+// CORS answers cross-origin requests from the allowed origins (exact
+// match, or "*" for any): Access-Control-Allow-Origin with the origin
+// itself and the exposed rate limit headers. It answers preflights (OPTIONS
+// with Access-Control-Request-Method) itself, with 204, before
+// authentication and rate limiting. An origin not allowed gets no
+// Access-Control-* header. Every response varies by Origin.
+func CORS(allowedOrigins ...string) func(http.Handler) http.Handler {
+	allowed := make(map[string]bool, len(allowedOrigins))
+	for _, o := range allowedOrigins {
+		allowed[o] = true
+	}
+	anyOrigin := allowed["*"]
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Add("Vary", "Origin")
+			origin := r.Header.Get("Origin")
+			ok := origin != "" && (anyOrigin || allowed[origin])
+			preflight := r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != ""
+			if ok {
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+			}
+			if !preflight {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if ok {
+				h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+				h.Set("Access-Control-Max-Age", strconv.Itoa(corsMaxAge))
+				h.Add("Vary", strings.Join([]string{"Access-Control-Request-Method", "Access-Control-Request-Headers"}, ", "))
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+}

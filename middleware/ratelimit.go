@@ -1,0 +1,110 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ulule/limiter/v3"
+
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
+)
+
+// The rate limit headers.
+const (
+	HeaderLimit      = "X-RateLimit-Limit"
+	HeaderRemaining  = "X-RateLimit-Remaining"
+	HeaderReset      = "X-RateLimit-Reset"
+	HeaderRetryAfter = "Retry-After"
+)
+
+// RateLimiter counts requests per key in several fixed windows (by
+// default an hour and a minute) with the ulule/limiter core, on any of its
+// stores: in memory, or Redis so that several instances share one budget.
+// Each window keeps its counters under its own key prefix in the store.
+type RateLimiter struct {
+	windows []*limiter.Limiter // shortest window first
+	prefix  []string
+	now     func() time.Time
+}
+
+// NewRateLimiter returns a limiter enforcing every rate on s. Rates with a
+// Limit of 0 or less are left out.
+func NewRateLimiter(s limiter.Store, rates ...limiter.Rate) *RateLimiter {
+	l := &RateLimiter{now: time.Now}
+	for _, r := range sortRates(rates) {
+		if r.Limit <= 0 {
+			continue
+		}
+		l.windows = append(l.windows, limiter.New(s, r))
+		l.prefix = append(l.prefix, "w"+strconv.FormatInt(int64(r.Period/time.Second), 10)+":")
+	}
+	return l
+}
+
+func sortRates(rates []limiter.Rate) []limiter.Rate {
+	out := append([]limiter.Rate(nil), rates...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Period < out[j-1].Period; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Count counts one request for key in every window, shortest first, and
+// returns the state of the window closest to running out. A request
+// refused by a shorter window is not counted in the longer ones.
+func (l *RateLimiter) Count(ctx context.Context, key string) (limiter.Context, error) {
+	var chosen limiter.Context
+	for i, w := range l.windows {
+		c, err := w.Get(ctx, l.prefix[i]+key)
+		if err != nil {
+			return limiter.Context{}, fmt.Errorf("rate limit store: %w: %v", store.ErrUnavailable, err)
+		}
+		if i == 0 || c.Reached || (!chosen.Reached && c.Remaining < chosen.Remaining) {
+			chosen = c
+		}
+		if c.Reached {
+			break
+		}
+	}
+	return chosen, nil
+}
+
+// Limit counts each request under key(r) and refuses it with 429
+// RATE_LIMIT_EXCEEDED and Retry-After once a window is used up. Every
+// counted response carries the X-RateLimit headers of the window closest
+// to running out. A failing store is 503, never a panic.
+func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil || len(l.windows) == 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, err := l.Count(r.Context(), key(r))
+			if err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+			h := w.Header()
+			h.Set(HeaderLimit, strconv.FormatInt(c.Limit, 10))
+			h.Set(HeaderRemaining, strconv.FormatInt(c.Remaining, 10))
+			h.Set(HeaderReset, strconv.FormatInt(c.Reset, 10))
+			if c.Reached {
+				h.Set(HeaderRetryAfter, retryAfter(c.Reset, l.now()))
+				envelope.Error(w, r, envelope.ErrRateLimited)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// retryAfter is the number of whole seconds until reset, at least 1.
+func retryAfter(reset int64, now time.Time) string {
+	return strconv.FormatInt(max(1, reset-now.Unix()), 10)
+}
