@@ -51,7 +51,7 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 		}
 		ip := clientIP.Of(r)
 		if throttle != nil {
-			retry, blocked, err := throttle.Blocked(r.Context(), *req.Username, ip)
+			retry, blocked, err := throttle.Reserve(r.Context(), *req.Username, ip)
 			if err == nil && blocked {
 				w.Header().Set(middleware.HeaderRetryAfter, retry)
 				err = envelope.ErrRateLimited
@@ -71,14 +71,14 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 			return
 		}
 		if !auth.CheckPassword(hash, *req.Password) || !user.Active {
-			err := auth.ErrBadCredentials
-			if throttle != nil {
-				if ferr := throttle.Failed(r.Context(), *req.Username, ip); ferr != nil {
-					err = ferr
-				}
-			}
-			envelope.Error(w, r, err)
+			envelope.Error(w, r, auth.ErrBadCredentials) // the reservation stays, as a failure
 			return
+		}
+		if throttle != nil {
+			if err := throttle.Release(r.Context(), *req.Username, ip); err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
 		}
 		issue(w, r, tokens, user.ID, time.Time{}, "Login successful")
 	})

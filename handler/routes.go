@@ -122,9 +122,12 @@ func (rt *router) finish() http.Handler {
 		envelope.Error(w, r, envelope.NotFoundRoute)
 	})))
 	mux := rt.mux
+	notCanonical := rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		envelope.Error(w, r, envelope.NotFoundRoute)
+	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !canonical(r.URL.EscapedPath()) {
-			envelope.Error(w, r, envelope.NotFoundRoute)
+			notCanonical.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)

@@ -37,31 +37,42 @@ func userKey(username string) string {
 	return "login-user:" + hex.EncodeToString(sum[:16])
 }
 
-// Blocked reports whether a login for username from ip must be refused,
-// and if so the Retry-After value in seconds.
-func (t *LoginThrottle) Blocked(ctx context.Context, username, ip string) (string, bool, error) {
-	for _, check := range []struct {
-		l   *limiter.Limiter
-		key string
-	}{{t.perUser, userKey(username)}, {t.perIP, "login-ip:" + ip}} {
-		c, err := check.l.Peek(ctx, check.key)
-		if err != nil {
-			return "", false, fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
-		}
-		if c.Remaining <= 0 {
-			return retryAfter(c.Reset, t.now()), true, nil
-		}
+// Reserve counts a login attempt for username and ip before the password
+// is checked, so that concurrent guesses cannot all slip in under the
+// limit. It reports whether the attempt must be refused (a username or
+// IP that already has its quota of failures in the window), and then the
+// Retry-After value in seconds. A successful login gives its reservation
+// back with Release; a failed one keeps it as a counted failure.
+func (t *LoginThrottle) Reserve(ctx context.Context, username, ip string) (string, bool, error) {
+	u, err := t.perUser.Increment(ctx, userKey(username), 1)
+	if err != nil {
+		return "", false, fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+	}
+	i, err := t.perIP.Increment(ctx, ipKey(ip), 1)
+	if err != nil {
+		return "", false, fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+	}
+	switch {
+	case u.Reached && i.Reached:
+		return retryAfter(max(u.Reset, i.Reset), t.now()), true, nil
+	case u.Reached:
+		return retryAfter(u.Reset, t.now()), true, nil
+	case i.Reached:
+		return retryAfter(i.Reset, t.now()), true, nil
 	}
 	return "", false, nil
 }
 
-// Failed counts a failed login for username and ip.
-func (t *LoginThrottle) Failed(ctx context.Context, username, ip string) error {
-	if _, err := t.perUser.Increment(ctx, userKey(username), 1); err != nil {
+// Release gives back the reservation of a successful login: a success is
+// not a failure, though it does not reset the failures counted before.
+func (t *LoginThrottle) Release(ctx context.Context, username, ip string) error {
+	if _, err := t.perUser.Increment(ctx, userKey(username), -1); err != nil {
 		return fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
 	}
-	if _, err := t.perIP.Increment(ctx, "login-ip:"+ip, 1); err != nil {
+	if _, err := t.perIP.Increment(ctx, ipKey(ip), -1); err != nil {
 		return fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
 	}
 	return nil
 }
+
+func ipKey(ip string) string { return "login-ip:" + ip }

@@ -40,9 +40,19 @@ func NewRateLimiter(s limiter.Store, rates ...limiter.Rate) *RateLimiter {
 			continue
 		}
 		l.windows = append(l.windows, limiter.New(s, r))
-		l.prefix = append(l.prefix, "w"+strconv.FormatInt(int64(r.Period/time.Second), 10)+":")
+		l.prefix = append(l.prefix, windowPrefix(r.Period))
 	}
 	return l
+}
+
+// windowPrefix is the key prefix of a window: its period in whole seconds
+// ("w3600:"), or spelled out when it is not a whole number of seconds
+// ("w1.5s:"), so that windows of different periods never share a counter.
+func windowPrefix(p time.Duration) string {
+	if p%time.Second == 0 {
+		return "w" + strconv.FormatInt(int64(p/time.Second), 10) + ":"
+	}
+	return "w" + p.String() + ":"
 }
 
 func sortRates(rates []limiter.Rate) []limiter.Rate {

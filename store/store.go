@@ -104,9 +104,9 @@ type Path struct {
 // the project is missing; ErrPermissionDenied when the project is owned by
 // someone other than Path.Owner; ErrNotFound naming the first missing
 // level below the project. Create and rename return ErrAlreadyExists (as an
-// *ExistsError) when the name is taken. Names and values are validated by
-// the caller; stores do not validate them again, but never store a string
-// containing U+0000 (a name with it is simply not found).
+// *ExistsError) when the name is taken, and a *ValidationError when the new
+// name fails ValidateName. Values are validated by the caller. A name that
+// could never be stored (one holding U+0000, say) is simply not found.
 type Store interface {
 	// FindProjects lists the projects owned by owner that match q, and
 	// the number of matches before paging.

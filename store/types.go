@@ -111,7 +111,7 @@ func asciiUpper(s string) string {
 // naming the type and the problem (and, for arrays, the element index); it
 // never repeats the value.
 func (t DataType) ParseJSON(raw []byte) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
+	raw = bytes.Trim(raw, " \t\r\n") // JSON white space only
 	if len(raw) == 0 {
 		raw = []byte("null")
 	}
@@ -486,4 +486,16 @@ func cmpOrdered[T int64 | float64](a, b T) int {
 		return 1
 	}
 	return 0
+}
+
+// Decimal returns the exact decimal value of a GroupNumber key (an int64,
+// or every digit of a float64's binary value), so that a database can
+// order integers and floats together exactly as CompareValues does.
+func (k ValueKey) Decimal() string {
+	if k.IsInt {
+		return strconv.FormatInt(k.Int, 10)
+	}
+	s := new(big.Float).SetFloat64(k.Float).Text('f', 1100)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
 }

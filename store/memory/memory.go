@@ -8,6 +8,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -189,6 +190,9 @@ func (s *Store) FindProject(_ context.Context, p store.Path) (*store.Project, er
 
 // CreateProject implements store.Store.
 func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, error) {
+	if err := store.ValidateName(p.Project); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.projects[p.Project]; ok {
@@ -205,6 +209,9 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 
 // RenameProject implements store.Store.
 func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (*store.Project, error) {
+	if err := store.ValidateName(newName); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pr, err := s.project(p)
@@ -275,6 +282,9 @@ func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collec
 	if err != nil {
 		return nil, err
 	}
+	if err := store.ValidateName(p.Collection); err != nil {
+		return nil, err
+	}
 	if _, ok := pr.collections[p.Collection]; ok {
 		return nil, &store.ExistsError{Kind: "collection", Name: p.Collection}
 	}
@@ -290,6 +300,9 @@ func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collec
 
 // RenameCollection implements store.Store.
 func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string) (*store.Collection, error) {
+	if err := store.ValidateName(newName); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.collection(p)
@@ -360,6 +373,9 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 	if err != nil {
 		return nil, err
 	}
+	if err := store.ValidateName(p.Cluster); err != nil {
+		return nil, err
+	}
 	if _, ok := c.clusters[p.Cluster]; ok {
 		return nil, &store.ExistsError{Kind: "cluster", Name: p.Cluster}
 	}
@@ -376,6 +392,9 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 
 // RenameCluster implements store.Store.
 func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (*store.Cluster, error) {
+	if err := store.ValidateName(newName); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, err := s.cluster(p)
@@ -485,6 +504,9 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) 
 	if err != nil {
 		return nil, err
 	}
+	if err := store.ValidateName(p.Record); err != nil {
+		return nil, err
+	}
 	if _, ok := k.records[p.Record]; ok {
 		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
 	}
@@ -530,12 +552,15 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store
 		return nil, err
 	}
 	if next.Name != r.Name {
+		if err := store.ValidateName(next.Name); err != nil {
+			return nil, err
+		}
 		if _, ok := k.records[next.Name]; ok {
 			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
 	delete(k.records, r.Name)
-	r.Name, r.Type, r.Value = next.Name, next.Type, next.Value
+	r.Name, r.Type, r.Value = next.Name, next.Type, append(json.RawMessage(nil), next.Value...)
 	r.Version++
 	r.UpdatedAt = s.now()
 	r.key = store.KeyOf(r.Type, r.Value)

@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
+	"github.com/hds-go/hds/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return memory.New() })
+}
+
+func TestUsersConformance(t *testing.T) {
+	storetest.RunUsers(t, func(t *testing.T) store.UserDirectory { return memory.New() })
+}

@@ -1,0 +1,470 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/hds-go/hds/store"
+)
+
+// Levels of a path, for resolve.
+const (
+	levelProject = iota + 1
+	levelCollection
+	levelCluster
+)
+
+// resolved holds the ids along a path.
+type resolved struct {
+	project, owner      string
+	collection, cluster sql.NullString
+}
+
+// resolveSQL finds a project and, when they exist, the collection and
+// cluster below it, in one round trip.
+const resolveSQL = `SELECT p.id, p.owner_id, c.id, k.id
+FROM hds_projects p
+LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
+LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
+WHERE p.name = $1`
+
+// resolve looks the path up to depth and checks it in the order of the
+// Store contract: project, owner, then each level below.
+func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved, error) {
+	var r resolved
+	row, err := q.row(ctx, resolveSQL, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster))
+	if err == nil {
+		err = row.Scan(&r.project, &r.owner, &r.collection, &r.cluster)
+	}
+	if err != nil {
+		return r, notFoundOr(err, "project", p.Project)
+	}
+	return r, checkPath(p, depth, r.owner, r.collection.Valid, r.cluster.Valid)
+}
+
+// checkPath reports the first problem with a looked-up path: the owner,
+// then the first missing level below the project.
+func checkPath(p store.Path, depth int, owner string, collectionFound, clusterFound bool) error {
+	switch {
+	case p.Owner != "" && owner != p.Owner:
+		return store.ErrPermissionDenied
+	case depth >= levelCollection && !collectionFound:
+		return &store.NotFoundError{Kind: "collection", Name: p.Collection}
+	case depth >= levelCluster && !clusterFound:
+		return &store.NotFoundError{Kind: "cluster", Name: p.Cluster}
+	}
+	return nil
+}
+
+// notFoundOr maps sql.ErrNoRows to a NotFoundError and classifies the rest.
+func notFoundOr(err error, kind, name string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return &store.NotFoundError{Kind: kind, Name: name}
+	}
+	return classify(err)
+}
+
+// orderBy builds the ORDER BY of a list: the sort field in the asked
+// direction, then name and id ascending. Columns are written as given.
+func orderBy(q store.ListQuery, columns map[store.SortField]string) string {
+	dir := " ASC"
+	if q.Desc {
+		dir = " DESC"
+	}
+	col := columns[q.SortBy]
+	if col == "" {
+		col = columns[store.SortName]
+	}
+	var b strings.Builder
+	for i, c := range strings.Split(col, ",") {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c + dir)
+	}
+	b.WriteString(", name ASC, id ASC")
+	return b.String()
+}
+
+var containerColumns = map[store.SortField]string{
+	store.SortName:      "name",
+	store.SortID:        "id",
+	store.SortCreatedAt: "created_at",
+	store.SortUpdatedAt: "updated_at",
+}
+
+// scanList reads rows whose last column is count(*) OVER (), and returns
+// the items and the total. When the page is empty the total is counted
+// separately.
+func scanList[T any](rows *sql.Rows, scan func(*sql.Rows, *int) (T, error), count func() (int, error)) ([]T, int, error) {
+	defer rows.Close()
+	items := []T{}
+	total := 0
+	for rows.Next() {
+		it, err := scan(rows, &total)
+		if err != nil {
+			return nil, 0, classify(err)
+		}
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, classify(err)
+	}
+	if len(items) == 0 {
+		n, err := count()
+		return items, n, err
+	}
+	return items, total, nil
+}
+
+func (q queryer) count(ctx context.Context, query string, args ...any) (int, error) {
+	row, err := q.row(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	return n, classify(row.Scan(&n))
+}
+
+// insert runs an INSERT ... ON CONFLICT DO NOTHING RETURNING 1: no row
+// means the name is taken; a foreign key violation means the parent was
+// deleted meanwhile.
+func (q queryer) insert(ctx context.Context, kind, name, parentKind, parentName, query string, args ...any) error {
+	row, err := q.row(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	var one int
+	switch err := row.Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return &store.ExistsError{Kind: kind, Name: name}
+	case isForeignKeyViolation(err):
+		return &store.NotFoundError{Kind: parentKind, Name: parentName}
+	case isUniqueViolation(err):
+		return &store.ExistsError{Kind: kind, Name: name}
+	case err != nil:
+		return classify(err)
+	}
+	return nil
+}
+
+// rename sets a row's name, reporting a taken name as ExistsError.
+func (q queryer) rename(ctx context.Context, table, kind, id, newName string, now any) error {
+	_, err := q.exec(ctx, `UPDATE `+table+` SET name = $2, name_lower = $3, updated_at = $4 WHERE id = $1`,
+		id, newName, strings.ToLower(newName), now)
+	if isUniqueViolation(err) {
+		return &store.ExistsError{Kind: kind, Name: newName}
+	}
+	return err
+}
+
+// deleteByID deletes one row (and, by ON DELETE CASCADE, everything
+// beneath it); a row already gone is a NotFoundError, so that of two
+// concurrent deletes exactly one succeeds.
+func (q queryer) deleteByID(ctx context.Context, table, id, kind, name string) error {
+	res, err := q.exec(ctx, `DELETE FROM `+table+` WHERE id = $1`, id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return classify(err)
+	} else if n == 0 {
+		return &store.NotFoundError{Kind: kind, Name: name}
+	}
+	return nil
+}
+
+// --- projects ---
+
+const projectColumns = `p.id, p.name, p.owner_id, p.created_at, p.updated_at,
+	(SELECT count(*) FROM hds_collections c WHERE c.project_id = p.id)`
+
+func scanProject(row interface{ Scan(...any) error }, extra ...any) (*store.Project, error) {
+	var p store.Project
+	err := row.Scan(append([]any{&p.ID, &p.Name, &p.OwnerID, &p.CreatedAt, &p.UpdatedAt, &p.CollectionCount}, extra...)...)
+	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+	return &p, err
+}
+
+// FindProjects implements store.Store.
+func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) ([]*store.Project, int, error) {
+	q := s.q()
+	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+	search := likePattern(lq.Search)
+	rows, err := q.rows(ctx, `SELECT `+projectColumns+`, count(*) OVER () FROM hds_projects p WHERE `+where+
+		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, owner, search, lq.Limit, lq.Offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	return scanList(rows, func(r *sql.Rows, total *int) (*store.Project, error) { return scanProject(r, total) },
+		func() (int, error) {
+			return q.count(ctx, `SELECT count(*) FROM hds_projects WHERE `+where, owner, search)
+		})
+}
+
+// FindProject implements store.Store.
+func (s *Store) FindProject(ctx context.Context, p store.Path) (*store.Project, error) {
+	return s.q().findProject(ctx, p)
+}
+
+func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project, error) {
+	row, err := q.row(ctx, `SELECT `+projectColumns+` FROM hds_projects p WHERE p.name = $1`, lookupName(p.Project))
+	if err != nil {
+		return nil, err
+	}
+	pr, err := scanProject(row)
+	if err != nil {
+		return nil, notFoundOr(err, "project", p.Project)
+	}
+	if p.Owner != "" && pr.OwnerID != p.Owner {
+		return nil, store.ErrPermissionDenied
+	}
+	return pr, nil
+}
+
+// CreateProject implements store.Store.
+func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project, error) {
+	now := s.now()
+	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now}
+	err := s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
+		(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (name) DO NOTHING RETURNING 1`,
+		pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
+	if err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// RenameProject implements store.Store.
+func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string) (*store.Project, error) {
+	q := s.q()
+	pr, err := q.findProject(ctx, p)
+	if err != nil || pr.Name == newName {
+		return pr, err
+	}
+	if err := q.rename(ctx, "hds_projects", "project", pr.ID, newName, s.now()); err != nil {
+		return nil, err
+	}
+	p.Project = newName
+	return q.findProject(ctx, p)
+}
+
+// DeleteProject implements store.Store.
+func (s *Store) DeleteProject(ctx context.Context, p store.Path) error {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelProject)
+	if err != nil {
+		return err
+	}
+	return q.deleteByID(ctx, "hds_projects", r.project, "project", p.Project)
+}
+
+// --- collections ---
+
+const collectionColumns = `c.id, c.name, c.created_at, c.updated_at,
+	(SELECT count(*) FROM hds_clusters k WHERE k.collection_id = c.id),
+	(SELECT count(*) FROM hds_records r JOIN hds_clusters k ON k.id = r.cluster_id WHERE k.collection_id = c.id)`
+
+func scanCollection(row interface{ Scan(...any) error }, project string, extra ...any) (*store.Collection, error) {
+	c := store.Collection{Project: project}
+	err := row.Scan(append([]any{&c.ID, &c.Name, &c.CreatedAt, &c.UpdatedAt, &c.ClusterCount, &c.RecordCount}, extra...)...)
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	return &c, err
+}
+
+// FindCollections implements store.Store.
+func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Collection, int, error) {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelProject)
+	if err != nil {
+		return nil, 0, err
+	}
+	where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+	search := likePattern(lq.Search)
+	rows, err := q.rows(ctx, `SELECT `+collectionColumns+`, count(*) OVER () FROM hds_collections c WHERE `+where+
+		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.project, search, lq.Limit, lq.Offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	return scanList(rows, func(row *sql.Rows, total *int) (*store.Collection, error) {
+		return scanCollection(row, p.Project, total)
+	}, func() (int, error) {
+		return q.count(ctx, `SELECT count(*) FROM hds_collections WHERE `+where, r.project, search)
+	})
+}
+
+// FindCollection implements store.Store.
+func (s *Store) FindCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+	return s.q().findCollection(ctx, p)
+}
+
+func (q queryer) findCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+	r, err := q.resolve(ctx, p, levelCollection)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.row(ctx, `SELECT `+collectionColumns+` FROM hds_collections c WHERE c.id = $1`, r.collection.String)
+	if err != nil {
+		return nil, err
+	}
+	c, err := scanCollection(row, p.Project)
+	if err != nil {
+		return nil, notFoundOr(err, "collection", p.Collection)
+	}
+	return c, nil
+}
+
+// CreateCollection implements store.Store.
+func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelProject)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	c := &store.Collection{ID: store.NewID(), Name: p.Collection, Project: p.Project, CreatedAt: now, UpdatedAt: now}
+	err = q.insert(ctx, "collection", c.Name, "project", p.Project, `INSERT INTO hds_collections
+		(id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (project_id, name) DO NOTHING RETURNING 1`,
+		c.ID, r.project, c.Name, strings.ToLower(c.Name), now)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// RenameCollection implements store.Store.
+func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName string) (*store.Collection, error) {
+	q := s.q()
+	c, err := q.findCollection(ctx, p)
+	if err != nil || c.Name == newName {
+		return c, err
+	}
+	if err := q.rename(ctx, "hds_collections", "collection", c.ID, newName, s.now()); err != nil {
+		return nil, err
+	}
+	p.Collection = newName
+	return q.findCollection(ctx, p)
+}
+
+// DeleteCollection implements store.Store.
+func (s *Store) DeleteCollection(ctx context.Context, p store.Path) error {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelCollection)
+	if err != nil {
+		return err
+	}
+	return q.deleteByID(ctx, "hds_collections", r.collection.String, "collection", p.Collection)
+}
+
+// --- clusters ---
+
+const clusterColumns = `k.id, k.name, k.created_at, k.updated_at,
+	(SELECT count(*) FROM hds_records r WHERE r.cluster_id = k.id)`
+
+func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any) (*store.Cluster, error) {
+	k := store.Cluster{Project: p.Project, Collection: p.Collection}
+	err := row.Scan(append([]any{&k.ID, &k.Name, &k.CreatedAt, &k.UpdatedAt, &k.RecordCount}, extra...)...)
+	k.CreatedAt, k.UpdatedAt = k.CreatedAt.UTC(), k.UpdatedAt.UTC()
+	return &k, err
+}
+
+// FindClusters implements store.Store.
+func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Cluster, int, error) {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelCollection)
+	if err != nil {
+		return nil, 0, err
+	}
+	where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+	search := likePattern(lq.Search)
+	rows, err := q.rows(ctx, `SELECT `+clusterColumns+`, count(*) OVER () FROM hds_clusters k WHERE `+where+
+		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.collection.String, search, lq.Limit, lq.Offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	return scanList(rows, func(row *sql.Rows, total *int) (*store.Cluster, error) {
+		return scanCluster(row, p, total)
+	}, func() (int, error) {
+		return q.count(ctx, `SELECT count(*) FROM hds_clusters WHERE `+where, r.collection.String, search)
+	})
+}
+
+// FindCluster implements store.Store.
+func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (*store.Cluster, error) {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelCluster)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.row(ctx, `SELECT `+clusterColumns+` FROM hds_clusters k WHERE k.id = $1`, r.cluster.String)
+	if err != nil {
+		return nil, err
+	}
+	k, err := scanCluster(row, p)
+	if err != nil {
+		return nil, notFoundOr(err, "cluster", p.Cluster)
+	}
+	if !withRecords {
+		return k, nil
+	}
+	rows, err := q.rows(ctx, `SELECT `+recordColumns+` FROM hds_records r WHERE r.cluster_id = $1 ORDER BY r.name`, k.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	k.Records = []*store.Record{}
+	for rows.Next() {
+		rec, err := scanRecord(rows)
+		if err != nil {
+			return nil, classify(err)
+		}
+		k.Records = append(k.Records, rec)
+	}
+	return k, classify(rows.Err())
+}
+
+// CreateCluster implements store.Store.
+func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster, error) {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelCollection)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	k := &store.Cluster{ID: store.NewID(), Name: p.Cluster, Project: p.Project, Collection: p.Collection, CreatedAt: now, UpdatedAt: now}
+	err = q.insert(ctx, "cluster", k.Name, "collection", p.Collection, `INSERT INTO hds_clusters
+		(id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (collection_id, name) DO NOTHING RETURNING 1`,
+		k.ID, r.collection.String, k.Name, strings.ToLower(k.Name), now)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// RenameCluster implements store.Store.
+func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string) (*store.Cluster, error) {
+	k, err := s.FindCluster(ctx, p, false)
+	if err != nil || k.Name == newName {
+		return k, err
+	}
+	if err := s.q().rename(ctx, "hds_clusters", "cluster", k.ID, newName, s.now()); err != nil {
+		return nil, err
+	}
+	p.Cluster = newName
+	return s.FindCluster(ctx, p, false)
+}
+
+// DeleteCluster implements store.Store.
+func (s *Store) DeleteCluster(ctx context.Context, p store.Path) error {
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelCluster)
+	if err != nil {
+		return err
+	}
+	return q.deleteByID(ctx, "hds_clusters", r.cluster.String, "cluster", p.Cluster)
+}
