@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,8 +22,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
+	"github.com/hds-go/hds/store/postgres"
 )
 
 // storeKind is one Store/UserDirectory implementation the suite runs
@@ -37,7 +40,14 @@ var storeKinds = []storeKind{
 		m := memory.New()
 		return m, m
 	}},
+	{name: "postgres", new: func(t testing.TB) (store.Store, store.UserDirectory) {
+		pg := postgres.New(pgtest.New(t))
+		return pg, pg
+	}},
 }
+
+// TestMain drops the PostgreSQL template database after the run.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // forEachKind runs f once per store kind, as a subtest named after it.
 func forEachKind(t *testing.T, f func(t *testing.T, kind storeKind)) {
