@@ -95,6 +95,12 @@ type Path struct {
 	Record string
 }
 
+// RecordRef is a record with the path that names it.
+type RecordRef struct {
+	Path   Path
+	Record *Record
+}
+
 // Store keeps projects, collections, clusters and records. Implementations
 // must be safe for concurrent use and must copy values in and out, so that
 // a caller can never change stored state through a returned pointer.
@@ -164,6 +170,14 @@ type Store interface {
 	UpdateRecord(ctx context.Context, p Path, update func(*Record) error) (*Record, error)
 	// DeleteRecord deletes the record.
 	DeleteRecord(ctx context.Context, p Path) error
+
+	// FindCredentialRecords lists, in id order, up to limit records of type
+	// CREDENTIAL or []CREDENTIAL whose id sorts after afterID (all of them
+	// from the start when afterID is empty), each with the path that names
+	// it (Path.Record is the id, Path.Owner empty). It serves
+	// administrative tools such as credential key rotation, which walk
+	// every credential in batches and can resume from the last id.
+	FindCredentialRecords(ctx context.Context, afterID string, limit int) ([]RecordRef, error)
 
 	// Ping reports whether the store can serve requests; it returns an
 	// error matching ErrUnavailable when it cannot.

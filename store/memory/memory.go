@@ -581,6 +581,32 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path) error {
 	return nil
 }
 
+// FindCredentialRecords implements store.Store.
+func (s *Store) FindCredentialRecords(_ context.Context, afterID string, limit int) ([]store.RecordRef, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var refs []store.RecordRef
+	for _, pr := range s.projects {
+		for _, c := range pr.collections {
+			for _, k := range c.clusters {
+				for _, r := range k.records {
+					if r.Type.IsCredential() && r.ID > afterID {
+						refs = append(refs, store.RecordRef{
+							Path:   store.Path{Project: pr.Name, Collection: c.Name, Cluster: k.Name, Record: r.ID},
+							Record: r.Clone(),
+						})
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(refs, func(a, b store.RecordRef) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	if len(refs) > limit {
+		refs = refs[:limit]
+	}
+	return refs, nil
+}
+
 // --- list helpers ---
 
 // entry holds the fields every list can sort by.

@@ -13,9 +13,19 @@ import (
 const recordColumns = `r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at`
 
 func scanRecord(row interface{ Scan(...any) error }, extra ...any) (*store.Record, error) {
+	return scanRecordAt(row, nil, extra)
+}
+
+// scanRecordWith scans columns before the record's (leading) into lead.
+func scanRecordWith(row interface{ Scan(...any) error }, lead ...any) (*store.Record, error) {
+	return scanRecordAt(row, lead, nil)
+}
+
+func scanRecordAt(row interface{ Scan(...any) error }, lead, extra []any) (*store.Record, error) {
 	var r store.Record
 	var typ, value string
-	err := row.Scan(append([]any{&r.ID, &r.Name, &typ, &value, &r.Version, &r.CreatedAt, &r.UpdatedAt}, extra...)...)
+	dest := append(lead, &r.ID, &r.Name, &typ, &value, &r.Version, &r.CreatedAt, &r.UpdatedAt)
+	err := row.Scan(append(dest, extra...)...)
 	r.Type, r.Value = store.DataType(typ), json.RawMessage(value)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return &r, err
@@ -210,4 +220,38 @@ func (s *Store) DeleteRecord(ctx context.Context, p store.Path) error {
 		return err
 	}
 	return q.deleteByID(ctx, "hds_records", r.ID, "record", p.Record)
+}
+
+// FindCredentialRecords implements store.Store.
+func (s *Store) FindCredentialRecords(ctx context.Context, afterID string, limit int) ([]store.RecordRef, error) {
+	var after any
+	if afterID != "" {
+		u, ok := store.CanonicalUUID(afterID)
+		if !ok {
+			return nil, &store.ValidationError{Message: "afterID must be a record id"}
+		}
+		after = u
+	}
+	rows, err := s.q().rows(ctx, `SELECT p.name, c.name, k.name, `+recordColumns+`
+		FROM hds_records r
+		JOIN hds_clusters k ON k.id = r.cluster_id
+		JOIN hds_collections c ON c.id = k.collection_id
+		JOIN hds_projects p ON p.id = c.project_id
+		WHERE r.type IN ('CREDENTIAL', '[]CREDENTIAL') AND ($1::uuid IS NULL OR r.id > $1::uuid)
+		ORDER BY r.id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	refs := []store.RecordRef{}
+	for rows.Next() {
+		var ref store.RecordRef
+		rec, err := scanRecordWith(rows, &ref.Path.Project, &ref.Path.Collection, &ref.Path.Cluster)
+		if err != nil {
+			return nil, classify(err)
+		}
+		ref.Record, ref.Path.Record = rec, rec.ID
+		refs = append(refs, ref)
+	}
+	return refs, classify(rows.Err())
 }

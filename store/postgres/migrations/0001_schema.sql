@@ -70,3 +70,4 @@ CREATE INDEX hds_records_value_order ON hds_records (cluster_id, sort_group, sor
 CREATE INDEX hds_records_type ON hds_records (cluster_id, type, name);
 CREATE INDEX hds_records_name_trgm ON hds_records USING gin (name_lower gin_trgm_ops);
 CREATE INDEX hds_records_vtext_trgm ON hds_records USING gin (vtext_lower gin_trgm_ops);
+CREATE INDEX hds_records_credentials ON hds_records (id) WHERE type IN ('CREDENTIAL', '[]CREDENTIAL');
