@@ -1,0 +1,297 @@
+package hds_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/pgtest"
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
+	"github.com/hds-go/hds/store/postgres"
+)
+
+// benchFixture is a handler as a user runs it (authentication, rate
+// limiting and logging on) with a project p, collection c, cluster k of
+// 100 records of mixed types, cluster big of bigRecords records, and
+// cluster w that record creation writes to.
+type benchFixture struct {
+	h     http.Handler
+	token string
+	st    store.Store
+}
+
+
+func newBenchFixture(b *testing.B, kind string, bigRecords int) *benchFixture {
+	b.Helper()
+	var st store.Store
+	var users store.UserDirectory
+	switch kind {
+	case "memory":
+		m := memory.New()
+		st, users = m, m
+	case "postgres":
+		db := pgtest.New(b)
+		db.SetMaxOpenConns(4)
+		pg := postgres.New(db)
+		st, users = pg, pg
+	}
+	ctx := context.Background()
+	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if _, err := users.CreateUser(ctx, &store.User{Username: "bench", PasswordHash: hash, Active: true}); err != nil {
+		b.Fatal(err)
+	}
+	h := hds.New(hds.WithStore(st), hds.WithUsers(users),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithCredentialKey(testKey),
+		hds.WithRateLimit(1<<40, 1<<40), // counted, never refused
+		hds.WithLoginThrottle(1<<40, 1<<40, time.Hour),
+		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	f := &benchFixture{h: h, st: st}
+	f.token = f.login(b)
+	for _, path := range []string{"/api/v1/projects/p", "/api/v1/projects/p/collections/c",
+		"/api/v1/projects/p/collections/c/clusters/k", "/api/v1/projects/p/collections/c/clusters/big",
+		"/api/v1/projects/p/collections/c/clusters/w"} {
+		f.mustDo(b, http.MethodPost, path, "", http.StatusCreated)
+	}
+	for i := range 100 {
+		f.mustDo(b, http.MethodPost, "/api/v1/projects/p/collections/c/clusters/k/records", benchRecordBody(i), http.StatusCreated)
+	}
+	if bigRecords > 0 {
+		p := store.Path{Project: "p", Collection: "c", Cluster: "big"}
+		for i := range bigRecords {
+			t, v := benchValue(i)
+			p.Record = fmt.Sprintf("rec-%06d", i)
+			if _, err := st.CreateRecord(ctx, p, &store.Record{Type: t, Value: v}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return f
+}
+
+// benchValue is the i-th of a mix of types: integers, floats, strings,
+// booleans.
+func benchValue(i int) (store.DataType, json.RawMessage) {
+	switch i % 4 {
+	case 0:
+		return store.Integer, json.RawMessage(fmt.Sprint(i * 7919 % 100003))
+	case 1:
+		return store.Float, json.RawMessage(fmt.Sprintf("%d.5", i%1000))
+	case 2:
+		return store.String, json.RawMessage(fmt.Sprintf(`"value-%d-alpha"`, i))
+	}
+	return store.Boolean, json.RawMessage("true")
+}
+
+func benchRecordBody(i int) string {
+	t, v := benchValue(i)
+	return fmt.Sprintf(`{"name":"rec-%03d","type":%q,"value":%s}`, i, t, v)
+}
+
+func (f *benchFixture) request(method, path, body string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	r := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if f.token != "" {
+		r.Header.Set("Authorization", "Bearer "+f.token)
+	}
+	return r
+}
+
+func (f *benchFixture) do(method, path, body string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, f.request(method, path, body))
+	return w
+}
+
+func (f *benchFixture) mustDo(b testing.TB, method, path, body string, want int) {
+	if w := f.do(method, path, body); w.Code != want {
+		b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body.String())
+	}
+}
+
+func (f *benchFixture) login(b testing.TB) string {
+	w := f.do(http.MethodPost, "/api/v1/auth/login", `{"username":"bench","password":"pw"}`)
+	var out struct {
+		Data struct{ Token string } `json:"data"`
+	}
+	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &out) != nil {
+		b.Fatalf("login: %d %s", w.Code, w.Body.String())
+	}
+	return out.Data.Token
+}
+
+// benchOps are the operations measured, each a request maker.
+var benchOps = []struct {
+	name string
+	req  func(f *benchFixture, i int) (method, path, body string, want int)
+}{
+	{"GetRecord", func(*benchFixture, int) (string, string, string, int) {
+		return http.MethodGet, "/api/v1/projects/p/collections/c/clusters/k/records/rec-042", "", 200
+	}},
+	{"CreateRecord", func(_ *benchFixture, i int) (string, string, string, int) {
+		return http.MethodPost, "/api/v1/projects/p/collections/c/clusters/w/records", fmt.Sprintf(`{"name":"new-%d-%d","type":"INTEGER","value":%d}`, time.Now().UnixNano(), i, i), 201
+	}},
+	{"UpdateRecord", func(_ *benchFixture, i int) (string, string, string, int) {
+		return http.MethodPut, "/api/v1/projects/p/collections/c/clusters/k/records/rec-001", fmt.Sprintf(`{"value":%d.25}`, i), 200
+	}},
+	{"List100", func(*benchFixture, int) (string, string, string, int) {
+		return http.MethodGet, "/api/v1/projects/p/collections/c/clusters/k/records", "", 200
+	}},
+	{"List100Filtered", func(*benchFixture, int) (string, string, string, int) {
+		return http.MethodGet, "/api/v1/projects/p/collections/c/clusters/k/records?search=rec&sortBy=value&sortOrder=desc&valueContains=5", "", 200
+	}},
+	{"ClusterData100", func(*benchFixture, int) (string, string, string, int) {
+		return http.MethodGet, "/api/v1/projects/p/collections/c/clusters/k", "", 200
+	}},
+}
+
+// BenchmarkHandler measures each operation through the full handler, on
+// each store kind, serially and with 32 parallel clients.
+func BenchmarkHandler(b *testing.B) {
+	for _, kind := range []string{"memory", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			f := newBenchFixture(b, kind, 0)
+			b.Run("Login", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					f.login(b)
+				}
+			})
+			for _, op := range benchOps {
+				b.Run(op.name, func(b *testing.B) {
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						i++
+						m, p, body, want := op.req(f, i)
+						f.mustDo(b, m, p, body, want)
+					}
+				})
+				b.Run(op.name+"/parallel32", func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetParallelism(32)
+					b.RunParallel(func(pb *testing.PB) {
+						i := 0
+						for pb.Next() {
+							i++
+							m, p, body, want := op.req(f, i)
+							f.mustDo(b, m, p, body, want)
+						}
+					})
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkBigCluster lists 100 records out of a 100,000-record cluster
+// with every record filter, with 32 parallel clients.
+func BenchmarkBigCluster(b *testing.B) {
+	for _, kind := range []string{"memory", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			f := newBenchFixture(b, kind, 100_000)
+			path := "/api/v1/projects/p/collections/c/clusters/big/records?search=rec-0&valueContains=5&type=INTEGER&sortBy=value&limit=100"
+			b.ReportAllocs()
+			b.SetParallelism(32)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					f.mustDo(b, http.MethodGet, path, "", 200)
+				}
+			})
+		})
+	}
+}
+
+// The baseline: a bare net/http handler that only verifies an HS256 JWT
+// and writes a JSON envelope of the same payload, for comparison.
+
+func baselineHandler(payload any) http.Handler {
+	secret := []byte(testSecret)
+	parser := jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		var c jwt.RegisteredClaims
+		if _, err := parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return secret, nil }); err != nil {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": payload, "message": "OK"})
+	})
+}
+
+// BenchmarkBaseline is the bare handler with the payloads of GetRecord
+// and List100.
+func BenchmarkBaseline(b *testing.B) {
+	f := newBenchFixture(b, "memory", 0)
+	var one, list struct {
+		Data json.RawMessage `json:"data"`
+	}
+	m, p, body, _ := benchOps[0].req(f, 0)
+	_ = json.Unmarshal(f.do(m, p, body).Body.Bytes(), &one)
+	_ = json.Unmarshal(f.do(http.MethodGet, "/api/v1/projects/p/collections/c/clusters/k/records", "").Body.Bytes(), &list)
+	type record struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Type      string          `json:"type"`
+		Value     json.RawMessage `json:"value"`
+		Version   int64           `json:"version"`
+		CreatedAt string          `json:"created_at"`
+		UpdatedAt string          `json:"updated_at"`
+	}
+	type page struct {
+		Items  []record `json:"items"`
+		Total  int      `json:"total"`
+		Limit  int      `json:"limit"`
+		Offset int      `json:"offset"`
+	}
+	var oneRec record
+	var listPage page
+	if json.Unmarshal(one.Data, &oneRec) != nil || json.Unmarshal(list.Data, &listPage) != nil || len(listPage.Items) != 100 {
+		b.Fatal("baseline payloads")
+	}
+	for _, c := range []struct {
+		name    string
+		payload any
+	}{{"GetRecord", oneRec}, {"List100", listPage}} {
+		h := baselineHandler(c.payload)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, f.request(http.MethodGet, "/x", ""))
+				if w.Code != 200 {
+					b.Fatal(w.Code)
+				}
+			}
+		})
+		b.Run(c.name+"/parallel32", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(32)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, f.request(http.MethodGet, "/x", ""))
+				}
+			})
+		})
+	}
+}
