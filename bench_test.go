@@ -32,7 +32,6 @@ type benchFixture struct {
 	st    store.Store
 }
 
-
 func newBenchFixture(b *testing.B, kind string, bigRecords int) *benchFixture {
 	b.Helper()
 	var st store.Store
