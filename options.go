@@ -3,6 +3,7 @@ package hds
 import (
 	"errors"
 	"fmt"
+	"math"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -217,8 +218,9 @@ func WithLoginThrottle(perUser, perIP int, window time.Duration) Option {
 // ("7d"). It refuses negative durations.
 func ParseDuration(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseInt(days, 10, 32)
-		if err != nil || n < 0 {
+		const maxDays = int64(math.MaxInt64 / int64(24*time.Hour))
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || days == "" || days[0] < '0' || days[0] > '9' || n > maxDays {
 			return 0, fmt.Errorf("invalid duration %q", s)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
