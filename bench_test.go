@@ -32,7 +32,7 @@ type benchFixture struct {
 	st    store.Store
 }
 
-func newBenchFixture(b *testing.B, kind string, bigRecords int) *benchFixture {
+func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 	b.Helper()
 	var st store.Store
 	var users store.UserDirectory
@@ -247,30 +247,10 @@ func BenchmarkBaseline(b *testing.B) {
 	m, p, body, _ := benchOps[0].req(f, 0)
 	_ = json.Unmarshal(f.do(m, p, body).Body.Bytes(), &one)
 	_ = json.Unmarshal(f.do(http.MethodGet, "/api/v1/projects/p/collections/c/clusters/k/records", "").Body.Bytes(), &list)
-	type record struct {
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Type      string          `json:"type"`
-		Value     json.RawMessage `json:"value"`
-		Version   int64           `json:"version"`
-		CreatedAt string          `json:"created_at"`
-		UpdatedAt string          `json:"updated_at"`
-	}
-	type page struct {
-		Items  []record `json:"items"`
-		Total  int      `json:"total"`
-		Limit  int      `json:"limit"`
-		Offset int      `json:"offset"`
-	}
-	var oneRec record
-	var listPage page
-	if json.Unmarshal(one.Data, &oneRec) != nil || json.Unmarshal(list.Data, &listPage) != nil || len(listPage.Items) != 100 {
-		b.Fatal("baseline payloads")
-	}
 	for _, c := range []struct {
 		name    string
 		payload any
-	}{{"GetRecord", oneRec}, {"List100", listPage}} {
+	}{{"GetRecord", typedPayload(b, "GetRecord", one.Data)}, {"List100", typedPayload(b, "List100", list.Data)}} {
 		h := baselineHandler(c.payload)
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -293,4 +273,39 @@ func BenchmarkBaseline(b *testing.B) {
 			})
 		})
 	}
+}
+
+// newBenchFixtureT is the memory fixture for tests.
+func newBenchFixtureT(t *testing.T) *benchFixture { return newBenchFixture(t, "memory", 0) }
+
+// typedPayload decodes a record or a page of records into the typed
+// structs a bare handler would encode.
+func typedPayload(tb testing.TB, kind string, data json.RawMessage) any {
+	type record struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Type      string          `json:"type"`
+		Value     json.RawMessage `json:"value"`
+		Version   int64           `json:"version"`
+		CreatedAt string          `json:"created_at"`
+		UpdatedAt string          `json:"updated_at"`
+	}
+	type page struct {
+		Items  []record `json:"items"`
+		Total  int      `json:"total"`
+		Limit  int      `json:"limit"`
+		Offset int      `json:"offset"`
+	}
+	if kind == "GetRecord" {
+		var r record
+		if err := json.Unmarshal(data, &r); err != nil {
+			tb.Fatal(err)
+		}
+		return r
+	}
+	var p page
+	if err := json.Unmarshal(data, &p); err != nil || len(p.Items) != 100 {
+		tb.Fatalf("page of %d: %v", len(p.Items), err)
+	}
+	return p
 }

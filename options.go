@@ -3,8 +3,8 @@ package hds
 import (
 	"errors"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"

@@ -61,7 +61,7 @@ var clusters = level[*store.Cluster]{
 	rename: store.Store.RenameCluster,
 	remove: store.Store.DeleteCluster,
 	list:   store.Store.FindClusters,
-	json:   func(k *store.Cluster) any { return clusterJSON(k, nil) },
+	json:   func(k *store.Cluster) any { return clusterJSON(k) },
 }
 
 // nameBody is the body of the container routes.

@@ -1,8 +1,7 @@
 package handler
 
 import (
-	"bytes"
-	"encoding/json"
+	"strconv"
 
 	"github.com/hds-go/hds/store"
 )
@@ -37,61 +36,34 @@ func collectionJSON(c *store.Collection) collectionOut {
 }
 
 type clusterOut struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Project     string       `json:"project"`
-	Collection  string       `json:"collection"`
-	CreatedAt   string       `json:"created_at"`
-	UpdatedAt   string       `json:"updated_at"`
-	RecordCount int          `json:"record_count"`
-	Data        *clusterData `json:"data,omitempty"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Project     string `json:"project"`
+	Collection  string `json:"collection"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+	RecordCount int    `json:"record_count"`
 }
 
-// clusterJSON shapes a cluster; with data non-nil it is the "cluster
-// data" shape of GET K.
-func clusterJSON(k *store.Cluster, data *clusterData) clusterOut {
-	return clusterOut{k.ID, k.Name, k.Project, k.Collection, formatTime(k.CreatedAt), formatTime(k.UpdatedAt), k.RecordCount, data}
+func clusterJSON(k *store.Cluster) clusterOut {
+	return clusterOut{k.ID, k.Name, k.Project, k.Collection, formatTime(k.CreatedAt), formatTime(k.UpdatedAt), k.RecordCount}
 }
 
-// clusterData encodes record values as one object mapping each name to
-// its value, in name order.
-type clusterData struct {
-	names  []string
-	values []json.RawMessage
-}
-
-// MarshalJSON writes {"name": value, ...}.
-func (d *clusterData) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, name := range d.names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(marshalString(name))
-		b.WriteByte(':')
-		b.Write(d.values[i])
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshalString encodes s as a JSON string.
-func marshalString(s string) []byte {
-	b, _ := json.Marshal(s) // a string always encodes
-	return b
-}
-
-type recordOut struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Type      store.DataType  `json:"type"`
-	Value     json.RawMessage `json:"value"`
-	Version   int64           `json:"version"`
-	CreatedAt string          `json:"created_at"`
-	UpdatedAt string          `json:"updated_at"`
-}
-
-func recordJSON(r *store.Record, value json.RawMessage) recordOut {
-	return recordOut{r.ID, r.Name, r.Type, value, r.Version, formatTime(r.CreatedAt), formatTime(r.UpdatedAt)}
+// appendCluster appends the JSON of a cluster without its closing brace,
+// so that cluster data can add its "data" member.
+func appendCluster(b []byte, k *store.Cluster) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, k.ID)
+	b = append(b, `,"name":`...)
+	b = appendString(b, k.Name)
+	b = append(b, `,"project":`...)
+	b = appendString(b, k.Project)
+	b = append(b, `,"collection":`...)
+	b = appendString(b, k.Collection)
+	b = append(b, `,"created_at":`...)
+	b = appendTime(b, k.CreatedAt)
+	b = append(b, `,"updated_at":`...)
+	b = appendTime(b, k.UpdatedAt)
+	b = append(b, `,"record_count":`...)
+	return strconv.AppendInt(b, int64(k.RecordCount), 10)
 }

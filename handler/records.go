@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/store"
@@ -15,20 +16,15 @@ type records struct {
 	creds credentials
 }
 
-// out shapes a record for a response, its value masked or revealed.
-func (rec records) out(r *store.Record, reveal bool) (recordOut, error) {
-	v, err := rec.creds.visible(r, reveal)
-	return recordJSON(r, v), err
-}
-
-// respond writes one record.
+// respond writes one record, its value masked or revealed.
 func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, got *store.Record, reveal bool, message string) {
-	out, err := rec.out(got, reveal)
+	err := writeJSON(w, status, message, func(b []byte) ([]byte, error) {
+		v, err := rec.creds.visible(got, reveal)
+		return appendRecord(b, got, v), err
+	})
 	if err != nil {
 		envelope.Error(w, r, err)
-		return
 	}
-	envelope.OK(w, status, out, message)
 }
 
 // recordBody is the body of the record routes.
@@ -259,14 +255,29 @@ func (rec records) handleList() http.Handler {
 			envelope.Error(w, r, err)
 			return
 		}
-		page := listPage[recordOut]{Items: make([]recordOut, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}
-		for i, it := range items {
-			if page.Items[i], err = rec.out(it, reveal); err != nil {
-				envelope.Error(w, r, err)
-				return
+		err = writeJSON(w, http.StatusOK, "OK", func(b []byte) ([]byte, error) {
+			b = append(b, `{"items":[`...)
+			for i, it := range items {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				v, err := rec.creds.visible(it, reveal)
+				if err != nil {
+					return b, err
+				}
+				b = appendRecord(b, it, v)
 			}
+			b = append(b, `],"total":`...)
+			b = strconv.AppendInt(b, int64(total), 10)
+			b = append(b, `,"limit":`...)
+			b = strconv.AppendInt(b, int64(q.Limit), 10)
+			b = append(b, `,"offset":`...)
+			b = strconv.AppendInt(b, int64(q.Offset), 10)
+			return append(b, '}'), nil
+		})
+		if err != nil {
+			envelope.Error(w, r, err)
 		}
-		envelope.OK(w, http.StatusOK, page, "OK")
 	})
 }
 
@@ -283,14 +294,25 @@ func (rec records) handleClusterData() http.Handler {
 			envelope.Error(w, r, err)
 			return
 		}
-		data := &clusterData{names: make([]string, len(k.Records)), values: make([]json.RawMessage, len(k.Records))}
-		for i, it := range k.Records {
-			data.names[i] = it.Name
-			if data.values[i], err = rec.creds.visible(it, reveal); err != nil {
-				envelope.Error(w, r, err)
-				return
+		err = writeJSON(w, http.StatusOK, "OK", func(b []byte) ([]byte, error) {
+			b = appendCluster(b, k)
+			b = append(b, `,"data":{`...)
+			for i, it := range k.Records {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				v, err := rec.creds.visible(it, reveal)
+				if err != nil {
+					return b, err
+				}
+				b = appendString(b, it.Name)
+				b = append(b, ':')
+				b = append(b, v...)
 			}
+			return append(b, "}}"...), nil
+		})
+		if err != nil {
+			envelope.Error(w, r, err)
 		}
-		envelope.OK(w, http.StatusOK, clusterJSON(k, data), "OK")
 	})
 }

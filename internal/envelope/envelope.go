@@ -160,3 +160,11 @@ func write(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the client went away, or a bug caught by tests
 }
+
+// WriteRaw writes body, a complete JSON envelope the caller encoded, with
+// the given status.
+func WriteRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", ContentType)
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // the client went away
+}

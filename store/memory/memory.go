@@ -150,11 +150,12 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 	o.Project = k.parent.parent.Name
 	o.RecordCount = len(k.records)
 	if withRecords {
-		o.Records = make([]*store.Record, 0, len(k.records))
+		recs := make([]*record, 0, len(k.records))
 		for _, r := range k.records {
-			o.Records = append(o.Records, r.Clone())
+			recs = append(recs, r)
 		}
-		slices.SortFunc(o.Records, func(a, b *store.Record) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(recs, func(a, b *record) int { return strings.Compare(a.Name, b.Name) })
+		o.Records = cloneRecords(recs)
 	}
 	return &o
 }
@@ -442,12 +443,27 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	}
 	total := len(matches)
 	slices.SortFunc(matches, recordOrder(q.ListQuery))
-	matches = window(matches, q.ListQuery)
-	items := make([]*store.Record, len(matches))
-	for i, r := range matches {
-		items[i] = r.Clone()
+	return cloneRecords(window(matches, q.ListQuery)), total, nil
+}
+
+// cloneRecords copies records out with three allocations in all: the
+// records, the pointers, and one buffer holding every value.
+func cloneRecords(src []*record) []*store.Record {
+	size := 0
+	for _, r := range src {
+		size += len(r.Value)
 	}
-	return items, total, nil
+	recs := make([]store.Record, len(src))
+	out := make([]*store.Record, len(src))
+	buf := make([]byte, 0, size)
+	for i, r := range src {
+		recs[i] = r.Record
+		start := len(buf)
+		buf = append(buf, r.Value...)
+		recs[i].Value = buf[start:len(buf):len(buf)]
+		out[i] = &recs[i]
+	}
+	return out
 }
 
 func matchesRecord(r *record, q store.RecordQuery) bool {
