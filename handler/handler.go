@@ -6,8 +6,6 @@
 package handler
 
 import (
-	"log/slog"
-
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
@@ -34,5 +32,4 @@ type Config struct {
 	ClientIP middleware.ClientIP
 	// Version is reported by /health.
 	Version string
-	Logger  *slog.Logger
 }
