@@ -87,6 +87,9 @@ const usageText = `Usage:
   %[1]s [-config FILE] user enable NAME
   %[1]s [-config FILE] user delete NAME
   %[1]s [-config FILE] user list
+  %[1]s [-config FILE] credentials rotate [AFTER_ID]
+                                         re-seal every credential under the primary
+                                         key (resume after AFTER_ID if interrupted)
 
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
 HDS_CREDENTIAL_KEY, HDS_REDIS_URL.
@@ -125,14 +128,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	if cmd.name == "serve" {
+	switch cmd.name {
+	case "serve":
 		return serve(ctx, cfg, logger, stdout)
+	case "credentials":
+		return rotateCredentials(ctx, cfg, cmd.username, stdout)
 	}
 	return manageUsers(ctx, cfg, cmd, stdin, stdout)
 }
 
-// command is a parsed subcommand: "serve", or "user" with its action and,
-// except for list, a username.
+// command is a parsed subcommand: "serve"; "user" with its action and,
+// except for list, a username; or "credentials rotate" with, in username,
+// the record id to resume after.
 type command struct {
 	name     string
 	action   string
@@ -168,8 +175,17 @@ func parseCommand(args []string) (command, error) {
 			return command{name: "user", action: action}, nil
 		}
 		return command{}, fmt.Errorf("usage: unknown user action %q: use add, disable, enable, delete or list", action)
+	case "credentials":
+		if len(args) < 2 || args[1] != "rotate" || len(args) > 3 {
+			return command{}, errors.New("usage: credentials rotate [AFTER_ID]")
+		}
+		cmd := command{name: "credentials", action: "rotate"}
+		if len(args) == 3 {
+			cmd.username = args[2]
+		}
+		return cmd, nil
 	}
-	return command{}, fmt.Errorf("usage: unknown command %q: use serve or user", args[0])
+	return command{}, fmt.Errorf("usage: unknown command %q: use serve, user or credentials", args[0])
 }
 
 // --- configuration ---
@@ -179,6 +195,7 @@ func parseCommand(args []string) (command, error) {
 type fileConfig struct {
 	Addr        string          `json:"addr"`
 	DatabaseURL string          `json:"database_url"`
+	Database    databaseConfig  `json:"database"`
 	Security    securityConfig  `json:"security"`
 	CORS        corsConfig      `json:"cors"`
 	RateLimit   rateLimitConfig `json:"rate_limit"`
@@ -196,6 +213,14 @@ type securityConfig struct {
 	MaxSessionAge          string   `json:"max_session_age"`
 	CredentialKey          string   `json:"credential_key"`
 	PreviousCredentialKeys []string `json:"previous_credential_keys"`
+}
+
+// databaseConfig tunes the PostgreSQL connection pool. Not in API.md's
+// example file; an addition documented in the README.
+type databaseConfig struct {
+	// MaxOpenConns is the pool size. Default 4: with the database on the
+	// same machine, small pools keep tail latency low.
+	MaxOpenConns *int `json:"max_open_conns"`
 }
 
 type corsConfig struct {
@@ -234,6 +259,8 @@ type config struct {
 	// key is configured.
 	credentialKeys [][]byte
 	users          []userConfig
+	// dbMaxOpenConns is the PostgreSQL pool size.
+	dbMaxOpenConns int
 
 	perHour, perMinute                       int
 	loginFailuresPerUser, loginFailuresPerIP int
@@ -391,6 +418,13 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		databaseURL:     fc.DatabaseURL,
 		databaseURLFrom: "database_url",
 		users:           fc.Users,
+		dbMaxOpenConns:  defaultMaxOpenConns,
+	}
+	if n := fc.Database.MaxOpenConns; n != nil {
+		if *n < 1 {
+			return nil, fmt.Errorf("database.max_open_conns must be at least 1, got %d", *n)
+		}
+		cfg.dbMaxOpenConns = *n
 	}
 	jwtSecretFrom, keyFrom, redisFrom := "security.jwt_secret", "security.credential_key", "rate_limit.redis_url"
 	if v := getenv("HDS_ADDR"); v != "" {
@@ -605,9 +639,10 @@ func checkPassword(pw string) error {
 
 // --- storage ---
 
-// dbMaxOpenConns is the size of the PostgreSQL connection pool (the store
-// recommends 2 to 4 when the database shares the machine).
-const dbMaxOpenConns = 4
+// defaultMaxOpenConns is the default size of the PostgreSQL connection
+// pool (database.max_open_conns): pools of 2 to 4 kept p99 low when the
+// database shares the machine, larger ones drove it up.
+const defaultMaxOpenConns = 4
 
 // openStore returns the store and user directory the configuration
 // names: the in-memory store when database_url is empty, otherwise the
@@ -617,7 +652,7 @@ func openStore(ctx context.Context, cfg *config) (st store.Store, users store.Us
 		mem := memory.New()
 		return mem, mem, func() {}, nil
 	}
-	pg, err := postgres.Open(ctx, cfg.databaseURL, dbMaxOpenConns)
+	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.dbMaxOpenConns)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %s", cfg.databaseURLFrom, redact(err, cfg.databaseURL))
 	}
@@ -868,6 +903,45 @@ func printLogin(w io.Writer, base string, users []userConfig, adminPassword stri
 		"    curl -s -X POST %s/api/v1/auth/login -H 'Content-Type: application/json' -d '{\"username\":\"%s\",\"password\":\"%s\"}'\n",
 		base, username, password)
 	fmt.Fprintf(w, "then send it on every request:\n    curl -s %s/api/v1/projects -H \"Authorization: Bearer $TOKEN\"\n", base)
+}
+
+// --- credential rotation ---
+
+// rotateCredentials re-seals every credential of the configured database
+// under the primary credential key, in batches, reporting progress, so
+// that previous keys can then be removed from the configuration.
+func rotateCredentials(ctx context.Context, cfg *config, after string, stdout io.Writer) error {
+	if cfg.databaseURL == "" {
+		return errors.New("credentials rotate: no database_url is configured, and the in-memory store lives only " +
+			"inside a running server process; configure database_url (or HDS_DATABASE_URL)")
+	}
+	if len(cfg.credentialKeys) == 0 {
+		return errors.New("credentials rotate: no credential key is configured: set security.credential_key " +
+			"(or HDS_CREDENTIAL_KEY) to the new key and list the old ones in security.previous_credential_keys")
+	}
+	st, _, closeStore, err := openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("credentials rotate: %w", err)
+	}
+	defer closeStore()
+	p, err := hds.RotateCredentials(ctx, st, hds.Rotation{
+		Primary:   cfg.credentialKeys[0],
+		Previous:  cfg.credentialKeys[1:],
+		BatchSize: 500,
+		After:     after,
+		Progress: func(p hds.RotationProgress) {
+			fmt.Fprintf(stdout, "%d credential records seen, %d re-sealed (resume after %s)\n", p.Seen, p.Resealed, p.LastID)
+		},
+	})
+	if err != nil {
+		if p.LastID != "" {
+			return fmt.Errorf("%w (run again with AFTER_ID %s to resume)", err, p.LastID)
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "done: %d credential records seen, %d re-sealed under the primary key; "+
+		"the previous keys can now be removed\n", p.Seen, p.Resealed)
+	return nil
 }
 
 // --- user management ---

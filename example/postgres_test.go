@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -111,5 +112,73 @@ func TestPostgresFirstStartCreatesAdminOnce(t *testing.T) {
 	login(t, s.url, "admin", m[1])
 	if err := s.stop(t); err != nil {
 		t.Fatalf("run returned %v, want nil", err)
+	}
+}
+
+func TestPostgresCredentialsRotate(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewURL(t)
+	oldEnv := map[string]string{"HDS_DATABASE_URL": dbURL, "HDS_ADDR": "127.0.0.1:0",
+		"HDS_JWT_SECRET": testJWTSecret, "HDS_CREDENTIAL_KEY": testOldKey}
+	if err, _, _ := runOnce(t, []string{"user", "add", "bob"}, oldEnv, "bob-password\n"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Three credentials sealed under the old key.
+	s := start(t, nil, oldEnv)
+	token := login(t, s.url, "bob", "bob-password")
+	const cluster = "/api/v1/projects/rot/collections/c/clusters/k"
+	for _, path := range []string{"/api/v1/projects/rot", "/api/v1/projects/rot/collections/c", "/api/v1/projects/rot/collections/c/clusters/k"} {
+		if status, body := call(t, "POST", s.url+path, token, nil); status != http.StatusCreated {
+			t.Fatalf("POST %s: %d %v", path, status, body)
+		}
+	}
+	secrets := map[string]any{"a": "secret-a", "b": "secret-b", "c": []string{"x", "y"}}
+	for name, v := range secrets {
+		typ := "CREDENTIAL"
+		if _, ok := v.([]string); ok {
+			typ = "[]CREDENTIAL"
+		}
+		if status, body := call(t, "POST", s.url+cluster+"/records/"+name, token, map[string]any{"type": typ, "value": v}); status != http.StatusCreated {
+			t.Fatalf("create %s: %d %v", name, status, body)
+		}
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without a database the command explains why it cannot work.
+	if err, _, _ := runOnce(t, []string{"credentials", "rotate"}, map[string]string{"HDS_CREDENTIAL_KEY": testKey}, ""); err == nil ||
+		!strings.Contains(err.Error(), "no database_url") {
+		t.Errorf("rotate without a database: %v", err)
+	}
+
+	// Rotate to the new key, the old one listed as previous.
+	cfg := writeConfig(t, `{"security": {"previous_credential_keys": ["`+testOldKey+`"]}}`)
+	newEnv := map[string]string{"HDS_DATABASE_URL": dbURL, "HDS_ADDR": "127.0.0.1:0",
+		"HDS_JWT_SECRET": testJWTSecret, "HDS_CREDENTIAL_KEY": testKey}
+	err, out, _ := runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
+	if err != nil || !strings.Contains(out, "done: 3 credential records seen, 3 re-sealed") {
+		t.Fatalf("rotate: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "secret-") {
+		t.Errorf("rotate printed a secret:\n%s", out)
+	}
+	err, out, _ = runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
+	if err != nil || !strings.Contains(out, "0 re-sealed") {
+		t.Errorf("a second rotation: %v\n%s", err, out)
+	}
+
+	// The old key can go: the new key alone reads everything.
+	s = start(t, nil, newEnv)
+	for name, want := range secrets {
+		status, body := call(t, "GET", s.url+cluster+"/records/"+name+"?reveal=true", token, nil)
+		got, _ := body["data"].(map[string]any)
+		if status != http.StatusOK || fmt.Sprint(got["value"]) != fmt.Sprint(want) {
+			t.Errorf("after rotation, %s: %d %v, want %v", name, status, body, want)
+		}
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }
