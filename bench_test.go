@@ -68,16 +68,34 @@ func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 		f.mustDo(b, http.MethodPost, "/api/v1/projects/p/collections/c/clusters/k/records", benchRecordBody(i), http.StatusCreated)
 	}
 	if bigRecords > 0 {
-		p := store.Path{Project: "p", Collection: "c", Cluster: "big"}
-		for i := range bigRecords {
-			t, v := benchValue(i)
-			p.Record = fmt.Sprintf("rec-%06d", i)
-			if _, err := st.CreateRecord(ctx, p, &store.Record{Type: t, Value: v}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		fillCluster(b, st, store.Path{Project: "p", Collection: "c", Cluster: "big"}, bigRecords)
 	}
 	return f
+}
+
+// fillCluster creates n records in the cluster of p, from 16 goroutines.
+func fillCluster(b testing.TB, st store.Store, p store.Path, n int) {
+	const workers = 16
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			p := p
+			for i := w; i < n; i += workers {
+				t, v := benchValue(i)
+				p.Record = fmt.Sprintf("rec-%06d", i)
+				if _, err := st.CreateRecord(context.Background(), p, &store.Record{Type: t, Value: v}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // benchValue is the i-th of a mix of types: integers, floats, strings,
@@ -208,6 +226,7 @@ func BenchmarkBigCluster(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 100_000)
 			path := "/api/v1/projects/p/collections/c/clusters/big/records?search=rec-0&valueContains=5&type=INTEGER&sortBy=value&limit=100"
+			b.ResetTimer()
 			b.ReportAllocs()
 			b.SetParallelism(32)
 			b.RunParallel(func(pb *testing.PB) {
@@ -308,4 +327,46 @@ func typedPayload(tb testing.TB, kind string, data json.RawMessage) any {
 		tb.Fatalf("page of %d: %v", len(p.Items), err)
 	}
 	return p
+}
+
+// BenchmarkRawSelect is the nearest plain query to a single-record GET: a
+// primary-key SELECT of one record, prepared once through sqlx, on a pool
+// of the same size as the handler benchmarks', with 32 parallel clients.
+func BenchmarkRawSelect(b *testing.B) {
+	db := pgtest.New(b)
+	db.SetMaxOpenConns(4)
+	pg := postgres.New(db)
+	ctx := context.Background()
+	p := store.Path{Project: "p", Collection: "c", Cluster: "k", Record: "r"}
+	for _, err := range []error{
+		func() error { _, err := pg.CreateProject(ctx, p); return err }(),
+		func() error { _, err := pg.CreateCollection(ctx, p); return err }(),
+		func() error { _, err := pg.CreateCluster(ctx, p); return err }(),
+	} {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	rec, err := pg.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("5")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stmt, err := db.Preparex(`SELECT id, name, type, value, version, created_at, updated_at FROM hds_records WHERE id = $1`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		var r struct {
+			ID, Name, Type, Value string
+			Version               int64
+			CreatedAt, UpdatedAt  time.Time
+		}
+		for pb.Next() {
+			if err := stmt.QueryRow(rec.ID).Scan(&r.ID, &r.Name, &r.Type, &r.Value, &r.Version, &r.CreatedAt, &r.UpdatedAt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -52,7 +52,18 @@ type cluster struct {
 
 type record struct {
 	store.Record
-	key store.ValueKey // computed at write time for value filters and sorting
+	// Computed at write time for the filters and sorting, so that a list
+	// lower-cases nothing but its query.
+	key       store.ValueKey
+	nameLower string
+	textLower string
+}
+
+// index recomputes the derived fields after a write.
+func (r *record) index() {
+	r.key = store.KeyOf(r.Type, r.Value)
+	r.nameLower = strings.ToLower(r.Name)
+	r.textLower = strings.ToLower(r.key.Text)
 }
 
 var (
@@ -436,8 +447,9 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 		return nil, 0, err
 	}
 	var matches []*record
+	m := newRecordMatcher(q)
 	for _, r := range k.records {
-		if matchesRecord(r, q) {
+		if m.matches(r) {
 			matches = append(matches, r)
 		}
 	}
@@ -466,12 +478,23 @@ func cloneRecords(src []*record) []*store.Record {
 	return out
 }
 
-func matchesRecord(r *record, q store.RecordQuery) bool {
+// recordMatcher applies a RecordQuery's filters, cheapest first, with
+// the query lower-cased once.
+type recordMatcher struct {
+	q                store.RecordQuery
+	search, contains string
+}
+
+func newRecordMatcher(q store.RecordQuery) recordMatcher {
+	return recordMatcher{q: q, search: strings.ToLower(q.Search), contains: strings.ToLower(q.ValueContains)}
+}
+
+func (m recordMatcher) matches(r *record) bool {
 	switch {
-	case !store.MatchesSearch(r.Name, q.Search),
-		q.Type != "" && r.Type != q.Type,
-		q.HasValue && (!r.key.HasText || r.key.Text != q.Value),
-		q.ValueContains != "" && (!r.key.HasText || !store.MatchesSearch(r.key.Text, q.ValueContains)):
+	case m.q.Type != "" && r.Type != m.q.Type,
+		m.q.HasValue && (!r.key.HasText || r.key.Text != m.q.Value),
+		m.search != "" && !strings.Contains(r.nameLower, m.search),
+		m.contains != "" && (!r.key.HasText || !strings.Contains(r.textLower, m.contains)):
 		return false
 	}
 	return true
@@ -534,7 +557,7 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) 
 	} else if s.idTaken(r.ID) {
 		return nil, &store.ExistsError{Kind: "record id", Name: r.ID}
 	}
-	r.key = store.KeyOf(r.Type, r.Value)
+	r.index()
 	k.records[r.Name] = r
 	k.byID[r.ID] = r
 	return r.Clone(), nil
@@ -579,7 +602,7 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store
 	r.Name, r.Type, r.Value = next.Name, next.Type, append(json.RawMessage(nil), next.Value...)
 	r.Version++
 	r.UpdatedAt = s.now()
-	r.key = store.KeyOf(r.Type, r.Value)
+	r.index()
 	k.records[r.Name] = r
 	return r.Clone(), nil
 }
