@@ -1,0 +1,446 @@
+// Command loadtest drives an hds server over real HTTP with a fixed number
+// of connections and prints requests per second and p50/p99 latency per
+// operation.
+//
+// Without -url it starts hds itself on 127.0.0.1 (the in-memory store,
+// authentication, rate limiting with limits too high to refuse anything,
+// and logging, as the example runs it) and, with -baseline, a bare
+// net/http server that only checks the JWT and writes the same payloads.
+// The two are measured in interleaved rounds, and the median of the
+// per-round ratios is printed: on a noisy machine only same-run ratios
+// mean anything.
+//
+// With -url it fills and drives any server that speaks the hds API
+// (log in with -user and -password; mind the server's rate limits).
+//
+//	go run ./example/loadtest -rounds 8 -baseline
+//	go run ./example/loadtest -url http://127.0.0.1:8080 -user admin -password ...
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	url, user, password string
+	conns, rounds, big  int
+	duration            time.Duration
+	baseline            bool
+	ops                 string
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	var o options
+	fs.StringVar(&o.url, "url", "", "base URL of a running server (default: start hds on 127.0.0.1)")
+	fs.StringVar(&o.user, "user", "load", "username to log in with")
+	fs.StringVar(&o.password, "password", "load-password", "password to log in with")
+	fs.IntVar(&o.conns, "conns", 32, "concurrent connections")
+	fs.IntVar(&o.rounds, "rounds", 1, "rounds of every operation (interleaved with the baseline)")
+	fs.IntVar(&o.big, "big", 100_000, "records in the big cluster")
+	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of each measurement")
+	fs.BoolVar(&o.baseline, "baseline", false, "also measure a bare JWT + JSON handler (only without -url)")
+	fs.StringVar(&o.ops, "ops", "get,list100,filtered,cluster,create", "operations to run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.baseline && o.url != "" {
+		return errors.New("-baseline needs the built-in server (no -url)")
+	}
+	const secret = "loadtest-secret-0123456789abcdef!!"
+	base := o.url
+	if base == "" {
+		var err error
+		if base, err = startHDS(secret, o.user, o.password); err != nil {
+			return err
+		}
+	}
+	c := newClient(o.conns)
+	token, err := c.login(base, o.user, o.password)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "filling %s (a cluster of 100 records and one of %d)...\n", base, o.big)
+	if err := fill(c, base, token, o.big); err != nil {
+		return err
+	}
+	ops := selectOps(o.ops)
+	var bases map[string]string
+	if o.baseline {
+		if bases, err = startBaselines(c, base, token, secret, ops); err != nil {
+			return err
+		}
+	}
+	results := map[string][]result{}
+	for round := 1; round <= o.rounds; round++ {
+		for _, op := range ops {
+			r := measure(c, base, token, op, o)
+			results[op.name] = append(results[op.name], r)
+			fmt.Fprintf(out, "round %d  hds       %-9s %9.0f req/s  p50 %8s  p99 %8s  errors %d\n", round, op.name, r.rps, r.p50, r.p99, r.errors)
+			if b, ok := bases[op.name]; ok {
+				rb := measure(c, b, token, baselineOp(op), o)
+				results["baseline "+op.name] = append(results["baseline "+op.name], rb)
+				fmt.Fprintf(out, "round %d  baseline  %-9s %9.0f req/s  p50 %8s  p99 %8s  ratio %.2f\n", round, op.name, rb.rps, rb.p50, rb.p99, r.rps/rb.rps)
+			}
+		}
+	}
+	fmt.Fprintln(out, "\nmedians over rounds:")
+	for _, op := range ops {
+		rs := results[op.name]
+		fmt.Fprintf(out, "  %-9s hds %9.0f req/s  p50 %8s  p99 %8s", op.name, median(rs, func(r result) float64 { return r.rps }),
+			time.Duration(median(rs, func(r result) float64 { return float64(r.p50) })), time.Duration(median(rs, func(r result) float64 { return float64(r.p99) })))
+		if bs, ok := results["baseline "+op.name]; ok {
+			ratios := make([]result, len(rs))
+			for i := range rs {
+				ratios[i] = result{rps: rs[i].rps / bs[i].rps, p99: time.Duration(float64(rs[i].p99) / float64(bs[i].p99) * 1000)}
+			}
+			fmt.Fprintf(out, "  | baseline %9.0f req/s  p99 %8s  | median ratio: throughput %.2f, p99 %.2f",
+				median(bs, func(r result) float64 { return r.rps }), time.Duration(median(bs, func(r result) float64 { return float64(r.p99) })),
+				median(ratios, func(r result) float64 { return r.rps }), median(ratios, func(r result) float64 { return float64(r.p99) })/1000)
+		}
+		fmt.Fprintln(out)
+	}
+	return nil
+}
+
+// --- servers ---
+
+func listen(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // runs until the process ends
+	return "http://" + ln.Addr().String(), nil
+}
+
+// startHDS serves hds as the example does, with one user.
+func startHDS(secret, user, password string) (string, error) {
+	m := memory.New()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", err
+	}
+	if _, err := m.CreateUser(context.Background(), &store.User{Username: user, PasswordHash: hash, Active: true}); err != nil {
+		return "", err
+	}
+	return listen(hds.New(hds.WithStore(m), hds.WithUsers(m),
+		hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true}),
+		hds.WithRateLimit(1<<40, 1<<40),
+		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
+}
+
+// startBaselines starts one bare server per operation that answers with
+// the payload hds answered.
+func startBaselines(c *client, base, token, secret string, ops []operation) (map[string]string, error) {
+	parser := jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired())
+	out := map[string]string{}
+	for _, op := range ops {
+		if op.method != http.MethodGet {
+			continue
+		}
+		status, body, err := c.do(op.method, base+op.path(0), token, nil)
+		if err != nil || status != http.StatusOK {
+			return nil, fmt.Errorf("baseline payload for %s: %d %v", op.name, status, err)
+		}
+		var env struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return nil, err
+		}
+		payload, err := typed(env.Data)
+		if err != nil {
+			return nil, err
+		}
+		url, err := listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var claims jwt.RegisteredClaims
+			raw := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if _, err := parser.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) { return []byte(secret), nil }); err != nil {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": payload, "message": "OK"})
+		}))
+		if err != nil {
+			return nil, err
+		}
+		out[op.name] = url
+	}
+	return out, nil
+}
+
+// The payloads as a bare handler would hold them: typed structs.
+type (
+	recordJSON struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Type      string          `json:"type"`
+		Value     json.RawMessage `json:"value"`
+		Version   int64           `json:"version"`
+		CreatedAt string          `json:"created_at"`
+		UpdatedAt string          `json:"updated_at"`
+	}
+	pageJSON struct {
+		Items  []recordJSON `json:"items"`
+		Total  int          `json:"total"`
+		Limit  int          `json:"limit"`
+		Offset int          `json:"offset"`
+	}
+	clusterJSON struct {
+		ID          string                     `json:"id"`
+		Name        string                     `json:"name"`
+		Project     string                     `json:"project"`
+		Collection  string                     `json:"collection"`
+		CreatedAt   string                     `json:"created_at"`
+		UpdatedAt   string                     `json:"updated_at"`
+		RecordCount int                        `json:"record_count"`
+		Data        map[string]json.RawMessage `json:"data"`
+	}
+)
+
+// typed decodes a payload into the struct of its shape.
+func typed(data json.RawMessage) (any, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, err
+	}
+	var v any
+	switch {
+	case probe["items"] != nil:
+		v = &pageJSON{}
+	case probe["data"] != nil:
+		v = &clusterJSON{}
+	default:
+		v = &recordJSON{}
+	}
+	return v, json.Unmarshal(data, v)
+}
+
+// --- the client ---
+
+type client struct{ http *http.Client }
+
+func newClient(conns int) *client {
+	tr := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
+	return &client{http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+func (c *client) do(method, url, token string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func (c *client) login(base, user, password string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
+	status, b, err := c.do(http.MethodPost, base+"/api/v1/auth/login", "", body)
+	if err != nil || status != http.StatusOK {
+		return "", fmt.Errorf("login: status %d, %v: %s", status, err, b)
+	}
+	var out struct {
+		Data struct{ Token string } `json:"data"`
+	}
+	return out.Data.Token, json.Unmarshal(b, &out)
+}
+
+const clusterPath = "/api/v1/projects/loadtest/collections/c/clusters/"
+
+// fill creates the project, the collection, a cluster of 100 records and
+// one of big records, of mixed types, over HTTP.
+func fill(c *client, base, token string, big int) error {
+	for _, p := range []string{"/api/v1/projects/loadtest", "/api/v1/projects/loadtest/collections/c",
+		clusterPath + "small", clusterPath + "big", clusterPath + "writes"} {
+		status, b, err := c.do(http.MethodPost, base+p, token, nil)
+		if err != nil || (status != http.StatusCreated && status != http.StatusConflict) {
+			return fmt.Errorf("POST %s: %d %v %s", p, status, err, b)
+		}
+	}
+	if err := fillCluster(c, base+clusterPath+"small/records", token, 100); err != nil {
+		return err
+	}
+	return fillCluster(c, base+clusterPath+"big/records", token, big)
+}
+
+func fillCluster(c *client, url, token string, n int) error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				status, b, err := c.do(http.MethodPost, url, token, []byte(recordBody(i)))
+				if err != nil || (status != http.StatusCreated && status != http.StatusConflict) {
+					once.Do(func() { firstErr = fmt.Errorf("fill: %d %v %s", status, err, b) })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func recordBody(i int) string {
+	name := fmt.Sprintf("rec-%06d", i)
+	switch i % 5 {
+	case 0:
+		return fmt.Sprintf(`{"name":%q,"type":"INTEGER","value":%d}`, name, i*7919%100003)
+	case 1:
+		return fmt.Sprintf(`{"name":%q,"type":"FLOAT","value":%d.5}`, name, i%1000)
+	case 2:
+		return fmt.Sprintf(`{"name":%q,"type":"STRING","value":"value-%d-alpha"}`, name, i)
+	case 3:
+		return fmt.Sprintf(`{"name":%q,"type":"BOOLEAN","value":%t}`, name, i%2 == 0)
+	}
+	return fmt.Sprintf(`{"name":%q,"type":"[]STRING","value":["a-%d","b"]}`, name, i)
+}
+
+// --- operations ---
+
+type operation struct {
+	name, method string
+	path         func(i int64) string
+	body         func(i int64) []byte
+	want         int
+}
+
+var allOps = []operation{
+	{name: "get", method: http.MethodGet, path: func(int64) string { return clusterPath + "small/records/rec-000042" }, want: 200},
+	{name: "list100", method: http.MethodGet, path: func(int64) string { return clusterPath + "small/records" }, want: 200},
+	{name: "filtered", method: http.MethodGet, path: func(int64) string {
+		return clusterPath + "big/records?search=rec-0&valueContains=5&type=INTEGER&sortBy=value&limit=100"
+	}, want: 200},
+	{name: "cluster", method: http.MethodGet, path: func(int64) string { return clusterPath + "small" }, want: 200},
+	{name: "create", method: http.MethodPost, path: func(int64) string { return clusterPath + "writes/records" },
+		body: func(i int64) []byte {
+			return fmt.Appendf(nil, `{"name":"w-%d-%d","type":"INTEGER","value":%d}`, time.Now().UnixNano(), i, i)
+		}, want: 201},
+}
+
+func selectOps(names string) []operation {
+	var ops []operation
+	for _, op := range allOps {
+		if slices.Contains(strings.Split(names, ","), op.name) {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// baselineOp is op against a bare server, which answers any path.
+func baselineOp(op operation) operation {
+	op.path = func(int64) string { return "" }
+	return op
+}
+
+type result struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+// measure runs op from o.conns goroutines for o.duration.
+func measure(c *client, base, token string, op operation, o options) result {
+	var seq, errs atomic.Int64
+	lat := make([][]time.Duration, o.conns)
+	deadline := time.Now().Add(o.duration)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range o.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				i := seq.Add(1)
+				var body []byte
+				if op.body != nil {
+					body = op.body(i)
+				}
+				t0 := time.Now()
+				status, _, err := c.do(op.method, base+op.path(i), token, body)
+				lat[w] = append(lat[w], time.Since(t0))
+				if err != nil || status != op.want {
+					errs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	if len(all) == 0 {
+		return result{}
+	}
+	return result{
+		rps:    float64(len(all)) / elapsed.Seconds(),
+		p50:    all[len(all)/2],
+		p99:    all[len(all)*99/100],
+		errors: errs.Load(),
+	}
+}
+
+func median(rs []result, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
+}
