@@ -30,7 +30,7 @@ func TestHotPathAllocations(t *testing.T) {
 			if err := json.Unmarshal(f.do(http.MethodGet, c.path, "").Body.Bytes(), &env); err != nil {
 				t.Fatal(err)
 			}
-			base := baselineHandler(typedPayload(t, c.name, env.Data))
+			base := baselineHandler(typedPayload(t, env.Data))
 			serve := func(h http.Handler) func() {
 				return func() {
 					w := httptest.NewRecorder()

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/baseline"
 	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
@@ -238,24 +238,6 @@ func BenchmarkBigCluster(b *testing.B) {
 	}
 }
 
-// The baseline: a bare net/http handler that only verifies an HS256 JWT
-// and writes a JSON envelope of the same payload, for comparison.
-
-func baselineHandler(payload any) http.Handler {
-	secret := []byte(testSecret)
-	parser := jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired())
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		var c jwt.RegisteredClaims
-		if _, err := parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return secret, nil }); err != nil {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": payload, "message": "OK"})
-	})
-}
-
 // BenchmarkBaseline is the bare handler with the payloads of GetRecord
 // and List100.
 func BenchmarkBaseline(b *testing.B) {
@@ -269,7 +251,7 @@ func BenchmarkBaseline(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		payload any
-	}{{"GetRecord", typedPayload(b, "GetRecord", one.Data)}, {"List100", typedPayload(b, "List100", list.Data)}} {
+	}{{"GetRecord", typedPayload(b, one.Data)}, {"List100", typedPayload(b, list.Data)}} {
 		h := baselineHandler(c.payload)
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -297,37 +279,21 @@ func BenchmarkBaseline(b *testing.B) {
 // newBenchFixtureT is the memory fixture for tests.
 func newBenchFixtureT(t *testing.T) *benchFixture { return newBenchFixture(t, "memory", 0) }
 
-// typedPayload decodes a record or a page of records into the typed
-// structs a bare handler would encode.
-func typedPayload(tb testing.TB, kind string, data json.RawMessage) any {
-	type record struct {
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Type      string          `json:"type"`
-		Value     json.RawMessage `json:"value"`
-		Version   int64           `json:"version"`
-		CreatedAt string          `json:"created_at"`
-		UpdatedAt string          `json:"updated_at"`
+// typedPayload decodes a record or a page of 100 records into the typed
+// structs the bare handler encodes.
+func typedPayload(tb testing.TB, data json.RawMessage) any {
+	v, err := baseline.Typed(data)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	type page struct {
-		Items  []record `json:"items"`
-		Total  int      `json:"total"`
-		Limit  int      `json:"limit"`
-		Offset int      `json:"offset"`
+	if p, ok := v.(*baseline.Page); ok && len(p.Items) != 100 {
+		tb.Fatalf("a page of %d records, want 100", len(p.Items))
 	}
-	if kind == "GetRecord" {
-		var r record
-		if err := json.Unmarshal(data, &r); err != nil {
-			tb.Fatal(err)
-		}
-		return r
-	}
-	var p page
-	if err := json.Unmarshal(data, &p); err != nil || len(p.Items) != 100 {
-		tb.Fatalf("page of %d: %v", len(p.Items), err)
-	}
-	return p
+	return v
 }
+
+// baselineHandler is the bare handler with this suite's JWT secret.
+func baselineHandler(payload any) http.Handler { return baseline.Handler([]byte(testSecret), payload) }
 
 // BenchmarkRawSelect is the nearest plain query to a single-record GET: a
 // primary-key SELECT of one record, prepared once through sqlx, on a pool

@@ -35,10 +35,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/baseline"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 )
@@ -160,10 +160,9 @@ func startHDS(secret, user, password string) (string, error) {
 		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
 }
 
-// startBaselines starts one bare server per operation that answers with
-// the payload hds answered.
+// startBaselines starts one bare server per read operation that answers
+// with the payload hds answered.
 func startBaselines(c *client, base, token, secret string, ops []operation) (map[string]string, error) {
-	parser := jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired())
 	out := map[string]string{}
 	for _, op := range ops {
 		if op.method != http.MethodGet {
@@ -179,73 +178,17 @@ func startBaselines(c *client, base, token, secret string, ops []operation) (map
 		if err := json.Unmarshal(body, &env); err != nil {
 			return nil, err
 		}
-		payload, err := typed(env.Data)
+		payload, err := baseline.Typed(env.Data)
 		if err != nil {
 			return nil, err
 		}
-		url, err := listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var claims jwt.RegisteredClaims
-			raw := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if _, err := parser.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) { return []byte(secret), nil }); err != nil {
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": payload, "message": "OK"})
-		}))
+		url, err := listen(baseline.Handler([]byte(secret), payload))
 		if err != nil {
 			return nil, err
 		}
 		out[op.name] = url
 	}
 	return out, nil
-}
-
-// The payloads as a bare handler would hold them: typed structs.
-type (
-	recordJSON struct {
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Type      string          `json:"type"`
-		Value     json.RawMessage `json:"value"`
-		Version   int64           `json:"version"`
-		CreatedAt string          `json:"created_at"`
-		UpdatedAt string          `json:"updated_at"`
-	}
-	pageJSON struct {
-		Items  []recordJSON `json:"items"`
-		Total  int          `json:"total"`
-		Limit  int          `json:"limit"`
-		Offset int          `json:"offset"`
-	}
-	clusterJSON struct {
-		ID          string                     `json:"id"`
-		Name        string                     `json:"name"`
-		Project     string                     `json:"project"`
-		Collection  string                     `json:"collection"`
-		CreatedAt   string                     `json:"created_at"`
-		UpdatedAt   string                     `json:"updated_at"`
-		RecordCount int                        `json:"record_count"`
-		Data        map[string]json.RawMessage `json:"data"`
-	}
-)
-
-// typed decodes a payload into the struct of its shape.
-func typed(data json.RawMessage) (any, error) {
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, err
-	}
-	var v any
-	switch {
-	case probe["items"] != nil:
-		v = &pageJSON{}
-	case probe["data"] != nil:
-		v = &clusterJSON{}
-	default:
-		v = &recordJSON{}
-	}
-	return v, json.Unmarshal(data, v)
 }
 
 // --- the client ---
