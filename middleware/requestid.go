@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/hds-go/hds/internal/reqinfo"
 )
@@ -41,8 +43,20 @@ func validRequestID(id string) bool {
 	return true
 }
 
-func newRequestID() string {
-	var b [16]byte
+// requestIDs makes ids unique across processes and cheap to make: a
+// random per-process prefix and a counter. They need not be
+// unpredictable, only distinct.
+var requestIDs = struct {
+	prefix string
+	n      atomic.Uint64
+}{prefix: func() string {
+	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
-	return hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:]) + "-"
+}()}
+
+func newRequestID() string {
+	var buf [40]byte
+	b := append(buf[:0], requestIDs.prefix...)
+	return string(strconv.AppendUint(b, requestIDs.n.Add(1), 10))
 }
