@@ -2886,7 +2886,7 @@ func TestMounted(t *testing.T) {
 		mux := http.NewServeMux()
 		mux.Handle("/hds/", http.StripPrefix("/hds", c.h))
 		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "host") })
-		m := &client{t: t, h: mux, store: c.store, users: c.users, ids: c.ids, tokens: map[string]string{}}
+		m := &client{t: t, h: mux, store: c.store, users: c.users, ids: c.ids, tokens: map[string]string{}, mount: "/hds"}
 
 		res := m.raw(httptest.NewRequest("GET", "/hds/health", nil))
 		if res.StatusCode != http.StatusOK {

@@ -91,6 +91,11 @@ type client struct {
 	users  store.UserDirectory
 	ids    map[string]string // username -> user id
 	tokens map[string]string // username -> token (cached logins)
+	// mount is the prefix the handler is mounted under, "" at the root.
+	mount string
+	// api is the OpenAPI document the handler serves; every exchange is
+	// validated against it (openapi_test.go). Nil: fetched on each use.
+	api *contract
 }
 
 // newServer returns a client of hds.New with a fresh store of kind, the
@@ -120,6 +125,7 @@ func newServerWrapped(t testing.TB, kind storeKind, wrap func(store.Store) store
 	}, opts...)
 	c := &client{t: t, h: hds.New(all...), store: st, users: users,
 		ids: map[string]string{}, tokens: map[string]string{}}
+	c.api = contractOf(t, c.h, "")
 	c.addUser("alice", "alice-password")
 	c.addUser("bob", "bob-password")
 	return c
@@ -231,7 +237,7 @@ func request(method, target, body, token string) *http.Request {
 // do sends a request and returns the status, headers and envelope. It
 // reports (t.Errorf) any response that breaks the envelope rules of API.md
 // sections 1 and 7: the content type, the shape of the envelope, a 204
-// with a body.
+// with a body; and any exchange that breaks the OpenAPI document.
 func (c *client) do(method, target, body, token string) (int, http.Header, envelope) {
 	c.t.Helper()
 	return c.send(request(method, target, body, token))
@@ -240,10 +246,12 @@ func (c *client) do(method, target, body, token string) (int, http.Header, envel
 // send serves r and checks the response as do does.
 func (c *client) send(r *http.Request) (int, http.Header, envelope) {
 	c.t.Helper()
+	reqBody := readBody(r)
 	rec := httptest.NewRecorder()
 	c.h.ServeHTTP(rec, r)
 	res := rec.Result()
 	body, _ := io.ReadAll(res.Body)
+	c.checkContract(r, reqBody, res, body)
 	what := r.Method + " " + r.URL.String()
 	env := envelope{raw: body}
 	if res.StatusCode == http.StatusNoContent {
@@ -260,11 +268,18 @@ func (c *client) send(r *http.Request) (int, http.Header, envelope) {
 	return res.StatusCode, res.Header, env
 }
 
-// raw serves r and returns the recorded response, unchecked.
+// raw serves r and returns the recorded response, checked against the
+// OpenAPI document only.
 func (c *client) raw(r *http.Request) *http.Response {
+	c.t.Helper()
+	reqBody := readBody(r)
 	rec := httptest.NewRecorder()
 	c.h.ServeHTTP(rec, r)
-	return rec.Result()
+	res := rec.Result()
+	body, _ := io.ReadAll(res.Body)
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	c.checkContract(r, reqBody, res, body)
+	return res
 }
 
 // checkEnvelope reports how a response breaks the envelope contract:
@@ -569,5 +584,7 @@ func (c *client) attach(opts ...hds.Option) *client {
 		hds.WithLogger(quietLogger),
 		hds.WithRateLimit(1_000_000, 1_000_000),
 	}, opts...)
-	return &client{t: c.t, h: hds.New(all...), store: c.store, users: c.users, ids: c.ids, tokens: c.tokens}
+	a := &client{t: c.t, h: hds.New(all...), store: c.store, users: c.users, ids: c.ids, tokens: c.tokens}
+	a.api = contractOf(c.t, a.h, "")
+	return a
 }

@@ -20,11 +20,14 @@ const (
 	pathR = pathK + "/records/{record}"
 )
 
-// New returns the API's router: every route of API.md section 4, an
-// enveloped 405 (with Allow) for a known path with a wrong method, an
-// enveloped 404 for anything else, and no redirects for non-canonical
-// paths.
-func New(cfg Config) http.Handler {
+// New returns the API's router: every route of API.md section 4 and the
+// OpenAPI document that describes them (openapi.go), an enveloped 405
+// (with Allow) for a known path with a wrong method, an enveloped 404 for
+// anything else, and no redirects for non-canonical paths.
+func New(cfg Config) http.Handler { return routes(cfg).finish() }
+
+// routes registers every route on a new router.
+func routes(cfg Config) *router {
 	// Requests are counted against the user once the token verifies, and
 	// against the client IP when answered before that.
 	byIP := cfg.RateLimiter.Limit(func(r *http.Request) string { return "ip:" + cfg.ClientIP.Of(r) })
@@ -40,6 +43,7 @@ func New(cfg Config) http.Handler {
 	s := cfg.Store
 
 	rt.handle("GET /health", handleHealth(s, cfg.Version))
+	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(cfg.Version, cfg.RequireAuth))
 	rt.handle("POST /api/v1/auth/login", byIP(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))
 	rt.handle("POST /api/v1/auth/refresh", byIP(handleRefresh(cfg.Users, cfg.Tokens)))
 
@@ -72,7 +76,7 @@ func New(cfg Config) http.Handler {
 	rt.handle("PUT "+pathR, protect(rec.handleUpdate()))
 	rt.handle("DELETE "+pathR, protect(rec.handleDelete()))
 
-	return rt.finish()
+	return rt
 }
 
 // router records the methods of each path so that it can answer a wrong
@@ -84,6 +88,9 @@ type router struct {
 	methods map[string][]string
 	// limit counts the 404 and 405 answers against the client IP.
 	limit func(http.Handler) http.Handler
+	// patterns are the registered "METHOD /path" patterns, in order; the
+	// OpenAPI document describes each one (openapi_test.go).
+	patterns []string
 }
 
 func newRouter(limit func(http.Handler) http.Handler) *router {
@@ -93,6 +100,7 @@ func newRouter(limit func(http.Handler) http.Handler) *router {
 // handle registers "METHOD /path" and notes the method for the path's
 // Allow header. The handler records the matched pattern for the log.
 func (rt *router) handle(pattern string, h http.Handler) {
+	rt.patterns = append(rt.patterns, pattern)
 	method, path, _ := strings.Cut(pattern, " ")
 	if _, seen := rt.methods[path]; !seen {
 		rt.paths = append(rt.paths, path)

@@ -1,0 +1,232 @@
+package handler
+
+// The OpenAPI document is checked with github.com/pb33f/libopenapi and
+// github.com/pb33f/libopenapi-validator rather than
+// github.com/getkin/kin-openapi: libopenapi models OpenAPI 3.1 natively
+// (JSON Schema 2020-12 through a maintained jsonschema/v6 fork) and has
+// done so for years, and its ValidateDocument checks the document against
+// the official OpenAPI 3.1 JSON Schema, whereas kin-openapi's 3.1 support
+// is recent and its document check is its own Go code. The same validator
+// checks every request and response of the black-box HTTP suite
+// (../openapi_test.go).
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/hds-go/hds/store"
+)
+
+// TestOpenAPIDescribesEveryRoute fails when a route is registered without
+// a description in operations, or described without being registered.
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	rt := routes(Config{})
+	registered := map[string]bool{}
+	for _, pattern := range rt.patterns {
+		if registered[pattern] {
+			t.Errorf("%s is registered twice", pattern)
+		}
+		registered[pattern] = true
+		if _, ok := operations[pattern]; !ok {
+			t.Errorf("%s is registered in routes.go but has no description in operations (openapi.go)", pattern)
+		}
+	}
+	ids := map[string]string{}
+	for pattern, op := range operations {
+		if !registered[pattern] {
+			t.Errorf("%s is described in operations (openapi.go) but routes.go does not register it", pattern)
+		}
+		if other, dup := ids[op.id]; dup || op.id == "" {
+			t.Errorf("%s: operationId %q is empty or also used by %s", pattern, op.id, other)
+		}
+		ids[op.id] = pattern
+		if op.summary == "" || op.tag == "" || op.status == 0 || op.success == "" {
+			t.Errorf("%s: summary, tag, status and success are required", pattern)
+		}
+		for _, s := range op.errors {
+			if _, ok := errorResponses[s]; !ok {
+				t.Errorf("%s: error status %d has no response in errorResponses", pattern, s)
+			}
+		}
+	}
+}
+
+// serveDocument fetches the document from a router of the given setting.
+func serveDocument(t *testing.T, requireAuth bool) []byte {
+	t.Helper()
+	h := New(Config{Version: "1.2.3", RequireAuth: requireAuth})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/openapi.json: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
+}
+
+// TestOpenAPIDocumentValidates checks the served document against the
+// OpenAPI 3.1 specification's JSON Schema, builds its model (every $ref
+// resolved), and checks what the document must say about the routes.
+func TestOpenAPIDocumentValidates(t *testing.T) {
+	for _, requireAuth := range []bool{true, false} {
+		t.Run(fmt.Sprintf("require_auth=%v", requireAuth), func(t *testing.T) {
+			raw := serveDocument(t, requireAuth)
+			doc, err := libopenapi.NewDocument(raw)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if v := doc.GetVersion(); v != openAPIVersion {
+				t.Errorf("version %q, want %q", v, openAPIVersion)
+			}
+			v, errs := validator.NewValidator(doc)
+			if len(errs) > 0 {
+				t.Fatalf("build the model: %v", errs)
+			}
+			if ok, verrs := v.ValidateDocument(); !ok {
+				for _, e := range verrs {
+					t.Errorf("not a valid OpenAPI 3.1 document: %s: %s", e.Message, e.Reason)
+					for _, se := range e.SchemaValidationErrors {
+						t.Errorf("  at %s (%s): %s", se.FieldPath, se.KeywordLocation, se.Reason)
+					}
+				}
+			}
+			model, err := doc.BuildV3Model()
+			if err != nil {
+				t.Fatalf("build the model: %v", err)
+			}
+			if got := model.Model.Info.Version; got != "1.2.3" {
+				t.Errorf("info.version %q, want the server version", got)
+			}
+
+			var tree map[string]any
+			if err := json.Unmarshal(raw, &tree); err != nil {
+				t.Fatal(err)
+			}
+			checkRefs(t, tree, tree, "#")
+			checkDocumentRoutes(t, tree, requireAuth)
+		})
+	}
+}
+
+// checkRefs reports every $ref of node that names nothing in root.
+func checkRefs(t *testing.T, root, node any, at string) {
+	t.Helper()
+	switch n := node.(type) {
+	case map[string]any:
+		if r, ok := n["$ref"].(string); ok {
+			var cur any = root
+			for _, part := range strings.Split(strings.TrimPrefix(r, "#/"), "/") {
+				m, _ := cur.(map[string]any)
+				cur = m[part]
+			}
+			if cur == nil {
+				t.Errorf("%s: $ref %s names nothing", at, r)
+			}
+		}
+		for k, v := range n {
+			checkRefs(t, root, v, at+"/"+k)
+		}
+	case []any:
+		for i, v := range n {
+			checkRefs(t, root, v, fmt.Sprintf("%s/%d", at, i))
+		}
+	}
+}
+
+// checkDocumentRoutes checks that the document's operations are exactly
+// the registered routes, with the security, parameters and statuses they
+// need.
+func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
+	t.Helper()
+	paths, _ := tree["paths"].(map[string]any)
+	var documented []string
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			if method == "parameters" {
+				continue
+			}
+			pattern := strings.ToUpper(method) + " " + path
+			documented = append(documented, pattern)
+			o := op.(map[string]any)
+			desc := operations[pattern]
+			sec, hasSec := o["security"]
+			switch {
+			case desc.access == public && (!hasSec || len(sec.([]any)) != 0):
+				t.Errorf("%s: public, want security: [] (got %v)", pattern, sec)
+			case desc.access == bearer && hasSec:
+				t.Errorf("%s: needs a token, want the document's security (got %v)", pattern, sec)
+			}
+			responses := o["responses"].(map[string]any)
+			want := []string{"413", "500"}
+			if desc.access != public {
+				want = append(want, "401", "503")
+			}
+			if desc.counted {
+				want = append(want, "429", "503")
+			}
+			if strings.Contains(path, "{project}") {
+				want = append(want, "400")
+				if pattern != "POST "+pathP { // no parent; a project anyone has is 409
+					want = append(want, "403", "404")
+				}
+			}
+			if desc.body != "" {
+				want = append(want, "415")
+			}
+			for _, s := range want {
+				if _, ok := responses[s]; !ok {
+					t.Errorf("%s: no %s response", pattern, s)
+				}
+			}
+		}
+	}
+	slices.Sort(documented)
+	rt := routes(Config{})
+	registered := slices.Sorted(slices.Values(rt.patterns))
+	if !slices.Equal(documented, registered) {
+		t.Errorf("documented operations\n%v\nwant the registered routes\n%v", documented, registered)
+	}
+	security := tree["security"].([]any)
+	if wantLen := map[bool]int{true: 1, false: 2}[requireAuth]; len(security) != wantLen {
+		t.Errorf("security %v: want bearerAuth, and also none when require_auth is false", security)
+	}
+
+	// The record type enum is every type of store.Types.
+	enum := tree["components"].(map[string]any)["schemas"].(map[string]any)["RecordType"].(map[string]any)["enum"].([]any)
+	if len(enum) != len(store.Types) {
+		t.Errorf("RecordType enum %v, want the %d types", enum, len(store.Types))
+	}
+}
+
+// TestOpenAPIServed checks how the document is served: not enveloped, as
+// JSON, revalidated by ETag, without a token and without being counted.
+func TestOpenAPIServed(t *testing.T) {
+	h := New(Config{Version: "1.0.0", RequireAuth: true})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		t.Fatalf("GET without a token: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Body.Bytes(), &top); err != nil || top["openapi"] == nil || top["success"] != nil {
+		t.Errorf("the body is not the bare document: %v", err)
+	}
+	etag := rec.Header().Get("ETag")
+	if etag == "" || rec.Header().Get("Cache-Control") != openAPICacheControl {
+		t.Errorf("ETag %q, Cache-Control %q", etag, rec.Header().Get("Cache-Control"))
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil)
+	r.Header.Set("If-None-Match", etag)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
+		t.Errorf("If-None-Match the ETag: %d with %d bytes, want 304 and no body", rec.Code, rec.Body.Len())
+	}
+}
