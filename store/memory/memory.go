@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hds-go/hds/store"
@@ -48,6 +49,25 @@ type cluster struct {
 	parent  *collection
 	records map[string]*record // by name
 	byID    map[string]*record
+	// sorted caches the records in name order, the default order of a
+	// list; writes (under the write lock) drop it.
+	sorted atomic.Pointer[[]*record]
+}
+
+// byName returns the records in name order, sorting only after a write.
+// Readers under the read lock may build it at the same time; they build
+// the same slice.
+func (k *cluster) byName() []*record {
+	if p := k.sorted.Load(); p != nil {
+		return *p
+	}
+	recs := make([]*record, 0, len(k.records))
+	for _, r := range k.records {
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b *record) int { return strings.Compare(a.Name, b.Name) })
+	k.sorted.Store(&recs)
+	return recs
 }
 
 type record struct {
@@ -161,12 +181,7 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 	o.Project = k.parent.parent.Name
 	o.RecordCount = len(k.records)
 	if withRecords {
-		recs := make([]*record, 0, len(k.records))
-		for _, r := range k.records {
-			recs = append(recs, r)
-		}
-		slices.SortFunc(recs, func(a, b *record) int { return strings.Compare(a.Name, b.Name) })
-		o.Records = cloneRecords(recs)
+		o.Records = cloneRecords(k.byName())
 	}
 	return &o
 }
@@ -448,14 +463,19 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	}
 	var matches []*record
 	m := newRecordMatcher(q)
-	for _, r := range k.records {
+	for _, r := range k.byName() {
 		if m.matches(r) {
 			matches = append(matches, r)
 		}
 	}
-	total := len(matches)
-	slices.SortFunc(matches, recordOrder(q.ListQuery))
-	return cloneRecords(window(matches, q.ListQuery)), total, nil
+	switch {
+	case q.SortBy == store.SortName && !q.Desc: // already in order
+	case q.SortBy == store.SortName:
+		slices.Reverse(matches) // names are unique in a cluster: no ties
+	default:
+		slices.SortFunc(matches, recordOrder(q.ListQuery))
+	}
+	return cloneRecords(window(matches, q.ListQuery)), len(matches), nil
 }
 
 // cloneRecords copies records out with three allocations in all: the
@@ -560,6 +580,7 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) 
 	r.index()
 	k.records[r.Name] = r
 	k.byID[r.ID] = r
+	k.sorted.Store(nil)
 	return r.Clone(), nil
 }
 
@@ -604,6 +625,7 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store
 	r.UpdatedAt = s.now()
 	r.index()
 	k.records[r.Name] = r
+	k.sorted.Store(nil)
 	return r.Clone(), nil
 }
 
@@ -617,6 +639,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path) error {
 	}
 	delete(k.records, r.Name)
 	delete(k.byID, r.ID)
+	k.sorted.Store(nil)
 	return nil
 }
 
