@@ -49,7 +49,10 @@ func New(opts ...Option) http.Handler {
 		opt(&c)
 	}
 	tokens := c.tokens()
-	keyring := c.keyring()
+	var keyring *sealing.Keyring
+	if len(c.errs) == 0 { // the options already reported bad keys
+		keyring = c.keyring()
+	}
 	clientIP, err := middleware.NewClientIP(c.proxies...)
 	if err != nil {
 		c.fail("WithTrustedProxies: %v", err)
@@ -82,17 +85,22 @@ func New(opts ...Option) http.Handler {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
-		ClientIP: clientIP,
+		ClientIP:     clientIP,
+		MaxBodyBytes: c.maxBodyBytes,
 	})
+	if !c.security.RequireAuth {
+		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
+			"(hds.Security.RequireAuth is false)")
+	}
 	// The chain, outermost first. CORS answers preflights before anything
-	// is authenticated or counted; rate limiting runs inside the router,
-	// by user once the token verifies and by client IP before that.
+	// is authenticated or counted; rate limiting and the body limit run
+	// inside the router, by user once the token verifies and by client IP
+	// before that.
 	return chain(api,
 		middleware.RequestID(),
 		middleware.Logging(c.logger),
 		middleware.Recover(),
 		middleware.CORS(c.corsOrigins...),
-		middleware.BodyLimit(c.maxBodyBytes),
 	)
 }
 

@@ -30,6 +30,8 @@ type Config struct {
 	LoginThrottle *middleware.LoginThrottle
 	// ClientIP finds a request's client address.
 	ClientIP middleware.ClientIP
+	// MaxBodyBytes limits request bodies (413 beyond it).
+	MaxBodyBytes int64
 	// Version is reported by /health.
 	Version string
 }

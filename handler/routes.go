@@ -38,14 +38,18 @@ func routes(cfg Config) *router {
 		return "ip:" + cfg.ClientIP.Of(r)
 	})
 	authn := middleware.Authenticate(cfg.Tokens, cfg.Users, cfg.RequireAuth, byIP)
-	protect := func(h http.Handler) http.Handler { return authn(byUser(h)) }
+	// Bodies are limited only once the route is known and the caller
+	// authenticated, so that an oversized request to an unknown route, with
+	// a wrong method or without a token still gets its 404, 405 or 401.
+	limitBody := middleware.BodyLimit(cfg.MaxBodyBytes)
+	protect := func(h http.Handler) http.Handler { return authn(byUser(limitBody(h))) }
 	rt := newRouter(byIP)
 	s := cfg.Store
 
 	rt.handle("GET /health", handleHealth(s, cfg.Version))
 	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(cfg.Version, cfg.RequireAuth))
-	rt.handle("POST /api/v1/auth/login", byIP(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))
-	rt.handle("POST /api/v1/auth/refresh", byIP(handleRefresh(cfg.Users, cfg.Tokens)))
+	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))))
+	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Users, cfg.Tokens))))
 
 	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)))
 	rt.handle("POST /api/v1/projects", protect(handleCreateFromBody(s, projects)))

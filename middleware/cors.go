@@ -17,9 +17,10 @@ const (
 // CORS answers cross-origin requests from the allowed origins (exact
 // match, or "*" for any): Access-Control-Allow-Origin with the origin
 // itself and the exposed rate limit headers. It answers preflights (OPTIONS
-// with Access-Control-Request-Method) itself, with 204, before
-// authentication and rate limiting. An origin not allowed gets no
-// Access-Control-* header. Every response varies by Origin.
+// with Access-Control-Request-Method) from allowed origins itself, with
+// 204, before authentication and rate limiting. An origin not allowed gets
+// no Access-Control-* header, and its preflight goes to the router like
+// any OPTIONS request. Every response varies by Origin.
 func CORS(allowedOrigins ...string) func(http.Handler) http.Handler {
 	allowed := make(map[string]bool, len(allowedOrigins))
 	for _, o := range allowedOrigins {
@@ -37,16 +38,16 @@ func CORS(allowedOrigins ...string) func(http.Handler) http.Handler {
 				h.Set("Access-Control-Allow-Origin", origin)
 				h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 			}
-			if !preflight {
+			if !preflight || !ok {
+				// A preflight from an origin not allowed is an ordinary
+				// OPTIONS request: the router answers it (405 or 404).
 				next.ServeHTTP(w, r)
 				return
 			}
-			if ok {
-				h.Set("Access-Control-Allow-Methods", corsAllowMethods)
-				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-				h.Set("Access-Control-Max-Age", strconv.Itoa(corsMaxAge))
-				h.Add("Vary", strings.Join([]string{"Access-Control-Request-Method", "Access-Control-Request-Headers"}, ", "))
-			}
+			h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+			h.Set("Access-Control-Max-Age", strconv.Itoa(corsMaxAge))
+			h.Add("Vary", strings.Join([]string{"Access-Control-Request-Method", "Access-Control-Request-Headers"}, ", "))
 			w.WriteHeader(http.StatusNoContent)
 		})
 	}

@@ -89,9 +89,10 @@ type Path struct {
 	Project    string
 	Collection string
 	Cluster    string
-	// Record is a record name or id: when it is a UUID and a record with
-	// that id exists in the cluster, it names that record; otherwise it is
-	// a name.
+	// Record is a record name or id: when it is a UUID (in any case) and
+	// a record with that id exists in the cluster, it names that record;
+	// otherwise it is a name. Creating a record whose name is the id of a
+	// record of the cluster is ErrAlreadyExists.
 	Record string
 }
 

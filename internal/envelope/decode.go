@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Decode reads a JSON object body into dst, a pointer to a struct whose
@@ -44,6 +45,14 @@ func Decode(r *http.Request, dst any) (bool, error) {
 	if body[0] != '{' {
 		return false, BadRequest("the request body must be a JSON object")
 	}
+	// encoding/json would quietly turn both into U+FFFD; JSON text must be
+	// UTF-8, and a name or value must arrive as sent or not at all.
+	if !utf8.Valid(body) {
+		return false, BadRequest("the request body is not valid UTF-8")
+	}
+	if hasLoneSurrogate(body) {
+		return false, BadRequest(`the request body holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`)
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return false, BadRequest("malformed JSON: " + jsonProblem(err))
@@ -62,6 +71,56 @@ func Decode(r *http.Request, dst any) (bool, error) {
 		return false, BadRequest("malformed JSON: " + jsonProblem(err))
 	}
 	return true, nil
+}
+
+// hasLoneSurrogate reports whether a JSON text has a \uD800-\uDFFF escape
+// that is not part of a high-low surrogate pair.
+func hasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // an escaped character: skip it
+			continue
+		}
+		r := hex4(b[i+2:])
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				if low := hex4(b[i+8:]); low >= 0xDC00 && low <= 0xDFFF {
+					i += 11
+					continue
+				}
+			}
+			return true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+		i += 5
+	}
+	return false
+}
+
+// hex4 reads four hex digits, or returns -1.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	n := 0
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			n = n*16 + int(c-'0')
+		case 'a' <= c && c <= 'f':
+			n = n*16 + int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			n = n*16 + int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return n
 }
 
 // TooLarge is the 413 error for a body over limit bytes.

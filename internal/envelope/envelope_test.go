@@ -128,6 +128,12 @@ func TestDecode(t *testing.T) {
 		{"malformed", "application/json", `{"name":`, false, 400, "malformed JSON: syntax error at byte 8"},
 		{"trailing", "application/json", `{} {}`, false, 400, "malformed JSON: syntax error at byte 4"},
 		{"wrong type", "application/json", `{"name":5}`, false, 400, `field "name" must be a string`},
+		{"invalid UTF-8", "application/json", "{\"name\":\"bad\xff\"}", false, 400, "the request body is not valid UTF-8"},
+		{"lone high surrogate", "application/json", `{"name":"\ud800"}`, false, 400, `the request body holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`},
+		{"lone low surrogate", "application/json", `{"name":"a\uDC00b"}`, false, 400, `the request body holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`},
+		{"high then no low", "application/json", `{"name":"\ud83d\u0041"}`, false, 400, `the request body holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`},
+		{"surrogate pair", "application/json", `{"name":"\ud83d\ude00"}`, true, 0, ""},
+		{"escaped backslash then u", "application/json", `{"name":"\\ud800"}`, true, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

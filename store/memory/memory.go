@@ -148,8 +148,10 @@ func (s *Store) record(p store.Path) (*cluster, *record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if r, ok := k.byID[p.Record]; ok {
-		return k, r, nil
+	if id, ok := store.CanonicalUUID(p.Record); ok {
+		if r, ok := k.byID[id]; ok {
+			return k, r, nil
+		}
 	}
 	if r, ok := k.records[p.Record]; ok {
 		return k, r, nil
@@ -569,6 +571,10 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) 
 	if _, ok := k.records[p.Record]; ok {
 		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
 	}
+	if id, ok := store.CanonicalUUID(p.Record); ok && k.byID[id] != nil {
+		// The segment names that record, so it exists (API.md section 2).
+		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
+	}
 	now := s.now()
 	r := &record{Record: *in.Clone()}
 	r.Name, r.Version, r.CreatedAt, r.UpdatedAt = p.Record, 1, now, now
@@ -616,6 +622,9 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store
 			return nil, err
 		}
 		if _, ok := k.records[next.Name]; ok {
+			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+		}
+		if id, ok := store.CanonicalUUID(next.Name); ok && k.byID[id] != nil && id != r.ID {
 			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}

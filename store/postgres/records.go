@@ -55,7 +55,7 @@ func valueColumnsOf(t store.DataType, v json.RawMessage) valueColumns {
 
 // findRecordSQL resolves the whole path and the record (by id first, then
 // by name) in one round trip. With FOR UPDATE it also locks the record.
-const findRecordSQL = `SELECT p.owner_id, c.id IS NOT NULL, k.id IS NOT NULL, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at
+const findRecordSQL = `SELECT p.owner_id, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
@@ -70,34 +70,35 @@ var (
 	lockRecordQuery = strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1)
 )
 
-func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, error) {
+// findRecord returns the record and the id of its cluster.
+func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, string, error) {
 	var id any
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
 	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var owner string
-	var collectionFound, clusterFound bool
-	var rid, name, typ, value sql.NullString
+	var collectionFound bool
+	var clusterID, rid, name, typ, value sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	err = row.Scan(&owner, &collectionFound, &clusterFound, &rid, &name, &typ, &value, &version, &created, &updated)
+	err = row.Scan(&owner, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated)
 	if err != nil {
-		return nil, notFoundOr(err, "project", p.Project)
+		return nil, "", notFoundOr(err, "project", p.Project)
 	}
-	if err := checkPath(p, levelCluster, owner, collectionFound, clusterFound); err != nil {
-		return nil, err
+	if err := checkPath(p, levelCluster, owner, collectionFound, clusterID.Valid); err != nil {
+		return nil, "", err
 	}
 	if !rid.Valid {
-		return nil, &store.NotFoundError{Kind: "record", Name: p.Record}
+		return nil, "", &store.NotFoundError{Kind: "record", Name: p.Record}
 	}
 	return &store.Record{
 		ID: rid.String, Name: name.String, Type: store.DataType(typ.String), Value: json.RawMessage(value.String),
 		Version: version.Int64, CreatedAt: created.Time.UTC(), UpdatedAt: updated.Time.UTC(),
-	}, nil
+	}, clusterID.String, nil
 }
 
 var recordSortColumns = map[store.SortField]string{
@@ -152,9 +153,32 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 		})
 }
 
+// nameIsNoID refuses a record name that is the id (in any case) of a
+// record of the cluster other than self: that segment names the record
+// with the id (API.md section 2), so the name is taken.
+func (q queryer) nameIsNoID(ctx context.Context, clusterID, name, self string) error {
+	id, ok := store.CanonicalUUID(name)
+	if !ok || id == self {
+		return nil
+	}
+	var taken bool
+	row, err := q.row(ctx, `SELECT EXISTS (SELECT 1 FROM hds_records WHERE cluster_id = $1 AND id = $2)`, clusterID, id)
+	if err == nil {
+		err = classify(row.Scan(&taken))
+	}
+	if err != nil {
+		return err
+	}
+	if taken {
+		return &store.ExistsError{Kind: "record", Name: name}
+	}
+	return nil
+}
+
 // FindRecord implements store.Store, in one round trip.
 func (s *Store) FindRecord(ctx context.Context, p store.Path) (*store.Record, error) {
-	return s.q().findRecord(ctx, p, findRecordQuery)
+	r, _, err := s.q().findRecord(ctx, p, findRecordQuery)
+	return r, err
 }
 
 // CreateRecord implements store.Store.
@@ -162,6 +186,9 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	q := s.q()
 	res, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {
+		return nil, err
+	}
+	if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -188,7 +215,7 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*store.Record) error) (*store.Record, error) {
 	var out *store.Record
 	err := s.inTx(ctx, func(q queryer) error {
-		cur, err := q.findRecord(ctx, p, lockRecordQuery)
+		cur, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
@@ -197,6 +224,11 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*sto
 			return err
 		}
 		next.ID, next.Version, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Version+1, cur.CreatedAt, s.now()
+		if next.Name != cur.Name {
+			if err := q.nameIsNoID(ctx, clusterID, next.Name, cur.ID); err != nil {
+				return err
+			}
+		}
 		vc := valueColumnsOf(next.Type, next.Value)
 		_, err = q.exec(ctx, `UPDATE hds_records SET name = $2, name_lower = $3, type = $4, value = $5,
 			version = $6, vtext = $7, vtext_lower = $8, sort_group = $9, sort_num = $10, sort_text = $11, updated_at = $12
@@ -215,7 +247,7 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*sto
 // DeleteRecord implements store.Store.
 func (s *Store) DeleteRecord(ctx context.Context, p store.Path) error {
 	q := s.q()
-	r, err := q.findRecord(ctx, p, findRecordQuery)
+	r, _, err := q.findRecord(ctx, p, findRecordQuery)
 	if err != nil {
 		return err
 	}

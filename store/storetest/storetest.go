@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -1212,6 +1213,24 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assertNotFound(t, err, "record", f.rec.ID, "the deleted record's id is not found")
 	})
 
+	t.Run("AddressByUpperCaseID", func(t *testing.T) {
+		f := newFixture(t, newStore(t))
+		upper := setLevel(f.path(3), 3, strings.ToUpper(f.rec.ID))
+		got, err := f.s.FindRecord(f.ctx, upper)
+		if assert.NoError(t, err, "FindRecord by the id in upper case") {
+			assert.Equal(t, f.rec.ID, got.ID, "a UUID in any case names the record with that id")
+		}
+	})
+
+	t.Run("CreateNamedAfterExistingID", func(t *testing.T) {
+		f := newFixture(t, newStore(t))
+		for _, id := range []string{f.rec.ID, strings.ToUpper(f.rec.ID)} {
+			_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, id), &store.Record{Type: store.Null, Value: json.RawMessage("null")})
+			assert.ErrorIs(t, err, store.ErrAlreadyExists, "creating a record whose name is the id %s of a record of the cluster", id)
+		}
+		f.assertUnchanged(t, "after the refused creates")
+	})
+
 	t.Run("UUIDLookingNameIsAName", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		name := store.NewID()
@@ -1264,15 +1283,35 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	})
 
 	t.Run("IDTakesPrecedenceOverName", func(t *testing.T) {
+		// A record named like an id that no record has yet, then a record
+		// given that very id (callers may choose ids).
 		f := newFixture(t, newStore(t))
-		named := mustRecord(t, f.s, setLevel(f.path(3), 3, f.rec.ID), store.String, `"named like an id"`)
-		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, f.rec.ID))
+		segment := store.NewID()
+		named := mustRecord(t, f.s, setLevel(f.path(3), 3, segment), store.String, `"named like an id"`)
+		withID, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "has the id"),
+			&store.Record{ID: segment, Type: store.Null, Value: json.RawMessage("null")})
+		require.NoError(t, err, "CreateRecord with a chosen id")
+		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, segment))
 		if assert.NoError(t, err, "FindRecord by a segment that is both an id and a name") {
-			assert.Equal(t, f.rec.ID, got.ID, "the record with that id wins over the record with that name")
+			assert.Equal(t, withID.ID, got.ID, "the record with that id wins over the record with that name")
 		}
 		got, err = f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, named.ID))
 		if assert.NoError(t, err, "FindRecord of the other record by its own id") {
-			assert.Equal(t, f.rec.ID, got.Name, "the other record is found by its id")
+			assert.Equal(t, segment, got.Name, "the other record is found by its id")
+		}
+	})
+
+	t.Run("RenameOntoAnID", func(t *testing.T) {
+		f := newFixture(t, newStore(t))
+		sib := mustRecord(t, f.s, setLevel(f.path(3), 3, "sibling"), store.Integer, "5")
+		_, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "sibling"), func(r *store.Record) error {
+			r.Name = strings.ToUpper(f.rec.ID)
+			return nil
+		})
+		assert.ErrorIs(t, err, store.ErrAlreadyExists, "renaming onto the id of another record of the cluster")
+		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, "sibling"))
+		if assert.NoError(t, err, "the sibling keeps its name") {
+			assert.Equal(t, viewRecord(sib), viewRecord(got), "the sibling is unchanged")
 		}
 	})
 
