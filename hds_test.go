@@ -1798,12 +1798,21 @@ func TestRecordByID(t *testing.T) {
 		if got.Name != uuidName || string(got.Value) != `"named"` {
 			t.Errorf("record named like a UUID: %+v", got)
 		}
-		// A record named like another record's id: the id wins.
-		c.mustDo("POST", byID(r2.ID)+"?type=STRING&value=impostor", "", alice, http.StatusCreated)
-		c.mustDo("GET", byID(r2.ID), "", alice, http.StatusOK).decode(t, &got)
-		if got.ID != r2.ID || got.Name != "r2" {
-			t.Errorf("GET %s returned %+v, want the record with that id (r2)", r2.ID, got)
+		// POST R where R is a record's id (in any case) names that
+		// record, which exists: 409, in both forms, and nothing is created.
+		for _, seg := range []string{r2.ID, strings.ToUpper(r2.ID)} {
+			status, _, env = c.do("POST", byID(seg)+"?type=STRING&value=impostor", "", alice)
+			wantError(t, "POST R with an existing record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
+			status, _, env = c.do("POST", byID(seg), `{"type":"STRING","value":"impostor"}`, alice)
+			wantError(t, "POST R (body) with an existing record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
 		}
+		c.mustDo("GET", byID(strings.ToUpper(r2.ID)), "", alice, http.StatusOK).decode(t, &got)
+		if got.ID != r2.ID || got.Name != "r2" || string(got.Value) != `"two"` {
+			t.Errorf("GET by the upper-case id returned %+v, want r2 unchanged", got)
+		}
+		// Renaming onto a record's id is taken as well.
+		status, _, env = c.do("PUT", pathR("web", "prod", "k", uuidName)+"?rename="+r2.ID, "", alice)
+		wantError(t, "rename onto another record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
 
 		c.mustDo("DELETE", byID(r1.ID), "", alice, http.StatusNoContent)
 		for _, target := range []string{byID(r1.ID), pathR("web", "prod", "k", "first")} {
