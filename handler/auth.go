@@ -49,18 +49,6 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 			envelope.Error(w, r, err)
 			return
 		}
-		ip := clientIP.Of(r)
-		if throttle != nil {
-			retry, blocked, err := throttle.Reserve(r.Context(), *req.Username, ip)
-			if err == nil && blocked {
-				w.Header().Set(middleware.HeaderRetryAfter, retry)
-				err = envelope.ErrRateLimited
-			}
-			if err != nil {
-				envelope.Error(w, r, err)
-				return
-			}
-		}
 		user, err := users.FindUserByName(r.Context(), *req.Username)
 		var hash []byte
 		switch {
@@ -70,15 +58,22 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 			envelope.Error(w, r, err)
 			return
 		}
-		if !auth.CheckPassword(hash, *req.Password) || !user.Active {
-			envelope.Error(w, r, auth.ErrBadCredentials) // the reservation stays, as a failure
-			return
-		}
-		if throttle != nil {
-			if err := throttle.Release(r.Context(), *req.Username, ip); err != nil {
-				envelope.Error(w, r, err)
-				return
+		// One bcrypt comparison whatever the case, so that neither the
+		// answer nor its timing tells the cases apart.
+		check := func() bool { return auth.CheckPassword(hash, *req.Password) && user.Active }
+		if throttle == nil {
+			if !check() {
+				err = auth.ErrBadCredentials
 			}
+		} else {
+			var retry string
+			if retry, err = throttle.Attempt(r.Context(), *req.Username, clientIP.Of(r), check); retry != "" {
+				w.Header().Set(middleware.HeaderRetryAfter, retry)
+			}
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
 		}
 		issue(w, r, tokens, user.ID, time.Time{}, "Login successful")
 	})

@@ -83,7 +83,7 @@ func handleCreate[T any](s store.Store, lvl level[T]) http.Handler {
 			err = store.ValidateName(lvl.name(p))
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, s, err)
 			return
 		}
 		created(w, r, s, lvl, p)
@@ -104,7 +104,7 @@ func handleCreateFromBody[T any](s store.Store, lvl level[T]) http.Handler {
 			err = store.ValidateName(*body.Name)
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, s, err)
 			return
 		}
 		lvl.setName(&p, *body.Name)
@@ -140,7 +140,7 @@ func handleRename[T any](s store.Store, lvl level[T]) http.Handler {
 			err = store.ValidateName(newName)
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, s, err)
 			return
 		}
 		v, err := lvl.rename(s, r.Context(), pathOf(r), newName)
@@ -184,7 +184,7 @@ func handleList[T any](s store.Store, lvl level[T]) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := parseListQuery(r.URL.Query(), containerSortFields)
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, s, err)
 			return
 		}
 		items, total, err := lvl.list(s, r.Context(), pathOf(r), q)

@@ -99,7 +99,7 @@ func (rec records) handleCreate(nameInBody bool) http.Handler {
 		p := pathOf(r)
 		in, err := readRecordInput(r, query)
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, rec.store, err)
 			return
 		}
 		if nameInBody {
@@ -130,7 +130,7 @@ func (rec records) handleCreate(nameInBody bool) http.Handler {
 			value, err = rec.parseValue(in, t, id)
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, rec.store, err)
 			return
 		}
 		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{ID: id, Type: t, Value: value})
@@ -146,7 +146,7 @@ func (rec records) handleGet() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reveal, err := parseReveal(r.URL.Query())
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, rec.store, err)
 			return
 		}
 		got, err := rec.store.FindRecord(r.Context(), pathOf(r))
@@ -180,7 +180,7 @@ func (rec records) handleUpdate() http.Handler {
 			newType, err = store.ParseType(in.typ)
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, rec.store, err)
 			return
 		}
 		if in.hasName && !in.hasTyp && !in.hasValue {
@@ -247,7 +247,7 @@ func (rec records) handleList() http.Handler {
 			reveal, err = parseReveal(query)
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, rec.store, err)
 			return
 		}
 		items, total, err := rec.store.FindRecords(r.Context(), pathOf(r), q)
@@ -286,7 +286,7 @@ func (rec records) handleClusterData() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reveal, err := parseReveal(r.URL.Query())
 		if err != nil {
-			envelope.Error(w, r, err)
+			reject(w, r, rec.store, err)
 			return
 		}
 		k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)

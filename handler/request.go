@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -66,4 +67,19 @@ func newPage[S, T any](items []S, total int, q store.ListQuery, convert func(S) 
 		out[i] = convert(it)
 	}
 	return listPage[T]{Items: out, Total: total, Limit: q.Limit, Offset: q.Offset}
+}
+
+// reject answers a request refused before it reached the store. Every
+// route under someone else's project is 403, whatever else is wrong with
+// the request (API.md section 2), so the project's owner is looked up
+// first: one lookup, on this error path only. Creating a project (POST P)
+// is not a route under it: a taken name is 409 there.
+func reject(w http.ResponseWriter, r *http.Request, s store.Store, err error) {
+	if p := pathOf(r); p.Project != "" && p.Owner != "" && r.Pattern != "POST "+pathP {
+		_, ferr := s.FindProject(r.Context(), store.Path{Owner: p.Owner, Project: p.Project})
+		if errors.Is(ferr, store.ErrPermissionDenied) {
+			err = ferr
+		}
+	}
+	envelope.Error(w, r, err)
 }

@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
+	"sync"
 	"time"
 
 	"github.com/ulule/limiter/v3"
 
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/store"
 )
 
@@ -16,9 +20,15 @@ import (
 // fixed window. Once either has used up its failures, every further login
 // for it is refused, even with the right password, until the window has
 // passed; a successful login does not reset the count.
+//
+// Attempts for one username are serialised within the process (striped
+// locks), so that concurrent guesses cannot all pass the check before the
+// first failure is counted, while concurrent correct logins are never
+// refused for one another.
 type LoginThrottle struct {
 	perUser, perIP *limiter.Limiter
 	now            func() time.Time
+	stripes        [64]sync.Mutex
 }
 
 // NewLoginThrottle allows perUser failures per username and perIP per
@@ -37,42 +47,41 @@ func userKey(username string) string {
 	return "login-user:" + hex.EncodeToString(sum[:16])
 }
 
-// Reserve counts a login attempt for username and ip before the password
-// is checked, so that concurrent guesses cannot all slip in under the
-// limit. It reports whether the attempt must be refused (a username or
-// IP that already has its quota of failures in the window), and then the
-// Retry-After value in seconds. A successful login gives its reservation
-// back with Release; a failed one keeps it as a counted failure.
-func (t *LoginThrottle) Reserve(ctx context.Context, username, ip string) (string, bool, error) {
-	u, err := t.perUser.Increment(ctx, userKey(username), 1)
-	if err != nil {
-		return "", false, fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
-	}
-	i, err := t.perIP.Increment(ctx, ipKey(ip), 1)
-	if err != nil {
-		return "", false, fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
-	}
-	switch {
-	case u.Reached && i.Reached:
-		return retryAfter(max(u.Reset, i.Reset), t.now()), true, nil
-	case u.Reached:
-		return retryAfter(u.Reset, t.now()), true, nil
-	case i.Reached:
-		return retryAfter(i.Reset, t.now()), true, nil
-	}
-	return "", false, nil
-}
-
-// Release gives back the reservation of a successful login: a success is
-// not a failure, though it does not reset the failures counted before.
-func (t *LoginThrottle) Release(ctx context.Context, username, ip string) error {
-	if _, err := t.perUser.Increment(ctx, userKey(username), -1); err != nil {
-		return fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
-	}
-	if _, err := t.perIP.Increment(ctx, ipKey(ip), -1); err != nil {
-		return fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
-	}
-	return nil
-}
-
 func ipKey(ip string) string { return "login-ip:" + ip }
+
+// Attempt runs check, the password comparison, for a login by username
+// from ip, unless either has had its quota of failures in the window: then
+// it returns envelope.ErrRateLimited and the Retry-After value in seconds,
+// without running check. A failed check is counted and returns
+// auth.ErrBadCredentials; a passed one returns nil. Store failures match
+// store.ErrUnavailable.
+func (t *LoginThrottle) Attempt(ctx context.Context, username, ip string, check func() bool) (string, error) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(username))
+	mu := &t.stripes[h.Sum32()%uint32(len(t.stripes))]
+	mu.Lock()
+	defer mu.Unlock()
+
+	for _, w := range []struct {
+		l   *limiter.Limiter
+		key string
+	}{{t.perUser, userKey(username)}, {t.perIP, ipKey(ip)}} {
+		c, err := w.l.Peek(ctx, w.key)
+		if err != nil {
+			return "", fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+		}
+		if c.Remaining <= 0 {
+			return retryAfter(c.Reset, t.now()), envelope.ErrRateLimited
+		}
+	}
+	if check() {
+		return "", nil
+	}
+	if _, err := t.perUser.Increment(ctx, userKey(username), 1); err != nil {
+		return "", fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+	}
+	if _, err := t.perIP.Increment(ctx, ipKey(ip), 1); err != nil {
+		return "", fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+	}
+	return "", auth.ErrBadCredentials
+}

@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,30 +13,36 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
 
-// attempt reserves a login attempt and checks whether it was refused
-// and, when it was, that Retry-After is whole seconds within 1..maxRetry.
-// An attempt let through that succeeds gives its reservation back.
-func attempt(t *testing.T, lt *middleware.LoginThrottle, username, ip string, succeed, wantBlocked bool, maxRetry int64) {
+// attempt makes one login attempt whose password check gives ok, and
+// checks whether it was refused and, when it was, that Retry-After is
+// whole seconds within 1..maxRetry.
+func attempt(t *testing.T, lt *middleware.LoginThrottle, username, ip string, ok, wantBlocked bool, maxRetry int64) {
 	t.Helper()
-	ctx := context.Background()
-	retry, blocked, err := lt.Reserve(ctx, username, ip)
-	require.NoError(t, err)
-	if !assert.Equal(t, wantBlocked, blocked, "Reserve(%q, %q) blocked", username, ip) {
+	checked := false
+	retry, err := lt.Attempt(context.Background(), username, ip, func() bool { checked = true; return ok })
+	blocked := errors.Is(err, envelope.ErrRateLimited)
+	if !assert.Equal(t, wantBlocked, blocked, "Attempt(%q, %q) refused (error %v)", username, ip, err) {
 		return
 	}
-	if !blocked {
-		if succeed {
-			require.NoError(t, lt.Release(ctx, username, ip))
-		}
+	if blocked {
+		assert.False(t, checked, "a refused attempt does not check the password")
+		n, perr := strconv.ParseInt(retry, 10, 64)
+		require.NoError(t, perr, "Retry-After %q", retry)
+		assert.True(t, n >= 1 && n <= maxRetry, "Retry-After %d within 1..%d", n, maxRetry)
 		return
 	}
-	n, err := strconv.ParseInt(retry, 10, 64)
-	require.NoError(t, err, "Retry-After %q", retry)
-	assert.True(t, n >= 1 && n <= maxRetry, "Retry-After %d within 1..%d", n, maxRetry)
+	assert.True(t, checked, "an attempt let through checks the password")
+	if ok {
+		assert.NoError(t, err, "a passed check")
+	} else {
+		assert.ErrorIs(t, err, auth.ErrBadCredentials, "a failed check")
+	}
 }
 
 // fail is a failed login that was let through.
@@ -76,23 +83,41 @@ func TestLoginThrottleSuccessesDoNotCount(t *testing.T) {
 	attempt(t, lt, "alice", "198.51.100.1", true, true, 60) // two: blocked, and success did not reset
 }
 
-func TestLoginThrottleConcurrentAttempts(t *testing.T) {
-	lt := middleware.NewLoginThrottle(newMemStore(), 3, 100, time.Minute)
+// concurrently runs n attempts at once with the given check result and
+// returns how many had their password checked and how many were refused.
+func concurrently(lt *middleware.LoginThrottle, n int, ok bool) (checked, refused int32) {
 	var wg sync.WaitGroup
-	var through atomic.Int32
-	for range 12 {
+	var c, r atomic.Int32
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, blocked, err := lt.Reserve(context.Background(), "alice", "198.51.100.1")
-			assert.NoError(t, err)
-			if !blocked {
-				through.Add(1)
+			_, err := lt.Attempt(context.Background(), "alice", "198.51.100.1", func() bool {
+				c.Add(1)
+				time.Sleep(time.Millisecond) // as bcrypt would
+				return ok
+			})
+			if errors.Is(err, envelope.ErrRateLimited) {
+				r.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, int32(3), through.Load(), "exactly the quota of concurrent guesses reaches the password check")
+	return c.Load(), r.Load()
+}
+
+func TestLoginThrottleConcurrentGuesses(t *testing.T) {
+	lt := middleware.NewLoginThrottle(newMemStore(), 3, 100, time.Minute)
+	checked, refused := concurrently(lt, 12, false)
+	assert.Equal(t, int32(3), checked, "exactly the quota of concurrent guesses reaches the password check")
+	assert.Equal(t, int32(9), refused, "the rest are refused")
+}
+
+func TestLoginThrottleConcurrentCorrectLogins(t *testing.T) {
+	lt := middleware.NewLoginThrottle(newMemStore(), 3, 3, time.Minute)
+	checked, refused := concurrently(lt, 15, true)
+	assert.Equal(t, int32(15), checked, "every correct login is checked")
+	assert.Zero(t, refused, "correct logins are never refused without failures")
 }
 
 func TestLoginThrottleWindowPasses(t *testing.T) {
@@ -109,15 +134,13 @@ func TestLoginThrottleWindowPasses(t *testing.T) {
 func TestLoginThrottleStoreFailure(t *testing.T) {
 	ctx := context.Background()
 	lt := middleware.NewLoginThrottle(&failingStore{ok: newMemStore()}, 3, 100, time.Minute)
-	_, blocked, err := lt.Reserve(ctx, "alice", "198.51.100.1")
-	assert.ErrorIs(t, err, store.ErrUnavailable, "Reserve")
-	assert.False(t, blocked)
-	assert.ErrorIs(t, lt.Release(ctx, "alice", "198.51.100.1"), store.ErrUnavailable, "Release")
+	_, err := lt.Attempt(ctx, "alice", "198.51.100.1", func() bool { return true })
+	assert.ErrorIs(t, err, store.ErrUnavailable, "Attempt when the store fails")
 
-	// The store fails after the username's count, before the IP's.
-	lt = middleware.NewLoginThrottle(&failingStore{ok: newMemStore(), failAfter: 1}, 3, 100, time.Minute)
-	_, _, err = lt.Reserve(ctx, "alice", "198.51.100.1")
-	assert.ErrorIs(t, err, store.ErrUnavailable, "Reserve, second counter")
+	// The store fails after the checks, when counting the failure.
+	lt = middleware.NewLoginThrottle(&failingStore{ok: newMemStore(), failAfter: 2}, 3, 100, time.Minute)
+	_, err = lt.Attempt(ctx, "alice", "198.51.100.1", func() bool { return false })
+	assert.ErrorIs(t, err, store.ErrUnavailable, "Attempt when counting the failure fails")
 }
 
 func TestLoginThrottleKeysAreBounded(t *testing.T) {
