@@ -121,6 +121,9 @@ func (t *Tokens) VerifyForRefresh(raw string) (*Claims, error) {
 		return nil, ErrInvalidToken
 	}
 	now := t.cfg.Now()
+	if c.IssuedAt.After(now) { // issued in the future: not a token of ours
+		return nil, ErrInvalidToken
+	}
 	if now.Sub(c.ExpiresAt.Time) > t.cfg.RefreshWindow ||
 		now.Sub(time.Unix(c.OrigIat, 0)) > t.cfg.MaxSessionAge {
 		return nil, ErrTokenExpired

@@ -315,13 +315,15 @@ func isTime(s string) bool {
 	return frac[0] == '.' && len(frac) >= 2 && len(frac) <= 10 && isDigits(frac[1:])
 }
 
+// isDateTime checks an RFC 3339 date-time with an offset. RFC 3339
+// allows "t" and "z" in lower case; the value is kept as given either way.
 func isDateTime(s string) bool {
-	if len(s) < 20 || s[10] != 'T' || !isDate(s[:10]) {
+	if len(s) < 20 || (s[10] != 'T' && s[10] != 't') || !isDate(s[:10]) {
 		return false
 	}
 	rest := s[11:]
 	var clock, zone string
-	if strings.HasSuffix(rest, "Z") {
+	if last := rest[len(rest)-1]; last == 'Z' || last == 'z' {
 		clock, zone = rest[:len(rest)-1], "Z"
 	} else if len(rest) >= 6 {
 		clock, zone = rest[:len(rest)-6], rest[len(rest)-6:]
@@ -335,7 +337,7 @@ func isDateTime(s string) bool {
 	if !isTime(clock) {
 		return false
 	}
-	_, err := time.Parse(time.RFC3339Nano, s)
+	_, err := time.Parse(time.RFC3339Nano, s[:10]+"T"+clock+zone)
 	return err == nil
 }
 

@@ -276,8 +276,10 @@ var parseJSONRows = []parseRow{
 	ok(store.DateTime, `"2026-11-22T03:18:19+23:59"`, `"2026-11-22T03:18:19+23:59"`),
 	bad(store.DateTime, `"2026-11-22T08:18:19"`, "DATETIME"),
 	bad(store.DateTime, `"2026-11-22 08:18:19Z"`, "DATETIME"),
-	bad(store.DateTime, `"2026-11-22t08:18:19Z"`, "DATETIME"),
-	bad(store.DateTime, `"2026-11-22T08:18:19z"`, "DATETIME"),
+	ok(store.DateTime, `"2026-11-22t08:18:19Z"`, `"2026-11-22t08:18:19Z"`), // RFC 3339 allows lower case; kept as given
+	ok(store.DateTime, `"2026-11-22T08:18:19z"`, `"2026-11-22T08:18:19z"`),
+	bad(store.DateTime, `"2026-11-22x08:18:19Z"`, "DATETIME"),
+	bad(store.DateTime, `"2026-11-22T08:18:19y"`, "DATETIME"),
 	bad(store.DateTime, `"2026-02-30T08:18:19Z"`, "DATETIME"),
 	bad(store.DateTime, `"2026-11-22T24:00:00Z"`, "DATETIME"),
 	bad(store.DateTime, `"2026-11-22T08:18:60Z"`, "DATETIME"),
