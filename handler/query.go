@@ -108,7 +108,7 @@ func sortNames(sortable map[string]store.SortField) []string {
 func decimal(s, param string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || s == "" || s[0] < '0' || s[0] > '9' || n < 0 {
-		return 0, envelope.BadRequest(param + " must be a non-negative decimal integer")
+		return 0, envelope.BadRequest(param + " must be a decimal integer of 0 or more (digits only, at most 9223372036854775807)")
 	}
 	return n, nil
 }
