@@ -560,3 +560,20 @@ func TestRateLimiterMemoryBoundedAfterMillionClients(t *testing.T) {
 		(float64(after)-float64(base))/mib)
 	assert.LessOrEqual(t, after, base+slack, "expired windows are dropped: the heap falls back near the baseline")
 }
+
+// BenchmarkRateLimiterCount is the cost rate limiting adds to a request:
+// one Count over the two default windows on the in-memory store (the
+// budget is 1 us).
+func BenchmarkRateLimiterCount(b *testing.B) {
+	l := middleware.NewRateLimiter(newMemStore(),
+		limiter.Rate{Period: time.Hour, Limit: 1 << 40}, limiter.Rate{Period: time.Minute, Limit: 1 << 40})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := l.Count(ctx, "user:01a204e7-7edc-758d-a1d9-e9941fbe811d"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
