@@ -14,6 +14,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the driver comparison
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/baseline"
 	"github.com/hds-go/hds/internal/pgtest"
@@ -42,6 +45,15 @@ func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 		st, users = m, m
 	case "postgres":
 		db := pgtest.New(b)
+		db.SetMaxOpenConns(4)
+		pg := postgres.New(db)
+		st, users = pg, pg
+	case "pgx": // the same store code on pgx's database/sql driver, for comparison
+		db, err := sqlx.Open("pgx", pgtest.NewURL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
 		db.SetMaxOpenConns(4)
 		pg := postgres.New(db)
 		st, users = pg, pg
@@ -181,9 +193,11 @@ var benchOps = []struct {
 }
 
 // BenchmarkHandler measures each operation through the full handler, on
-// each store kind, serially and with 32 parallel clients.
+// each store kind, serially and with 32 parallel clients. "pgx" is the
+// PostgreSQL store on pgx's database/sql driver instead of lib/pq, to
+// compare the drivers on the same code.
 func BenchmarkHandler(b *testing.B) {
-	for _, kind := range []string{"memory", "postgres"} {
+	for _, kind := range []string{"memory", "postgres", "pgx"} {
 		b.Run(kind, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 0)
 			b.Run("Login", func(b *testing.B) {
