@@ -39,7 +39,6 @@ type recordBody struct {
 type recordInput struct {
 	name, typ       string
 	hasName, hasTyp bool
-	value           json.RawMessage // canonical, once parsed
 	rawValue        json.RawMessage // the body form's value (nil when left out)
 	textValue       string          // the query form's value
 	hasValue        bool

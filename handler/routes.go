@@ -131,11 +131,11 @@ func (rt *router) finish() http.Handler {
 		})))
 	}
 	rt.mux.Handle("/", rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		envelope.Error(w, r, envelope.NotFoundRoute)
+		envelope.Error(w, r, envelope.ErrNoRoute)
 	})))
 	mux := rt.mux
 	notCanonical := rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		envelope.Error(w, r, envelope.NotFoundRoute)
+		envelope.Error(w, r, envelope.ErrNoRoute)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !canonical(r.URL.EscapedPath()) {

@@ -344,10 +344,7 @@ func isDateTime(s string) bool {
 // isJSONInteger reports whether b is a JSON number with no fraction and
 // no exponent.
 func isJSONInteger(b []byte) bool {
-	s := string(b)
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
+	s := strings.TrimPrefix(string(b), "-")
 	if s == "" || !isDigits(s) {
 		return false
 	}

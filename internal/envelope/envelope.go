@@ -53,8 +53,8 @@ func BadRequest(details string) *RequestError {
 	return &RequestError{Status: http.StatusBadRequest, Message: "Invalid request", Details: details}
 }
 
-// NotFoundRoute is the error for a path that matches no route.
-var NotFoundRoute = errors.New("no such route")
+// ErrNoRoute is the error for a path that matches no route.
+var ErrNoRoute = errors.New("no such route")
 
 // ErrRateLimited is the error for a request over a rate limit.
 var ErrRateLimited = errors.New("rate limit exceeded")
@@ -92,7 +92,7 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusForbidden, CodeAuthorization, "Insufficient permissions", ""}, true
 	case errors.Is(err, ErrRateLimited):
 		return problem{http.StatusTooManyRequests, CodeRateLimit, "Rate limit exceeded", ""}, true
-	case errors.Is(err, NotFoundRoute):
+	case errors.Is(err, ErrNoRoute):
 		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", "no route matches this path"}, true
 	case errors.Is(err, store.ErrNotFound):
 		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", detailsOf[*store.NotFoundError](err)}, true

@@ -46,7 +46,7 @@ func TestErrorTable(t *testing.T) {
 		{"invalid token", auth.ErrInvalidToken, 401, "AUTHENTICATION_FAILED", "Invalid or expired token", "", false},
 		{"bad credentials", auth.ErrBadCredentials, 401, "AUTHENTICATION_FAILED", "Invalid username or password", "", false},
 		{"not owner", wrap(store.ErrPermissionDenied), 403, "AUTHORIZATION_FAILED", "Insufficient permissions", "", false},
-		{"no route", envelope.NotFoundRoute, 404, "RESOURCE_NOT_FOUND", "Resource not found", "no route matches this path", false},
+		{"no route", envelope.ErrNoRoute, 404, "RESOURCE_NOT_FOUND", "Resource not found", "no route matches this path", false},
 		{"not found", wrap(&store.NotFoundError{Kind: "collection", Name: "prod"}), 404, "RESOURCE_NOT_FOUND", "Resource not found", `collection "prod" not found`, false},
 		{"exists", wrap(&store.ExistsError{Kind: "project", Name: "web"}), 409, "RESOURCE_EXISTS", "Resource already exists", `project "web" already exists`, false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},
