@@ -97,13 +97,9 @@ func handleRefresh(users store.UserDirectory, tokens *auth.Tokens) http.Handler 
 }
 
 func refreshClaims(r *http.Request, tokens *auth.Tokens) (*auth.Claims, error) {
-	header, present := r.Header["Authorization"]
-	if !present {
-		return nil, auth.ErrNoToken
-	}
-	raw, ok := middleware.BearerToken(header[0])
-	if !ok || len(header) > 1 {
-		return nil, auth.ErrInvalidToken
+	raw, err := middleware.TokenFrom(r)
+	if err != nil {
+		return nil, err
 	}
 	return tokens.VerifyForRefresh(raw)
 }

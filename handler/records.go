@@ -2,6 +2,7 @@ package handler
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -26,6 +27,9 @@ func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, g
 		envelope.Error(w, r, err)
 	}
 }
+
+// errUnchanged aborts an update that has nothing to change.
+var errUnchanged = errors.New("unchanged")
 
 // recordBody is the body of the record routes.
 type recordBody struct {
@@ -182,15 +186,14 @@ func (rec records) handleUpdate() http.Handler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		if in.hasName && !in.hasTyp && !in.hasValue {
-			// A rename to the current name is a no-op: no new version.
-			cur, err := rec.store.FindRecord(r.Context(), p)
-			if err == nil && cur.Name == in.name {
-				rec.respond(w, r, http.StatusOK, cur, reveal, "Record updated")
-				return
-			}
-		}
+		renameOnly := in.hasName && !in.hasTyp && !in.hasValue
+		var unchanged *store.Record
 		updated, err := rec.store.UpdateRecord(r.Context(), p, func(cur *store.Record) error {
+			if renameOnly && cur.Name == in.name {
+				// A rename to the current name is a no-op: no new version.
+				unchanged = cur
+				return errUnchanged
+			}
 			t := cur.Type
 			if in.hasTyp {
 				t = newType
@@ -219,6 +222,9 @@ func (rec records) handleUpdate() http.Handler {
 			}
 			return nil
 		})
+		if errors.Is(err, errUnchanged) {
+			updated, err = unchanged, nil
+		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return

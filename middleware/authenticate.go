@@ -38,17 +38,13 @@ func Authenticate(tokens *auth.Tokens, users store.UserDirectory, requireAuth bo
 }
 
 func authenticate(r *http.Request, tokens *auth.Tokens, users store.UserDirectory, requireAuth bool) (*store.User, error) {
-	header, present := r.Header["Authorization"]
-	if !present {
-		if !requireAuth {
-			anon := auth.Anonymous
-			return &anon, nil
-		}
-		return nil, auth.ErrNoToken
+	raw, err := TokenFrom(r)
+	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
+		anon := auth.Anonymous
+		return &anon, nil
 	}
-	raw, ok := BearerToken(header[0])
-	if !ok || len(header) > 1 {
-		return nil, auth.ErrInvalidToken
+	if err != nil {
+		return nil, err
 	}
 	claims, err := tokens.Verify(raw)
 	if err != nil {
@@ -72,9 +68,23 @@ func ActiveUser(r *http.Request, users store.UserDirectory, id string) (*store.U
 	return user, nil
 }
 
-// BearerToken returns the token of an Authorization header value of the
-// form "Bearer <token>" (the scheme in any case, as RFC 9110 allows).
-func BearerToken(header string) (string, bool) {
+// TokenFrom returns the bearer token of r's Authorization header, the only
+// place a token is read from: auth.ErrNoToken without the header,
+// auth.ErrInvalidToken when it is not one "Bearer <token>" (the scheme in
+// any case, as RFC 9110 allows).
+func TokenFrom(r *http.Request) (string, error) {
+	header, present := r.Header["Authorization"]
+	if !present {
+		return "", auth.ErrNoToken
+	}
+	raw, ok := bearerToken(header[0])
+	if !ok || len(header) > 1 {
+		return "", auth.ErrInvalidToken
+	}
+	return raw, nil
+}
+
+func bearerToken(header string) (string, bool) {
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
 		return "", false

@@ -1,9 +1,11 @@
 package middleware
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -35,7 +37,9 @@ type RateLimiter struct {
 // Limit of 0 or less are left out.
 func NewRateLimiter(s limiter.Store, rates ...limiter.Rate) *RateLimiter {
 	l := &RateLimiter{now: time.Now}
-	for _, r := range sortRates(rates) {
+	rates = slices.Clone(rates)
+	slices.SortFunc(rates, func(a, b limiter.Rate) int { return cmp.Compare(a.Period, b.Period) })
+	for _, r := range rates {
 		if r.Limit <= 0 {
 			continue
 		}
@@ -53,16 +57,6 @@ func windowPrefix(p time.Duration) string {
 		return "w" + strconv.FormatInt(int64(p/time.Second), 10) + ":"
 	}
 	return "w" + p.String() + ":"
-}
-
-func sortRates(rates []limiter.Rate) []limiter.Rate {
-	out := append([]limiter.Rate(nil), rates...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Period < out[j-1].Period; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }
 
 // Count counts one request for key in every window, shortest first, and
