@@ -226,6 +226,9 @@ func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project,
 
 // CreateProject implements store.Store.
 func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project, error) {
+	if err := store.ValidateName(p.Project); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now}
 	err := s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
@@ -240,6 +243,9 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project
 
 // RenameProject implements store.Store.
 func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string) (*store.Project, error) {
+	if err := store.ValidateName(newName); err != nil {
+		return nil, err
+	}
 	q := s.q()
 	pr, err := q.findProject(ctx, p)
 	if err != nil || pr.Name == newName {
@@ -324,6 +330,9 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Coll
 	if err != nil {
 		return nil, err
 	}
+	if err := store.ValidateName(p.Collection); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	c := &store.Collection{ID: store.NewID(), Name: p.Collection, Project: p.Project, CreatedAt: now, UpdatedAt: now}
 	err = q.insert(ctx, "collection", c.Name, "project", p.Project, `INSERT INTO hds_collections
@@ -338,6 +347,9 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Coll
 
 // RenameCollection implements store.Store.
 func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName string) (*store.Collection, error) {
+	if err := store.ValidateName(newName); err != nil {
+		return nil, err
+	}
 	q := s.q()
 	c, err := q.findCollection(ctx, p)
 	if err != nil || c.Name == newName {
@@ -434,6 +446,9 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster
 	if err != nil {
 		return nil, err
 	}
+	if err := store.ValidateName(p.Cluster); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	k := &store.Cluster{ID: store.NewID(), Name: p.Cluster, Project: p.Project, Collection: p.Collection, CreatedAt: now, UpdatedAt: now}
 	err = q.insert(ctx, "cluster", k.Name, "collection", p.Collection, `INSERT INTO hds_clusters
@@ -448,6 +463,9 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster
 
 // RenameCluster implements store.Store.
 func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string) (*store.Cluster, error) {
+	if err := store.ValidateName(newName); err != nil {
+		return nil, err
+	}
 	k, err := s.FindCluster(ctx, p, false)
 	if err != nil || k.Name == newName {
 		return k, err

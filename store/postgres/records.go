@@ -188,6 +188,9 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	if err != nil {
 		return nil, err
 	}
+	if err := store.ValidateName(p.Record); err != nil {
+		return nil, err
+	}
 	if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
 		return nil, err
 	}
@@ -225,6 +228,9 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*sto
 		}
 		next.ID, next.Version, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Version+1, cur.CreatedAt, s.now()
 		if next.Name != cur.Name {
+			if err := store.ValidateName(next.Name); err != nil {
+				return err
+			}
 			if err := q.nameIsNoID(ctx, clusterID, next.Name, cur.ID); err != nil {
 				return err
 			}

@@ -431,6 +431,8 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("InvalidNames", func(t *testing.T) { testInvalidNames(t, newStore) })
+
 	t.Run("NULNameIsNeverStored", func(t *testing.T) {
 		const bad = "bad\x00name"
 		for _, tc := range []struct {
@@ -476,7 +478,8 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				f := newFixture(t, newStore(t))
-				assert.Error(t, tc.do(f), "%s with a name containing U+0000 fails", tc.name)
+				var ve *store.ValidationError
+				assert.ErrorAs(t, tc.do(f), &ve, "%s with a name containing U+0000 is a *store.ValidationError", tc.name)
 				p := setLevel(f.path(tc.level), tc.level, bad)
 				var err error
 				switch tc.level {
