@@ -189,7 +189,9 @@ func scanProject(row interface{ Scan(...any) error }, extra ...any) (*store.Proj
 }
 
 // FindProjects implements store.Store.
-func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) ([]*store.Project, int, error) {
+func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) (_ []*store.Project, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
@@ -205,7 +207,9 @@ func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQue
 }
 
 // FindProject implements store.Store.
-func (s *Store) FindProject(ctx context.Context, p store.Path) (*store.Project, error) {
+func (s *Store) FindProject(ctx context.Context, p store.Path) (_ *store.Project, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.q().findProject(ctx, p)
 }
 
@@ -225,13 +229,15 @@ func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project,
 }
 
 // CreateProject implements store.Store.
-func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project, error) {
+func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Project, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
 	now := s.now()
 	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now}
-	err := s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
+	err = s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
 		(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 		ON CONFLICT (name) DO NOTHING RETURNING 1`,
 		pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
@@ -242,7 +248,9 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project
 }
 
 // RenameProject implements store.Store.
-func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string) (*store.Project, error) {
+func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string) (_ *store.Project, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
@@ -259,7 +267,9 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 }
 
 // DeleteProject implements store.Store.
-func (s *Store) DeleteProject(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteProject(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelProject)
 	if err != nil {
@@ -282,7 +292,9 @@ func scanCollection(row interface{ Scan(...any) error }, project string, extra .
 }
 
 // FindCollections implements store.Store.
-func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Collection, int, error) {
+func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Collection, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelProject)
 	if err != nil {
@@ -303,7 +315,9 @@ func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.List
 }
 
 // FindCollection implements store.Store.
-func (s *Store) FindCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+func (s *Store) FindCollection(ctx context.Context, p store.Path) (_ *store.Collection, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.q().findCollection(ctx, p)
 }
 
@@ -324,7 +338,9 @@ func (q queryer) findCollection(ctx context.Context, p store.Path) (*store.Colle
 }
 
 // CreateCollection implements store.Store.
-func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+func (s *Store) CreateCollection(ctx context.Context, p store.Path) (_ *store.Collection, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelProject)
 	if err != nil {
@@ -346,7 +362,9 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Coll
 }
 
 // RenameCollection implements store.Store.
-func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName string) (*store.Collection, error) {
+func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName string) (_ *store.Collection, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
@@ -363,7 +381,9 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 }
 
 // DeleteCollection implements store.Store.
-func (s *Store) DeleteCollection(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCollection)
 	if err != nil {
@@ -385,7 +405,9 @@ func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any
 }
 
 // FindClusters implements store.Store.
-func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Cluster, int, error) {
+func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Cluster, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCollection)
 	if err != nil {
@@ -406,7 +428,9 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 }
 
 // FindCluster implements store.Store.
-func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (*store.Cluster, error) {
+func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (_ *store.Cluster, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {
@@ -440,7 +464,9 @@ func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool)
 }
 
 // CreateCluster implements store.Store.
-func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster, error) {
+func (s *Store) CreateCluster(ctx context.Context, p store.Path) (_ *store.Cluster, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCollection)
 	if err != nil {
@@ -462,7 +488,9 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster
 }
 
 // RenameCluster implements store.Store.
-func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string) (*store.Cluster, error) {
+func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string) (_ *store.Cluster, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
@@ -478,7 +506,9 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 }
 
 // DeleteCluster implements store.Store.
-func (s *Store) DeleteCluster(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {
