@@ -150,14 +150,17 @@ func (q queryer) insert(ctx context.Context, kind, name, parentKind, parentName,
 	return nil
 }
 
-// rename sets a row's name, reporting a taken name as ExistsError.
-func (q queryer) rename(ctx context.Context, table, kind, id, newName string, now any) error {
-	_, err := q.exec(ctx, `UPDATE `+table+` SET name = $2, name_lower = $3, updated_at = $4 WHERE id = $1`,
-		id, newName, strings.ToLower(newName), now)
-	if isUniqueViolation(err) {
+// renamed maps the error of a renaming UPDATE ... RETURNING: a taken name
+// is an ExistsError, no row is sql.ErrNoRows (the caller says which level
+// is missing), the rest is classified.
+func renamed(err error, kind, newName string) error {
+	switch {
+	case err == nil, errors.Is(err, sql.ErrNoRows):
+		return err
+	case isUniqueViolation(err):
 		return &store.ExistsError{Kind: kind, Name: newName}
 	}
-	return err
+	return classify(err)
 }
 
 // deleteByID deletes one row (and, by ON DELETE CASCADE, everything
@@ -189,7 +192,9 @@ func scanProject(row interface{ Scan(...any) error }, extra ...any) (*store.Proj
 }
 
 // FindProjects implements store.Store.
-func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) ([]*store.Project, int, error) {
+func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) (_ []*store.Project, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
@@ -205,7 +210,9 @@ func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQue
 }
 
 // FindProject implements store.Store.
-func (s *Store) FindProject(ctx context.Context, p store.Path) (*store.Project, error) {
+func (s *Store) FindProject(ctx context.Context, p store.Path) (_ *store.Project, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.q().findProject(ctx, p)
 }
 
@@ -225,10 +232,15 @@ func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project,
 }
 
 // CreateProject implements store.Store.
-func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project, error) {
+func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Project, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	if err := store.ValidateName(p.Project); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now}
-	err := s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
+	err = s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
 		(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 		ON CONFLICT (name) DO NOTHING RETURNING 1`,
 		pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
@@ -238,22 +250,40 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (*store.Project
 	return pr, nil
 }
 
-// RenameProject implements store.Store.
-func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string) (*store.Project, error) {
-	q := s.q()
-	pr, err := q.findProject(ctx, p)
-	if err != nil || pr.Name == newName {
-		return pr, err
-	}
-	if err := q.rename(ctx, "hds_projects", "project", pr.ID, newName, s.now()); err != nil {
+// RenameProject implements store.Store, in one UPDATE that finds the
+// project by its current name: of concurrent renames exactly one finds
+// it, the others get ErrNotFound.
+func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string) (_ *store.Project, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	p.Project = newName
-	return q.findProject(ctx, p)
+	q := s.q()
+	if newName == p.Project {
+		return q.findProject(ctx, p)
+	}
+	row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
+		WHERE p.name = $1 AND ($2::text = '' OR p.owner_id = $2) RETURNING `+projectColumns,
+		lookupName(p.Project), p.Owner, newName, strings.ToLower(newName), s.now())
+	if err != nil {
+		return nil, err
+	}
+	pr, err := scanProject(row)
+	if err = renamed(err, "project", newName); !errors.Is(err, sql.ErrNoRows) {
+		return pr, err
+	}
+	// No project of that name that p.Owner may rename: say why.
+	if _, err := q.findProject(ctx, p); err != nil {
+		return nil, err
+	}
+	return nil, &store.NotFoundError{Kind: "project", Name: p.Project} // it came back meanwhile
 }
 
 // DeleteProject implements store.Store.
-func (s *Store) DeleteProject(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteProject(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelProject)
 	if err != nil {
@@ -276,7 +306,9 @@ func scanCollection(row interface{ Scan(...any) error }, project string, extra .
 }
 
 // FindCollections implements store.Store.
-func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Collection, int, error) {
+func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Collection, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelProject)
 	if err != nil {
@@ -297,7 +329,9 @@ func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.List
 }
 
 // FindCollection implements store.Store.
-func (s *Store) FindCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+func (s *Store) FindCollection(ctx context.Context, p store.Path) (_ *store.Collection, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.q().findCollection(ctx, p)
 }
 
@@ -318,10 +352,15 @@ func (q queryer) findCollection(ctx context.Context, p store.Path) (*store.Colle
 }
 
 // CreateCollection implements store.Store.
-func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Collection, error) {
+func (s *Store) CreateCollection(ctx context.Context, p store.Path) (_ *store.Collection, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelProject)
 	if err != nil {
+		return nil, err
+	}
+	if err := store.ValidateName(p.Collection); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -336,22 +375,40 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Coll
 	return c, nil
 }
 
-// RenameCollection implements store.Store.
-func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName string) (*store.Collection, error) {
-	q := s.q()
-	c, err := q.findCollection(ctx, p)
-	if err != nil || c.Name == newName {
-		return c, err
-	}
-	if err := q.rename(ctx, "hds_collections", "collection", c.ID, newName, s.now()); err != nil {
+// RenameCollection implements store.Store: the UPDATE finds the
+// collection by its current name, so that of concurrent renames exactly
+// one succeeds and the others get ErrNotFound.
+func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName string) (_ *store.Collection, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	p.Collection = newName
-	return q.findCollection(ctx, p)
+	q := s.q()
+	if newName == p.Collection {
+		return q.findCollection(ctx, p)
+	}
+	r, err := q.resolve(ctx, p, levelCollection)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.row(ctx, `UPDATE hds_collections c SET name = $3, name_lower = $4, updated_at = $5
+		WHERE c.project_id = $1 AND c.name = $2 RETURNING `+collectionColumns,
+		r.project, p.Collection, newName, strings.ToLower(newName), s.now())
+	if err != nil {
+		return nil, err
+	}
+	c, err := scanCollection(row, p.Project)
+	if err = renamed(err, "collection", newName); errors.Is(err, sql.ErrNoRows) {
+		return nil, &store.NotFoundError{Kind: "collection", Name: p.Collection}
+	}
+	return c, err
 }
 
 // DeleteCollection implements store.Store.
-func (s *Store) DeleteCollection(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCollection)
 	if err != nil {
@@ -373,7 +430,9 @@ func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any
 }
 
 // FindClusters implements store.Store.
-func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Cluster, int, error) {
+func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Cluster, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCollection)
 	if err != nil {
@@ -394,22 +453,17 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 }
 
 // FindCluster implements store.Store.
-func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (*store.Cluster, error) {
+func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (_ *store.Cluster, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {
 		return nil, err
 	}
-	row, err := q.row(ctx, `SELECT `+clusterColumns+` FROM hds_clusters k WHERE k.id = $1`, r.cluster.String)
-	if err != nil {
-		return nil, err
-	}
-	k, err := scanCluster(row, p)
-	if err != nil {
-		return nil, notFoundOr(err, "cluster", p.Cluster)
-	}
-	if !withRecords {
-		return k, nil
+	k, err := q.findCluster(ctx, p, r.cluster.String)
+	if err != nil || !withRecords {
+		return k, err
 	}
 	rows, err := q.rows(ctx, `SELECT `+recordColumns+` FROM hds_records r WHERE r.cluster_id = $1 ORDER BY r.name`, k.ID)
 	if err != nil {
@@ -427,11 +481,29 @@ func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool)
 	return k, classify(rows.Err())
 }
 
+// findCluster reads the cluster with that id, named by p.
+func (q queryer) findCluster(ctx context.Context, p store.Path, id string) (*store.Cluster, error) {
+	row, err := q.row(ctx, `SELECT `+clusterColumns+` FROM hds_clusters k WHERE k.id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	k, err := scanCluster(row, p)
+	if err != nil {
+		return nil, notFoundOr(err, "cluster", p.Cluster)
+	}
+	return k, nil
+}
+
 // CreateCluster implements store.Store.
-func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster, error) {
+func (s *Store) CreateCluster(ctx context.Context, p store.Path) (_ *store.Cluster, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCollection)
 	if err != nil {
+		return nil, err
+	}
+	if err := store.ValidateName(p.Cluster); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -446,21 +518,40 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster
 	return k, nil
 }
 
-// RenameCluster implements store.Store.
-func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string) (*store.Cluster, error) {
-	k, err := s.FindCluster(ctx, p, false)
-	if err != nil || k.Name == newName {
-		return k, err
-	}
-	if err := s.q().rename(ctx, "hds_clusters", "cluster", k.ID, newName, s.now()); err != nil {
+// RenameCluster implements store.Store: the UPDATE finds the cluster by
+// its current name, so that of concurrent renames exactly one succeeds
+// and the others get ErrNotFound.
+func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string) (_ *store.Cluster, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	p.Cluster = newName
-	return s.FindCluster(ctx, p, false)
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelCluster)
+	if err != nil {
+		return nil, err
+	}
+	if newName == p.Cluster {
+		return q.findCluster(ctx, p, r.cluster.String)
+	}
+	row, err := q.row(ctx, `UPDATE hds_clusters k SET name = $3, name_lower = $4, updated_at = $5
+		WHERE k.collection_id = $1 AND k.name = $2 RETURNING `+clusterColumns,
+		r.collection.String, p.Cluster, newName, strings.ToLower(newName), s.now())
+	if err != nil {
+		return nil, err
+	}
+	k, err := scanCluster(row, p)
+	if err = renamed(err, "cluster", newName); errors.Is(err, sql.ErrNoRows) {
+		return nil, &store.NotFoundError{Kind: "cluster", Name: p.Cluster}
+	}
+	return k, err
 }
 
 // DeleteCluster implements store.Store.
-func (s *Store) DeleteCluster(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {

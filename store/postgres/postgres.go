@@ -13,8 +13,12 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,8 +37,25 @@ type Store struct {
 	// microseconds in UTC. Tests may replace it before first use.
 	Now func() time.Time
 
-	db    *sqlx.DB
-	stmts sync.Map // query text -> *sqlx.Stmt
+	db      *sqlx.DB
+	timeout time.Duration
+	stmts   sync.Map // query text -> *sqlx.Stmt
+}
+
+// DefaultTimeout is how long a store call may take when WithTimeout is
+// not given (API.md's database.timeout).
+const DefaultTimeout = 5 * time.Second
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithTimeout sets the deadline of every call of the Store (default
+// DefaultTimeout; 0 or less means none). The time spent waiting for a
+// connection of the pool counts. A call that runs out of it fails with an
+// error matching store.ErrUnavailable, and its statement is canceled on
+// the server, as it is when the caller's context is canceled.
+func WithTimeout(d time.Duration) Option {
+	return func(s *Store) { s.timeout = d }
 }
 
 var (
@@ -44,14 +65,18 @@ var (
 
 // New returns a Store on db, which must use the "postgres" driver of
 // lib/pq. Run Migrate before serving.
-func New(db *sqlx.DB) *Store {
-	return &Store{Now: time.Now, db: db}
+func New(db *sqlx.DB, opts ...Option) *Store {
+	s := &Store{Now: time.Now, db: db, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Open connects to the database at url (postgres://...) with a pool of at
 // most maxOpenConns connections and returns the Store. A small pool (2 to
 // 4) keeps latency low when the database shares the machine.
-func Open(ctx context.Context, url string, maxOpenConns int) (*Store, error) {
+func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*Store, error) {
 	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -59,11 +84,12 @@ func Open(ctx context.Context, url string, maxOpenConns int) (*Store, error) {
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := db.PingContext(ctx); err != nil {
+	s := New(db, opts...)
+	if err := s.Ping(ctx); err != nil {
 		db.Close()
-		return nil, classify(fmt.Errorf("connect to database: %w", err))
+		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return New(db), nil
+	return s, nil
 }
 
 // DB returns the underlying database handle.
@@ -75,7 +101,9 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
 // Ping implements store.Store.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return classify(s.db.PingContext(ctx))
 }
 
@@ -170,27 +198,98 @@ func (s *Store) inTx(ctx context.Context, f func(q queryer) error) error {
 	return classify(tx.Commit())
 }
 
-// classify maps driver errors: lost connections and a database that is
-// down or shutting down become store.ErrUnavailable (with no SQL text);
-// everything else is returned as it is (a 500, logged, never shown).
-func classify(err error) error {
+// call starts a call of the Store: ctx gets the store's deadline. The
+// returned end, deferred with the address of the call's error, settles
+// that error (see settle) and releases the deadline.
+func (s *Store) call(ctx context.Context) (context.Context, func(*error)) {
+	var cancel context.CancelFunc
+	if s.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	return ctx, func(errp *error) {
+		*errp = settle(ctx, *errp)
+		cancel()
+	}
+}
+
+// callerError carries an error of a function the caller gave (the update
+// of UpdateRecord), which the Store returns unchanged.
+type callerError struct{ err error }
+
+func (e callerError) Error() string { return e.err.Error() }
+func (e callerError) Unwrap() error { return e.err }
+
+// settle gives the error of a call its final form: the caller's own
+// errors and the domain errors as they are; when the call's context is
+// done, a deadline (the store's or the caller's) is store.ErrUnavailable
+// and a cancellation is context.Canceled, whatever the driver made of
+// them; anything else as classify left it.
+func settle(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) {
-		switch pqErr.Code.Class() {
-		case "08", "53", "57": // connection exception, insufficient resources, operator intervention
-			return fmt.Errorf("%w: %s", store.ErrUnavailable, pqErr.Code.Name())
+	var ce callerError
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	var ve *store.ValidationError
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAlreadyExists) ||
+		errors.Is(err, store.ErrPermissionDenied) || errors.As(err, &ve) {
+		return err
+	}
+	switch ctxErr := ctx.Err(); {
+	case errors.Is(ctxErr, context.DeadlineExceeded):
+		if errors.Is(err, store.ErrUnavailable) && errors.Is(err, context.DeadlineExceeded) {
+			return err
 		}
+		return fmt.Errorf("%w: %w (%v)", store.ErrUnavailable, ctxErr, err)
+	case ctxErr != nil:
+		return fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	return err
+}
+
+// unavailableCodes are the SQLSTATEs, beside class 08 (connection
+// exception), that mean the server cannot serve now rather than that the
+// statement is wrong.
+var unavailableCodes = []pq.ErrorCode{
+	"53300", // too_many_connections
+	"57014", // query_canceled: a statement_timeout of the server, or a cancel request
+	"57P01", // admin_shutdown
+	"57P02", // crash_shutdown
+	"57P03", // cannot_connect_now
+	"57P05", // idle_session_timeout
+}
+
+// classify marks the errors that say the database cannot be reached or
+// did not answer in time (the network, a lost or bad connection, the
+// server shutting down or refusing connections, a deadline) as
+// store.ErrUnavailable, wrapping the cause. Every other error is returned
+// as it is: an internal error (a 500, logged, never shown).
+func classify(err error) error {
+	if err == nil || !unavailable(err) {
 		return err
 	}
-	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, sql.ErrTxDone) || errors.Is(err, context.Canceled) {
-		return err
+	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+}
+
+// unavailable reports whether err is one of the errors classify marks.
+func unavailable(err error) bool {
+	if errors.Is(err, store.ErrUnavailable) {
+		return false // already marked
 	}
-	// Anything else from the driver is the network: refused, reset,
-	// timed out, or a bad connection.
-	return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+	if pqErr := pq.As(err); pqErr != nil {
+		return pqErr.Code.Class() == "08" || slices.Contains(unavailableCodes, pqErr.Code)
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // isUniqueViolation reports a unique constraint violation (23505).

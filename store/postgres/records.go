@@ -112,7 +112,9 @@ var recordSortColumns = map[store.SortField]string{
 
 // FindRecords implements store.Store. Filters run in SQL; only the filters
 // in use appear in the statement, so each combination gets its own plan.
-func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) ([]*store.Record, int, error) {
+func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) (_ []*store.Record, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	res, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {
@@ -176,16 +178,23 @@ func (q queryer) nameIsNoID(ctx context.Context, clusterID, name, self string) e
 }
 
 // FindRecord implements store.Store, in one round trip.
-func (s *Store) FindRecord(ctx context.Context, p store.Path) (*store.Record, error) {
+func (s *Store) FindRecord(ctx context.Context, p store.Path) (_ *store.Record, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	r, _, err := s.q().findRecord(ctx, p, findRecordQuery)
 	return r, err
 }
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record) (*store.Record, error) {
+func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record) (_ *store.Record, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	res, err := q.resolve(ctx, p, levelCluster)
 	if err != nil {
+		return nil, err
+	}
+	if err := store.ValidateName(p.Record); err != nil {
 		return nil, err
 	}
 	if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
@@ -212,19 +221,24 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 
 // UpdateRecord implements store.Store: in one transaction, the record is
 // found and locked, update runs, and the result is written.
-func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*store.Record) error) (*store.Record, error) {
+func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*store.Record) error) (_ *store.Record, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	var out *store.Record
-	err := s.inTx(ctx, func(q queryer) error {
+	err = s.inTx(ctx, func(q queryer) error {
 		cur, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
 		next := cur.Clone()
 		if err := update(next); err != nil {
-			return err
+			return callerError{err}
 		}
 		next.ID, next.Version, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Version+1, cur.CreatedAt, s.now()
 		if next.Name != cur.Name {
+			if err := store.ValidateName(next.Name); err != nil {
+				return err
+			}
 			if err := q.nameIsNoID(ctx, clusterID, next.Name, cur.ID); err != nil {
 				return err
 			}
@@ -245,7 +259,9 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*sto
 }
 
 // DeleteRecord implements store.Store.
-func (s *Store) DeleteRecord(ctx context.Context, p store.Path) error {
+func (s *Store) DeleteRecord(ctx context.Context, p store.Path) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	q := s.q()
 	r, _, err := q.findRecord(ctx, p, findRecordQuery)
 	if err != nil {
@@ -255,7 +271,9 @@ func (s *Store) DeleteRecord(ctx context.Context, p store.Path) error {
 }
 
 // FindCredentialRecords implements store.Store.
-func (s *Store) FindCredentialRecords(ctx context.Context, afterID string, limit int) ([]store.RecordRef, error) {
+func (s *Store) FindCredentialRecords(ctx context.Context, afterID string, limit int) (_ []store.RecordRef, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	var after any
 	if afterID != "" {
 		u, ok := store.CanonicalUUID(afterID)

@@ -16,14 +16,16 @@ func scanUser(row interface{ Scan(...any) error }) (*store.User, error) {
 }
 
 // CreateUser implements store.UserDirectory.
-func (s *Store) CreateUser(ctx context.Context, u *store.User) (*store.User, error) {
+func (s *Store) CreateUser(ctx context.Context, u *store.User) (_ *store.User, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	c := u.Clone()
 	if c.ID == "" {
 		c.ID = store.NewID()
 	}
 	c.CreatedAt = s.now()
 	c.UpdatedAt = c.CreatedAt
-	err := s.q().insert(ctx, "user", c.Username, "", "", `INSERT INTO hds_users (`+userColumns+`)
+	err = s.q().insert(ctx, "user", c.Username, "", "", `INSERT INTO hds_users (`+userColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (username) DO NOTHING RETURNING 1`,
 		c.ID, c.Username, c.PasswordHash, c.Active, c.CreatedAt)
 	if err != nil {
@@ -48,17 +50,23 @@ func (s *Store) findUser(ctx context.Context, column, value string) (*store.User
 }
 
 // FindUserByName implements store.UserDirectory.
-func (s *Store) FindUserByName(ctx context.Context, username string) (*store.User, error) {
+func (s *Store) FindUserByName(ctx context.Context, username string) (_ *store.User, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.findUser(ctx, "username", username)
 }
 
 // FindUserByID implements store.UserDirectory.
-func (s *Store) FindUserByID(ctx context.Context, id string) (*store.User, error) {
+func (s *Store) FindUserByID(ctx context.Context, id string) (_ *store.User, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.findUser(ctx, "id", id)
 }
 
 // FindUsers implements store.UserDirectory.
-func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
+func (s *Store) FindUsers(ctx context.Context) (_ []*store.User, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	rows, err := s.q().rows(ctx, `SELECT `+userColumns+` FROM hds_users ORDER BY username`)
 	if err != nil {
 		return nil, err
@@ -76,13 +84,17 @@ func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
 }
 
 // SetUserActive implements store.UserDirectory.
-func (s *Store) SetUserActive(ctx context.Context, username string, active bool) error {
+func (s *Store) SetUserActive(ctx context.Context, username string, active bool) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.changeUser(ctx, username, `UPDATE hds_users SET active = $2, updated_at = $3 WHERE username = $1`,
 		username, active, s.now())
 }
 
 // DeleteUser implements store.UserDirectory.
-func (s *Store) DeleteUser(ctx context.Context, username string) error {
+func (s *Store) DeleteUser(ctx context.Context, username string) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
 	return s.changeUser(ctx, username, `DELETE FROM hds_users WHERE username = $1`, username)
 }
 

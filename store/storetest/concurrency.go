@@ -57,6 +57,8 @@ func assertOneWinner(t *testing.T, errs []error, what string) int {
 }
 
 func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("RenameSame", func(t *testing.T) { testConcurrentRenames(t, newStore) })
+
 	t.Run("CreateSameProject", func(t *testing.T) {
 		s := newStore(t)
 		errs := race(racers, func(i int) error {

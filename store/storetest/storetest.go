@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Lists", func(t *testing.T) { testLists(t, newStore) })
 	t.Run("RecordLists", func(t *testing.T) { testRecordLists(t, newStore) })
 	t.Run("CredentialRecords", func(t *testing.T) { testCredentialRecords(t, newStore) })
+	t.Run("LargeValues", func(t *testing.T) { testLargeValues(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
 	t.Run("Ping", func(t *testing.T) {
 		assert.NoError(t, newStore(t).Ping(t.Context()), "Ping on a healthy store")
@@ -431,6 +432,8 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("InvalidNames", func(t *testing.T) { testInvalidNames(t, newStore) })
+
 	t.Run("NULNameIsNeverStored", func(t *testing.T) {
 		const bad = "bad\x00name"
 		for _, tc := range []struct {
@@ -476,7 +479,8 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				f := newFixture(t, newStore(t))
-				assert.Error(t, tc.do(f), "%s with a name containing U+0000 fails", tc.name)
+				var ve *store.ValidationError
+				assert.ErrorAs(t, tc.do(f), &ve, "%s with a name containing U+0000 is a *store.ValidationError", tc.name)
 				p := setLevel(f.path(tc.level), tc.level, bad)
 				var err error
 				switch tc.level {
