@@ -33,8 +33,10 @@ var (
 	// ErrPermissionDenied reports that the project named by a Path is
 	// owned by someone other than Path.Owner.
 	ErrPermissionDenied = errors.New("permission denied")
-	// ErrUnavailable reports that the backing storage cannot be reached.
-	// Implementations wrap their driver's error with it.
+	// ErrUnavailable reports that the backing storage cannot be reached,
+	// or did not answer in time. Implementations wrap their driver's
+	// error with it, and only errors of that kind: any other failure is an
+	// internal error.
 	ErrUnavailable = errors.New("store unavailable")
 )
 
@@ -112,7 +114,9 @@ type RecordRef struct {
 // someone other than Path.Owner; ErrNotFound naming the first missing
 // level below the project. Create and rename return ErrAlreadyExists (as an
 // *ExistsError) when the name is taken, and a *ValidationError when the new
-// name fails ValidateName. Values are validated by the caller. A name that
+// name fails ValidateName. A rename is atomic: of concurrent renames of one
+// resource exactly one succeeds, and the others, finding no resource of the
+// old name, get ErrNotFound. Values are validated by the caller. A name that
 // could never be stored (one holding U+0000, say) is simply not found.
 type Store interface {
 	// FindProjects lists the projects owned by owner that match q, and

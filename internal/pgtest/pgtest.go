@@ -102,6 +102,26 @@ func NewURL(t testing.TB) string {
 	return u
 }
 
+// NewEmptyURL creates a fresh database without any schema (to test
+// migrations) and returns its URL; the database is dropped when t ends.
+func NewEmptyURL(t testing.TB) string {
+	t.Helper()
+	base := BaseURL(t)
+	name := randomName("hds_test_")
+	if err := admin(base, func(db *sqlx.DB) error {
+		_, err := db.Exec(`CREATE DATABASE ` + name)
+		return err
+	}); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() { drop(base, name) })
+	u, err := URLFor(base, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 // New returns a pool on a fresh, migrated database (see NewURL), closed
 // when t ends.
 func New(t testing.TB) *sqlx.DB {

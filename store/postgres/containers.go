@@ -270,8 +270,11 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 		return nil, err
 	}
 	pr, err := scanProject(row)
-	if err = renamed(err, "project", newName); !errors.Is(err, sql.ErrNoRows) {
-		return pr, err
+	switch err = renamed(err, "project", newName); {
+	case err == nil:
+		return pr, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, err
 	}
 	// No project of that name that p.Owner may rename: say why.
 	if _, err := q.findProject(ctx, p); err != nil {
@@ -399,10 +402,13 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 		return nil, err
 	}
 	c, err := scanCollection(row, p.Project)
-	if err = renamed(err, "collection", newName); errors.Is(err, sql.ErrNoRows) {
+	switch err = renamed(err, "collection", newName); {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, sql.ErrNoRows):
 		return nil, &store.NotFoundError{Kind: "collection", Name: p.Collection}
 	}
-	return c, err
+	return nil, err
 }
 
 // DeleteCollection implements store.Store.
@@ -542,10 +548,13 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 		return nil, err
 	}
 	k, err := scanCluster(row, p)
-	if err = renamed(err, "cluster", newName); errors.Is(err, sql.ErrNoRows) {
+	switch err = renamed(err, "cluster", newName); {
+	case err == nil:
+		return k, nil
+	case errors.Is(err, sql.ErrNoRows):
 		return nil, &store.NotFoundError{Kind: "cluster", Name: p.Cluster}
 	}
-	return k, err
+	return nil, err
 }
 
 // DeleteCluster implements store.Store.

@@ -31,6 +31,26 @@ func scanRecordAt(row interface{ Scan(...any) error }, lead, extra []any) (*stor
 	return &r, err
 }
 
+// The prefixes of the canonical text that indexes hold (migration 0002),
+// in code points: btree entries are limited to about 2.7 kB, so no index
+// holds a whole value. sortTextPrefix must equal the length of sort_text
+// that migration 0002 cut existing rows to.
+const (
+	sortTextPrefix = 256
+	valuePrefix    = 64
+)
+
+// prefix returns the first n code points of s.
+func prefix(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
 // valueColumns are the derived columns the value filters and sortBy=value
 // read, computed once at write time.
 type valueColumns struct {
@@ -48,7 +68,7 @@ func valueColumnsOf(t store.DataType, v json.RawMessage) valueColumns {
 	case store.GroupNumber:
 		c.sortNum = k.Decimal()
 	case store.GroupText:
-		c.sortText = k.Text
+		c.sortText = prefix(k.Text, sortTextPrefix)
 	}
 	return c
 }
@@ -107,7 +127,10 @@ var recordSortColumns = map[store.SortField]string{
 	store.SortCreatedAt: "created_at",
 	store.SortUpdatedAt: "updated_at",
 	store.SortType:      "type",
-	store.SortValue:     "sort_group,sort_num,sort_text",
+	// sort_text is a prefix of the text: equal prefixes are ordered by
+	// the whole text, in the text group only (numbers that are equal tie
+	// by name, whatever their text).
+	store.SortValue: "sort_group,sort_num,sort_text,CASE WHEN sort_group = " + strconv.Itoa(int(store.GroupText)) + " THEN vtext END",
 }
 
 // FindRecords implements store.Store. Filters run in SQL; only the filters
@@ -137,7 +160,8 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 		if !storable(rq.Value) {
 			return []*store.Record{}, 0, nil
 		}
-		filter(`vtext = $?`, rq.Value)
+		// The prefix is what hds_records_vtext_prefix holds.
+		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
 	}
 	if rq.ValueContains != "" {
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))

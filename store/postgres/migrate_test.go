@@ -1,0 +1,151 @@
+package postgres_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/internal/pgtest"
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/postgres"
+)
+
+// TestMigrateFromVersion1 builds a database at schema version 1, fills it
+// as version 1 wrote it (sort_text holding whole texts of up to the 2.7 kB
+// its index allowed), migrates it, and checks that the data is intact,
+// that sortBy=value and value= stay exact, that the new index is there, and
+// that values of any size can now be written.
+func TestMigrateFromVersion1(t *testing.T) {
+	db, err := sqlx.Open("postgres", pgtest.NewEmptyURL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	s := postgres.New(db)
+	ctx := t.Context()
+	require.NoError(t, s.MigrateTo(ctx, "migrations/0001_schema.sql"), "migrate to version 1")
+
+	in := store.Path{Owner: "alice", Project: "p", Collection: "c", Cluster: "k"}
+	_, err = s.CreateProject(ctx, in)
+	require.NoError(t, err)
+	_, err = s.CreateCollection(ctx, in)
+	require.NoError(t, err)
+	_, err = s.CreateCluster(ctx, in)
+	require.NoError(t, err)
+
+	common := strings.Repeat("0123456789abcdef", 100) // 1,600 bytes
+	values := map[string]struct {
+		typ store.DataType
+		v   string
+	}{
+		"long b":  {store.String, common + "b"},
+		"long a":  {store.String, common + "a"},
+		"long":    {store.String, common},
+		"long a2": {store.String, common + "a" + strings.Repeat("z", 600)},
+		"cut":     {store.String, common[:256] + "~"},
+		"short":   {store.String, "x"},
+		"number":  {store.Integer, "12"},
+		"float":   {store.Float, "12"},
+		"array":   {store.ArrayOf(store.String), ""},
+		"null":    {store.Null, ""},
+	}
+	before := map[string]*store.Record{}
+	for name, c := range values {
+		js := c.v
+		switch {
+		case c.typ == store.String:
+			b, _ := json.Marshal(c.v)
+			js = string(b)
+		case c.typ == store.Null:
+			js = "null"
+		case c.typ.IsArray():
+			b, _ := json.Marshal([]string{common, "y"})
+			js = string(b)
+		}
+		v, err := c.typ.ParseJSON([]byte(js))
+		require.NoError(t, err)
+		r, err := s.CreateRecord(ctx, withRecord(in, name), &store.Record{Type: c.typ, Value: v})
+		require.NoError(t, err, "create %q at version 1", name)
+		before[name] = r
+	}
+	// Version 1 wrote the whole text into sort_text.
+	_, err = db.Exec(`UPDATE hds_records SET sort_text = vtext WHERE sort_group = $1`, int(store.GroupText))
+	require.NoError(t, err)
+	var longest int
+	require.NoError(t, db.Get(&longest, `SELECT max(length(sort_text)) FROM hds_records`))
+	require.Greater(t, longest, 2000, "the version 1 data holds whole texts in sort_text")
+
+	require.NoError(t, s.Migrate(ctx), "migrate version 1 to the current version")
+	require.NoError(t, s.Migrate(ctx), "migrating again changes nothing")
+
+	var applied []string
+	require.NoError(t, db.Select(&applied, `SELECT name FROM hds_schema_migrations ORDER BY name`))
+	assert.Equal(t, []string{"migrations/0001_schema.sql", "migrations/0002_value_prefix.sql"}, applied, "both migrations are recorded")
+	require.NoError(t, db.Get(&longest, `SELECT max(length(sort_text)) FROM hds_records`))
+	assert.Equal(t, postgres.SortTextPrefix, longest, "sort_text holds at most the prefix after the migration")
+	var indexed bool
+	require.NoError(t, db.Get(&indexed, `SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'hds_records_vtext_prefix')`))
+	assert.True(t, indexed, "the value prefix index exists")
+
+	for name, want := range before {
+		got, err := s.FindRecord(ctx, withRecord(in, name))
+		if assert.NoError(t, err, "record %q after the migration", name) {
+			assert.Equal(t, want.ID, got.ID, "record %q keeps its id", name)
+			assert.Equal(t, string(want.Value), string(got.Value), "record %q keeps its value", name)
+			assert.Equal(t, want.Version, got.Version, "record %q keeps its version", name)
+		}
+	}
+
+	names := make([]string, 0, len(before))
+	for name := range before {
+		names = append(names, name)
+	}
+	for _, desc := range []bool{false, true} {
+		want := slices.Clone(names)
+		slices.SortFunc(want, func(a, b string) int {
+			c := store.CompareValues(store.KeyOf(before[a].Type, before[a].Value), store.KeyOf(before[b].Type, before[b].Value))
+			if desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		q := store.RecordQuery{ListQuery: store.NewListQuery()}
+		q.SortBy, q.Desc = store.SortValue, desc
+		rs, _, err := s.FindRecords(ctx, in, q)
+		if assert.NoError(t, err, "sortBy=value desc=%v after the migration", desc) {
+			got := []string{}
+			for _, r := range rs {
+				got = append(got, r.Name)
+			}
+			assert.Equal(t, want, got, "sortBy=value desc=%v after the migration orders by the whole text", desc)
+		}
+	}
+	for _, tc := range []struct{ value, want string }{{common + "a", "long a"}, {common, "long"}, {"12", "float,number"}} {
+		q := store.RecordQuery{ListQuery: store.NewListQuery(), Value: tc.value, HasValue: true}
+		rs, _, err := s.FindRecords(ctx, in, q)
+		if assert.NoError(t, err, "value= after the migration") {
+			got := []string{}
+			for _, r := range rs {
+				got = append(got, r.Name)
+			}
+			assert.Equal(t, tc.want, strings.Join(got, ","), "value= a text of %d bytes after the migration matches the whole text", len(tc.value))
+		}
+	}
+
+	big, err := store.String.ParseJSON(fmt.Appendf(nil, "%q", strings.Repeat("é", 300_000)))
+	require.NoError(t, err)
+	_, err = s.CreateRecord(ctx, withRecord(in, "big"), &store.Record{Type: store.String, Value: big})
+	assert.NoError(t, err, "a value of 600 kB can be written after the migration")
+}
+
+func withRecord(p store.Path, record string) store.Path {
+	p.Record = record
+	return p
+}
