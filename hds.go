@@ -73,12 +73,16 @@ func New(opts ...Option) http.Handler {
 	if c.limitStore == nil {
 		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})
 	}
+	var sealer handler.Sealer
+	if keyring != nil { // never a nil *Keyring in the interface
+		sealer = keyring
+	}
 	api := handler.New(handler.Config{
 		Store:       c.store,
 		Users:       c.users,
 		Tokens:      tokens,
 		RequireAuth: c.security.RequireAuth,
-		Keyring:     keyring,
+		Sealer:      sealer,
 		Version:     Version,
 		RateLimiter: middleware.NewRateLimiter(c.limitStore,
 			limiter.Rate{Period: time.Hour, Limit: int64(c.perHour)},

@@ -15,7 +15,7 @@ var errNoCredentialKey = &store.ValidationError{
 // credentials seals credential values before they reach the store and
 // opens them for reveal=true. A nil ring means no key is configured.
 type credentials struct {
-	ring *sealing.Keyring
+	ring Sealer
 }
 
 // seal turns the canonical plain value of a credential type into its

@@ -6,8 +6,9 @@
 package handler
 
 import (
+	"encoding/json"
+
 	"github.com/hds-go/hds/auth"
-	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -20,9 +21,9 @@ type Config struct {
 	// RequireAuth false lets requests without a token run as
 	// auth.Anonymous.
 	RequireAuth bool
-	// Keyring seals credential values; nil when no credential key is
+	// Sealer seals credential values; nil when no credential key is
 	// configured, and creating or updating CREDENTIAL records is refused.
-	Keyring *sealing.Keyring
+	Sealer Sealer
 	// RateLimiter counts requests per user once the token is verified and
 	// per client IP before that; nil means no rate limiting.
 	RateLimiter *middleware.RateLimiter
@@ -34,4 +35,23 @@ type Config struct {
 	MaxBodyBytes int64
 	// Version is reported by /health.
 	Version string
+}
+
+// Sealer seals the values of CREDENTIAL and []CREDENTIAL records before
+// they reach the store and opens them for reveal=true. hds.New uses an
+// AES-256-GCM keyring (hds.WithCredentialKey); a host may bring its own,
+// for example one backed by a KMS.
+//
+// A value is the canonical JSON of its type: a string, or an array of
+// strings for []CREDENTIAL. The sealed form must have the same shape (each
+// string sealed on its own), since responses without reveal=true mask each
+// string. recordID is the record's id; a sealed value should be bound to
+// it so that it cannot be moved to another record.
+type Sealer interface {
+	// SealValue returns the sealed form of the plain value of a record of
+	// credential type t.
+	SealValue(t store.DataType, recordID string, value json.RawMessage) (json.RawMessage, error)
+	// OpenValue returns the plain value of a sealed one. Its error is
+	// logged, never sent, and must not contain the value.
+	OpenValue(t store.DataType, recordID string, value json.RawMessage) (json.RawMessage, error)
 }

@@ -65,7 +65,7 @@ func routes(cfg Config) *router {
 	rt.handle("PUT "+pathC, protect(handleRename(s, collections)))
 	rt.handle("DELETE "+pathC, protect(handleDelete(s, collections)))
 
-	rec := records{store: s, creds: credentials{ring: cfg.Keyring}}
+	rec := records{store: s, creds: credentials{ring: cfg.Sealer}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)))
 	rt.handle("POST "+pathC+"/clusters", protect(handleCreateFromBody(s, clusters)))
 	rt.handle("POST "+pathK, protect(handleCreate(s, clusters)))

@@ -12,8 +12,6 @@ import (
 	"github.com/ulule/limiter/v3"
 
 	"github.com/hds-go/hds/auth"
-	"github.com/hds-go/hds/internal/envelope"
-	"github.com/hds-go/hds/store"
 )
 
 // LoginThrottle limits failed logins per username and per client IP in a
@@ -51,10 +49,10 @@ func ipKey(ip string) string { return "login-ip:" + ip }
 
 // Attempt runs check, the password comparison, for a login by username
 // from ip, unless either has had its quota of failures in the window: then
-// it returns envelope.ErrRateLimited and the Retry-After value in seconds,
+// it returns ErrRateLimited and the Retry-After value in seconds,
 // without running check. A failed check is counted and returns
 // auth.ErrBadCredentials; a passed one returns nil. Store failures match
-// store.ErrUnavailable.
+// ErrRateLimitUnavailable.
 func (t *LoginThrottle) Attempt(ctx context.Context, username, ip string, check func() bool) (string, error) {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(username))
@@ -68,20 +66,20 @@ func (t *LoginThrottle) Attempt(ctx context.Context, username, ip string, check 
 	}{{t.perUser, userKey(username)}, {t.perIP, ipKey(ip)}} {
 		c, err := w.l.Peek(ctx, w.key)
 		if err != nil {
-			return "", fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+			return "", fmt.Errorf("login throttle store: %w: %w", ErrRateLimitUnavailable, err)
 		}
 		if c.Remaining <= 0 {
-			return retryAfter(c.Reset, t.now()), envelope.ErrRateLimited
+			return retryAfter(c.Reset, t.now()), ErrRateLimited
 		}
 	}
 	if check() {
 		return "", nil
 	}
 	if _, err := t.perUser.Increment(ctx, userKey(username), 1); err != nil {
-		return "", fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+		return "", fmt.Errorf("login throttle store: %w: %w", ErrRateLimitUnavailable, err)
 	}
 	if _, err := t.perIP.Increment(ctx, ipKey(ip), 1); err != nil {
-		return "", fmt.Errorf("login throttle store: %w: %v", store.ErrUnavailable, err)
+		return "", fmt.Errorf("login throttle store: %w: %w", ErrRateLimitUnavailable, err)
 	}
 	return "", auth.ErrBadCredentials
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds/auth"
-	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -26,7 +25,7 @@ func attempt(t *testing.T, lt *middleware.LoginThrottle, username, ip string, ok
 	t.Helper()
 	checked := false
 	retry, err := lt.Attempt(context.Background(), username, ip, func() bool { checked = true; return ok })
-	blocked := errors.Is(err, envelope.ErrRateLimited)
+	blocked := errors.Is(err, middleware.ErrRateLimited)
 	if !assert.Equal(t, wantBlocked, blocked, "Attempt(%q, %q) refused (error %v)", username, ip, err) {
 		return
 	}
@@ -97,7 +96,7 @@ func concurrently(lt *middleware.LoginThrottle, n int, ok bool) (checked, refuse
 				time.Sleep(time.Millisecond) // as bcrypt would
 				return ok
 			})
-			if errors.Is(err, envelope.ErrRateLimited) {
+			if errors.Is(err, middleware.ErrRateLimited) {
 				r.Add(1)
 			}
 		}()
@@ -135,12 +134,14 @@ func TestLoginThrottleStoreFailure(t *testing.T) {
 	ctx := context.Background()
 	lt := middleware.NewLoginThrottle(&failingStore{ok: newMemStore()}, 3, 100, time.Minute)
 	_, err := lt.Attempt(ctx, "alice", "198.51.100.1", func() bool { return true })
-	assert.ErrorIs(t, err, store.ErrUnavailable, "Attempt when the store fails")
+	assert.ErrorIs(t, err, middleware.ErrRateLimitUnavailable, "Attempt when the store fails")
+	assert.NotErrorIs(t, err, store.ErrUnavailable, "a limiter failure is not the data store's")
+	assert.ErrorIs(t, err, errStoreDown, "the store's own error is kept for the log")
 
 	// The store fails after the checks, when counting the failure.
 	lt = middleware.NewLoginThrottle(&failingStore{ok: newMemStore(), failAfter: 2}, 3, 100, time.Minute)
 	_, err = lt.Attempt(ctx, "alice", "198.51.100.1", func() bool { return false })
-	assert.ErrorIs(t, err, store.ErrUnavailable, "Attempt when counting the failure fails")
+	assert.ErrorIs(t, err, middleware.ErrRateLimitUnavailable, "Attempt when counting the failure fails")
 }
 
 func TestLoginThrottleKeysAreBounded(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"github.com/ulule/limiter/v3"
 
 	"github.com/hds-go/hds/internal/envelope"
-	"github.com/hds-go/hds/store"
 )
 
 // The rate limit headers.
@@ -61,13 +60,15 @@ func windowPrefix(p time.Duration) string {
 
 // Count counts one request for key in every window, shortest first, and
 // returns the state of the window closest to running out. A request
-// refused by a shorter window is not counted in the longer ones.
+// refused by a shorter window is not counted in the longer ones. A store
+// failure is returned wrapping both ErrRateLimitUnavailable and the
+// store's error.
 func (l *RateLimiter) Count(ctx context.Context, key string) (limiter.Context, error) {
 	var chosen limiter.Context
 	for i, w := range l.windows {
 		c, err := w.Get(ctx, l.prefix[i]+key)
 		if err != nil {
-			return limiter.Context{}, fmt.Errorf("rate limit store: %w: %v", store.ErrUnavailable, err)
+			return limiter.Context{}, fmt.Errorf("rate limit store: %w: %w", ErrRateLimitUnavailable, err)
 		}
 		if i == 0 || c.Reached || (!chosen.Reached && c.Remaining < chosen.Remaining) {
 			chosen = c
@@ -82,7 +83,8 @@ func (l *RateLimiter) Count(ctx context.Context, key string) (limiter.Context, e
 // Limit counts each request under key(r) and refuses it with 429
 // RATE_LIMIT_EXCEEDED and Retry-After once a window is used up. Every
 // counted response carries the X-RateLimit headers of the window closest
-// to running out. A failing store is 503, never a panic.
+// to running out. A failing store is 503 SERVICE_UNAVAILABLE
+// (ErrRateLimitUnavailable), never a panic.
 func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if l == nil || len(l.windows) == 0 {
@@ -100,7 +102,7 @@ func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) h
 			h.Set(HeaderReset, strconv.FormatInt(c.Reset, 10))
 			if c.Reached {
 				h.Set(HeaderRetryAfter, retryAfter(c.Reset, l.now()))
-				envelope.Error(w, r, envelope.ErrRateLimited)
+				envelope.Error(w, r, ErrRateLimited)
 				return
 			}
 			next.ServeHTTP(w, r)

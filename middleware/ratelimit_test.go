@@ -380,7 +380,8 @@ func TestRateLimiterStoreFailureIs503(t *testing.T) {
 			assert.Zero(t, next.calls.Load(), "the handler is not reached")
 
 			_, err := rl.Count(context.Background(), "bob")
-			assert.ErrorIs(t, err, store.ErrUnavailable, "Count reports the store as unavailable")
+			assert.ErrorIs(t, err, middleware.ErrRateLimitUnavailable, "Count reports the store as unavailable")
+			assert.NotErrorIs(t, err, store.ErrUnavailable, "a limiter failure is not the data store's")
 		})
 	}
 }

@@ -56,8 +56,14 @@ func BadRequest(details string) *RequestError {
 // ErrNoRoute is the error for a path that matches no route.
 var ErrNoRoute = errors.New("no such route")
 
-// ErrRateLimited is the error for a request over a rate limit.
+// ErrRateLimited is the error for a request over a rate limit; the
+// middleware package exports it as middleware.ErrRateLimited.
 var ErrRateLimited = errors.New("rate limit exceeded")
+
+// ErrRateLimitUnavailable is the error for a rate limit store that cannot
+// be reached; the middleware package exports it as
+// middleware.ErrRateLimitUnavailable.
+var ErrRateLimitUnavailable = errors.New("rate limit store unavailable")
 
 // problem is one row of the error table.
 type problem struct {
@@ -98,7 +104,7 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", detailsOf[*store.NotFoundError](err)}, true
 	case errors.Is(err, store.ErrAlreadyExists):
 		return problem{http.StatusConflict, CodeExists, "Resource already exists", detailsOf[*store.ExistsError](err)}, true
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, ErrRateLimitUnavailable):
 		return problem{http.StatusServiceUnavailable, CodeServiceUnavailable, "Service unavailable", ""}, false
 	}
 	return problem{http.StatusInternalServerError, CodeServer, "Internal server error", ""}, false

@@ -51,6 +51,7 @@ func TestErrorTable(t *testing.T) {
 		{"exists", wrap(&store.ExistsError{Kind: "project", Name: "web"}), 409, "RESOURCE_EXISTS", "Resource already exists", `project "web" already exists`, false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},
 		{"unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
+		{"rate limit store unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", envelope.ErrRateLimitUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
 		{"unexpected", errors.New(`pq: syntax error at "SELECT secret"`), 500, "SERVER_ERROR", "Internal server error", "", true},
 	}
 	for _, tt := range tests {
