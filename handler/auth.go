@@ -39,7 +39,7 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 		Username *string `json:"username"`
 		Password *string `json:"password"`
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req request
 		_, err := envelope.Decode(r, &req)
 		if err == nil && (req.Username == nil || req.Password == nil) {
@@ -76,14 +76,14 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 			return
 		}
 		issue(w, r, tokens, user.ID, time.Time{}, "Login successful")
-	})
+	}))
 }
 
 // handleRefresh serves POST /api/v1/auth/refresh: the token in the
 // Authorization header, possibly expired within the refresh window,
 // becomes a new token of the same session.
 func handleRefresh(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claims, err := refreshClaims(r, tokens)
 		if err == nil {
 			_, err = middleware.ActiveUser(r, users, claims.Subject)
@@ -93,7 +93,7 @@ func handleRefresh(users store.UserDirectory, tokens *auth.Tokens) http.Handler 
 			return
 		}
 		issue(w, r, tokens, claims.Subject, time.Unix(claims.OrigIat, 0), "Token refreshed")
-	})
+	}))
 }
 
 func refreshClaims(r *http.Request, tokens *auth.Tokens) (*auth.Claims, error) {

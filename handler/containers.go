@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/store"
@@ -71,11 +72,11 @@ type nameBody struct {
 
 // handleCreate serves the path form, POST P (or C, K): the name is in the
 // path; a body, if any, may only repeat it.
-func handleCreate[T any](s store.Store, lvl level[T]) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func handleCreate[T any](s store.Store, lvl level[T]) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		p := pathOf(r)
 		var body nameBody
-		present, err := decodeBody(r, r.URL.Query(), &body)
+		present, err := decodeBody(r, query, &body)
 		if err == nil && present && body.Name != nil && *body.Name != lvl.name(p) {
 			err = envelope.BadRequest("the body's name differs from the name in the path")
 		}
@@ -87,16 +88,16 @@ func handleCreate[T any](s store.Store, lvl level[T]) http.Handler {
 			return
 		}
 		created(w, r, s, lvl, p)
-	})
+	}
 }
 
 // handleCreateFromBody serves the body form, POST /api/v1/projects (or
 // P/collections, C/clusters) with {"name"}.
-func handleCreateFromBody[T any](s store.Store, lvl level[T]) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func handleCreateFromBody[T any](s store.Store, lvl level[T]) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		p := pathOf(r)
 		var body nameBody
-		_, err := decodeBody(r, r.URL.Query(), &body)
+		_, err := decodeBody(r, query, &body)
 		if err == nil && body.Name == nil {
 			err = envelope.BadRequest(`the field "name" is required`)
 		}
@@ -109,7 +110,7 @@ func handleCreateFromBody[T any](s store.Store, lvl level[T]) http.Handler {
 		}
 		lvl.setName(&p, *body.Name)
 		created(w, r, s, lvl, p)
-	})
+	}
 }
 
 func created[T any](w http.ResponseWriter, r *http.Request, s store.Store, lvl level[T], p store.Path) {
@@ -121,21 +122,21 @@ func created[T any](w http.ResponseWriter, r *http.Request, s store.Store, lvl l
 	envelope.OK(w, http.StatusCreated, lvl.json(v), lvl.title+" created")
 }
 
-func handleGet[T any](s store.Store, lvl level[T]) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func handleGet[T any](s store.Store, lvl level[T]) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ url.Values) {
 		v, err := lvl.find(s, r.Context(), pathOf(r))
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
 		envelope.OK(w, http.StatusOK, lvl.json(v), "OK")
-	})
+	}
 }
 
 // handleRename serves PUT with ?rename=NEW or {"name": NEW}.
-func handleRename[T any](s store.Store, lvl level[T]) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		newName, err := newNameOf(r)
+func handleRename[T any](s store.Store, lvl level[T]) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		newName, err := newNameOf(r, query)
 		if err == nil {
 			err = store.ValidateName(newName)
 		}
@@ -149,12 +150,11 @@ func handleRename[T any](s store.Store, lvl level[T]) http.Handler {
 			return
 		}
 		envelope.OK(w, http.StatusOK, lvl.json(v), lvl.title+" updated")
-	})
+	}
 }
 
 // newNameOf reads the new name of a container rename.
-func newNameOf(r *http.Request) (string, error) {
-	query := r.URL.Query()
+func newNameOf(r *http.Request, query url.Values) (string, error) {
 	var body nameBody
 	present, err := decodeBody(r, query, &body)
 	switch {
@@ -170,19 +170,19 @@ func newNameOf(r *http.Request) (string, error) {
 	return "", envelope.BadRequest(`the new name is required: ?rename=NEW or a body {"name": NEW}`)
 }
 
-func handleDelete[T any](s store.Store, lvl level[T]) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func handleDelete[T any](s store.Store, lvl level[T]) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ url.Values) {
 		if err := lvl.remove(s, r.Context(), pathOf(r)); err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
 		envelope.NoContent(w)
-	})
+	}
 }
 
-func handleList[T any](s store.Store, lvl level[T]) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := parseListQuery(r.URL.Query(), containerSortFields)
+func handleList[T any](s store.Store, lvl level[T]) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		q, err := parseListQuery(query, containerSortFields)
 		if err != nil {
 			reject(w, r, s, err)
 			return
@@ -193,5 +193,5 @@ func handleList[T any](s store.Store, lvl level[T]) http.Handler {
 			return
 		}
 		envelope.OK(w, http.StatusOK, newPage(items, total, q, lvl.json), "OK")
-	})
+	}
 }

@@ -103,6 +103,7 @@ var operations = map[string]operation{
 		id: "refreshToken", tag: "auth", summary: "Refresh a token",
 		description: "Exchanges the token in the Authorization header for a new one of the same session. The token may have expired, by no more than the refresh window, and its session must be younger than the maximum session age. No body.",
 		access:      expiredBearer, counted: true, status: 200, success: "Token",
+		errors: []int{400},
 	},
 
 	"GET /api/v1/projects": {

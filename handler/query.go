@@ -24,6 +24,32 @@ func sortFields(fields ...store.SortField) map[string]store.SortField {
 	return m
 }
 
+// contractParams are the query parameters of the contract (API.md
+// sections 3 to 5, v1.1 included): each may be given at most once. A
+// parameter added to the API joins this list.
+var contractParams = []string{
+	"limit", "offset", "search", "sortBy", "sortOrder", "type", "value", "valueContains",
+	"minValue", "maxValue", "cursor", "count", "reveal", "rename",
+}
+
+// parseQuery parses a raw query string strictly (API.md section 1): one
+// that does not parse (a bad '%' escape, a ';' separator) and a contract
+// parameter given twice are 400 INVALID_REQUEST, never dropped or guessed
+// at.
+func parseQuery(raw string) (url.Values, error) {
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, envelope.BadRequest("malformed query string: " + err.Error() +
+			" (a ';' or '%' in a parameter must be percent-encoded: %3B, %25)")
+	}
+	for _, name := range contractParams {
+		if len(v[name]) > 1 {
+			return nil, envelope.BadRequest("the query parameter " + name + " is given more than once")
+		}
+	}
+	return v, nil
+}
+
 // parseListQuery reads limit, offset, search, sortBy and sortOrder (API.md
 // section 5). Unknown parameters are ignored; a bad value of a known one
 // is 400 INVALID_REQUEST.

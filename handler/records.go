@@ -96,9 +96,8 @@ func (rec records) parseValue(in recordInput, t store.DataType, recordID string)
 
 // handleCreate serves POST R (path form, the name in the path) and, with
 // fromBody, POST K/records with {"name", "type", "value"}.
-func (rec records) handleCreate(nameInBody bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		query := r.URL.Query()
+func (rec records) handleCreate(nameInBody bool) queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		p := pathOf(r)
 		in, err := readRecordInput(r, query)
 		if err != nil {
@@ -142,12 +141,12 @@ func (rec records) handleCreate(nameInBody bool) http.Handler {
 			return
 		}
 		rec.respond(w, r, http.StatusCreated, created, reveal, "Record created")
-	})
+	}
 }
 
-func (rec records) handleGet() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reveal, err := parseReveal(r.URL.Query())
+func (rec records) handleGet() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		reveal, err := parseReveal(query)
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
@@ -158,14 +157,13 @@ func (rec records) handleGet() http.Handler {
 			return
 		}
 		rec.respond(w, r, http.StatusOK, got, reveal, "OK")
-	})
+	}
 }
 
 // handleUpdate serves PUT R: any of value, type and a new name, applied
 // together or not at all.
-func (rec records) handleUpdate() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		query := r.URL.Query()
+func (rec records) handleUpdate() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		p := pathOf(r)
 		in, err := readRecordInput(r, query)
 		var reveal bool
@@ -230,22 +228,21 @@ func (rec records) handleUpdate() http.Handler {
 			return
 		}
 		rec.respond(w, r, http.StatusOK, updated, reveal, "Record updated")
-	})
+	}
 }
 
-func (rec records) handleDelete() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (rec records) handleDelete() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ url.Values) {
 		if err := rec.store.DeleteRecord(r.Context(), pathOf(r)); err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
 		envelope.NoContent(w)
-	})
+	}
 }
 
-func (rec records) handleList() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		query := r.URL.Query()
+func (rec records) handleList() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		q, err := parseRecordQuery(query)
 		var reveal bool
 		if err == nil {
@@ -283,13 +280,13 @@ func (rec records) handleList() http.Handler {
 		if err != nil {
 			envelope.Error(w, r, err)
 		}
-	})
+	}
 }
 
 // handleClusterData serves GET K: the cluster with every record's value.
-func (rec records) handleClusterData() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reveal, err := parseReveal(r.URL.Query())
+func (rec records) handleClusterData() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		reveal, err := parseReveal(query)
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
@@ -319,5 +316,5 @@ func (rec records) handleClusterData() http.Handler {
 		if err != nil {
 			envelope.Error(w, r, err)
 		}
-	})
+	}
 }

@@ -26,6 +26,36 @@ func pathOf(r *http.Request) store.Path {
 	return p
 }
 
+// queryHandler serves a request given its query parameters, parsed once
+// and strictly by withQuery.
+type queryHandler func(w http.ResponseWriter, r *http.Request, query url.Values)
+
+// withQuery parses the request's query string (parseQuery) and hands the
+// parameters to h; a query string that does not parse, or a contract
+// parameter given twice, is refused with 400 before h runs.
+func withQuery(s store.Store, h queryHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query, err := parseQuery(r.URL.RawQuery)
+		if err != nil {
+			reject(w, r, s, err)
+			return
+		}
+		h(w, r, query)
+	})
+}
+
+// strictQuery is withQuery for the routes outside any project, which read
+// no query parameter (login, refresh, the OpenAPI document).
+func strictQuery(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := parseQuery(r.URL.RawQuery); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // formParams are the query parameters that make up the path form of a
 // request; none of them may accompany a JSON body.
 var formParams = []string{"rename", "type", "value"}

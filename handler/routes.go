@@ -42,7 +42,8 @@ func routes(cfg Config) *router {
 	// authenticated, so that an oversized request to an unknown route, with
 	// a wrong method or without a token still gets its 404, 405 or 401.
 	limitBody := middleware.BodyLimit(cfg.MaxBodyBytes)
-	protect := func(h http.Handler) http.Handler { return authn(byUser(limitBody(h))) }
+	// The query string is parsed, strictly, last (withQuery).
+	protect := func(h queryHandler) http.Handler { return authn(byUser(limitBody(withQuery(cfg.Store, h)))) }
 	rt := newRouter(byIP)
 	s := cfg.Store
 
