@@ -12,6 +12,7 @@ package hds
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -33,8 +34,24 @@ const Version = "1.0.0"
 // empty in-memory store and user directory, signs tokens with a random
 // secret made now, has no credential key, requires authentication and
 // limits bodies to 1 MiB. An invalid option makes New panic with a message
-// starting "hds: ".
+// starting "hds: ": the options of a program are fixed when it is written.
+// A program that builds its options from configuration calls NewHandler,
+// which returns the problem as an error instead (regexp.MustCompile and
+// regexp.Compile are the same pair).
 func New(opts ...Option) http.Handler {
+	h, err := NewHandler(opts...)
+	if err != nil {
+		panic(err.Error())
+	}
+	return h
+}
+
+// NewHandler is New returning an error instead of panicking when an
+// option is invalid: a JWT secret under 32 bytes, a credential key not of
+// 32 bytes, a duration that does not parse, a nil store, and so on. The
+// error's message starts with "hds: " and names every invalid option; it
+// never holds a secret or a key. On error NewHandler has started nothing.
+func NewHandler(opts ...Option) (http.Handler, error) {
 	c := config{
 		security:     Security{RequireAuth: true},
 		maxBodyBytes: DefaultMaxBodyBytes,
@@ -58,7 +75,7 @@ func New(opts ...Option) http.Handler {
 		c.fail("WithTrustedProxies: %v", err)
 	}
 	if err := errors.Join(c.errs...); err != nil {
-		panic("hds: " + err.Error())
+		return nil, fmt.Errorf("hds: %w", err)
 	}
 	if c.store == nil || c.users == nil {
 		mem := memory.New()
@@ -105,7 +122,7 @@ func New(opts ...Option) http.Handler {
 		middleware.Logging(c.logger),
 		middleware.Recover(),
 		middleware.CORS(c.corsOrigins...),
-	)
+	), nil
 }
 
 // tokens builds the token issuer from the security settings.

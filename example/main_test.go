@@ -214,24 +214,24 @@ func TestConfigErrors(t *testing.T) {
 		want    string   // the error must contain this
 		secrets []string // and none of these
 	}{
-		{name: "unknown key", config: `{"adr": "x"}`, want: `unknown key "adr"`},
-		{name: "unknown nested key", config: `{"security": {"jwt_secrte": "x"}}`, want: `unknown key "security.jwt_secrte"`},
-		{name: "key in the wrong case", config: `{"Addr": "x"}`, want: `unknown key "Addr"`},
-		{name: "unknown key in a user", config: `{"users": [{"username": "a", "pasword": "x"}]}`, want: `unknown key "users[0].pasword"`},
-		{name: "malformed JSON", config: `{"addr": }`, want: "invalid JSON"},
+		{name: "unknown key", config: `{"adr": "x"}`, want: `unknown field "adr"`},
+		{name: "unknown nested key", config: `{"security": {"jwt_secrte": "x"}}`, want: `unknown field "security.jwt_secrte"`},
+		{name: "key in the wrong case", config: `{"Addr": "x"}`, want: `unknown field "Addr"`},
+		{name: "unknown key in a user", config: `{"users": [{"username": "a", "pasword": "x"}]}`, want: `unknown field "users[0].pasword"`},
+		{name: "malformed JSON", config: `{"addr": }`, want: "malformed JSON: syntax error at byte 10"},
 		{name: "not an object", config: `[1]`, want: "must be a JSON object"},
-		{name: "trailing data", config: `{} {}`, want: "invalid JSON"},
-		{name: "wrong type", config: `{"security": {"require_auth": "yes"}}`, want: "security.require_auth must be true or false"},
-		{name: "fractional number", config: `{"rate_limit": {"per_hour": 1.5}}`, want: "rate_limit.per_hour must be a whole number"},
-		{name: "bad duration", config: `{"security": {"jwt_expiration": "soon"}}`, want: `security.jwt_expiration: invalid duration "soon"`},
-		{name: "bad day duration", config: `{"security": {"refresh_window": "7days"}}`, want: "security.refresh_window"},
-		{name: "negative duration", config: `{"security": {"max_session_age": "-1h"}}`, want: "security.max_session_age"},
-		{name: "overflowing day count", config: `{"security": {"refresh_window": "200000d"}}`, want: `security.refresh_window: invalid duration "200000d"`},
-		{name: "zero expiration", config: `{"security": {"jwt_expiration": "0s"}}`, want: "security.jwt_expiration must be longer than zero"},
+		{name: "trailing data", config: `{} {}`, want: "malformed JSON: syntax error at byte 4"},
+		{name: "wrong type", config: `{"security": {"require_auth": "yes"}}`, want: `field "security.require_auth" must be true or false`},
+		{name: "fractional number", config: `{"rate_limit": {"per_hour": 1.5}}`, want: `field "rate_limit.per_hour" must be a whole number`},
+		{name: "bad duration", config: `{"security": {"jwt_expiration": "soon"}}`, want: `hds: Security.JWTExpiration: invalid duration "soon"`},
+		{name: "bad day duration", config: `{"security": {"refresh_window": "7days"}}`, want: `hds: Security.RefreshWindow: invalid duration "7days"`},
+		{name: "negative duration", config: `{"security": {"max_session_age": "-1h"}}`, want: "hds: Security.MaxSessionAge: duration must not be negative"},
+		{name: "overflowing day count", config: `{"security": {"refresh_window": "200000d"}}`, want: `hds: Security.RefreshWindow: invalid duration "200000d"`},
+		{name: "zero expiration", config: `{"security": {"jwt_expiration": "0s"}}`, want: "hds: Security: JWT expiration must be positive"},
 		{name: "bad login window", config: `{"rate_limit": {"login_window": "15"}}`, want: "rate_limit.login_window"},
 		{name: "zero rate limit", config: `{"rate_limit": {"per_minute": 0}}`, want: "rate_limit.per_minute must be a positive number"},
-		{name: "negative login limit", config: `{"rate_limit": {"login_failures_per_ip": -1}}`, want: "rate_limit.login_failures_per_ip must be a positive number"},
-		{name: "bad trusted proxy", config: `{"rate_limit": {"trusted_proxies": ["not-an-ip"]}}`, want: "rate_limit.trusted_proxies[0]"},
+		{name: "negative login limit", config: `{"rate_limit": {"login_failures_per_ip": -1}}`, want: "hds: WithLoginThrottle: limits and window must be positive"},
+		{name: "bad trusted proxy", config: `{"rate_limit": {"trusted_proxies": ["not-an-ip"]}}`, want: `hds: WithTrustedProxies: trusted proxy "not-an-ip" is neither a CIDR nor an address`},
 		{name: "bad origin", config: `{"cors": {"allowed_origins": ["app.example.com"]}}`, want: "cors.allowed_origins[0]"},
 		{
 			name: "bad Redis URL", config: `{"rate_limit": {"redis_url": "http://:hunter2@cache:6379"}}`,
@@ -239,11 +239,11 @@ func TestConfigErrors(t *testing.T) {
 		},
 		{
 			name: "short JWT secret", config: `{"security": {"jwt_secret": "too-short-secret"}}`,
-			want: "security.jwt_secret must be at least 32 bytes", secrets: []string{"too-short-secret"},
+			want: "hds: Security: JWT secret must be at least 32 bytes, got 16", secrets: []string{"too-short-secret"},
 		},
 		{
 			name: "short JWT secret from the environment", env: map[string]string{"HDS_JWT_SECRET": "env-short-secret"},
-			want: "HDS_JWT_SECRET must be at least 32 bytes", secrets: []string{"env-short-secret"},
+			want: "hds: Security: JWT secret must be at least 32 bytes, got 16", secrets: []string{"env-short-secret"},
 		},
 		{
 			name: "credential key not base64", config: `{"security": {"credential_key": "not*base64*key!"}}`,
@@ -411,7 +411,7 @@ func TestUserActions(t *testing.T) {
 	dir := memory.New()
 	do := func(action, username, stdin string) (string, error) {
 		var out bytes.Buffer
-		err := runUserCommand(ctx, dir, command{name: "user", action: action, username: username}, strings.NewReader(stdin), &out)
+		err := runUserCommand(ctx, dir, userCommand{action: action, username: username}, strings.NewReader(stdin), &out)
 		return out.String(), err
 	}
 	mustOK := func(action, username, stdin string) string {

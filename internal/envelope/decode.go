@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -42,35 +44,144 @@ func Decode(r *http.Request, dst any) (bool, error) {
 	if len(body) == 0 {
 		return false, nil
 	}
-	if body[0] != '{' {
-		return false, BadRequest("the request body must be a JSON object")
-	}
-	// encoding/json would quietly turn both into U+FFFD; JSON text must be
-	// UTF-8, and a name or value must arrive as sent or not at all.
-	if !utf8.Valid(body) {
-		return false, BadRequest("the request body is not valid UTF-8")
-	}
-	if hasLoneSurrogate(body) {
-		return false, BadRequest(`the request body holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return false, BadRequest("malformed JSON: " + jsonProblem(err))
-	}
-	known := fieldNames(reflect.TypeOf(dst))
-	for name := range fields {
-		if _, ok := known[name]; !ok {
-			return false, BadRequest(fmt.Sprintf("unknown field %q", name))
-		}
-	}
-	if err := json.Unmarshal(body, dst); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return false, BadRequest(fmt.Sprintf("field %q must be a %s", typeErr.Field, jsonKind(typeErr.Type)))
-		}
-		return false, BadRequest("malformed JSON: " + jsonProblem(err))
+	if err := DecodeJSON(body, dst, "the request body"); err != nil {
+		return false, BadRequest(err.Error())
 	}
 	return true, nil
+}
+
+// DecodeJSON is the one strict JSON decoder of the module, used for
+// request bodies and for the standalone example's configuration file. It
+// decodes data, which must be one JSON object, into dst, a pointer to a
+// struct. Keys must match a field's json tag exactly, at every depth
+// (nested structs, and the structs inside slices and maps): encoding/json
+// alone would match them in any case and ignore unknown ones. The text
+// must be valid UTF-8 without unpaired surrogate escapes, which
+// encoding/json would quietly turn into U+FFFD. what names the text in
+// messages ("the request body"). The error, a *JSONError, never quotes
+// the text, which may hold secrets.
+func DecodeJSON(data []byte, dst any, what string) error {
+	if data = bytes.TrimSpace(data); len(data) == 0 || data[0] != '{' {
+		return &JSONError{Problem: what + " must be a JSON object"}
+	}
+	if !utf8.Valid(data) {
+		return &JSONError{Problem: what + " is not valid UTF-8"}
+	}
+	if hasLoneSurrogate(data) {
+		return &JSONError{Problem: what + ` holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return &JSONError{Problem: "malformed JSON: " + jsonProblem(err, what)}
+	}
+	if err := checkObject(obj, reflect.TypeOf(dst).Elem(), ""); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return &JSONError{Field: typeErr.Field, Problem: "must be " + kindName(typeErr.Type)}
+		}
+		return &JSONError{Problem: "malformed JSON: " + jsonProblem(err, what)}
+	}
+	return nil
+}
+
+// JSONError is a problem DecodeJSON found. Field, when set, is the dotted
+// path of the key concerned ("security.jwt_secret", "users[0].password").
+type JSONError struct {
+	Field   string
+	Problem string
+}
+
+// Error returns the problem, naming the field when there is one.
+func (e *JSONError) Error() string {
+	switch {
+	case e.Field == "":
+		return e.Problem
+	case e.Problem == "unknown":
+		return fmt.Sprintf("unknown field %q", e.Field)
+	}
+	return fmt.Sprintf("field %q %s", e.Field, e.Problem)
+}
+
+// checkKeys reports the first key of the JSON text raw that is not a
+// field of t, by its path. It looks only inside values whose type holds a
+// struct, so a large value of a plain type costs nothing here.
+func checkKeys(raw json.RawMessage, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if !holdsStruct(t) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil // a type error, reported by the decoding into dst
+		}
+		return checkObject(obj, t, path)
+	case reflect.Slice, reflect.Array:
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) != nil {
+			return nil
+		}
+		for i, e := range arr {
+			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if err := checkKeys(obj[k], t.Elem(), joinPath(path, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkObject checks the keys of obj, a JSON object decoded one level
+// deep, against the fields of the struct type t.
+func checkObject(obj map[string]json.RawMessage, t reflect.Type, path string) error {
+	known := fieldTypes(t)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		ft, ok := known[k]
+		if !ok {
+			return &JSONError{Field: joinPath(path, k), Problem: "unknown"}
+		}
+		if err := checkKeys(obj[k], ft, joinPath(path, k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdsStruct reports whether values of t may hold JSON objects decoded
+// into struct fields, whose keys checkKeys checks.
+func holdsStruct(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return true
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return holdsStruct(t.Elem())
+	}
+	return false
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // hasLoneSurrogate reports whether a JSON text has a \uD800-\uDFFF escape
@@ -129,44 +240,57 @@ func TooLarge(limit int64) *RequestError {
 		Details: fmt.Sprintf("the request body must not exceed %d bytes", limit)}
 }
 
-// jsonProblem describes a syntax error without echoing the body, which may
-// hold a secret.
-func jsonProblem(err error) string {
+// jsonProblem describes a syntax error without echoing the text, which
+// may hold a secret.
+func jsonProblem(err error, what string) string {
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
 		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
 	}
-	return "the body is not valid JSON"
+	return what + " is not valid JSON"
 }
 
-func jsonKind(t reflect.Type) string {
+// kindName says what JSON value a Go type takes.
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch t.Kind() {
 	case reflect.String:
-		return "string"
+		return "a string"
 	case reflect.Bool:
-		return "boolean"
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
 	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Map, reflect.Struct:
-		return "object"
+		return "an array"
 	}
-	return "number"
+	return "an object"
 }
 
-var fieldCache sync.Map // reflect.Type -> map[string]struct{}
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
 
-// fieldNames returns the JSON names of the fields of the struct *T.
-func fieldNames(t reflect.Type) map[string]struct{} {
+// fieldTypes returns the JSON names of the fields of the struct type t,
+// each with its type: the json tag's name, or the Go name of an exported
+// field without one.
+func fieldTypes(t reflect.Type) map[string]reflect.Type {
 	if names, ok := fieldCache.Load(t); ok {
-		return names.(map[string]struct{})
+		return names.(map[string]reflect.Type)
 	}
-	st := t.Elem()
-	names := make(map[string]struct{}, st.NumField())
-	for i := range st.NumField() {
-		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			names[name] = struct{}{}
+	names := make(map[string]reflect.Type, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
 		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = f.Type
 	}
 	fieldCache.Store(t, names)
 	return names

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"cmp"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/envelope"
+)
+
+// fileConfig is the JSON configuration file (API.md section 12, with the
+// v1.1 keys of section 19). Every key is optional; unknown keys are
+// refused. Pointers tell a key left out (the default) from a zero.
+type fileConfig struct {
+	Addr        string            `json:"addr"`
+	DatabaseURL string            `json:"database_url"`
+	Database    databaseConfig    `json:"database"`
+	Server      serverConfig      `json:"server"`
+	Security    securityConfig    `json:"security"`
+	CORS        corsConfig        `json:"cors"`
+	RateLimit   rateLimitConfig   `json:"rate_limit"`
+	Concurrency concurrencyConfig `json:"concurrency"`
+	History     historyConfig     `json:"history"`
+	Events      eventsConfig      `json:"events"`
+	Limits      limitsConfig      `json:"limits"`
+	Console     consoleConfig     `json:"console"`
+	Users       []userConfig      `json:"users"`
+}
+
+type securityConfig struct {
+	JWTSecret              string   `json:"jwt_secret"`
+	JWTExpiration          string   `json:"jwt_expiration"`
+	JWTIssuer              string   `json:"jwt_issuer"`
+	RequireAuth            *bool    `json:"require_auth"`
+	RefreshWindow          string   `json:"refresh_window"`
+	MaxSessionAge          string   `json:"max_session_age"`
+	CredentialKey          string   `json:"credential_key"`
+	PreviousCredentialKeys []string `json:"previous_credential_keys"`
+}
+
+// databaseConfig tunes the PostgreSQL connection pool and deadlines.
+type databaseConfig struct {
+	MaxOpenConns *int   `json:"max_open_conns"`
+	Timeout      string `json:"timeout"`
+}
+
+// serverConfig bounds what clients can hold of the server (API.md
+// section 8). API.md names max_connections and idle_timeout; the other
+// keys are this example's, documented in the README.
+type serverConfig struct {
+	MaxConnections    *int   `json:"max_connections"`
+	IdleTimeout       string `json:"idle_timeout"`
+	ReadHeaderTimeout string `json:"read_header_timeout"`
+	ReadTimeout       string `json:"read_timeout"`
+	WriteTimeout      string `json:"write_timeout"`
+	MaxHeaderBytes    *int   `json:"max_header_bytes"`
+}
+
+type corsConfig struct {
+	AllowedOrigins []string `json:"allowed_origins"`
+}
+
+type rateLimitConfig struct {
+	PerHour              *int     `json:"per_hour"`
+	PerMinute            *int     `json:"per_minute"`
+	RedisURL             string   `json:"redis_url"`
+	TrustedProxies       []string `json:"trusted_proxies"`
+	LoginFailuresPerUser *int     `json:"login_failures_per_user"`
+	LoginFailuresPerIP   *int     `json:"login_failures_per_ip"`
+	LoginWindow          string   `json:"login_window"`
+}
+
+type concurrencyConfig struct {
+	RequireIfMatch *bool `json:"require_if_match"`
+}
+
+type historyConfig struct {
+	MaxVersions *int `json:"max_versions"`
+}
+
+type eventsConfig struct {
+	Keepalive         string `json:"keepalive"`
+	MaxStreamsPerUser *int   `json:"max_streams_per_user"`
+}
+
+type limitsConfig struct {
+	MaxImportBytes       *int64 `json:"max_import_bytes"`
+	MaxRecordsPerCluster *int64 `json:"max_records_per_cluster"`
+	MaxBytesPerProject   *int64 `json:"max_bytes_per_project"`
+	MaxProjectsPerUser   *int64 `json:"max_projects_per_user"`
+}
+
+type consoleConfig struct {
+	Enabled *bool `json:"enabled"`
+}
+
+type userConfig struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// Defaults of the keys that are the example's own; the others are hds's
+// (hds.Default*).
+const (
+	defaultAddr = "127.0.0.1:8080"
+	// defaultMaxOpenConns is the PostgreSQL pool size: pools of 2 to 4
+	// kept p99 low when the database shares the machine, larger ones
+	// drove it up.
+	defaultMaxOpenConns = 4
+	defaultDBTimeout    = 5 * time.Second
+
+	defaultMaxConnections    = 10000
+	defaultIdleTimeout       = 60 * time.Second
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultReadTimeout       = 30 * time.Second
+	defaultWriteTimeout      = 30 * time.Second
+	// defaultMaxHeaderBytes bounds request headers: a token is well under
+	// 1 KiB, net/http's own default is 1 MiB.
+	defaultMaxHeaderBytes = 64 << 10
+
+	defaultHistoryMaxVersions      = 10
+	defaultEventsKeepalive         = 15 * time.Second
+	defaultEventsMaxStreamsPerUser = 10
+	defaultMaxImportBytes          = 16 << 20
+	defaultMaxRecordsPerCluster    = 100_000
+	defaultMaxBytesPerProject      = 256 << 20
+	defaultMaxProjectsPerUser      = 1000
+)
+
+// config is the checked configuration, defaults applied and the
+// environment merged in. What hds checks itself (the length of the JWT
+// secret, the security durations, the trusted proxies, the login
+// throttle) is passed on as it is and checked by hds.NewHandler.
+type config struct {
+	addr        string
+	databaseURL string
+	// databaseURLFrom names where databaseURL came from, for messages
+	// (the URL itself may hold a password and is never shown).
+	databaseURLFrom string
+	db              dbSettings
+	server          serverSettings
+	security        hds.Security
+	// credentialKeys are the decoded keys, the primary first; none when no
+	// key is configured.
+	credentialKeys [][]byte
+	users          []userConfig
+
+	perHour, perMinute                       int
+	loginFailuresPerUser, loginFailuresPerIP int
+	loginWindow                              time.Duration
+	// redisURL, when set, holds the rate limit counters in Redis;
+	// redisURLFrom names where it came from (the URL is never shown).
+	redisURL, redisURLFrom string
+	trustedProxies         []string
+	corsOrigins            []string
+
+	// The v1.1 settings of API.md sections 8 and 13 to 19.
+	requireIfMatch          bool
+	historyMaxVersions      int
+	eventsKeepalive         time.Duration
+	eventsMaxStreamsPerUser int
+	limits                  limitSettings
+	consoleEnabled          bool
+}
+
+// dbSettings are the database.* keys.
+type dbSettings struct {
+	maxOpenConns int
+	timeout      time.Duration
+}
+
+// serverSettings are the server.* keys.
+type serverSettings struct {
+	maxConnections                                            int
+	idleTimeout, readHeaderTimeout, readTimeout, writeTimeout time.Duration
+	maxHeaderBytes                                            int
+}
+
+// limitSettings are the limits.* keys; 0 means no quota.
+type limitSettings struct {
+	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser int64
+}
+
+// loadConfig reads the file at path (none when path is empty), merges in
+// the environment and checks everything. Its errors never contain a
+// secret.
+func loadConfig(path string, getenv func(string) string) (*config, error) {
+	var fc fileConfig
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if err := envelope.DecodeJSON(data, &fc, "the configuration"); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	cfg, err := resolve(fc, getenv)
+	if err != nil {
+		if path != "" {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// resolve applies the environment and the defaults to the file's
+// configuration and checks the result.
+func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
+	sec := fc.Security
+	rl := fc.RateLimit
+	cfg := &config{
+		addr:            fc.Addr,
+		databaseURL:     fc.DatabaseURL,
+		databaseURLFrom: "database_url",
+		users:           fc.Users,
+	}
+	keyFrom, redisFrom := "security.credential_key", "rate_limit.redis_url"
+	if v := getenv("HDS_ADDR"); v != "" {
+		cfg.addr = v
+	}
+	if v := getenv("HDS_DATABASE_URL"); v != "" {
+		cfg.databaseURL, cfg.databaseURLFrom = v, "HDS_DATABASE_URL"
+	}
+	if v := getenv("HDS_JWT_SECRET"); v != "" {
+		sec.JWTSecret = v
+	}
+	if v := getenv("HDS_CREDENTIAL_KEY"); v != "" {
+		sec.CredentialKey, keyFrom = v, "HDS_CREDENTIAL_KEY"
+	}
+	if v := getenv("HDS_REDIS_URL"); v != "" {
+		rl.RedisURL, redisFrom = v, "HDS_REDIS_URL"
+	}
+	if cfg.addr == "" {
+		cfg.addr = defaultAddr
+	}
+	if cfg.databaseURL != "" {
+		if u, err := url.Parse(cfg.databaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return nil, fmt.Errorf("%s must be a postgres:// URL, or empty for the in-memory store "+
+				"(the value is not shown, it may hold a password)", cfg.databaseURLFrom)
+		}
+	}
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Numbers and durations: each key, its value, its default and its
+	// least value.
+	for _, n := range []struct {
+		key      string
+		v        *int
+		dst      *int
+		def, min int
+	}{
+		{"database.max_open_conns", fc.Database.MaxOpenConns, &cfg.db.maxOpenConns, defaultMaxOpenConns, 1},
+		{"server.max_connections", fc.Server.MaxConnections, &cfg.server.maxConnections, defaultMaxConnections, 1},
+		{"server.max_header_bytes", fc.Server.MaxHeaderBytes, &cfg.server.maxHeaderBytes, defaultMaxHeaderBytes, 1},
+		{"rate_limit.per_hour", rl.PerHour, &cfg.perHour, hds.DefaultPerHour, 1},
+		{"rate_limit.per_minute", rl.PerMinute, &cfg.perMinute, hds.DefaultPerMinute, 1},
+		{"history.max_versions", fc.History.MaxVersions, &cfg.historyMaxVersions, defaultHistoryMaxVersions, 0},
+		{"events.max_streams_per_user", fc.Events.MaxStreamsPerUser, &cfg.eventsMaxStreamsPerUser, defaultEventsMaxStreamsPerUser, 1},
+	} {
+		*n.dst = n.def
+		if n.v != nil {
+			*n.dst = *n.v
+			check(checkLeast(n.key, int64(*n.v), int64(n.min)))
+		}
+	}
+	for _, n := range []struct {
+		key      string
+		v        *int64
+		dst      *int64
+		def, min int64
+	}{
+		{"limits.max_import_bytes", fc.Limits.MaxImportBytes, &cfg.limits.maxImportBytes, defaultMaxImportBytes, 1},
+		{"limits.max_records_per_cluster", fc.Limits.MaxRecordsPerCluster, &cfg.limits.maxRecordsPerCluster, defaultMaxRecordsPerCluster, 0},
+		{"limits.max_bytes_per_project", fc.Limits.MaxBytesPerProject, &cfg.limits.maxBytesPerProject, defaultMaxBytesPerProject, 0},
+		{"limits.max_projects_per_user", fc.Limits.MaxProjectsPerUser, &cfg.limits.maxProjectsPerUser, defaultMaxProjectsPerUser, 0},
+	} {
+		*n.dst = n.def
+		if n.v != nil {
+			*n.dst = *n.v
+			check(checkLeast(n.key, *n.v, n.min))
+		}
+	}
+	for _, d := range []struct {
+		key, v string
+		dst    *time.Duration
+		def    time.Duration
+	}{
+		{"database.timeout", fc.Database.Timeout, &cfg.db.timeout, defaultDBTimeout},
+		{"server.idle_timeout", fc.Server.IdleTimeout, &cfg.server.idleTimeout, defaultIdleTimeout},
+		{"server.read_header_timeout", fc.Server.ReadHeaderTimeout, &cfg.server.readHeaderTimeout, defaultReadHeaderTimeout},
+		{"server.read_timeout", fc.Server.ReadTimeout, &cfg.server.readTimeout, defaultReadTimeout},
+		{"server.write_timeout", fc.Server.WriteTimeout, &cfg.server.writeTimeout, defaultWriteTimeout},
+		{"rate_limit.login_window", rl.LoginWindow, &cfg.loginWindow, hds.DefaultLoginWindow},
+		{"events.keepalive", fc.Events.Keepalive, &cfg.eventsKeepalive, defaultEventsKeepalive},
+	} {
+		*d.dst = d.def
+		if d.v != "" {
+			v, err := parseDuration(d.key, d.v)
+			*d.dst = v
+			check(err)
+		}
+	}
+	// hds.WithLoginThrottle checks the login throttle.
+	cfg.loginFailuresPerUser, cfg.loginFailuresPerIP = hds.DefaultLoginFailuresPerUser, hds.DefaultLoginFailuresPerIP
+	if v := rl.LoginFailuresPerUser; v != nil {
+		cfg.loginFailuresPerUser = *v
+	}
+	if v := rl.LoginFailuresPerIP; v != nil {
+		cfg.loginFailuresPerIP = *v
+	}
+	cfg.requireIfMatch = fc.Concurrency.RequireIfMatch != nil && *fc.Concurrency.RequireIfMatch
+	cfg.consoleEnabled = fc.Console.Enabled == nil || *fc.Console.Enabled
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	// Security: the durations and the secret's length are hds's to check.
+	cfg.security = hds.Security{
+		JWTSecret:     sec.JWTSecret,
+		JWTExpiration: cmp.Or(sec.JWTExpiration, hds.DefaultJWTExpiration),
+		JWTIssuer:     cmp.Or(sec.JWTIssuer, hds.DefaultJWTIssuer),
+		RequireAuth:   sec.RequireAuth == nil || *sec.RequireAuth,
+		RefreshWindow: cmp.Or(sec.RefreshWindow, hds.DefaultRefreshWindow),
+		MaxSessionAge: cmp.Or(sec.MaxSessionAge, hds.DefaultMaxSessionAge),
+	}
+	if sec.CredentialKey == "" && len(sec.PreviousCredentialKeys) > 0 {
+		return nil, errors.New("security.previous_credential_keys needs a primary key in security.credential_key (or HDS_CREDENTIAL_KEY)")
+	}
+	if sec.CredentialKey != "" {
+		k, err := decodeKey(keyFrom, sec.CredentialKey)
+		if err != nil {
+			return nil, err
+		}
+		cfg.credentialKeys = append(cfg.credentialKeys, k)
+		for i, s := range sec.PreviousCredentialKeys {
+			k, err := decodeKey(fmt.Sprintf("security.previous_credential_keys[%d]", i), s)
+			if err != nil {
+				return nil, err
+			}
+			cfg.credentialKeys = append(cfg.credentialKeys, k)
+		}
+	}
+
+	// Rate limits and CORS.
+	if rl.RedisURL != "" {
+		if _, err := redis.ParseURL(rl.RedisURL); err != nil {
+			return nil, fmt.Errorf("%s must be a redis:// or rediss:// URL (the value is not shown, it may hold a password)", redisFrom)
+		}
+		cfg.redisURL, cfg.redisURLFrom = rl.RedisURL, redisFrom
+	}
+	cfg.trustedProxies = rl.TrustedProxies
+	for i, o := range fc.CORS.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return nil, fmt.Errorf("cors.allowed_origins[%d]: %w", i, err)
+		}
+	}
+	cfg.corsOrigins = fc.CORS.AllowedOrigins
+
+	// Users.
+	seen := make(map[string]bool)
+	for i, u := range cfg.users {
+		if err := checkUsername(u.Username); err != nil {
+			return nil, fmt.Errorf("users[%d]: %w", i, err)
+		}
+		if seen[u.Username] {
+			return nil, fmt.Errorf("users[%d]: user %q is listed twice", i, u.Username)
+		}
+		seen[u.Username] = true
+		if err := checkPassword(u.Password); err != nil {
+			return nil, fmt.Errorf("users[%d] (%q): %w", i, u.Username, err)
+		}
+	}
+	return cfg, nil
+}
+
+// checkLeast requires v >= least.
+func checkLeast(key string, v, least int64) error {
+	switch {
+	case v >= least:
+		return nil
+	case least == 1:
+		return fmt.Errorf("%s must be a positive number, got %d", key, v)
+	case least == 0:
+		return fmt.Errorf("%s must not be negative (0 means none), got %d", key, v)
+	}
+	return fmt.Errorf("%s must be at least %d, got %d", key, least, v)
+}
+
+// parseDuration reads the duration setting key, which must be longer
+// than zero.
+func parseDuration(key, s string) (time.Duration, error) {
+	d, err := hds.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w (use Go's forms such as \"90m\" or \"1h30m\", or days such as \"7d\")", key, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s must be longer than zero, got %q", key, s)
+	}
+	return d, nil
+}
+
+// decodeKey decodes a credential key: the standard base64 of exactly
+// CredentialKeyBytes bytes (API.md section 12's form of a key). Its
+// errors never show the key.
+func decodeKey(from, s string) ([]byte, error) {
+	const hint = "(the key is not shown; make one with: openssl rand -base64 32)"
+	k, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid standard base64 %s", from, hint)
+	}
+	if len(k) != hds.CredentialKeyBytes {
+		return nil, fmt.Errorf("%s must be the base64 of exactly %d bytes, it decodes to %d bytes %s",
+			from, hds.CredentialKeyBytes, len(k), hint)
+	}
+	return k, nil
+}
+
+// checkOrigin accepts "*" or an origin: scheme, host and optional port.
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an origin such as https://app.example.com, nor \"*\"", o)
+	}
+	return nil
+}

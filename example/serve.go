@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/ulule/limiter/v3"
+	limiterredis "github.com/ulule/limiter/v3/drivers/store/redis"
+
+	"github.com/hds-go/hds"
+)
+
+const serveUsage = `[serve]             serve the API (the default command)
+`
+
+// shutdownTimeout is the time given to requests in flight at shutdown.
+const shutdownTimeout = 10 * time.Second
+
+// runServe runs the server until ctx is done.
+func runServe(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		return usagef("serve takes no arguments, got %q", args)
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, e.logger, e.stdout)
+}
+
+// serve runs the server until ctx is done, then shuts it down gracefully.
+func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writer) error {
+	st, users, closeStore, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	inMemory := cfg.databaseURL == ""
+	if !inMemory {
+		logger.Info("using PostgreSQL (migrated)", "from", cfg.databaseURLFrom)
+	}
+
+	opts := []hds.Option{
+		hds.WithStore(st),
+		hds.WithUsers(users),
+		hds.WithSecurity(cfg.security), // an empty JWTSecret makes hds pick a random one
+		hds.WithLogger(logger),
+		hds.WithRateLimit(cfg.perHour, cfg.perMinute),
+		hds.WithLoginThrottle(cfg.loginFailuresPerUser, cfg.loginFailuresPerIP, cfg.loginWindow),
+		hds.WithTrustedProxies(cfg.trustedProxies...),
+		hds.WithCORS(cfg.corsOrigins...),
+	}
+	// Read and checked, not wired yet (hds has no option for them so far):
+	// database.timeout, concurrency.require_if_match, history.max_versions,
+	// events.*, limits.* and console.enabled.
+	switch keys := cfg.credentialKeys; {
+	case len(keys) > 0:
+		opts = append(opts, hds.WithCredentialKey(keys[0], keys[1:]...))
+	case inMemory:
+		// The in-memory store forgets the values sealed with this key
+		// when the process ends, just as the process forgets the key.
+		key := make([]byte, hds.CredentialKeyBytes)
+		_, _ = rand.Read(key) // crypto/rand never fails on supported platforms
+		opts = append(opts, hds.WithCredentialKey(key))
+	}
+	if cfg.redisURL != "" {
+		limits, closeRedis, err := redisLimitStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer closeRedis()
+		opts = append(opts, hds.WithRateLimitStore(limits))
+	}
+	h, err := hds.NewHandler(opts...)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if cfg.redisURL != "" {
+		logger.Info("rate limit counters are kept in Redis", "from", cfg.redisURLFrom)
+	}
+	if cfg.security.JWTSecret == "" {
+		logger.Warn("no jwt_secret configured: tokens are signed with a random secret made at start; " +
+			"they will not survive a restart, nor be accepted by another instance")
+	}
+	switch {
+	case len(cfg.credentialKeys) > 0:
+	case inMemory:
+		logger.Warn("no credential_key configured: CREDENTIAL values are sealed with a random key made at start")
+	default:
+		// Never invent a key for a database: what it sealed could not be
+		// read after a restart.
+		logger.Warn("no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled")
+	}
+	if !cfg.security.RequireAuth {
+		logger.Warn("require_auth is false: requests without a token run as the built-in user \"anonymous\"")
+	}
+	if err := ensureUsers(ctx, users, cfg.users, logger); err != nil {
+		return err
+	}
+	adminPassword, err := ensureAdmin(ctx, users, cfg)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	ln = newLimitListener(ln, cfg.server.maxConnections, logger)
+	srv := newHTTPServer(cfg.server, h, logger)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	base := baseURL(ln.Addr())
+	fmt.Fprintf(stdout, "hds listening on %s\n", base)
+	printLogin(stdout, base, cfg.users, adminPassword, inMemory)
+	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// newHTTPServer returns the server of h with the server.* settings: the
+// time a client may take to send its headers and its body, the time an
+// idle keep-alive connection is kept, the time a response may take, and
+// the largest request header.
+func newHTTPServer(s serverSettings, h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.readHeaderTimeout,
+		ReadTimeout:       s.readTimeout,
+		WriteTimeout:      s.writeTimeout,
+		IdleTimeout:       s.idleTimeout,
+		MaxHeaderBytes:    s.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}
+}
+
+// redisLimitStore connects to the Redis server of cfg.redisURL and returns
+// ulule/limiter's Redis store on it, so that several instances share their
+// rate limit counters, and a function that closes the connection.
+func redisLimitStore(ctx context.Context, cfg *config) (limiter.Store, func(), error) {
+	opts, err := redis.ParseURL(cfg.redisURL)
+	if err != nil { // checked by resolve already
+		return nil, nil, fmt.Errorf("%s is not a valid Redis URL", cfg.redisURLFrom)
+	}
+	client := redis.NewClient(opts)
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := client.Ping(pingCtx).Err(); err != nil {
+		_ = client.Close()
+		return nil, nil, fmt.Errorf("%s: cannot reach Redis: %s", cfg.redisURLFrom, redact(err, cfg.redisURL))
+	}
+	s, err := limiterredis.NewStoreWithOptions(client, limiter.StoreOptions{Prefix: "hds"})
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, fmt.Errorf("%s: Redis rate limit store: %s", cfg.redisURLFrom, redact(err, cfg.redisURL))
+	}
+	return s, func() { _ = client.Close() }, nil
+}
+
+// baseURL is the URL a local client reaches the listener at.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// printLogin tells the operator how to log in. The only secret it shows
+// is the generated admin password, which the operator needs.
+func printLogin(w io.Writer, base string, users []userConfig, adminPassword string, inMemory bool) {
+	username, password := "USERNAME", "PASSWORD"
+	switch {
+	case adminPassword != "":
+		username, password = "admin", adminPassword
+		fmt.Fprintf(w, "No users are configured, so user %q was created with the password:\n    %s\n", username, password)
+		if inMemory {
+			fmt.Fprintln(w, "It lives in the in-memory store and is gone when the server stops.")
+		}
+	case len(users) > 0:
+		username = users[0].Username
+	}
+	fmt.Fprintf(w, "Log in (the token is in data.token):\n"+
+		"    curl -s -X POST %s/api/v1/auth/login -H 'Content-Type: application/json' -d '{\"username\":\"%s\",\"password\":\"%s\"}'\n",
+		base, username, password)
+	fmt.Fprintf(w, "then send it on every request:\n    curl -s %s/api/v1/projects -H \"Authorization: Bearer $TOKEN\"\n", base)
+}

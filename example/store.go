@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
+	"github.com/hds-go/hds/store/postgres"
+)
+
+// openStore returns the store and user directory the configuration
+// names: the in-memory store when database_url is empty, otherwise the
+// PostgreSQL database, migrated. close releases it.
+//
+// database.timeout is read and checked but not applied yet: the
+// PostgreSQL store gets its per-call deadline option in a change of its
+// own, and is wired here once it exists.
+func openStore(ctx context.Context, cfg *config) (st store.Store, users store.UserDirectory, closeFn func(), err error) {
+	if cfg.databaseURL == "" {
+		mem := memory.New()
+		return mem, mem, func() {}, nil
+	}
+	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.db.maxOpenConns)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %s", cfg.databaseURLFrom, redact(err, cfg.databaseURL))
+	}
+	if err := pg.Migrate(ctx); err != nil {
+		_ = pg.Close()
+		return nil, nil, nil, fmt.Errorf("%s: migrate the database: %s", cfg.databaseURLFrom, redact(err, cfg.databaseURL))
+	}
+	return pg, pg, func() { _ = pg.Close() }, nil
+}
+
+// redact returns err's message with the password of the URL rawURL
+// masked, should the driver ever quote it.
+func redact(err error, rawURL string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	return msg
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/store"
+)
+
+const userUsage = `user add NAME       add a user; password: first line of stdin
+user disable NAME
+user enable NAME
+user delete NAME
+user list
+`
+
+// userCommand is a parsed user command: the action and, except for list,
+// the username.
+type userCommand struct {
+	action   string
+	username string
+}
+
+// parseUser reads the arguments after "user".
+func parseUser(args []string) (userCommand, error) {
+	if len(args) == 0 {
+		return userCommand{}, usagef("user needs an action: add, disable, enable, delete or list")
+	}
+	switch action := args[0]; action {
+	case "add", "disable", "enable", "delete":
+		if len(args) != 2 {
+			return userCommand{}, usagef("user %s takes exactly one argument, the username", action)
+		}
+		return userCommand{action: action, username: args[1]}, nil
+	case "list":
+		if len(args) != 1 {
+			return userCommand{}, usagef("user list takes no arguments")
+		}
+		return userCommand{action: action}, nil
+	default:
+		return userCommand{}, usagef("unknown user action %q: use add, disable, enable, delete or list", action)
+	}
+}
+
+// runUser runs a user command against the configured database.
+func runUser(ctx context.Context, e *env, args []string) error {
+	cmd, err := parseUser(args)
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	if cfg.databaseURL == "" {
+		return fmt.Errorf("user %s: no database_url is configured, and the in-memory store lives only inside a "+
+			"running server process, so accounts cannot be managed from the command line; configure database_url "+
+			"(or HDS_DATABASE_URL), or list the accounts under \"users\" in the config file to have the server create them at start",
+			cmd.action)
+	}
+	_, users, closeStore, err := openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("user %s: %w", cmd.action, err)
+	}
+	defer closeStore()
+	return runUserCommand(ctx, users, cmd, e.stdin, e.stdout)
+}
+
+// runUserCommand performs one user action on users.
+func runUserCommand(ctx context.Context, users store.UserDirectory, cmd userCommand, stdin io.Reader, stdout io.Writer) error {
+	notFound := func(err error) error {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("user %q not found", cmd.username)
+		}
+		return fmt.Errorf("user %s %q: %w", cmd.action, cmd.username, err)
+	}
+	switch cmd.action {
+	case "add":
+		password, err := readPassword(stdin)
+		if err != nil {
+			return err
+		}
+		if err := checkPassword(password); err != nil {
+			return fmt.Errorf("user %q: %w", cmd.username, err)
+		}
+		if err := addUser(ctx, users, cmd.username, password); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "user %q added\n", cmd.username)
+	case "disable", "enable":
+		if err := users.SetUserActive(ctx, cmd.username, cmd.action == "enable"); err != nil {
+			return notFound(err)
+		}
+		fmt.Fprintf(stdout, "user %q %sd\n", cmd.username, cmd.action)
+	case "delete":
+		if err := users.DeleteUser(ctx, cmd.username); err != nil {
+			return notFound(err)
+		}
+		fmt.Fprintf(stdout, "user %q deleted (the projects they own are kept)\n", cmd.username)
+	case "list":
+		list, err := users.FindUsers(ctx)
+		if err != nil {
+			return fmt.Errorf("user list: %w", err)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "USERNAME\tSTATUS\tID\tCREATED")
+		for _, u := range list {
+			status := "active"
+			if !u.Active {
+				status = "disabled"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Username, status, u.ID, u.CreatedAt.UTC().Format(time.RFC3339))
+		}
+		return tw.Flush()
+	default:
+		return fmt.Errorf("unknown user action %q", cmd.action)
+	}
+	return nil
+}
+
+// readPassword reads the first line of r, without its line ending.
+func readPassword(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read the password from stdin: %w", err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("no password: give it as the first line of stdin")
+	}
+	return line, nil
+}
+
+// ensureUsers creates each configured user that does not exist yet;
+// existing users are left as they are.
+func ensureUsers(ctx context.Context, users store.UserDirectory, list []userConfig, logger *slog.Logger) error {
+	for _, u := range list {
+		_, err := users.FindUserByName(ctx, u.Username)
+		switch {
+		case err == nil:
+			logger.Info("user exists, left unchanged", "username", u.Username)
+			continue
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("find user %q: %w", u.Username, err)
+		}
+		if err := addUser(ctx, users, u.Username, u.Password); err != nil {
+			return err
+		}
+		logger.Info("user created", "username", u.Username)
+	}
+	return nil
+}
+
+// ensureAdmin creates the user "admin" with a random password when no
+// users are configured and the directory has none (always so for the
+// in-memory store), and returns the password; otherwise it returns "".
+func ensureAdmin(ctx context.Context, users store.UserDirectory, cfg *config) (string, error) {
+	if len(cfg.users) > 0 {
+		return "", nil
+	}
+	existing, err := users.FindUsers(ctx)
+	if err != nil {
+		return "", fmt.Errorf("list users: %w", err)
+	}
+	if len(existing) > 0 {
+		return "", nil
+	}
+	password := rand.Text()
+	if err := addUser(ctx, users, "admin", password); err != nil {
+		return "", err
+	}
+	return password, nil
+}
+
+// addUser creates an active user with a bcrypt hash of password.
+func addUser(ctx context.Context, users store.UserDirectory, username, password string) error {
+	if err := checkUsername(username); err != nil {
+		return err
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return fmt.Errorf("user %q: %w", username, err)
+	}
+	if _, err := users.CreateUser(ctx, &store.User{Username: username, PasswordHash: hash, Active: true}); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) {
+			return fmt.Errorf("user %q already exists", username)
+		}
+		return fmt.Errorf("create user %q: %w", username, err)
+	}
+	return nil
+}
+
+// checkUsername requires a non-empty username without control characters
+// or surrounding white space.
+func checkUsername(name string) error {
+	if name == "" {
+		return errors.New("the username must not be empty")
+	}
+	if !utf8.ValidString(name) {
+		return errors.New("the username must be valid UTF-8")
+	}
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return fmt.Errorf("the username %q must not contain control characters", name)
+	}
+	if strings.TrimSpace(name) != name {
+		return fmt.Errorf("the username %q must not begin or end with white space", name)
+	}
+	return nil
+}
+
+// checkPassword applies the rules of auth.HashPassword without spending
+// the time of a hash.
+func checkPassword(pw string) error {
+	switch {
+	case pw == "":
+		return errors.New("the password must not be empty")
+	case len(pw) > auth.MaxPasswordBytes:
+		return fmt.Errorf("the password is %d bytes long; at most %d bytes are allowed (bcrypt ignores the rest)",
+			len(pw), auth.MaxPasswordBytes)
+	}
+	return nil
+}

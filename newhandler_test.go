@@ -1,0 +1,61 @@
+package hds_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds"
+)
+
+// TestNewHandler: NewHandler returns, as an error starting "hds: ", what
+// New panics with, names every invalid option at once, and with valid
+// options returns the same API as New.
+func TestNewHandler(t *testing.T) {
+	secure := func(secret string) hds.Option {
+		return hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true})
+	}
+	tests := []struct {
+		name string
+		opts []hds.Option
+		want []string // parts of the error; none when the options are valid
+	}{
+		{"no options", nil, nil},
+		{"jwt secret of 31 bytes", []hds.Option{secure(strings.Repeat("s", 31))}, []string{"JWT secret must be at least 32 bytes, got 31"}},
+		{"jwt secret of 32 bytes", []hds.Option{secure(strings.Repeat("s", 32))}, nil},
+		{"credential key of 16 bytes", []hds.Option{hds.WithCredentialKey(make([]byte, 16))}, []string{"WithCredentialKey: key 0 must be 32 bytes, got 16"}},
+		{"bad duration", []hds.Option{hds.WithSecurity(hds.Security{JWTExpiration: "soon", RequireAuth: true})},
+			[]string{`Security.JWTExpiration: invalid duration "soon"`}},
+		{"bad trusted proxy", []hds.Option{hds.WithTrustedProxies("not-an-ip")}, []string{`WithTrustedProxies: trusted proxy "not-an-ip"`}},
+		{"two bad options", []hds.Option{hds.WithStore(nil), hds.WithLoginThrottle(0, 1, 1)},
+			[]string{"WithStore: the store is nil", "WithLoginThrottle: limits and window must be positive"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := append(tt.opts, hds.WithLogger(quietLogger))
+			h, err := hds.NewHandler(opts...)
+			msg, panicked := panicMessage(func() { hds.New(opts...) })
+			if tt.want == nil {
+				require.NoError(t, err, "NewHandler")
+				require.NotNil(t, h, "NewHandler's handler")
+				assert.False(t, panicked, "New panicked: %s", msg)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("GET", "/health", nil))
+				assert.Equal(t, http.StatusOK, rec.Code, "GET /health: %s", rec.Body)
+				return
+			}
+			require.Error(t, err, "NewHandler")
+			assert.Nil(t, h, "NewHandler's handler on error")
+			assert.True(t, strings.HasPrefix(err.Error(), "hds: "), "error %q starts with \"hds: \"", err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w, "NewHandler's error")
+			}
+			assert.True(t, panicked, "New did not panic")
+			assert.Equal(t, err.Error(), msg, "New's panic message is NewHandler's error")
+		})
+	}
+}
