@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/middleware"
@@ -19,10 +21,10 @@ import (
 
 // The OpenAPI 3.1 document of the API, served at GET /api/v1/openapi.json.
 //
-// It is built from operations, the table below, which describes every
-// pattern that routes.go registers, keyed by that pattern. A test
-// (openapi_test.go) fails when a registered pattern has no description or
-// a description has no registered pattern, and the black-box HTTP suite
+// It is built from the router's own table (routes.go): every route is
+// registered with the operation that describes it, so the document lists
+// exactly the registered routes (openapi_test.go proves the method and
+// pattern sets equal), and the black-box HTTP suite
 // validates every request and response it makes against the served
 // document, so the document and the behaviour cannot drift apart.
 
@@ -78,171 +80,6 @@ var (
 // belong to someone else (403), and a level of the path may be missing
 // (404).
 var underProject = []int{400, 403, 404}
-
-// operations describes every route of routes.go, keyed by its pattern.
-var operations = map[string]operation{
-	"GET /health": {
-		id: "getHealth", tag: "meta", summary: "Health of the service and its store",
-		description: "Not enveloped. 200 with status \"ok\" when the store answers, 503 with \"unavailable\" when it does not. Needs no token and is not rate limited.",
-		access:      public, status: 200, success: "Health",
-		other: map[int]string{503: "HealthUnavailable"},
-	},
-	"GET /api/v1/openapi.json": {
-		id: "getOpenAPI", tag: "meta", summary: "This OpenAPI document",
-		description: "Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names the current ETag.",
-		access:      public, status: 200, success: "OpenAPIDocument",
-		other: map[int]string{304: "NotModified"},
-	},
-	"POST /api/v1/auth/login": {
-		id: "login", tag: "auth", summary: "Log in",
-		description: "Exchanges a username and password for a token. A wrong password, an unknown user and a disabled account all answer 401 \"Invalid username or password\". Failed logins are limited per username and per client IP: past the limit every login for them answers 429 until the window has passed.",
-		access:      public, counted: true, body: "Login", status: 200, success: "Token",
-		errors: []int{400, 401, 415},
-	},
-	"POST /api/v1/auth/refresh": {
-		id: "refreshToken", tag: "auth", summary: "Refresh a token",
-		description: "Exchanges the token in the Authorization header for a new one of the same session. The token may have expired, by no more than the refresh window, and its session must be younger than the maximum session age. No body.",
-		access:      expiredBearer, counted: true, status: 200, success: "Token",
-		errors: []int{400},
-	},
-
-	"GET /api/v1/projects": {
-		id: "listProjects", tag: "projects", summary: "List the caller's projects",
-		access: bearer, counted: true, query: listQuery, status: 200, success: "ProjectList",
-		errors: []int{400},
-	},
-	"POST /api/v1/projects": {
-		id: "createProject", tag: "projects", summary: "Create a project (body form)",
-		description: "Project names are unique across the whole service: a name anyone already uses is 409.",
-		access:      bearer, counted: true, body: "Name", status: 201, success: "Project",
-		errors: []int{400, 409, 415},
-	},
-	"POST " + pathP: {
-		id: "createProjectAt", tag: "projects", summary: "Create a project (path form)",
-		description: "The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.",
-		access:      bearer, counted: true, body: "PathName", status: 201, success: "Project",
-		errors: []int{400, 409, 415},
-	},
-	"GET " + pathP: {
-		id: "getProject", tag: "projects", summary: "Get a project",
-		access: bearer, counted: true, status: 200, success: "Project",
-		errors: underProject,
-	},
-	"PUT " + pathP: {
-		id: "renameProject", tag: "projects", summary: "Rename a project",
-		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
-		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Project",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"DELETE " + pathP: {
-		id: "deleteProject", tag: "projects", summary: "Delete a project and everything in it",
-		access: bearer, counted: true, status: 204, success: "NoContent",
-		errors: underProject,
-	},
-
-	"GET " + pathP + "/collections": {
-		id: "listCollections", tag: "collections", summary: "List the collections of a project",
-		access: bearer, counted: true, query: listQuery, status: 200, success: "CollectionList",
-		errors: underProject,
-	},
-	"POST " + pathP + "/collections": {
-		id: "createCollection", tag: "collections", summary: "Create a collection (body form)",
-		access: bearer, counted: true, body: "Name", status: 201, success: "Collection",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"POST " + pathC: {
-		id: "createCollectionAt", tag: "collections", summary: "Create a collection (path form)",
-		description: "The name is in the path; a body, if any, may only repeat it.",
-		access:      bearer, counted: true, body: "PathName", status: 201, success: "Collection",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"GET " + pathC: {
-		id: "getCollection", tag: "collections", summary: "Get a collection",
-		access: bearer, counted: true, status: 200, success: "Collection",
-		errors: underProject,
-	},
-	"PUT " + pathC: {
-		id: "renameCollection", tag: "collections", summary: "Rename a collection",
-		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
-		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Collection",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"DELETE " + pathC: {
-		id: "deleteCollection", tag: "collections", summary: "Delete a collection and everything in it",
-		access: bearer, counted: true, status: 204, success: "NoContent",
-		errors: underProject,
-	},
-
-	"GET " + pathC + "/clusters": {
-		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
-		access: bearer, counted: true, query: listQuery, status: 200, success: "ClusterList",
-		errors: underProject,
-	},
-	"POST " + pathC + "/clusters": {
-		id: "createCluster", tag: "clusters", summary: "Create a cluster (body form)",
-		access: bearer, counted: true, body: "Name", status: 201, success: "Cluster",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"POST " + pathK: {
-		id: "createClusterAt", tag: "clusters", summary: "Create a cluster (path form)",
-		description: "The name is in the path; a body, if any, may only repeat it.",
-		access:      bearer, counted: true, body: "PathName", status: 201, success: "Cluster",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"GET " + pathK: {
-		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
-		description: "data maps every record name to its value; credential values are masked unless reveal=true.",
-		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "ClusterData",
-		errors: underProject,
-	},
-	"PUT " + pathK: {
-		id: "renameCluster", tag: "clusters", summary: "Rename a cluster",
-		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
-		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Cluster",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"DELETE " + pathK: {
-		id: "deleteCluster", tag: "clusters", summary: "Delete a cluster and its records",
-		access: bearer, counted: true, status: 204, success: "NoContent",
-		errors: underProject,
-	},
-
-	"GET " + pathK + "/records": {
-		id: "listRecords", tag: "records", summary: "List the records of a cluster",
-		description: "Filters combine with AND. Credential values are masked unless reveal=true, and never matched by value or valueContains.",
-		access:      bearer, counted: true, query: recordQuery, status: 200, success: "RecordList",
-		errors: underProject,
-	},
-	"POST " + pathK + "/records": {
-		id: "createRecord", tag: "records", summary: "Create a record (body form)",
-		description: "The query parameters rename, type and value cannot accompany the body (400).",
-		access:      bearer, counted: true, query: []string{"reveal"}, body: "RecordCreate", status: 201, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"POST " + pathR: {
-		id: "createRecordAt", tag: "records", summary: "Create a record (path form)",
-		description: "The name is in the path; the type and value come from ?type=T&value=V or from a body {\"type\", \"value\"} (which may repeat the name), not both.",
-		access:      bearer, counted: true, query: []string{"recordType", "recordValue", "reveal"}, body: "RecordPathCreate", status: 201, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"GET " + pathR: {
-		id: "getRecord", tag: "records", summary: "Get a record",
-		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise.",
-		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "Record",
-		errors: underProject,
-	},
-	"PUT " + pathR: {
-		id: "updateRecord", tag: "records", summary: "Update a record's value, type or name",
-		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.",
-		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal"}, body: "RecordUpdate", status: 200, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
-	},
-	"DELETE " + pathR: {
-		id: "deleteRecord", tag: "records", summary: "Delete a record",
-		access: bearer, counted: true, status: 204, success: "NoContent",
-		errors: underProject,
-	},
-}
 
 // responsesOf returns every status op may answer with the name of its
 // response in components.responses: its own, 413 (a body over the limit,
@@ -313,13 +150,14 @@ func schemaRef(name string) obj { return ref("schemas", name) }
 // pathParam matches the parameters of a pattern.
 var pathParam = regexp.MustCompile(`\{([a-z]+)\}`)
 
-// openAPIDocument builds the document of a server of the given version.
-// With requireAuth false the routes that take a token also run without one.
-func openAPIDocument(version string, requireAuth bool) obj {
+// openAPIDocument builds the document of the given routes, served by a
+// server of the given version. With requireAuth false the routes that
+// take a token also run without one.
+func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 	paths := obj{}
-	for _, pattern := range slices.Sorted(maps.Keys(operations)) {
-		op := operations[pattern]
-		method, path, _ := strings.Cut(pattern, " ")
+	for _, rt := range routes {
+		op := rt.op
+		method, path, _ := strings.Cut(rt.pattern, " ")
 		item, ok := paths[path].(obj)
 		if !ok {
 			item = obj{}
@@ -720,20 +558,31 @@ func headers() obj {
 // openAPICacheControl lets clients keep the document but revalidate it.
 const openAPICacheControl = "no-cache"
 
-// handleOpenAPI serves the document, built once here, not enveloped. It
-// needs no token and is not counted by the rate limiter.
-func handleOpenAPI(version string, requireAuth bool) http.Handler {
+// servedDocument is the encoded document and its entity tag.
+type servedDocument struct {
+	body, etag, length string
+}
+
+// encodeDocument encodes the document of rt's routes.
+func encodeDocument(rt *router, version string, requireAuth bool) servedDocument {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(openAPIDocument(version, requireAuth)); err != nil {
+	if err := enc.Encode(openAPIDocument(rt.routes, version, requireAuth)); err != nil {
 		panic("hds: encode the OpenAPI document: " + err.Error()) // maps of strings, numbers and slices always encode
 	}
-	doc := buf.Bytes()
-	sum := sha256.Sum256(doc)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	length := strconv.Itoa(len(doc))
+	sum := sha256.Sum256(buf.Bytes())
+	return servedDocument{body: buf.String(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`, length: strconv.Itoa(buf.Len())}
+}
+
+// handleOpenAPI serves the document of rt's routes, not enveloped. It
+// needs no token and is not counted by the rate limiter. The document is
+// built once, on the first request, when every route is registered.
+func handleOpenAPI(rt *router, version string, requireAuth bool) http.Handler {
+	served := sync.OnceValue(func() servedDocument { return encodeDocument(rt, version, requireAuth) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := served()
+		doc, etag, length := d.body, d.etag, d.length
 		h := w.Header()
 		h.Set("Cache-Control", openAPICacheControl)
 		h.Set("ETag", etag)
@@ -743,6 +592,6 @@ func handleOpenAPI(version string, requireAuth bool) http.Handler {
 		}
 		h.Set("Content-Type", envelope.ContentType)
 		h.Set("Content-Length", length)
-		_, _ = w.Write(doc)
+		_, _ = io.WriteString(w, doc)
 	})
 }

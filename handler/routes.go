@@ -3,6 +3,7 @@ package handler
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/hds-go/hds/auth"
@@ -21,7 +22,8 @@ const (
 )
 
 // New returns the API's router: every route of API.md section 4 and the
-// OpenAPI document that describes them (openapi.go), an enveloped 405
+// OpenAPI document that describes them (openapi.go, built from this one
+// table: each route carries its operation), an enveloped 405
 // (with Allow) for a known path with a wrong method, an enveloped 404 for
 // anything else, and no redirects for non-canonical paths.
 func New(cfg Config) http.Handler { return routes(cfg).finish() }
@@ -47,39 +49,168 @@ func routes(cfg Config) *router {
 	rt := newRouter(byIP)
 	s := cfg.Store
 
-	rt.handle("GET /health", handleHealth(s, cfg.Version))
-	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(cfg.Version, cfg.RequireAuth))
-	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))))
-	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Users, cfg.Tokens))))
+	rt.handle("GET /health", handleHealth(s, cfg.Version), operation{
+		id: "getHealth", tag: "meta", summary: "Health of the service and its store",
+		description: "Not enveloped. 200 with status \"ok\" when the store answers, 503 with \"unavailable\" when it does not. Needs no token and is not rate limited.",
+		access:      public, status: 200, success: "Health",
+		other: map[int]string{503: "HealthUnavailable"},
+	})
+	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(rt, cfg.Version, cfg.RequireAuth), operation{
+		id: "getOpenAPI", tag: "meta", summary: "This OpenAPI document",
+		description: "Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names the current ETag.",
+		access:      public, status: 200, success: "OpenAPIDocument",
+		other: map[int]string{304: "NotModified"},
+	})
+	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))), operation{
+		id: "login", tag: "auth", summary: "Log in",
+		description: "Exchanges a username and password for a token. A wrong password, an unknown user and a disabled account all answer 401 \"Invalid username or password\". Failed logins are limited per username and per client IP: past the limit every login for them answers 429 until the window has passed.",
+		access:      public, counted: true, body: "Login", status: 200, success: "Token",
+		errors: []int{400, 401, 415},
+	})
+	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Users, cfg.Tokens))), operation{
+		id: "refreshToken", tag: "auth", summary: "Refresh a token",
+		description: "Exchanges the token in the Authorization header for a new one of the same session. The token may have expired, by no more than the refresh window, and its session must be younger than the maximum session age. No body.",
+		access:      expiredBearer, counted: true, status: 200, success: "Token",
+		errors: []int{400},
+	})
 
-	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)))
-	rt.handle("POST /api/v1/projects", protect(handleCreateFromBody(s, projects)))
-	rt.handle("POST "+pathP, protect(handleCreate(s, projects)))
-	rt.handle("GET "+pathP, protect(handleGet(s, projects)))
-	rt.handle("PUT "+pathP, protect(handleRename(s, projects)))
-	rt.handle("DELETE "+pathP, protect(handleDelete(s, projects)))
+	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)), operation{
+		id: "listProjects", tag: "projects", summary: "List the caller's projects",
+		access: bearer, counted: true, query: listQuery, status: 200, success: "ProjectList",
+		errors: []int{400},
+	})
+	rt.handle("POST /api/v1/projects", protect(handleCreateFromBody(s, projects)), operation{
+		id: "createProject", tag: "projects", summary: "Create a project (body form)",
+		description: "Project names are unique across the whole service: a name anyone already uses is 409.",
+		access:      bearer, counted: true, body: "Name", status: 201, success: "Project",
+		errors: []int{400, 409, 415},
+	})
+	rt.handle("POST "+pathP, protect(handleCreate(s, projects)), operation{
+		id: "createProjectAt", tag: "projects", summary: "Create a project (path form)",
+		description: "The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.",
+		access:      bearer, counted: true, body: "PathName", status: 201, success: "Project",
+		errors: []int{400, 409, 415},
+	})
+	rt.handle("GET "+pathP, protect(handleGet(s, projects)), operation{
+		id: "getProject", tag: "projects", summary: "Get a project",
+		access: bearer, counted: true, status: 200, success: "Project",
+		errors: underProject,
+	})
+	rt.handle("PUT "+pathP, protect(handleRename(s, projects)), operation{
+		id: "renameProject", tag: "projects", summary: "Rename a project",
+		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
+		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Project",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("DELETE "+pathP, protect(handleDelete(s, projects)), operation{
+		id: "deleteProject", tag: "projects", summary: "Delete a project and everything in it",
+		access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: underProject,
+	})
 
-	rt.handle("GET "+pathP+"/collections", protect(handleList(s, collections)))
-	rt.handle("POST "+pathP+"/collections", protect(handleCreateFromBody(s, collections)))
-	rt.handle("POST "+pathC, protect(handleCreate(s, collections)))
-	rt.handle("GET "+pathC, protect(handleGet(s, collections)))
-	rt.handle("PUT "+pathC, protect(handleRename(s, collections)))
-	rt.handle("DELETE "+pathC, protect(handleDelete(s, collections)))
+	rt.handle("GET "+pathP+"/collections", protect(handleList(s, collections)), operation{
+		id: "listCollections", tag: "collections", summary: "List the collections of a project",
+		access: bearer, counted: true, query: listQuery, status: 200, success: "CollectionList",
+		errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/collections", protect(handleCreateFromBody(s, collections)), operation{
+		id: "createCollection", tag: "collections", summary: "Create a collection (body form)",
+		access: bearer, counted: true, body: "Name", status: 201, success: "Collection",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("POST "+pathC, protect(handleCreate(s, collections)), operation{
+		id: "createCollectionAt", tag: "collections", summary: "Create a collection (path form)",
+		description: "The name is in the path; a body, if any, may only repeat it.",
+		access:      bearer, counted: true, body: "PathName", status: 201, success: "Collection",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("GET "+pathC, protect(handleGet(s, collections)), operation{
+		id: "getCollection", tag: "collections", summary: "Get a collection",
+		access: bearer, counted: true, status: 200, success: "Collection",
+		errors: underProject,
+	})
+	rt.handle("PUT "+pathC, protect(handleRename(s, collections)), operation{
+		id: "renameCollection", tag: "collections", summary: "Rename a collection",
+		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
+		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Collection",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("DELETE "+pathC, protect(handleDelete(s, collections)), operation{
+		id: "deleteCollection", tag: "collections", summary: "Delete a collection and everything in it",
+		access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: underProject,
+	})
 
 	rec := records{store: s, creds: credentials{ring: cfg.Sealer}}
-	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)))
-	rt.handle("POST "+pathC+"/clusters", protect(handleCreateFromBody(s, clusters)))
-	rt.handle("POST "+pathK, protect(handleCreate(s, clusters)))
-	rt.handle("GET "+pathK, protect(rec.handleClusterData()))
-	rt.handle("PUT "+pathK, protect(handleRename(s, clusters)))
-	rt.handle("DELETE "+pathK, protect(handleDelete(s, clusters)))
+	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)), operation{
+		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
+		access: bearer, counted: true, query: listQuery, status: 200, success: "ClusterList",
+		errors: underProject,
+	})
+	rt.handle("POST "+pathC+"/clusters", protect(handleCreateFromBody(s, clusters)), operation{
+		id: "createCluster", tag: "clusters", summary: "Create a cluster (body form)",
+		access: bearer, counted: true, body: "Name", status: 201, success: "Cluster",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("POST "+pathK, protect(handleCreate(s, clusters)), operation{
+		id: "createClusterAt", tag: "clusters", summary: "Create a cluster (path form)",
+		description: "The name is in the path; a body, if any, may only repeat it.",
+		access:      bearer, counted: true, body: "PathName", status: 201, success: "Cluster",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("GET "+pathK, protect(rec.handleClusterData()), operation{
+		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
+		description: "data maps every record name to its value; credential values are masked unless reveal=true.",
+		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "ClusterData",
+		errors: underProject,
+	})
+	rt.handle("PUT "+pathK, protect(handleRename(s, clusters)), operation{
+		id: "renameCluster", tag: "clusters", summary: "Rename a cluster",
+		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
+		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Cluster",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("DELETE "+pathK, protect(handleDelete(s, clusters)), operation{
+		id: "deleteCluster", tag: "clusters", summary: "Delete a cluster and its records",
+		access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: underProject,
+	})
 
-	rt.handle("GET "+pathK+"/records", protect(rec.handleList()))
-	rt.handle("POST "+pathK+"/records", protect(rec.handleCreate(true)))
-	rt.handle("POST "+pathR, protect(rec.handleCreate(false)))
-	rt.handle("GET "+pathR, protect(rec.handleGet()))
-	rt.handle("PUT "+pathR, protect(rec.handleUpdate()))
-	rt.handle("DELETE "+pathR, protect(rec.handleDelete()))
+	rt.handle("GET "+pathK+"/records", protect(rec.handleList()), operation{
+		id: "listRecords", tag: "records", summary: "List the records of a cluster",
+		description: "Filters combine with AND. Credential values are masked unless reveal=true, and never matched by value or valueContains.",
+		access:      bearer, counted: true, query: recordQuery, status: 200, success: "RecordList",
+		errors: underProject,
+	})
+	rt.handle("POST "+pathK+"/records", protect(rec.handleCreate(true)), operation{
+		id: "createRecord", tag: "records", summary: "Create a record (body form)",
+		description: "The query parameters rename, type and value cannot accompany the body (400).",
+		access:      bearer, counted: true, query: []string{"reveal"}, body: "RecordCreate", status: 201, success: "Record",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("POST "+pathR, protect(rec.handleCreate(false)), operation{
+		id: "createRecordAt", tag: "records", summary: "Create a record (path form)",
+		description: "The name is in the path; the type and value come from ?type=T&value=V or from a body {\"type\", \"value\"} (which may repeat the name), not both.",
+		access:      bearer, counted: true, query: []string{"recordType", "recordValue", "reveal"}, body: "RecordPathCreate", status: 201, success: "Record",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("GET "+pathR, protect(rec.handleGet()), operation{
+		id: "getRecord", tag: "records", summary: "Get a record",
+		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise.",
+		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "Record",
+		errors: underProject,
+	})
+	rt.handle("PUT "+pathR, protect(rec.handleUpdate()), operation{
+		id: "updateRecord", tag: "records", summary: "Update a record's value, type or name",
+		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.",
+		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal"}, body: "RecordUpdate", status: 200, success: "Record",
+		errors: slices.Concat(underProject, []int{409, 415}),
+	})
+	rt.handle("DELETE "+pathR, protect(rec.handleDelete()), operation{
+		id: "deleteRecord", tag: "records", summary: "Delete a record",
+		access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: underProject,
+	})
 
 	return rt
 }
@@ -93,19 +224,27 @@ type router struct {
 	methods map[string][]string
 	// limit counts the 404 and 405 answers against the client IP.
 	limit func(http.Handler) http.Handler
-	// patterns are the registered "METHOD /path" patterns, in order; the
-	// OpenAPI document describes each one (openapi_test.go).
-	patterns []string
+	// routes are the registered routes, in order, each with its
+	// description: the OpenAPI document is built from them (openapi.go).
+	routes []route
+}
+
+// route is one registered "METHOD /path" pattern and the operation the
+// OpenAPI document describes it with.
+type route struct {
+	pattern string
+	op      operation
 }
 
 func newRouter(limit func(http.Handler) http.Handler) *router {
 	return &router{mux: http.NewServeMux(), methods: make(map[string][]string), limit: limit}
 }
 
-// handle registers "METHOD /path" and notes the method for the path's
-// Allow header. The handler records the matched pattern for the log.
-func (rt *router) handle(pattern string, h http.Handler) {
-	rt.patterns = append(rt.patterns, pattern)
+// handle registers "METHOD /path" with its OpenAPI operation and notes
+// the method for the path's Allow header. The handler records the matched
+// pattern for the log.
+func (rt *router) handle(pattern string, h http.Handler, op operation) {
+	rt.routes = append(rt.routes, route{pattern: pattern, op: op})
 	method, path, _ := strings.Cut(pattern, " ")
 	if _, seen := rt.methods[path]; !seen {
 		rt.paths = append(rt.paths, path)
