@@ -70,8 +70,14 @@ func New(opts ...Option) http.Handler {
 		}
 	}
 
+	// A configured store (Redis) is shared between instances; while it is
+	// down, counting goes on in this process (API.md section 8).
+	var shared *middleware.FallbackStore
 	if c.limitStore == nil {
 		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})
+	} else {
+		shared = middleware.NewFallbackStore(c.limitStore, 0, c.logger)
+		c.limitStore = shared
 	}
 	var sealer handler.Sealer
 	if keyring != nil { // never a nil *Keyring in the interface
@@ -89,6 +95,7 @@ func New(opts ...Option) http.Handler {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
+		SharedLimits: shared,
 		ClientIP:     clientIP,
 		MaxBodyBytes: c.maxBodyBytes,
 	})

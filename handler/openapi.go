@@ -83,7 +83,7 @@ var underProject = []int{400, 403, 404}
 var operations = map[string]operation{
 	"GET /health": {
 		id: "getHealth", tag: "meta", summary: "Health of the service and its store",
-		description: "Not enveloped. 200 with status \"ok\" when the store answers, 503 with \"unavailable\" when it does not. Needs no token and is not rate limited.",
+		description: "Not enveloped. 200 with status \"ok\" when the store answers, \"degraded\" when it does but the shared rate limit store (Redis) does not, 503 with \"unavailable\" when the store does not answer; checks says which. Needs no token and is not rate limited.",
 		access:      public, status: 200, success: "Health",
 		other: map[int]string{503: "HealthUnavailable"},
 	},
@@ -513,10 +513,15 @@ func schemas() obj {
 			"user_id":    obj{"type": "string", "minLength": 1},
 		}, "token", "expires_in", "user_id"),
 		"Health": object("The service's health; not enveloped.", obj{
-			"status":    obj{"type": "string", "enum": []any{"ok", "unavailable"}},
+			"status":    obj{"type": "string", "enum": []any{"ok", "degraded", "unavailable"}},
 			"timestamp": schemaRef("Timestamp"),
 			"version":   obj{"type": "string", "minLength": 1},
-		}, "status", "timestamp", "version"),
+			"checks": object("Each dependency's state.", obj{
+				"store": obj{"type": "string", "enum": []any{"ok", "unavailable"}},
+				"rate_limit": obj{"type": "string", "enum": []any{"ok", "unavailable", "local"},
+					"description": "The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own."},
+			}, "store", "rate_limit"),
+		}, "status", "timestamp", "version", "checks"),
 
 		"ErrorCode": obj{"type": "string", "enum": []any{
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
@@ -636,11 +641,11 @@ func responses() obj {
 		return obj{"description": description, "headers": rateHeaders(extra...),
 			"content": jsonContent(schemaRef(schema))}
 	}
-	health := func(description, status string) obj {
+	health := func(description string, status ...any) obj {
 		return obj{"description": description, "headers": obj{"Cache-Control": ref("headers", "NoStore"),
 			middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent(obj{"allOf": []any{schemaRef("Health"),
-				obj{"properties": obj{"status": obj{"const": status}}}}})}
+				obj{"properties": obj{"status": obj{"enum": status}}}}})}
 	}
 	r := obj{
 		"Project":           success("The project.", "ProjectEnvelope"),
@@ -654,7 +659,7 @@ func responses() obj {
 		"RecordList":        success("A page of records.", "RecordListEnvelope"),
 		"Token":             success("A new token; never cached.", "TokenEnvelope", "NoStore"),
 		"NoContent":         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
-		"Health":            health("The store answers.", "ok"),
+		"Health":            health("The store answers; degraded when the shared rate limit store does not.", "ok", "degraded"),
 		"HealthUnavailable": health("The store does not answer.", "unavailable"),
 		"OpenAPIDocument": obj{"description": "This document.",
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),

@@ -46,7 +46,7 @@ func routes(cfg Config) *router {
 	rt := newRouter(byIP)
 	s := cfg.Store
 
-	rt.handle("GET /health", handleHealth(s, cfg.Version))
+	rt.handle("GET /health", handleHealth(s, cfg.SharedLimits, cfg.Version))
 	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(cfg.Version, cfg.RequireAuth))
 	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))))
 	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Users, cfg.Tokens))))
