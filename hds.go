@@ -76,7 +76,10 @@ func New(opts ...Option) http.Handler {
 	if c.limitStore == nil {
 		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})
 	} else {
-		shared = middleware.NewFallbackStore(c.limitStore, 0, c.logger)
+		var ok bool
+		if shared, ok = c.limitStore.(*middleware.FallbackStore); !ok {
+			shared = middleware.NewFallbackStore(c.limitStore, 0, c.logger)
+		}
 		c.limitStore = shared
 	}
 	var sealer handler.Sealer

@@ -92,7 +92,9 @@ func (f *FallbackStore) Reset(ctx context.Context, key string, rate limiter.Rate
 
 // Increment implements limiter.Store.
 func (f *FallbackStore) Increment(ctx context.Context, key string, n int64, rate limiter.Rate) (limiter.Context, error) {
-	return f.do(ctx, func(ctx context.Context, s limiter.Store) (limiter.Context, error) { return s.Increment(ctx, key, n, rate) })
+	return f.do(ctx, func(ctx context.Context, s limiter.Store) (limiter.Context, error) {
+		return s.Increment(ctx, key, n, rate)
+	})
 }
 
 // Shared reports whether the counters are in the shared store now (false

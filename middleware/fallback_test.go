@@ -85,7 +85,8 @@ func (b *syncBuffer) lines(substr string) int {
 func TestFallbackStoreCountsLocallyWhileDown(t *testing.T) {
 	ss := newSwitchStore()
 	var log syncBuffer
-	fs := middleware.NewFallbackStore(ss, 0, slog.New(slog.NewTextHandler(&log, nil)))
+	// A long timeout: a busy test machine must not look like an outage.
+	fs := middleware.NewFallbackStore(ss, 5*time.Second, slog.New(slog.NewTextHandler(&log, nil)))
 	rl := middleware.NewRateLimiter(fs, limiter.Rate{Period: time.Minute, Limit: 3})
 	ctx := context.Background()
 
@@ -152,7 +153,7 @@ func TestFallbackStoreHangingStoreDoesNotHoldRequests(t *testing.T) {
 
 func TestFallbackStoreCallerGivesUp(t *testing.T) {
 	ss := newSwitchStore()
-	fs := middleware.NewFallbackStore(ss, 0, slog.New(slog.DiscardHandler))
+	fs := middleware.NewFallbackStore(ss, 5*time.Second, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := fs.Get(ctx, "k", limiter.Rate{Period: time.Minute, Limit: 1})
