@@ -87,8 +87,17 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		}
 	}
 
+	// A configured store (Redis) is shared between instances; while it is
+	// down, counting goes on in this process (API.md section 8).
+	var shared *middleware.FallbackStore
 	if c.limitStore == nil {
 		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})
+	} else {
+		var ok bool
+		if shared, ok = c.limitStore.(*middleware.FallbackStore); !ok {
+			shared = middleware.NewFallbackStore(c.limitStore, 0, c.logger)
+		}
+		c.limitStore = shared
 	}
 	var sealer handler.Sealer
 	if keyring != nil { // never a nil *Keyring in the interface
@@ -106,6 +115,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
+		SharedLimits: shared,
 		ClientIP:     clientIP,
 		MaxBodyBytes: c.maxBodyBytes,
 	})

@@ -184,6 +184,11 @@ func WithRateLimit(perHour, perMinute int) Option {
 // live, for example ulule/limiter's Redis store, so that several instances
 // behind a load balancer share one budget per user. Default: a new
 // in-memory store, private to this handler.
+//
+// While s fails or does not answer within
+// middleware.DefaultFallbackTimeout, counting goes on in this process and
+// /health reports "degraded" (middleware.FallbackStore); pass a
+// *middleware.FallbackStore made with another timeout to choose it.
 func WithRateLimitStore(s limiter.Store) Option {
 	return func(c *config) {
 		if s == nil {

@@ -27,6 +27,10 @@ type Config struct {
 	// RateLimiter counts requests per user once the token is verified and
 	// per client IP before that; nil means no rate limiting.
 	RateLimiter *middleware.RateLimiter
+	// SharedLimits is the shared store the RateLimiter and LoginThrottle
+	// count in, which /health reports on; nil when their counters live in
+	// this process only (checks.rate_limit "local").
+	SharedLimits *middleware.FallbackStore
 	// LoginThrottle limits failed logins; nil means no throttling.
 	LoginThrottle *middleware.LoginThrottle
 	// ClientIP finds a request's client address.

@@ -7,26 +7,42 @@ import (
 	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
 
 // healthTimeout bounds the store's health check.
 const healthTimeout = 2 * time.Second
 
-// handleHealth serves GET /health (not enveloped): 200 with status "ok"
-// when the store answers its Ping, 503 with "unavailable" otherwise.
-func handleHealth(s store.Store, version string) http.Handler {
+// handleHealth serves GET /health (not enveloped, API.md section 10):
+// 503 "unavailable" when the store does not answer its Ping; otherwise
+// 200, "degraded" when the shared rate limit store cannot be reached
+// (requests are then counted in this process) and "ok" when it can or
+// when there is none. checks gives each dependency's state.
+func handleHealth(s store.Store, limits *middleware.FallbackStore, version string) http.Handler {
+	type checks struct {
+		Store     string `json:"store"`
+		RateLimit string `json:"rate_limit"`
+	}
 	type health struct {
 		Status    string `json:"status"`
 		Timestamp string `json:"timestamp"`
 		Version   string `json:"version"`
+		Checks    checks `json:"checks"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 		defer cancel()
-		out, status := health{Status: "ok", Version: version}, http.StatusOK
+		out := health{Status: "ok", Version: version, Checks: checks{Store: "ok", RateLimit: "local"}}
+		status := http.StatusOK
+		if limits != nil {
+			out.Checks.RateLimit = "ok"
+			if !limits.Shared(ctx) {
+				out.Status, out.Checks.RateLimit = "degraded", "unavailable"
+			}
+		}
 		if err := s.Ping(ctx); err != nil {
-			out.Status, status = "unavailable", http.StatusServiceUnavailable
+			out.Status, out.Checks.Store, status = "unavailable", "unavailable", http.StatusServiceUnavailable
 		}
 		out.Timestamp = formatTime(time.Now())
 		w.Header().Set("Content-Type", envelope.ContentType)

@@ -352,10 +352,15 @@ func schemas() obj {
 			"user_id":    obj{"type": "string", "minLength": 1},
 		}, "token", "expires_in", "user_id"),
 		"Health": object("The service's health; not enveloped.", obj{
-			"status":    obj{"type": "string", "enum": []any{"ok", "unavailable"}},
+			"status":    obj{"type": "string", "enum": []any{"ok", "degraded", "unavailable"}},
 			"timestamp": schemaRef("Timestamp"),
 			"version":   obj{"type": "string", "minLength": 1},
-		}, "status", "timestamp", "version"),
+			"checks": object("Each dependency's state.", obj{
+				"store": obj{"type": "string", "enum": []any{"ok", "unavailable"}},
+				"rate_limit": obj{"type": "string", "enum": []any{"ok", "unavailable", "local"},
+					"description": "The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own."},
+			}, "store", "rate_limit"),
+		}, "status", "timestamp", "version", "checks"),
 
 		"ErrorCode": obj{"type": "string", "enum": []any{
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
@@ -475,11 +480,11 @@ func responses() obj {
 		return obj{"description": description, "headers": rateHeaders(extra...),
 			"content": jsonContent(schemaRef(schema))}
 	}
-	health := func(description, status string) obj {
+	health := func(description string, status ...any) obj {
 		return obj{"description": description, "headers": obj{"Cache-Control": ref("headers", "NoStore"),
 			middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent(obj{"allOf": []any{schemaRef("Health"),
-				obj{"properties": obj{"status": obj{"const": status}}}}})}
+				obj{"properties": obj{"status": obj{"enum": status}}}}})}
 	}
 	r := obj{
 		"Project":           success("The project.", "ProjectEnvelope"),
@@ -493,7 +498,7 @@ func responses() obj {
 		"RecordList":        success("A page of records.", "RecordListEnvelope"),
 		"Token":             success("A new token; never cached.", "TokenEnvelope", "NoStore"),
 		"NoContent":         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
-		"Health":            health("The store answers.", "ok"),
+		"Health":            health("The store answers; degraded when the shared rate limit store does not.", "ok", "degraded"),
 		"HealthUnavailable": health("The store does not answer.", "unavailable"),
 		"OpenAPIDocument": obj{"description": "This document.",
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),

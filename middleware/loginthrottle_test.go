@@ -157,3 +157,84 @@ func TestLoginThrottleKeysAreBounded(t *testing.T) {
 		assert.LessOrEqual(t, len(k), 128, "key length")
 	}
 }
+
+// parallelChecks runs n correct logins of one user at once, each holding
+// its password check until want checks are running together (or, should
+// they be serialised, until a generous safety timeout), and returns the
+// most that ran together.
+func parallelChecks(lt *middleware.LoginThrottle, n int, want int32) (most int32, errs []error) {
+	var inside, peak atomic.Int32
+	together := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range n {
+		wg.Go(func() {
+			_, err := lt.Attempt(context.Background(), "alice", "198.51.100.1", func() bool {
+				now := inside.Add(1)
+				defer inside.Add(-1)
+				for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+				}
+				if now >= want {
+					once.Do(func() { close(together) })
+				}
+				select {
+				case <-together:
+				case <-time.After(10 * time.Second): // serialised: never together
+				}
+				return true
+			})
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return peak.Load(), errs
+}
+
+func TestLoginThrottleCorrectLoginsCheckInParallel(t *testing.T) {
+	// Finding 10 of issue 10: concurrent logins of one user must not wait
+	// for one another's bcrypt; only the failure count is serialised.
+	lt := middleware.NewLoginThrottle(newMemStore(), 4, 100, time.Minute)
+	most, errs := parallelChecks(lt, 8, 4)
+	assert.Empty(t, errs, "every correct login succeeds")
+	assert.EqualValues(t, 4, most, "as many password checks at once as the user has failures left")
+}
+
+func TestLoginThrottleGuessesBoundedWhileLoginsInFlight(t *testing.T) {
+	// Guesses and correct logins mixed: never more checks that may fail than
+	// failures left, so at most the quota of guesses is checked.
+	lt := middleware.NewLoginThrottle(newMemStore(), 3, 100, time.Minute)
+	var wg sync.WaitGroup
+	var guessed, refused atomic.Int32
+	for i := range 20 {
+		wg.Go(func() {
+			ok := i%2 == 0
+			_, err := lt.Attempt(context.Background(), "alice", "198.51.100.1", func() bool {
+				if !ok {
+					guessed.Add(1)
+				}
+				time.Sleep(time.Millisecond) // as bcrypt would
+				return ok
+			})
+			if errors.Is(err, middleware.ErrRateLimited) {
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, guessed.Load(), int32(3), "at most the quota of wrong passwords is checked")
+	assert.Positive(t, refused.Load(), "once the quota is used up, the rest are refused")
+}
+
+func TestLoginThrottleCheckPanics(t *testing.T) {
+	lt := middleware.NewLoginThrottle(newMemStore(), 1, 100, time.Minute)
+	assert.Panics(t, func() {
+		_, _ = lt.Attempt(context.Background(), "alice", "198.51.100.1", func() bool { panic("bcrypt") })
+	})
+	// The panicked attempt no longer holds the user's only check slot.
+	attempt(t, lt, "alice", "198.51.100.1", true, false, 60)
+}
