@@ -123,14 +123,16 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
 			"(hds.Security.RequireAuth is false)")
 	}
-	// The chain, outermost first. CORS answers preflights before anything
-	// is authenticated or counted; rate limiting and the body limit run
+	// The chain, outermost first. NoStore marks every answer under
+	// /api/v1/ uncacheable. CORS answers preflights before anything is
+	// authenticated or counted; rate limiting and the body limit run
 	// inside the router, by user once the token verifies and by client IP
 	// before that.
 	return chain(api,
 		middleware.RequestID(),
 		middleware.Logging(c.logger),
 		middleware.Recover(),
+		middleware.NoStore("/api/v1/"),
 		middleware.CORS(c.corsOrigins...),
 	), nil
 }
