@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -721,15 +722,16 @@ func TestCredRotation(t *testing.T) {
 		readAll("after the repeated rotations, K2 alone", k2only)
 
 		// Resuming: a rotation to K3 after the first batch's last id visits
-		// only the records after it.
+		// only the records after it; its final check covers every record
+		// and finds the first batch still under K2.
 		after := ids[1]
 		reports = nil
 		got, err = hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k3, Previous: [][]byte{k2}, BatchSize: 2, After: after,
 			Progress: func(p hds.RotationProgress) { reports = append(reports, p) }})
-		if err != nil {
-			t.Fatalf("resumed rotation: %v", err)
+		if !errors.Is(err, hds.ErrRotationIncomplete) {
+			t.Fatalf("resumed rotation: %v, want ErrRotationIncomplete for the first batch", err)
 		}
-		if want := (hds.RotationProgress{Seen: len(ids) - 2, Resealed: len(ids) - 2, LastID: ids[len(ids)-1]}); got != want {
+		if want := (hds.RotationProgress{Seen: len(ids) - 2, Resealed: len(ids) - 2, LastID: ids[len(ids)-1], Remaining: 2}); got != want {
 			t.Errorf("resumed rotation = %+v, want %+v", got, want)
 		}
 		for _, p := range reports {

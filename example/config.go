@@ -248,70 +248,28 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 				"(the value is not shown, it may hold a password)", cfg.databaseURLFrom)
 		}
 	}
-	var errs []error
-	check := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// Numbers and durations: each key, its value, its default and its
-	// least value.
-	for _, n := range []struct {
-		key      string
-		v        *int
-		dst      *int
-		def, min int
-	}{
-		{"database.max_open_conns", fc.Database.MaxOpenConns, &cfg.db.maxOpenConns, defaultMaxOpenConns, 1},
-		{"server.max_connections", fc.Server.MaxConnections, &cfg.server.maxConnections, defaultMaxConnections, 1},
-		{"server.max_header_bytes", fc.Server.MaxHeaderBytes, &cfg.server.maxHeaderBytes, defaultMaxHeaderBytes, 1},
-		{"rate_limit.per_hour", rl.PerHour, &cfg.perHour, hds.DefaultPerHour, 1},
-		{"rate_limit.per_minute", rl.PerMinute, &cfg.perMinute, hds.DefaultPerMinute, 1},
-		{"history.max_versions", fc.History.MaxVersions, &cfg.historyMaxVersions, defaultHistoryMaxVersions, 0},
-		{"events.max_streams_per_user", fc.Events.MaxStreamsPerUser, &cfg.eventsMaxStreamsPerUser, defaultEventsMaxStreamsPerUser, 1},
-	} {
-		*n.dst = n.def
-		if n.v != nil {
-			*n.dst = *n.v
-			check(checkLeast(n.key, int64(*n.v), int64(n.min)))
-		}
-	}
-	for _, n := range []struct {
-		key      string
-		v        *int64
-		dst      *int64
-		def, min int64
-	}{
-		{"limits.max_import_bytes", fc.Limits.MaxImportBytes, &cfg.limits.maxImportBytes, defaultMaxImportBytes, 1},
-		{"limits.max_records_per_cluster", fc.Limits.MaxRecordsPerCluster, &cfg.limits.maxRecordsPerCluster, defaultMaxRecordsPerCluster, 0},
-		{"limits.max_bytes_per_project", fc.Limits.MaxBytesPerProject, &cfg.limits.maxBytesPerProject, defaultMaxBytesPerProject, 0},
-		{"limits.max_projects_per_user", fc.Limits.MaxProjectsPerUser, &cfg.limits.maxProjectsPerUser, defaultMaxProjectsPerUser, 0},
-	} {
-		*n.dst = n.def
-		if n.v != nil {
-			*n.dst = *n.v
-			check(checkLeast(n.key, *n.v, n.min))
-		}
-	}
-	for _, d := range []struct {
-		key, v string
-		dst    *time.Duration
-		def    time.Duration
-	}{
-		{"database.timeout", fc.Database.Timeout, &cfg.db.timeout, defaultDBTimeout},
-		{"server.idle_timeout", fc.Server.IdleTimeout, &cfg.server.idleTimeout, defaultIdleTimeout},
-		{"server.read_header_timeout", fc.Server.ReadHeaderTimeout, &cfg.server.readHeaderTimeout, defaultReadHeaderTimeout},
-		{"server.read_timeout", fc.Server.ReadTimeout, &cfg.server.readTimeout, defaultReadTimeout},
-		{"server.write_timeout", fc.Server.WriteTimeout, &cfg.server.writeTimeout, defaultWriteTimeout},
-		{"rate_limit.login_window", rl.LoginWindow, &cfg.loginWindow, hds.DefaultLoginWindow},
-		{"events.keepalive", fc.Events.Keepalive, &cfg.eventsKeepalive, defaultEventsKeepalive},
-	} {
-		*d.dst = d.def
-		if d.v != "" {
-			v, err := parseDuration(d.key, d.v)
-			*d.dst = v
-			check(err)
-		}
+	// Numbers and durations: each key's value, its default and, for
+	// numbers, its least value. Every problem is reported at once.
+	errs := []error{
+		setNumber(&cfg.db.maxOpenConns, "database.max_open_conns", fc.Database.MaxOpenConns, defaultMaxOpenConns, 1),
+		setNumber(&cfg.server.maxConnections, "server.max_connections", fc.Server.MaxConnections, defaultMaxConnections, 1),
+		setNumber(&cfg.server.maxHeaderBytes, "server.max_header_bytes", fc.Server.MaxHeaderBytes, defaultMaxHeaderBytes, 1),
+		setNumber(&cfg.perHour, "rate_limit.per_hour", rl.PerHour, hds.DefaultPerHour, 1),
+		setNumber(&cfg.perMinute, "rate_limit.per_minute", rl.PerMinute, hds.DefaultPerMinute, 1),
+		setNumber(&cfg.historyMaxVersions, "history.max_versions", fc.History.MaxVersions, defaultHistoryMaxVersions, 0),
+		setNumber(&cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user", fc.Events.MaxStreamsPerUser, defaultEventsMaxStreamsPerUser, 1),
+		setNumber(&cfg.limits.maxImportBytes, "limits.max_import_bytes", fc.Limits.MaxImportBytes, defaultMaxImportBytes, 1),
+		setNumber(&cfg.limits.maxRecordsPerCluster, "limits.max_records_per_cluster", fc.Limits.MaxRecordsPerCluster, defaultMaxRecordsPerCluster, 0),
+		setNumber(&cfg.limits.maxBytesPerProject, "limits.max_bytes_per_project", fc.Limits.MaxBytesPerProject, defaultMaxBytesPerProject, 0),
+		setNumber(&cfg.limits.maxProjectsPerUser, "limits.max_projects_per_user", fc.Limits.MaxProjectsPerUser, defaultMaxProjectsPerUser, 0),
+
+		setDuration(&cfg.db.timeout, "database.timeout", fc.Database.Timeout, defaultDBTimeout),
+		setDuration(&cfg.server.idleTimeout, "server.idle_timeout", fc.Server.IdleTimeout, defaultIdleTimeout),
+		setDuration(&cfg.server.readHeaderTimeout, "server.read_header_timeout", fc.Server.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		setDuration(&cfg.server.readTimeout, "server.read_timeout", fc.Server.ReadTimeout, defaultReadTimeout),
+		setDuration(&cfg.server.writeTimeout, "server.write_timeout", fc.Server.WriteTimeout, defaultWriteTimeout),
+		setDuration(&cfg.loginWindow, "rate_limit.login_window", rl.LoginWindow, hds.DefaultLoginWindow),
+		setDuration(&cfg.eventsKeepalive, "events.keepalive", fc.Events.Keepalive, defaultEventsKeepalive),
 	}
 	// hds.WithLoginThrottle checks the login throttle.
 	cfg.loginFailuresPerUser, cfg.loginFailuresPerIP = hds.DefaultLoginFailuresPerUser, hds.DefaultLoginFailuresPerIP
@@ -386,17 +344,34 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 	return cfg, nil
 }
 
-// checkLeast requires v >= least.
-func checkLeast(key string, v, least int64) error {
+// setNumber sets *dst to *v, or to def when the key is left out (v nil),
+// and requires *v >= least.
+func setNumber[T int | int64](dst *T, key string, v *T, def, least T) error {
+	*dst = def
+	if v == nil {
+		return nil
+	}
+	*dst = *v
 	switch {
-	case v >= least:
+	case *v >= least:
 		return nil
 	case least == 1:
-		return fmt.Errorf("%s must be a positive number, got %d", key, v)
+		return fmt.Errorf("%s must be a positive number, got %d", key, *v)
 	case least == 0:
-		return fmt.Errorf("%s must not be negative (0 means none), got %d", key, v)
+		return fmt.Errorf("%s must not be negative (0 means none), got %d", key, *v)
 	}
-	return fmt.Errorf("%s must be at least %d, got %d", key, least, v)
+	return fmt.Errorf("%s must be at least %d, got %d", key, least, *v)
+}
+
+// setDuration sets *dst to the duration s, or to def when s is empty.
+func setDuration(dst *time.Duration, key, s string, def time.Duration) error {
+	*dst = def
+	if s == "" {
+		return nil
+	}
+	d, err := parseDuration(key, s)
+	*dst = d
+	return err
 }
 
 // parseDuration reads the duration setting key, which must be longer

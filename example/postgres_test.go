@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/hds-go/hds/internal/pgtest"
 )
 
@@ -168,6 +171,28 @@ func TestPostgresCredentialsRotate(t *testing.T) {
 	if err != nil || !strings.Contains(out, "0 re-sealed") {
 		t.Errorf("a second rotation: %v\n%s", err, out)
 	}
+
+	// A server still sealing with the old key writes a credential after
+	// the rotation. A rotation that walks nothing (resumed after the last
+	// possible id) finds it in its final check: it does not say done, it
+	// says how many remain and fails (the program exits non-zero). A full
+	// rotation then re-seals it.
+	s = start(t, nil, oldEnv)
+	if status, body := call(t, "POST", s.url+cluster+"/records/late", token, map[string]any{"type": "CREDENTIAL", "value": "secret-late"}); status != http.StatusCreated {
+		t.Fatalf("create late: %d %v", status, body)
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	secrets["late"] = "secret-late"
+	err, out, _ = runOnce(t, []string{"-config", cfg, "credentials", "rotate", "ffffffff-ffff-ffff-ffff-ffffffffffff"}, newEnv, "")
+	require.Error(t, err, "rotate with a value left under the old key")
+	assert.Contains(t, err.Error(), "1 credential records are still sealed with another key", "rotate's error")
+	assert.Contains(t, err.Error(), "make sure every server runs with the new key", "rotate's error")
+	assert.NotContains(t, out, "done", "rotate's output with a value left under the old key")
+	err, out, _ = runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
+	require.NoError(t, err, "rotate after the late value")
+	assert.Contains(t, out, "done: 4 credential records seen, 1 re-sealed", "rotate's output after the late value")
 
 	// The old key can go: the new key alone reads everything.
 	s = start(t, nil, newEnv)
