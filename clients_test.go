@@ -14,6 +14,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,9 +28,9 @@ import (
 // generatedClientServer starts hds.New (memory store, alice and bob, a
 // credential key) on httptest behind a handler that validates every
 // exchange against the served document.
-func generatedClientServer(t *testing.T) (*client, *httptest.Server) {
+func generatedClientServer(t *testing.T, opts ...hds.Option) (*client, *httptest.Server) {
 	t.Helper()
-	c := newServer(t, storeKinds[0], hds.WithCredentialKey(testKey))
+	c := newServer(t, storeKinds[0], append([]hds.Option{hds.WithCredentialKey(testKey)}, opts...)...)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := readBody(r)
 		rec := httptest.NewRecorder()
@@ -246,4 +247,213 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 	require.NotNil(t, after.JSON404, "deleted project: %d %s", after.StatusCode(), after.Body)
 }
 
-var _ = ogenclient.NewClient
+// bearer is the ogen client's security source: the token of the last
+// login.
+type bearer struct{ token string }
+
+func (b *bearer) BearerAuth(context.Context, ogenclient.OperationName) (ogenclient.BearerAuth, error) {
+	return ogenclient.BearerAuth{Token: b.token}, nil
+}
+
+func TestGeneratedClientOgen(t *testing.T) {
+	_, srv := generatedClientServer(t)
+	ctx := context.Background()
+	auth := &bearer{}
+	api, err := ogenclient.NewClient(srv.URL, auth)
+	require.NoError(t, err)
+
+	health, err := api.GetHealth(ctx)
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.HealthResponseHeaders{}, health)
+	assert.Equal(t, ogenclient.HealthStatusOk, health.(*ogenclient.HealthResponseHeaders).Response.Status)
+
+	// Log in; a wrong password is a typed 401.
+	res, err := api.Login(ctx, &ogenclient.LoginRequest{Username: "alice", Password: "wrong"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.UnauthorizedResponseHeaders{}, res)
+	unauthorized := res.(*ogenclient.UnauthorizedResponseHeaders).Response.Error
+	assert.Equal(t, ogenclient.ErrorCodeAUTHENTICATIONFAILED, unauthorized.Code)
+	assert.Equal(t, "Invalid username or password", unauthorized.Message)
+	res, err = api.Login(ctx, &ogenclient.LoginRequest{Username: "alice", Password: "alice-password"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.TokenResponseHeaders{}, res)
+	auth.token = res.(*ogenclient.TokenResponseHeaders).Response.Data.Token
+
+	// The four levels: a project and a cluster in the path form (no
+	// body), a collection in the body form.
+	p, err := api.CreateProjectAt(ctx, ogenclient.OptPathNameRequest{}, ogenclient.CreateProjectAtParams{Project: "webshop"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.ProjectResponseHeaders{}, p)
+	assert.Equal(t, ogenclient.Name("webshop"), p.(*ogenclient.ProjectResponseHeaders).Response.Data.Name)
+	col, err := api.CreateCollection(ctx, &ogenclient.NameRequest{Name: "prod"}, ogenclient.CreateCollectionParams{Project: "webshop"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.CollectionResponseHeaders{}, col)
+	k, err := api.CreateClusterAt(ctx, ogenclient.OptPathNameRequest{},
+		ogenclient.CreateClusterAtParams{Project: "webshop", Collection: "prod", Cluster: "database"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.ClusterResponseHeaders{}, k)
+
+	// Records in the query-string form...
+	at := func(name string) ogenclient.CreateRecordAtParams {
+		return ogenclient.CreateRecordAtParams{Project: "webshop", Collection: "prod", Cluster: "database", Record: ogenclient.Name(name)}
+	}
+	record := func(what string, res any) ogenclient.RecordItem {
+		t.Helper()
+		require.IsType(t, &ogenclient.RecordResponseHeaders{}, res, what)
+		return res.(*ogenclient.RecordResponseHeaders).Response.Data
+	}
+	params := at("port")
+	params.Type, params.Value = ogenclient.NewOptTypeName("INTEGER"), ogenclient.NewOptString("5432")
+	created, err := api.CreateRecordAt(ctx, ogenclient.OptRecordPathCreateRequest{}, params)
+	require.NoError(t, err)
+	rec := record("port", created)
+	assert.Equal(t, ogenclient.RecordType("INTEGER"), rec.Type)
+	require.True(t, rec.Value.IsNumberValue())
+	assert.Equal(t, ogenclient.NumberValue(5432), rec.Value.NumberValue)
+	params = at("password")
+	params.Type, params.Value = ogenclient.NewOptTypeName("CREDENTIAL"), ogenclient.NewOptString("s3cret")
+	created, err = api.CreateRecordAt(ctx, ogenclient.OptRecordPathCreateRequest{}, params)
+	require.NoError(t, err)
+	assert.Equal(t, ogenclient.StringValue("********"), record("password", created).Value.StringValue)
+	params = at("nothing")
+	params.Type = ogenclient.NewOptTypeName("NULL")
+	created, err = api.CreateRecordAt(ctx, ogenclient.OptRecordPathCreateRequest{}, params)
+	require.NoError(t, err)
+	assert.True(t, record("nothing", created).Value.IsNullValue())
+
+	// ...and in the body form, values typed as the document's unions.
+	kp := ogenclient.CreateRecordParams{Project: "webshop", Collection: "prod", Cluster: "database"}
+	bodies := []ogenclient.RecordCreateRequest{
+		{Name: "max_connections", Type: "INT", Value: ogenclient.NewOptRecordValue(ogenclient.NewNumberValueRecordValue(100))},
+		{Name: "host", Type: "STRING", Value: ogenclient.NewOptRecordValue(ogenclient.NewStringValueRecordValue("db.internal"))},
+		{Name: "ratio", Type: "FLOAT", Value: ogenclient.NewOptRecordValue(ogenclient.NewNumberValueRecordValue(0.75))},
+		{Name: "enabled", Type: "BOOLEAN", Value: ogenclient.NewOptRecordValue(ogenclient.NewBooleanValueRecordValue(true))},
+		{Name: "empty", Type: "NULL"}, // no value: null
+		{Name: "replicas", Type: "[]STRING", Value: ogenclient.NewOptRecordValue(ogenclient.NewArrayValueRecordValue(ogenclient.ArrayValue{
+			ogenclient.NewStringValueScalarValue("db1.internal"), ogenclient.NewStringValueScalarValue("db2.internal")}))},
+	}
+	for _, b := range bodies {
+		created, err := api.CreateRecord(ctx, &b, kp)
+		require.NoError(t, err)
+		record(string(b.Name), created)
+	}
+
+	// A typed 400: a value that does not fit its type.
+	invalid, err := api.CreateRecord(ctx, &ogenclient.RecordCreateRequest{Name: "bad", Type: "INTEGER",
+		Value: ogenclient.NewOptRecordValue(ogenclient.NewStringValueRecordValue("abc"))}, kp)
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.BadRequestResponseHeaders{}, invalid)
+	badRequest := invalid.(*ogenclient.BadRequestResponseHeaders).Response.Error
+	assert.Equal(t, ogenclient.ErrorCodeVALIDATIONERROR, badRequest.Code)
+	assert.Equal(t, "Validation failed", badRequest.Message)
+	assert.NotEmpty(t, badRequest.Details)
+
+	// The INTEGER records, smallest value first.
+	list, err := api.ListRecords(ctx, ogenclient.ListRecordsParams{Project: "webshop", Collection: "prod", Cluster: "database",
+		Type: ogenclient.NewOptTypeName("INTEGER"), SortBy: ogenclient.NewOptRecordSortByQuery(ogenclient.RecordSortByQueryValue)})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.RecordListResponseHeaders{}, list)
+	var names []string
+	for _, r := range list.(*ogenclient.RecordListResponseHeaders).Response.Data.Items {
+		names = append(names, string(r.Name))
+	}
+	assert.Equal(t, []string{"max_connections", "port"}, names)
+
+	// The cluster with all its values, masked and revealed.
+	data, err := api.GetClusterData(ctx, ogenclient.GetClusterDataParams{Project: "webshop", Collection: "prod", Cluster: "database"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.ClusterDataResponseHeaders{}, data)
+	values := data.(*ogenclient.ClusterDataResponseHeaders).Response.Data.Data
+	assert.Len(t, values, 9)
+	assert.Equal(t, ogenclient.StringValue("db.internal"), values["host"].StringValue)
+	assert.Equal(t, ogenclient.StringValue("********"), values["password"].StringValue)
+	assert.True(t, values["empty"].IsNullValue())
+	require.True(t, values["replicas"].IsArrayValue())
+	assert.Equal(t, ogenclient.StringValue("db2.internal"), values["replicas"].ArrayValue[1].StringValue)
+	revealed, err := api.GetRecord(ctx, ogenclient.GetRecordParams{Project: "webshop", Collection: "prod", Cluster: "database",
+		Record: "password", Reveal: ogenclient.NewOptBool(true)})
+	require.NoError(t, err)
+	assert.Equal(t, ogenclient.StringValue("s3cret"), record("reveal", revealed).Value.StringValue)
+
+	// Update (query form, then body form), a rename-only update, and a
+	// cluster rename.
+	up := func(name string) ogenclient.UpdateRecordParams {
+		return ogenclient.UpdateRecordParams{Project: "webshop", Collection: "prod", Cluster: "database", Record: ogenclient.Name(name)}
+	}
+	upParams := up("port")
+	upParams.Value = ogenclient.NewOptString("6432")
+	updated, err := api.UpdateRecord(ctx, ogenclient.OptRecordUpdateRequest{}, upParams)
+	require.NoError(t, err)
+	assert.Equal(t, 2, record("update", updated).Version)
+	updated, err = api.UpdateRecord(ctx, ogenclient.NewOptRecordUpdateRequest(ogenclient.RecordUpdateRequest{
+		Value: ogenclient.NewOptRecordValue(ogenclient.NewNumberValueRecordValue(7432))}), up("port"))
+	require.NoError(t, err)
+	assert.Equal(t, ogenclient.NumberValue(7432), record("update", updated).Value.NumberValue)
+	updated, err = api.UpdateRecord(ctx, ogenclient.NewOptRecordUpdateRequest(ogenclient.RecordUpdateRequest{
+		Name: ogenclient.NewOptName("still-empty")}), up("empty"))
+	require.NoError(t, err)
+	rec = record("rename-only update", updated)
+	assert.Equal(t, ogenclient.Name("still-empty"), rec.Name)
+	assert.True(t, rec.Value.IsNullValue())
+	renamed, err := api.RenameCluster(ctx, ogenclient.OptNameRequest{}, ogenclient.RenameClusterParams{
+		Project: "webshop", Collection: "prod", Cluster: "database", Rename: ogenclient.NewOptName("primary-db")})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.ClusterResponseHeaders{}, renamed)
+
+	// Typed 404 and 409.
+	gone, err := api.GetClusterData(ctx, ogenclient.GetClusterDataParams{Project: "webshop", Collection: "prod", Cluster: "database"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.NotFoundResponseHeaders{}, gone)
+	assert.Equal(t, ogenclient.ErrorCodeRESOURCENOTFOUND, gone.(*ogenclient.NotFoundResponseHeaders).Response.Error.Code)
+	dup, err := api.CreateCollection(ctx, &ogenclient.NameRequest{Name: "prod"}, ogenclient.CreateCollectionParams{Project: "webshop"})
+	require.NoError(t, err)
+	require.IsType(t, &ogenclient.ConflictResponseHeaders{}, dup)
+	assert.Equal(t, ogenclient.ErrorCodeRESOURCEEXISTS, dup.(*ogenclient.ConflictResponseHeaders).Response.Error.Code)
+
+	// Deletes, deepest first, then the project is gone.
+	del, err := api.DeleteRecord(ctx, ogenclient.DeleteRecordParams{Project: "webshop", Collection: "prod", Cluster: "primary-db", Record: "port"})
+	require.NoError(t, err)
+	assert.IsType(t, &ogenclient.NoContentResponse{}, del)
+	delK, err := api.DeleteCluster(ctx, ogenclient.DeleteClusterParams{Project: "webshop", Collection: "prod", Cluster: "primary-db"})
+	require.NoError(t, err)
+	assert.IsType(t, &ogenclient.NoContentResponse{}, delK)
+	delC, err := api.DeleteCollection(ctx, ogenclient.DeleteCollectionParams{Project: "webshop", Collection: "prod"})
+	require.NoError(t, err)
+	assert.IsType(t, &ogenclient.NoContentResponse{}, delC)
+	delP, err := api.DeleteProject(ctx, ogenclient.DeleteProjectParams{Project: "webshop"})
+	require.NoError(t, err)
+	assert.IsType(t, &ogenclient.NoContentResponse{}, delP)
+	after, err := api.GetProject(ctx, ogenclient.GetProjectParams{Project: "webshop"})
+	require.NoError(t, err)
+	assert.IsType(t, &ogenclient.NotFoundResponseHeaders{}, after)
+}
+
+// TestGeneratedClientsDefaultResponse: an error without a response of its
+// own (here 413) reaches each client through the default response, with
+// the error envelope typed.
+func TestGeneratedClientsDefaultResponse(t *testing.T) {
+	c, srv := generatedClientServer(t, hds.WithMaxBodyBytes(64))
+	token := c.token("alice")
+	ctx := context.Background()
+	long := strings.Repeat("x", 100)
+
+	oapi, err := oapiclient.NewClientWithResponses(srv.URL, oapiclient.WithRequestEditorFn(
+		func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+	require.NoError(t, err)
+	res, err := oapi.CreateProjectWithResponse(ctx, oapiclient.NameRequest{Name: long})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode())
+	require.NotNil(t, res.JSONDefault, "%s", res.Body)
+	assert.Equal(t, oapiclient.INVALIDREQUEST, res.JSONDefault.Error.Code)
+
+	og, err := ogenclient.NewClient(srv.URL, &bearer{token: token})
+	require.NoError(t, err)
+	_, err = og.CreateProject(ctx, &ogenclient.NameRequest{Name: ogenclient.Name(long)})
+	var other *ogenclient.OtherErrorResponseStatusCodeWithHeaders
+	require.ErrorAs(t, err, &other)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, other.StatusCode)
+	assert.Equal(t, ogenclient.ErrorCodeINVALIDREQUEST, other.Response.Error.Code)
+}
