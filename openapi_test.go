@@ -143,14 +143,15 @@ func (api *contract) check(mount string, r *http.Request, reqBody []byte, res *h
 }
 
 // undocumented are the component responses a path outside the document
-// may get, by status.
+// may get, by status: 404, and the default response of every operation
+// for the others.
 var undocumented = map[int]string{
-	http.StatusNotFound:              "NotFound",
-	http.StatusMethodNotAllowed:      "MethodNotAllowed",
-	http.StatusRequestEntityTooLarge: "PayloadTooLarge",
-	http.StatusTooManyRequests:       "TooManyRequests",
-	http.StatusServiceUnavailable:    "ServiceUnavailable",
-	http.StatusInternalServerError:   "ServerError",
+	http.StatusNotFound:              "NotFoundResponse",
+	http.StatusMethodNotAllowed:      "OtherErrorResponse",
+	http.StatusRequestEntityTooLarge: "OtherErrorResponse",
+	http.StatusTooManyRequests:       "OtherErrorResponse",
+	http.StatusServiceUnavailable:    "OtherErrorResponse",
+	http.StatusInternalServerError:   "OtherErrorResponse",
 }
 
 func (api *contract) checkUndocumented(res *http.Response, body []byte) []string {

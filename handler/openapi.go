@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"maps"
+
 	"net/http"
 	"regexp"
 	"slices"
@@ -50,94 +50,96 @@ const (
 type operation struct {
 	id, tag, summary, description string
 	access                        access
-	// counted routes are counted by the rate limiter: their responses may
+	// counted routes are counted by the rate limiter: their responses
 	// carry the X-RateLimit-* headers, and they may answer 429.
 	counted bool
-	// query lists the route's query parameters, keys of
-	// components.parameters (the path parameters come from the pattern).
+	// query lists the route's query parameters, keys of queryParameters
+	// (the path parameters come from the pattern).
 	query []string
-	// body is the request body, a key of components.requestBodies, or "".
+	// body is the request body, a key of requestBodies, or "".
 	body string
 	// status and success are the success status and its response, a key
-	// of components.responses.
+	// of successResponses.
 	status  int
 	success string
-	// errors are the error statuses the route answers besides those every
-	// route of its kind may answer (see responsesOf); each is a response
-	// of errorResponses, unless other names another response for it.
+	// errors are the error statuses the route answers with a response of
+	// its own (each a key of errorResponses); 401 is added to every route
+	// that reads a token, and every other error (413, 415, 429, 500, 503)
+	// is the default response.
 	errors []int
-	other  map[int]string
+	// other names the response of further statuses (a key of
+	// components.responses before responseName).
+	other map[int]string
 }
 
-// Query parameter sets (keys of components.parameters).
+// Query parameter sets (keys of queryParameters).
 var (
 	listQuery   = []string{"limit", "offset", "search", "sortBy", "sortOrder"}
 	recordQuery = []string{"limit", "offset", "search", "recordSortBy", "sortOrder", "typeFilter", "valueFilter", "valueContains", "reveal"}
 )
 
-// Error statuses shared by the routes under a project (P and below): a
-// path name no resource can have may be refused (400), the project may
-// belong to someone else (403), and a level of the path may be missing
-// (404).
+// Error statuses of the routes under a project (P and below): a path name
+// no resource can have may be refused (400), the project may belong to
+// someone else (403), and a level of the path may be missing (404).
 var underProject = []int{400, 403, 404}
 
-// responsesOf returns every status op may answer with the name of its
-// response in components.responses: its own, 413 (a body over the limit,
-// refused before routing) and 500 (anything unexpected) on every route;
-// 401 and 503 (the user directory) where a token is read; 429 and 503
-// (the rate limit store) where requests are counted.
-func responsesOf(op operation) map[int]string {
-	out := map[int]string{op.status: op.success, 413: errorResponses[413].name, 500: errorResponses[500].name}
-	statuses := slices.Clone(op.errors)
-	if op.access != public {
-		statuses = append(statuses, 401, 503)
-	}
-	if op.counted {
-		statuses = append(statuses, 429, 503)
-	}
-	for _, s := range statuses {
-		out[s] = errorResponses[s].name
-	}
-	for s, name := range op.other {
-		out[s] = name
-	}
-	return out
-}
+// Component names. Every section of components has its own suffix, so no
+// parameter, request body, response and schema share a name, and no
+// generator has to rename one (handler/openapi_test.go checks it): path
+// parameters end in Path, query parameters in Query, request bodies in
+// Body, responses in Response; schemas end in none of those.
+func pathParamName(key string) string  { return upperFirst(key) + "Path" }
+func queryParamName(key string) string { return upperFirst(key) + "Query" }
+func bodyName(key string) string       { return key + "Body" }
+func responseName(key string) string   { return key + "Response" }
 
-// errorResponse describes the error envelope of one status: its codes,
-// and the messages API.md fixes for it, if any.
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// defaultResponse is the key of the error response of every status an
+// operation does not list: 413, 415, 429, 500 and 503.
+const defaultResponse = "OtherError"
+
+// errorResponse describes the error response of one status.
 type errorResponse struct {
 	name, description string
-	codes             []string
-	messages          []string
-	header            string // a required header, a key of components.headers
 }
 
+// errorResponses are the error responses an operation lists, by status;
+// each references the ErrorEnvelope schema and says its codes and
+// messages in its description.
 var errorResponses = map[int]errorResponse{
-	400: {name: "BadRequest", description: "INVALID_REQUEST: malformed JSON, an unknown field, a missing field, a bad query parameter, a body mixed with the path form. VALIDATION_ERROR: a bad name, a value that does not fit its type, an unknown type.",
-		codes: []string{envelope.CodeInvalidRequest, envelope.CodeValidation}},
-	401: {name: "Unauthorized", description: "The token is missing, malformed, badly signed, expired, or names an unknown or disabled user; or, for login, the username or password is wrong.",
-		codes: []string{envelope.CodeAuthentication},
-		messages: []string{"No authorization token provided", "Invalid or expired token", "Invalid token signature",
-			"Token has expired", "Invalid username or password"}},
-	403: {name: "Forbidden", description: "The project belongs to another user.",
-		codes: []string{envelope.CodeAuthorization}, messages: []string{"Insufficient permissions"}},
-	404: {name: "NotFound", description: "A resource of the path is missing; details names the missing level (e.g. collection \"prod\" not found).",
-		codes: []string{envelope.CodeNotFound}},
-	405: {name: "MethodNotAllowed", description: "The path exists but not with this method; Allow lists its methods. Answered by the router for every path of this document, before authentication.",
-		codes: []string{envelope.CodeInvalidRequest}, header: "Allow"},
-	409: {name: "Conflict", description: "A create or rename onto a name already taken.",
-		codes: []string{envelope.CodeExists}},
-	413: {name: "PayloadTooLarge", description: "The request body is larger than the limit (1 MiB by default).",
-		codes: []string{envelope.CodeInvalidRequest}},
-	415: {name: "UnsupportedMediaType", description: "A non-empty body sent without Content-Type: application/json.",
-		codes: []string{envelope.CodeInvalidRequest}},
-	429: {name: "TooManyRequests", description: "A rate limit, or the limit of failed logins, is used up; retry after Retry-After seconds.",
-		codes: []string{envelope.CodeRateLimit}, messages: []string{"Rate limit exceeded"}, header: middleware.HeaderRetryAfter},
-	500: {name: "ServerError", description: "Anything unexpected. The message never reveals internals.",
-		codes: []string{envelope.CodeServer}},
-	503: {name: "ServiceUnavailable", description: "The store, the user directory or the rate limit store cannot be reached.",
-		codes: []string{envelope.CodeServiceUnavailable}},
+	400: {name: "BadRequest", description: "400 INVALID_REQUEST (\"Invalid request\"): malformed JSON, an unknown field, a missing field, a bad query parameter, a body mixed with the path form. 400 VALIDATION_ERROR (\"Validation failed\"): a bad name, a value that does not fit its type, an unknown type; details says which."},
+	401: {name: "Unauthorized", description: "401 AUTHENTICATION_FAILED: the token is missing (\"No authorization token provided\"), malformed (\"Invalid or expired token\"), badly signed (\"Invalid token signature\"), expired (\"Token has expired\"), or names an unknown or disabled user; for login, a wrong username or password (\"Invalid username or password\")."},
+	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the project belongs to another user."},
+	404: {name: "NotFound", description: "404 RESOURCE_NOT_FOUND: a resource of the path is missing; details names the missing level (e.g. collection \"prod\" not found). Also the answer to any path this document does not list."},
+	409: {name: "Conflict", description: "409 RESOURCE_EXISTS: a create or rename onto a name already taken."},
+}
+
+// defaultErrorDescription describes the default response.
+const defaultErrorDescription = "Any other error, with the error envelope: " +
+	"413 INVALID_REQUEST, a body over the limit (1 MiB by default), refused before routing; " +
+	"415 INVALID_REQUEST, a non-empty body without Content-Type: application/json; " +
+	"429 RATE_LIMIT_EXCEEDED (\"Rate limit exceeded\"), a rate limit or the limit of failed logins is used up, retry after Retry-After seconds; " +
+	"500 SERVER_ERROR, anything unexpected (the message never reveals internals); " +
+	"503 SERVICE_UNAVAILABLE, the store, the user directory or the rate limit store cannot be reached. " +
+	"A path of this document with a method it does not list answers 405 INVALID_REQUEST (\"Method not allowed\") with an Allow header, before authentication."
+
+// responsesOf returns the responses of op, by status ("default" for every
+// status it does not list), each the name of its components.responses
+// entry.
+func responsesOf(op operation) map[string]string {
+	out := map[string]string{strconv.Itoa(op.status): responseName(op.success), "default": responseName(defaultResponse)}
+	statuses := slices.Clone(op.errors)
+	if op.access != public {
+		statuses = append(statuses, http.StatusUnauthorized)
+	}
+	for _, s := range statuses {
+		out[strconv.Itoa(s)] = responseName(errorResponses[s].name)
+	}
+	for s, name := range op.other {
+		out[strconv.Itoa(s)] = responseName(name)
+	}
+	return out
 }
 
 // obj is a JSON object of the document.
@@ -150,27 +152,34 @@ func schemaRef(name string) obj { return ref("schemas", name) }
 // pathParam matches the parameters of a pattern.
 var pathParam = regexp.MustCompile(`\{([a-z]+)\}`)
 
+// The document's server and contact.
+const (
+	// standaloneServer is the default address of the standalone server
+	// (example/).
+	standaloneServer = "http://127.0.0.1:8080"
+	repositoryURL    = "https://github.com/hds-go/hds"
+)
+
 // openAPIDocument builds the document of the given routes, served by a
 // server of the given version. With requireAuth false the routes that
 // take a token also run without one.
 func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 	paths := obj{}
 	for _, rt := range routes {
-		op := rt.op
 		method, path, _ := strings.Cut(rt.pattern, " ")
 		item, ok := paths[path].(obj)
 		if !ok {
 			item = obj{}
 			var params []any
 			for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
-				params = append(params, ref("parameters", m[1]))
+				params = append(params, ref("parameters", pathParamName(m[1])))
 			}
 			if params != nil {
 				item["parameters"] = params
 			}
 			paths[path] = item
 		}
-		item[strings.ToLower(method)] = operationObject(op)
+		item[strings.ToLower(method)] = operationObject(rt.op)
 	}
 	security := []any{obj{"bearerAuth": []any{}}}
 	if !requireAuth {
@@ -183,7 +192,10 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			"version":     version,
 			"summary":     "Typed hierarchical data: project > collection > cluster > record.",
 			"description": infoDescription,
+			"contact":     obj{"name": "hds", "url": repositoryURL},
 		},
+		"servers": []any{obj{"url": standaloneServer,
+			"description": "The standalone server's default address (go run ./example). Where hds is mounted in a host application, use the host's address and append your mount prefix (e.g. https://example.com/hds)."}},
 		"tags": []any{
 			obj{"name": "meta", "description": "Health and this document."},
 			obj{"name": "auth", "description": "Tokens (JWT, HS256)."},
@@ -208,36 +220,37 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 	}
 }
 
-const infoDescription = `The JSON REST API of hds. Paths are relative to where the handler is mounted (a host may serve them under a prefix such as /hds).
+const infoDescription = `The JSON REST API of hds. Paths are relative to where the handler is mounted (a host may serve them under a prefix such as /hds): append your mount prefix to the server URL.
 
-Every response under /api/v1/ except this document is an envelope: {"success": true, "data", "message"} or {"success": false, "error": {"code", "message", "details"}}. Unknown routes answer 404 RESOURCE_NOT_FOUND, and a path of this document with a method it does not list answers 405 INVALID_REQUEST with an Allow header (components.responses.MethodNotAllowed), with or without a token. A path with an empty, "." or ".." segment is 404, never redirected.
+Every response under /api/v1/ except this document is an envelope: {"success": true, "data", "message"} or {"success": false, "error": {"code", "message", "details"}} (the ErrorEnvelope schema). Unknown routes answer 404 RESOURCE_NOT_FOUND, and a path of this document with a method it does not list answers 405 INVALID_REQUEST with an Allow header listing the path's methods, with or without a token. A path with an empty, "." or ".." segment is 404, never redirected.
 
 Request bodies are JSON objects sent with Content-Type: application/json; unknown fields are refused. Names are 1 to 128 code points with no control characters, no "/", not "." or "..", and no leading or trailing white space; in a path they are percent-encoded. Record types are accepted in any case and in the short forms STR, INT, FLT, BOOL (and []STR, ...); responses use the canonical names of RecordType.
+
+Every request may carry an X-Request-ID header (1 to 128 printable ASCII characters); every response carries X-Request-ID: the client's when it is valid, a new random id otherwise. The request log line has it too.
 
 Rate limits: every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset of the window closest to running out; over a limit the answer is 429 with Retry-After. /health and this document are not counted.`
 
 func operationObject(op operation) obj {
-	o := obj{"operationId": op.id, "tags": []any{op.tag}, "summary": op.summary}
-	if op.description != "" {
-		o["description"] = op.description
-	}
+	o := obj{"operationId": op.id, "tags": []any{op.tag}, "summary": op.summary, "description": op.description}
 	switch op.access {
 	case public:
 		o["security"] = []any{}
 	case expiredBearer:
 		o["security"] = []any{obj{"bearerAuth": []any{}}}
 	}
-	params := []any{ref("parameters", "requestId")}
-	for _, name := range op.query {
-		params = append(params, ref("parameters", name))
+	if len(op.query) > 0 {
+		params := make([]any, len(op.query))
+		for i, name := range op.query {
+			params[i] = ref("parameters", queryParamName(name))
+		}
+		o["parameters"] = params
 	}
-	o["parameters"] = params
 	if op.body != "" {
-		o["requestBody"] = ref("requestBodies", op.body)
+		o["requestBody"] = ref("requestBodies", bodyName(op.body))
 	}
 	resp := obj{}
 	for status, name := range responsesOf(op) {
-		resp[strconv.Itoa(status)] = ref("responses", name)
+		resp[status] = ref("responses", name)
 	}
 	o["responses"] = resp
 	return o
@@ -250,10 +263,38 @@ const (
 	namePattern      = `^[^/\x00-\x1f\x7f-\x9f]+$`
 )
 
+// enumVarName is the name of a record type's constant in generated code
+// (x-enum-varnames): STRING is String, DATETIME DateTime, []UUID
+// ArrayUUID.
+func enumVarName(t store.DataType) string {
+	name := string(t)
+	prefix := ""
+	if rest, ok := strings.CutPrefix(name, "[]"); ok {
+		prefix, name = "Array", rest
+	}
+	switch name {
+	case "DATETIME":
+		name = "DateTime"
+	case "UUID":
+	default:
+		name = name[:1] + strings.ToLower(name[1:])
+	}
+	return prefix + name
+}
+
+// Examples of the document; they fit their schemas (redocly's
+// no-invalid-media-type-examples checks them).
+const (
+	exampleTime     = "2026-11-22T08:18:19.123000Z"
+	exampleRecordID = "019a7b2e-4c1d-7f3a-9b2e-5d6c7e8f9a0b"
+)
+
 func schemas() obj {
 	typeNames := make([]any, len(store.Types))
+	varNames := make([]any, len(store.Types))
 	for i, t := range store.Types {
 		typeNames[i] = string(t)
+		varNames[i] = enumVarName(t)
 	}
 	count := obj{"type": "integer", "minimum": 0}
 	// object is a closed object whose properties are all required.
@@ -305,23 +346,37 @@ func schemas() obj {
 		return p
 	}
 	clusterFields := []string{"id", "name", "project", "collection", "created_at", "updated_at", "record_count"}
+	recordInput := obj{"name": schemaRef("Name"), "type": schemaRef("TypeName"), "value": schemaRef("RecordValue")}
 
 	s := obj{
 		"Id": obj{"type": "string", "format": "uuid", "pattern": idPattern,
-			"description": "A UUID version 7 in lowercase canonical form."},
+			"description": "A UUID version 7 in lowercase canonical form.", "examples": []any{exampleRecordID}},
 		"Name": obj{"type": "string", "minLength": 1, "maxLength": store.MaxNameLength, "pattern": namePattern,
 			"not":         obj{"enum": []any{".", ".."}},
-			"description": "1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive."},
+			"description": "1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.",
+			"examples":    []any{"webshop"}},
 		"Timestamp": obj{"type": "string", "format": "date-time", "pattern": timestampPattern,
-			"description": "RFC 3339 in UTC with exactly six fraction digits and Z.", "examples": []any{"2026-11-22T08:18:19.123000Z"}},
-		"Message": obj{"type": "string", "minLength": 1, "description": "A short success message."},
-		"RecordType": obj{"type": "string", "enum": typeNames,
+			"description": "RFC 3339 in UTC with exactly six fraction digits and Z.", "examples": []any{exampleTime}},
+		"Message": obj{"type": "string", "minLength": 1, "description": "A short success message.", "examples": []any{"OK"}},
+		"RecordType": obj{"type": "string", "enum": typeNames, "x-enum-varnames": varNames,
 			"description": "The canonical name of a record type, as responses give it."},
 		"TypeName": obj{"type": "string",
 			"description": "A record type as input: a RecordType name in any case, or a short form STR, INT, FLT, BOOL, []STR, []INT, []FLT, []BOOL. An unknown type is 400 VALIDATION_ERROR listing every supported type.",
 			"examples":    []any{"STRING", "int", "[]FLOAT"}},
+
+		"StringValue": obj{"type": "string",
+			"description": "The value of a STRING, DATE, TIME, DATETIME, UUID or CREDENTIAL record (credentials masked as \"********\" unless reveal=true)."},
+		"NumberValue":  obj{"type": "number", "description": "The value of an INTEGER or FLOAT record."},
+		"BooleanValue": obj{"type": "boolean", "description": "The value of a BOOLEAN record."},
+		"NullValue":    obj{"type": "null", "description": "The value of a NULL record."},
+		"ScalarValue": obj{"description": "An element of an array value.",
+			"oneOf": []any{schemaRef("StringValue"), schemaRef("NumberValue"), schemaRef("BooleanValue"), schemaRef("NullValue")}},
+		"ArrayValue": obj{"type": "array", "items": schemaRef("ScalarValue"),
+			"description": "The value of a []T record: every element a value of T."},
 		"RecordValue": obj{
-			"description": "Any JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null, or an array of such for []T. Credentials are masked as \"********\" unless reveal=true."},
+			"description": "A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as \"********\" unless reveal=true.",
+			"oneOf":       []any{schemaRef("StringValue"), schemaRef("NumberValue"), schemaRef("BooleanValue"), schemaRef("NullValue"), schemaRef("ArrayValue")},
+			"examples":    []any{5432, "db.internal", []any{"a", "b"}, nil}},
 
 		"Project": object("A project.", obj{
 			"id": schemaRef("Id"), "name": schemaRef("Name"),
@@ -336,7 +391,7 @@ func schemas() obj {
 		}, "id", "name", "project", "created_at", "updated_at", "cluster_count", "record_count"),
 		"Cluster":     object("A cluster; project and collection are its parents' names.", clusterProps(false), clusterFields...),
 		"ClusterData": object("A cluster with the value of every record.", clusterProps(true), slices.Concat(clusterFields, []string{"data"})...),
-		"Record": object("A typed value.", obj{
+		"RecordItem": object("A record: a named, typed value.", obj{
 			"id": schemaRef("Id"), "name": schemaRef("Name"), "type": schemaRef("RecordType"),
 			"value":      schemaRef("RecordValue"),
 			"version":    obj{"type": "integer", "minimum": 1, "description": "1 at creation, plus 1 on every update."},
@@ -345,7 +400,7 @@ func schemas() obj {
 		"ProjectList":    list("Project"),
 		"CollectionList": list("Collection"),
 		"ClusterList":    list("Cluster"),
-		"RecordList":     list("Record"),
+		"RecordList":     list("RecordItem"),
 		"Token": object("A token and its lifetime in seconds.", obj{
 			"token":      obj{"type": "string", "minLength": 1, "description": "A JWT (HS256)."},
 			"expires_in": obj{"type": "integer", "minimum": 1},
@@ -361,49 +416,55 @@ func schemas() obj {
 					"description": "The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own."},
 			}, "store", "rate_limit"),
 		}, "status", "timestamp", "version", "checks"),
+		"OpenAPIDocument": obj{"type": "object", "description": "An OpenAPI 3.1 document (this one).",
+			"required": []any{"openapi", "info", "paths"},
+			"properties": obj{
+				"openapi":    obj{"type": "string", "description": "The OpenAPI version, 3.1.0."},
+				"info":       obj{"type": "object", "description": "Title, version (the server's) and description."},
+				"servers":    obj{"type": "array", "items": obj{"type": "object"}},
+				"tags":       obj{"type": "array", "items": obj{"type": "object"}},
+				"security":   obj{"type": "array", "items": obj{"type": "object"}},
+				"paths":      obj{"type": "object", "description": "Every route of the API."},
+				"components": obj{"type": "object"},
+			}},
 
 		"ErrorCode": obj{"type": "string", "enum": []any{
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
 			envelope.CodeAuthorization, envelope.CodeNotFound, envelope.CodeExists, envelope.CodeRateLimit,
-			envelope.CodeServer, envelope.CodeServiceUnavailable}},
-		"Error": object("The error envelope.", obj{
+			envelope.CodeServer, envelope.CodeServiceUnavailable},
+			"description": "The error code; each response's description says which codes it carries."},
+		"ErrorDetail": object("What went wrong.", obj{
+			"code":    schemaRef("ErrorCode"),
+			"message": obj{"type": "string", "minLength": 1, "description": "A fixed message for the code and status."},
+			"details": obj{"type": "string", "description": "More about the error; an empty string when there is nothing to add."},
+		}, "code", "message", "details"),
+		"ErrorEnvelope": object("The error envelope of every error under /api/v1/.", obj{
 			"success": obj{"type": "boolean", "const": false},
-			"error": object("", obj{
-				"code":    schemaRef("ErrorCode"),
-				"message": obj{"type": "string", "minLength": 1},
-				"details": obj{"type": "string", "description": "More about the error; an empty string when there is nothing to add."},
-			}, "code", "message", "details"),
+			"error":   schemaRef("ErrorDetail"),
 		}, "success", "error"),
 
-		"Login": body("Credentials.", obj{"username": obj{"type": "string"}, "password": obj{"type": "string"}},
+		"LoginRequest": body("Credentials.", obj{"username": obj{"type": "string"}, "password": obj{"type": "string", "format": "password"}},
 			"username", "password"),
-		"NameBody":     body("A name.", obj{"name": schemaRef("Name")}, "name"),
-		"PathNameBody": body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
-		"RecordCreate": body("A new record; value left out is null.", obj{
-			"name": schemaRef("Name"), "type": schemaRef("TypeName"), "value": schemaRef("RecordValue"),
-		}, "name", "type"),
-		"RecordPathCreate": body("A new record named by the path; name, if given, must equal the path's.", obj{
-			"name": schemaRef("Name"), "type": schemaRef("TypeName"), "value": schemaRef("RecordValue"),
-		}, "type"),
+		"NameRequest":             body("A name.", obj{"name": schemaRef("Name")}, "name"),
+		"PathNameRequest":         body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
+		"RecordCreateRequest":     body("A new record; value left out is null.", recordInput, "name", "type"),
+		"RecordPathCreateRequest": body("A new record named by the path; name, if given, must equal the path's.", recordInput, "type"),
 	}
-	update := body("What to change: any of value, type and name.", obj{
-		"name": schemaRef("Name"), "type": schemaRef("TypeName"), "value": schemaRef("RecordValue"),
-	})
+	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
-	s["RecordUpdate"] = update
+	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "Record", "RecordList", "Token"} {
+		"ClusterData", "RecordItem", "RecordList", "Token"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
 }
 
-func parameters() obj {
+// queryParameters are the query parameters, by key; each is a component
+// named queryParamName(key).
+func queryParameters() map[string]obj {
 	query := func(name, description string, schema obj) obj {
 		return obj{"name": name, "in": "query", "required": false, "description": description, "schema": schema}
-	}
-	path := func(name, description string) obj {
-		return obj{"name": name, "in": "path", "required": true, "description": description, "schema": schemaRef("Name")}
 	}
 	sortBy := func(fields map[string]store.SortField) obj {
 		names := sortNames(fields)
@@ -413,16 +474,7 @@ func parameters() obj {
 		}
 		return obj{"type": "string", "enum": enum, "default": string(store.SortName)}
 	}
-	return obj{
-		"project":    path("project", "The project's name."),
-		"collection": path("collection", "The collection's name."),
-		"cluster":    path("cluster", "The cluster's name."),
-		"record":     path("record", "The record's id, if a record of the cluster has that id; its name otherwise."),
-
-		"requestId": obj{"name": middleware.RequestIDHeader, "in": "header", "required": false,
-			"description": "An id for the request, echoed in the response and the log: 1 to 128 printable ASCII characters (any other value is replaced by a random id).",
-			"schema":      obj{"type": "string"}},
-
+	return map[string]obj{
 		"limit": query("limit", "Page size, a decimal integer.",
 			obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit, "default": store.DefaultLimit}),
 		"offset": query("offset", "Matches to skip, a decimal integer.",
@@ -446,25 +498,93 @@ func parameters() obj {
 	}
 }
 
+func parameters() obj {
+	path := func(name, description string) obj {
+		return obj{"name": name, "in": "path", "required": true, "description": description, "schema": schemaRef("Name")}
+	}
+	p := obj{
+		pathParamName("project"):    path("project", "The project's name."),
+		pathParamName("collection"): path("collection", "The collection's name."),
+		pathParamName("cluster"):    path("cluster", "The cluster's name."),
+		pathParamName("record"):     path("record", "The record's id, if a record of the cluster has that id; its name otherwise."),
+	}
+	for key, param := range queryParameters() {
+		p[queryParamName(key)] = param
+	}
+	return p
+}
+
+// requestBodyExamples are the examples of the record bodies, by key.
+var requestBodyExamples = map[string]obj{
+	"RecordCreate": {
+		"integer":     obj{"summary": "An INTEGER", "value": obj{"name": "port", "type": "INTEGER", "value": 5432}},
+		"stringArray": obj{"summary": "A []STRING", "value": obj{"name": "hosts", "type": "[]STRING", "value": []any{"db1.internal", "db2.internal"}}},
+		"credential":  obj{"summary": "A CREDENTIAL, stored sealed", "value": obj{"name": "password", "type": "CREDENTIAL", "value": "s3cret"}},
+	},
+	"RecordPathCreate": {
+		"integer": obj{"summary": "An INTEGER", "value": obj{"type": "INT", "value": 5432}},
+	},
+	"RecordUpdate": {
+		"value":  obj{"summary": "A new value", "value": obj{"value": 6432}},
+		"rename": obj{"summary": "A new name only", "value": obj{"name": "primary-port"}},
+	},
+}
+
+// requestBodies are the request bodies; each is a component named
+// bodyName(key).
 func requestBodies() obj {
-	jsonBody := func(description, schema string, required bool) obj {
-		return obj{"description": description, "required": required,
-			"content": obj{"application/json": obj{"schema": schemaRef(schema)}}}
+	out := obj{}
+	for key, b := range map[string]struct {
+		description, schema string
+		required            bool
+	}{
+		"Login":            {"The username and password.", "LoginRequest", true},
+		"Name":             {"The new resource's name.", "NameRequest", true},
+		"PathName":         {"Optional: the name of the path again.", "PathNameRequest", false},
+		"Rename":           {"The new name, unless ?rename= gives it.", "NameRequest", false},
+		"RecordCreate":     {"The new record.", "RecordCreateRequest", true},
+		"RecordPathCreate": {"The type and value, unless ?type= and ?value= give them.", "RecordPathCreateRequest", false},
+		"RecordUpdate":     {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
+	} {
+		media := obj{"schema": schemaRef(b.schema)}
+		if ex, ok := requestBodyExamples[key]; ok {
+			media["examples"] = ex
+		}
+		out[bodyName(key)] = obj{"description": b.description, "required": b.required,
+			"content": obj{"application/json": media}}
 	}
-	return obj{
-		"Login":            jsonBody("The username and password.", "Login", true),
-		"Name":             jsonBody("The new resource's name.", "NameBody", true),
-		"PathName":         jsonBody("Optional: the name of the path again.", "PathNameBody", false),
-		"Rename":           jsonBody("The new name, unless ?rename= gives it.", "NameBody", false),
-		"RecordCreate":     jsonBody("The new record.", "RecordCreate", true),
-		"RecordPathCreate": jsonBody("The type and value, unless ?type= and ?value= give them.", "RecordPathCreate", false),
-		"RecordUpdate":     jsonBody("What to change, unless the query parameters give it.", "RecordUpdate", false),
-	}
+	return out
+}
+
+// successResponse describes the success response of a payload: its
+// description, the schema of its body, its extra headers and an example.
+type successResponse struct {
+	description, schema string
+	extra               []string // header names and their components.headers keys, in pairs
+	example             any
+}
+
+// successResponses are the success responses with a body, by key; each is
+// a component named responseName(key).
+var successResponses = map[string]successResponse{
+	"Project":        {description: "The project.", schema: "ProjectEnvelope"},
+	"ProjectList":    {description: "A page of projects.", schema: "ProjectListEnvelope"},
+	"Collection":     {description: "The collection.", schema: "CollectionEnvelope"},
+	"CollectionList": {description: "A page of collections.", schema: "CollectionListEnvelope"},
+	"Cluster":        {description: "The cluster.", schema: "ClusterEnvelope"},
+	"ClusterList":    {description: "A page of clusters.", schema: "ClusterListEnvelope"},
+	"ClusterData":    {description: "The cluster and its data.", schema: "ClusterDataEnvelope"},
+	"Record": {description: "The record.", schema: "RecordItemEnvelope", example: obj{"success": true, "message": "Record created",
+		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
+			"created_at": exampleTime, "updated_at": exampleTime}}},
+	"RecordList": {description: "A page of records.", schema: "RecordListEnvelope"},
+	"Token":      {description: "A new token; never cached.", schema: "TokenEnvelope", extra: []string{"Cache-Control", "NoStore"}},
 }
 
 func responses() obj {
-	// rateHeaders are the rate limit headers and the extra ones, given as
-	// a header name and the key of its components.headers entry.
+	// rateHeaders are the request id and rate limit headers and the extra
+	// ones, given as a header name and the key of its components.headers
+	// entry.
 	rateHeaders := func(extra ...string) obj {
 		h := obj{middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)}
 		for _, name := range []string{middleware.HeaderLimit, middleware.HeaderRemaining, middleware.HeaderReset} {
@@ -475,64 +595,47 @@ func responses() obj {
 		}
 		return h
 	}
-	jsonContent := func(schema obj) obj { return obj{"application/json": obj{"schema": schema}} }
-	success := func(description, schema string, extra ...string) obj {
-		return obj{"description": description, "headers": rateHeaders(extra...),
-			"content": jsonContent(schemaRef(schema))}
+	jsonContent := func(schema string, example any) obj {
+		media := obj{"schema": schemaRef(schema)}
+		if example != nil {
+			media["example"] = example
+		}
+		return obj{"application/json": media}
 	}
-	health := func(description string, status ...any) obj {
+	health := func(description, status, limits string) obj {
 		return obj{"description": description, "headers": obj{"Cache-Control": ref("headers", "NoStore"),
 			middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
-			"content": jsonContent(obj{"allOf": []any{schemaRef("Health"),
-				obj{"properties": obj{"status": obj{"enum": status}}}}})}
+			"content": jsonContent("Health", obj{"status": status, "timestamp": exampleTime, "version": "1.0.0",
+				"checks": obj{"store": map[bool]string{true: "unavailable", false: "ok"}[status == "unavailable"], "rate_limit": limits}})}
 	}
 	r := obj{
-		"Project":           success("The project.", "ProjectEnvelope"),
-		"ProjectList":       success("A page of projects.", "ProjectListEnvelope"),
-		"Collection":        success("The collection.", "CollectionEnvelope"),
-		"CollectionList":    success("A page of collections.", "CollectionListEnvelope"),
-		"Cluster":           success("The cluster.", "ClusterEnvelope"),
-		"ClusterList":       success("A page of clusters.", "ClusterListEnvelope"),
-		"ClusterData":       success("The cluster and its data.", "ClusterDataEnvelope"),
-		"Record":            success("The record.", "RecordEnvelope"),
-		"RecordList":        success("A page of records.", "RecordListEnvelope"),
-		"Token":             success("A new token; never cached.", "TokenEnvelope", "NoStore"),
-		"NoContent":         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
-		"Health":            health("The store answers; degraded when the shared rate limit store does not.", "ok", "degraded"),
-		"HealthUnavailable": health("The store does not answer.", "unavailable"),
-		"OpenAPIDocument": obj{"description": "This document.",
+		responseName("NoContent"):         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
+		responseName("Health"):            health("The store answers: status is ok, or degraded when the shared rate limit store (Redis) does not.", "ok", "ok"),
+		responseName("HealthUnavailable"): health("The store does not answer: status is unavailable.", "unavailable", "ok"),
+		responseName("OpenAPIDocument"): obj{"description": "This document.",
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
-			"content": jsonContent(obj{"type": "object", "required": []any{"openapi", "info", "paths"},
-				"description": "An OpenAPI 3.1 document."})},
-		"NotModified": obj{"description": "The document named by If-None-Match is current.",
+			"content": jsonContent("OpenAPIDocument", nil)},
+		responseName("NotModified"): obj{"description": "The document named by If-None-Match is current.",
 			"headers": obj{"ETag": ref("headers", "ETag"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)}},
+		responseName(defaultResponse): obj{"description": defaultErrorDescription,
+			"headers": rateHeaders(middleware.HeaderRetryAfter, middleware.HeaderRetryAfter, "Allow", "Allow"),
+			"content": jsonContent("ErrorEnvelope", obj{"success": false,
+				"error": obj{"code": envelope.CodeRateLimit, "message": "Rate limit exceeded", "details": ""}})},
 	}
-	for _, status := range slices.Sorted(maps.Keys(errorResponses)) {
-		e := errorResponses[status]
-		codes := make([]any, len(e.codes))
-		for i, c := range e.codes {
-			codes[i] = c
+	for key, s := range successResponses {
+		r[responseName(key)] = obj{"description": s.description, "headers": rateHeaders(s.extra...),
+			"content": jsonContent(s.schema, s.example)}
+	}
+	for status, e := range errorResponses {
+		var example any
+		if status == http.StatusBadRequest {
+			example = obj{"success": false, "error": obj{"code": envelope.CodeValidation, "message": "Validation failed",
+				"details": "value for type INTEGER: not an integer: \"abc\""}}
 		}
-		detail := obj{"code": obj{"enum": codes}}
-		if len(e.messages) > 0 {
-			messages := make([]any, len(e.messages))
-			for i, m := range e.messages {
-				messages[i] = m
-			}
-			detail["message"] = obj{"enum": messages}
-		}
-		h := rateHeaders()
-		if e.header != "" {
-			h = rateHeaders(e.header, e.header)
-		}
-		r[e.name] = obj{
-			"description": e.description,
-			"headers":     h,
-			"content": jsonContent(obj{"allOf": []any{schemaRef("Error"),
-				obj{"properties": obj{"error": obj{"properties": detail}}}}}),
-		}
+		r[responseName(e.name)] = obj{"description": e.description, "headers": rateHeaders(),
+			"content": jsonContent("ErrorEnvelope", example)}
 	}
 	return r
 }
@@ -545,9 +648,9 @@ func headers() obj {
 			"schema": obj{"type": "integer", "minimum": 0}},
 		middleware.HeaderReset: obj{"description": "When that window resets, in Unix seconds.",
 			"schema": obj{"type": "integer", "minimum": 0}},
-		middleware.HeaderRetryAfter: obj{"description": "Seconds to wait before retrying.", "required": true,
+		middleware.HeaderRetryAfter: obj{"description": "With 429: seconds to wait before retrying.",
 			"schema": obj{"type": "integer", "minimum": 1}},
-		"Allow": obj{"description": "The methods of the path.", "required": true,
+		"Allow": obj{"description": "With 405: the methods of the path.",
 			"schema": obj{"type": "string", "minLength": 1}},
 		"NoStore": obj{"description": "The response is never cached.", "required": true,
 			"schema": obj{"type": "string", "const": "no-store"}},

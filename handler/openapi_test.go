@@ -21,6 +21,8 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds/store"
 )
@@ -52,6 +54,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		}
 	}
 }
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // opOf returns the operation of a registered pattern.
 func opOf(pattern string) operation {
@@ -167,13 +171,20 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 			case desc.access == bearer && hasSec:
 				t.Errorf("%s: needs a token, want the document's security (got %v)", pattern, sec)
 			}
-			responses := o["responses"].(map[string]any)
-			want := []string{"413", "500"}
-			if desc.access != public {
-				want = append(want, "401", "503")
+			if d, _ := o["description"].(string); d == "" {
+				t.Errorf("%s: no description", pattern)
 			}
-			if desc.counted {
-				want = append(want, "429", "503")
+			for _, p := range asSlice(o["parameters"]) {
+				if r, _ := p.(map[string]any)["$ref"].(string); strings.Contains(r, "RequestId") || r == "" {
+					t.Errorf("%s: parameter %v: X-Request-ID is documented once, not per operation", pattern, p)
+				}
+			}
+			responses := o["responses"].(map[string]any)
+			// Every other error (413, 415, 429, 500, 503) is the default
+			// response.
+			want := []string{"default"}
+			if desc.access != public {
+				want = append(want, "401")
 			}
 			if strings.Contains(path, "{project}") {
 				want = append(want, "400")
@@ -181,8 +192,19 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 					want = append(want, "403", "404")
 				}
 			}
-			if desc.body != "" {
-				want = append(want, "415")
+			for status, r := range responses {
+				if strings.HasPrefix(status, "4") || strings.HasPrefix(status, "5") || status == "default" {
+					name := strings.TrimPrefix(r.(map[string]any)["$ref"].(string), "#/components/responses/")
+					comp := tree["components"].(map[string]any)["responses"].(map[string]any)[name].(map[string]any)
+					schema := comp["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+					wantSchema := "#/components/schemas/ErrorEnvelope"
+					if pattern == "GET /health" && status == "503" {
+						wantSchema = "#/components/schemas/Health"
+					}
+					if schema["$ref"] != wantSchema {
+						t.Errorf("%s: %s response schema %v, want a direct $ref to %s", pattern, status, schema, wantSchema)
+					}
+				}
 			}
 			for _, s := range want {
 				if _, ok := responses[s]; !ok {
@@ -236,4 +258,77 @@ func TestOpenAPIServed(t *testing.T) {
 	if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
 		t.Errorf("If-None-Match the ETag: %d with %d bytes, want 304 and no body", rec.Code, rec.Body.Len())
 	}
+}
+
+// TestOpenAPIGeneratorFriendly checks what client generators need (issue
+// 17): component names distinct across sections and from the types
+// generators derive from operation ids, typed record values, servers and
+// contact, enum names, and the Health schema referenced directly.
+func TestOpenAPIGeneratorFriendly(t *testing.T) {
+	var tree map[string]any
+	require.NoError(t, json.Unmarshal(serveDocument(t, true), &tree))
+	components := tree["components"].(map[string]any)
+
+	// One name, one component: generators make one type per component of
+	// every section (oapi-codegen failed on "Cluster" as a parameter, a
+	// response and a schema), and types per operation (Params, Response,
+	// JSONRequestBody, Res, Req).
+	seen := map[string]string{}
+	normalize := func(name string) string { return strings.ToLower(name) }
+	for _, section := range []string{"schemas", "parameters", "requestBodies", "responses", "headers", "securitySchemes"} {
+		for name := range components[section].(map[string]any) {
+			if section == "headers" || section == "securitySchemes" {
+				continue // not turned into types
+			}
+			key := normalize(name)
+			assert.Empty(t, seen[key], "components.%s.%s shares its name with components.%s", section, name, seen[key])
+			seen[key] = section + "." + name
+		}
+	}
+	for _, r := range routes(Config{}).routes {
+		id := upperFirst(r.op.id)
+		for _, suffix := range []string{"", "Params", "Response", "JSONRequestBody", "JSONBody", "Res", "Req", "OK"} {
+			assert.Empty(t, seen[normalize(id+suffix)], "operation %s: a generated type %s%s is also %s", r.op.id, id, suffix, seen[normalize(id+suffix)])
+		}
+	}
+	schemas := components["schemas"].(map[string]any)
+	for _, shadowed := range []string{"Record", "Error", "Object", "String", "Number", "Boolean", "Array", "Date", "Map"} {
+		assert.NotContains(t, schemas, shadowed, "a schema named %s shadows a TypeScript global", shadowed)
+	}
+
+	// RecordValue is a oneOf of named variants, one per JSON type.
+	var variants []string
+	for _, v := range schemas["RecordValue"].(map[string]any)["oneOf"].([]any) {
+		variants = append(variants, v.(map[string]any)["$ref"].(string))
+	}
+	assert.Equal(t, []string{"#/components/schemas/StringValue", "#/components/schemas/NumberValue",
+		"#/components/schemas/BooleanValue", "#/components/schemas/NullValue", "#/components/schemas/ArrayValue"}, variants)
+
+	// x-enum-varnames names every record type.
+	rt := schemas["RecordType"].(map[string]any)
+	names := rt["x-enum-varnames"].([]any)
+	require.Len(t, names, len(store.Types))
+	assert.Equal(t, "String", names[0])
+	assert.Contains(t, names, "DateTime")
+	assert.Contains(t, names, "ArrayString")
+	assert.Contains(t, names, "ArrayCredential")
+
+	// servers: the standalone address, described with the mount prefix.
+	servers := tree["servers"].([]any)
+	require.Len(t, servers, 1)
+	assert.Equal(t, "http://127.0.0.1:8080", servers[0].(map[string]any)["url"])
+	assert.Contains(t, servers[0].(map[string]any)["description"], "append your mount prefix")
+	assert.NotEmpty(t, tree["info"].(map[string]any)["contact"])
+
+	// Health, for 200 and 503, is the Health schema itself.
+	get := tree["paths"].(map[string]any)["/health"].(map[string]any)["get"].(map[string]any)
+	responses := components["responses"].(map[string]any)
+	for _, status := range []string{"200", "503"} {
+		name := strings.TrimPrefix(get["responses"].(map[string]any)[status].(map[string]any)["$ref"].(string), "#/components/responses/")
+		schema := responses[name].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
+		assert.Equal(t, map[string]any{"$ref": "#/components/schemas/Health"}, schema, "GET /health %s", status)
+	}
+
+	// The OpenAPIDocument schema declares its properties.
+	assert.Contains(t, schemas["OpenAPIDocument"].(map[string]any)["properties"], "paths")
 }

@@ -65,7 +65,7 @@ func routes(cfg Config) *router {
 		id: "login", tag: "auth", summary: "Log in",
 		description: "Exchanges a username and password for a token. A wrong password, an unknown user and a disabled account all answer 401 \"Invalid username or password\". Failed logins are limited per username and per client IP: past the limit every login for them answers 429 until the window has passed.",
 		access:      public, counted: true, body: "Login", status: 200, success: "Token",
-		errors: []int{400, 401, 415},
+		errors: []int{400, 401},
 	})
 	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Users, cfg.Tokens))), operation{
 		id: "refreshToken", tag: "auth", summary: "Refresh a token",
@@ -76,87 +76,96 @@ func routes(cfg Config) *router {
 
 	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)), operation{
 		id: "listProjects", tag: "projects", summary: "List the caller's projects",
-		access: bearer, counted: true, query: listQuery, status: 200, success: "ProjectList",
+		description: "The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.",
+		access:      bearer, counted: true, query: listQuery, status: 200, success: "ProjectList",
 		errors: []int{400},
 	})
 	rt.handle("POST /api/v1/projects", protect(handleCreateFromBody(s, projects)), operation{
 		id: "createProject", tag: "projects", summary: "Create a project (body form)",
 		description: "Project names are unique across the whole service: a name anyone already uses is 409.",
 		access:      bearer, counted: true, body: "Name", status: 201, success: "Project",
-		errors: []int{400, 409, 415},
+		errors: []int{400, 409},
 	})
 	rt.handle("POST "+pathP, protect(handleCreate(s, projects)), operation{
 		id: "createProjectAt", tag: "projects", summary: "Create a project (path form)",
 		description: "The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.",
 		access:      bearer, counted: true, body: "PathName", status: 201, success: "Project",
-		errors: []int{400, 409, 415},
+		errors: []int{400, 409},
 	})
 	rt.handle("GET "+pathP, protect(handleGet(s, projects)), operation{
 		id: "getProject", tag: "projects", summary: "Get a project",
-		access: bearer, counted: true, status: 200, success: "Project",
+		description: "The project with its collection count. A project of another user is 403.",
+		access:      bearer, counted: true, status: 200, success: "Project",
 		errors: underProject,
 	})
 	rt.handle("PUT "+pathP, protect(handleRename(s, projects)), operation{
 		id: "renameProject", tag: "projects", summary: "Rename a project",
 		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
 		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Project",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("DELETE "+pathP, protect(handleDelete(s, projects)), operation{
 		id: "deleteProject", tag: "projects", summary: "Delete a project and everything in it",
-		access: bearer, counted: true, status: 204, success: "NoContent",
+		description: "Deletes the project with its collections, clusters and records, in one step.",
+		access:      bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
 
 	rt.handle("GET "+pathP+"/collections", protect(handleList(s, collections)), operation{
 		id: "listCollections", tag: "collections", summary: "List the collections of a project",
-		access: bearer, counted: true, query: listQuery, status: 200, success: "CollectionList",
+		description: "The project's collections, one page at a time: limit, offset, search, sortBy and sortOrder.",
+		access:      bearer, counted: true, query: listQuery, status: 200, success: "CollectionList",
 		errors: underProject,
 	})
 	rt.handle("POST "+pathP+"/collections", protect(handleCreateFromBody(s, collections)), operation{
 		id: "createCollection", tag: "collections", summary: "Create a collection (body form)",
-		access: bearer, counted: true, body: "Name", status: 201, success: "Collection",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		description: "The name is in the body. A name the project already has is 409.",
+		access:      bearer, counted: true, body: "Name", status: 201, success: "Collection",
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("POST "+pathC, protect(handleCreate(s, collections)), operation{
 		id: "createCollectionAt", tag: "collections", summary: "Create a collection (path form)",
 		description: "The name is in the path; a body, if any, may only repeat it.",
 		access:      bearer, counted: true, body: "PathName", status: 201, success: "Collection",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("GET "+pathC, protect(handleGet(s, collections)), operation{
 		id: "getCollection", tag: "collections", summary: "Get a collection",
-		access: bearer, counted: true, status: 200, success: "Collection",
+		description: "The collection with its cluster and record counts.",
+		access:      bearer, counted: true, status: 200, success: "Collection",
 		errors: underProject,
 	})
 	rt.handle("PUT "+pathC, protect(handleRename(s, collections)), operation{
 		id: "renameCollection", tag: "collections", summary: "Rename a collection",
 		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
 		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Collection",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("DELETE "+pathC, protect(handleDelete(s, collections)), operation{
 		id: "deleteCollection", tag: "collections", summary: "Delete a collection and everything in it",
-		access: bearer, counted: true, status: 204, success: "NoContent",
+		description: "Deletes the collection with its clusters and records, in one step.",
+		access:      bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
 
 	rec := records{store: s, creds: credentials{ring: cfg.Sealer}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
-		access: bearer, counted: true, query: listQuery, status: 200, success: "ClusterList",
+		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",
+		access:      bearer, counted: true, query: listQuery, status: 200, success: "ClusterList",
 		errors: underProject,
 	})
 	rt.handle("POST "+pathC+"/clusters", protect(handleCreateFromBody(s, clusters)), operation{
 		id: "createCluster", tag: "clusters", summary: "Create a cluster (body form)",
-		access: bearer, counted: true, body: "Name", status: 201, success: "Cluster",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		description: "The name is in the body. A name the collection already has is 409.",
+		access:      bearer, counted: true, body: "Name", status: 201, success: "Cluster",
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("POST "+pathK, protect(handleCreate(s, clusters)), operation{
 		id: "createClusterAt", tag: "clusters", summary: "Create a cluster (path form)",
 		description: "The name is in the path; a body, if any, may only repeat it.",
 		access:      bearer, counted: true, body: "PathName", status: 201, success: "Cluster",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("GET "+pathK, protect(rec.handleClusterData()), operation{
 		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
@@ -168,11 +177,12 @@ func routes(cfg Config) *router {
 		id: "renameCluster", tag: "clusters", summary: "Rename a cluster",
 		description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
 		access:      bearer, counted: true, query: []string{"rename"}, body: "Rename", status: 200, success: "Cluster",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("DELETE "+pathK, protect(handleDelete(s, clusters)), operation{
 		id: "deleteCluster", tag: "clusters", summary: "Delete a cluster and its records",
-		access: bearer, counted: true, status: 204, success: "NoContent",
+		description: "Deletes the cluster with its records, in one step.",
+		access:      bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
 
@@ -186,13 +196,13 @@ func routes(cfg Config) *router {
 		id: "createRecord", tag: "records", summary: "Create a record (body form)",
 		description: "The query parameters rename, type and value cannot accompany the body (400).",
 		access:      bearer, counted: true, query: []string{"reveal"}, body: "RecordCreate", status: 201, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("POST "+pathR, protect(rec.handleCreate(false)), operation{
 		id: "createRecordAt", tag: "records", summary: "Create a record (path form)",
 		description: "The name is in the path; the type and value come from ?type=T&value=V or from a body {\"type\", \"value\"} (which may repeat the name), not both.",
 		access:      bearer, counted: true, query: []string{"recordType", "recordValue", "reveal"}, body: "RecordPathCreate", status: 201, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("GET "+pathR, protect(rec.handleGet()), operation{
 		id: "getRecord", tag: "records", summary: "Get a record",
@@ -204,11 +214,12 @@ func routes(cfg Config) *router {
 		id: "updateRecord", tag: "records", summary: "Update a record's value, type or name",
 		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.",
 		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal"}, body: "RecordUpdate", status: 200, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("DELETE "+pathR, protect(rec.handleDelete()), operation{
 		id: "deleteRecord", tag: "records", summary: "Delete a record",
-		access: bearer, counted: true, status: 204, success: "NoContent",
+		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise.",
+		access:      bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
 
