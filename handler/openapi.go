@@ -602,16 +602,16 @@ func responses() obj {
 		}
 		return obj{"application/json": media}
 	}
-	health := func(description, status, limits string) obj {
+	health := func(description, status, storeState string) obj {
 		return obj{"description": description, "headers": obj{"Cache-Control": ref("headers", "NoStore"),
 			middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent("Health", obj{"status": status, "timestamp": exampleTime, "version": "1.0.0",
-				"checks": obj{"store": map[bool]string{true: "unavailable", false: "ok"}[status == "unavailable"], "rate_limit": limits}})}
+				"checks": obj{"store": storeState, "rate_limit": "ok"}})}
 	}
 	r := obj{
 		responseName("NoContent"):         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
 		responseName("Health"):            health("The store answers: status is ok, or degraded when the shared rate limit store (Redis) does not.", "ok", "ok"),
-		responseName("HealthUnavailable"): health("The store does not answer: status is unavailable.", "unavailable", "ok"),
+		responseName("HealthUnavailable"): health("The store does not answer: status is unavailable.", "unavailable", "unavailable"),
 		responseName("OpenAPIDocument"): obj{"description": "This document.",
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
