@@ -44,6 +44,7 @@ func New(opts ...Option) http.Handler {
 		loginPerUser: DefaultLoginFailuresPerUser,
 		loginPerIP:   DefaultLoginFailuresPerIP,
 		loginWindow:  DefaultLoginWindow,
+		maxVersions:  DefaultMaxVersions,
 	}
 	for _, opt := range opts {
 		opt(&c)
@@ -85,8 +86,10 @@ func New(opts ...Option) http.Handler {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
-		ClientIP:     clientIP,
-		MaxBodyBytes: c.maxBodyBytes,
+		ClientIP:       clientIP,
+		MaxBodyBytes:   c.maxBodyBytes,
+		RequireIfMatch: c.requireMatch,
+		MaxVersions:    c.maxVersions,
 	})
 	if !c.security.RequireAuth {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

@@ -2,6 +2,7 @@ package hds
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -26,21 +27,19 @@ type Rotation struct {
 
 // RotationProgress reports how far a rotation has got.
 type RotationProgress struct {
-	Seen     int    // credential records looked at so far
-	Resealed int    // of which re-sealed under the primary key
+	Seen     int    // records holding a credential looked at so far
+	Resealed int    // of which re-sealed (a value or a version) under the primary key
 	LastID   string // the id to resume after
 }
-
-// errUnchanged aborts an update that has nothing to do.
-var errUnchanged = errors.New("unchanged")
 
 // RotateCredentials re-seals every CREDENTIAL and []CREDENTIAL value in s
 // under the primary key, in batches, so that older keys can then be
 // dropped. Values already sealed by the primary key are left alone, so a
 // rotation can be run again, or resumed with Rotation.After, at no cost.
-// Each re-sealed record is written with Store.UpdateRecord and so counts
-// as an update (its version grows by one). A value that no key of the ring
-// opens stops the rotation with an error naming the record.
+// Each record is re-sealed with Store.ResealRecord, its current value and
+// every credential version its history keeps: that is not a change, so
+// versions and entity tags stay as they are. A value that no key of the
+// ring opens stops the rotation with an error naming the record.
 func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (RotationProgress, error) {
 	ring, err := sealing.NewKeyring(r.Primary, r.Previous...)
 	if err != nil {
@@ -57,25 +56,15 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 			return p, fmt.Errorf("hds: rotate credentials: %w", err)
 		}
 		for _, ref := range refs {
-			_, err := s.UpdateRecord(ctx, ref.Path, func(cur *store.Record) error {
-				if !cur.Type.IsCredential() { // changed since it was listed
-					return errUnchanged
-				}
-				v, changed, err := ring.ResealValue(cur.Type, cur.ID, cur.Value)
-				if err != nil {
-					return err
-				}
-				if !changed {
-					return errUnchanged
-				}
-				cur.Value = v
-				return nil
+			id := ref.Record.ID
+			changed, err := s.ResealRecord(ctx, id, func(t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
+				return ring.ResealValue(t, id, v)
 			})
 			switch {
-			case err == nil:
+			case err == nil && changed:
 				p.Resealed++
-			case errors.Is(err, errUnchanged), errors.Is(err, store.ErrNotFound):
-				// Already under the primary key, no longer a credential, or deleted.
+			case err == nil, errors.Is(err, store.ErrNotFound):
+				// Already under the primary key, or deleted.
 			default:
 				return p, fmt.Errorf("hds: rotate credentials: %w", err)
 			}

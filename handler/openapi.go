@@ -2,6 +2,7 @@ package handler
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -226,20 +227,34 @@ var operations = map[string]operation{
 	},
 	"GET " + pathR: {
 		id: "getRecord", tag: "records", summary: "Get a record",
-		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise.",
-		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "Record",
+		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.",
+		access:      bearer, counted: true, query: []string{"reveal", "version", "ifNoneMatch"}, status: 200, success: "Record",
 		errors: underProject,
+		other:  map[int]string{304: "RecordNotModified"},
 	},
 	"PUT " + pathR: {
 		id: "updateRecord", tag: "records", summary: "Update a record's value, type or name",
-		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.",
-		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal"}, body: "RecordUpdate", status: 200, success: "Record",
-		errors: slices.Concat(underProject, []int{409, 415}),
+		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.",
+		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal", "ifMatch"}, body: "RecordUpdate", status: 200, success: "Record",
+		errors: slices.Concat(underProject, []int{409, 412, 415, 428}),
 	},
 	"DELETE " + pathR: {
-		id: "deleteRecord", tag: "records", summary: "Delete a record",
-		access: bearer, counted: true, status: 204, success: "NoContent",
+		id: "deleteRecord", tag: "records", summary: "Delete a record and its history",
+		description: "With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.",
+		access:      bearer, counted: true, query: []string{"ifMatch"}, status: 204, success: "NoContent",
+		errors: slices.Concat(underProject, []int{412, 428}),
+	},
+	"GET " + pathR + "/versions": {
+		id: "listRecordVersions", tag: "records", summary: "List a record's history",
+		description: "The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.",
+		access:      bearer, counted: true, query: []string{"limit", "offset", "reveal"}, status: 200, success: "RecordVersionList",
 		errors: underProject,
+	},
+	"POST " + pathR + "/restore": {
+		id: "restoreRecord", tag: "records", summary: "Restore a version of a record",
+		description: "Makes the type and value of version N (?version=N or a body {\"version\": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.",
+		access:      bearer, counted: true, query: []string{"restoreVersion", "reveal", "ifMatch"}, body: "Restore", status: 200, success: "Record",
+		errors: slices.Concat(underProject, []int{412, 415, 428}),
 	},
 }
 
@@ -273,6 +288,7 @@ type errorResponse struct {
 	codes             []string
 	messages          []string
 	header            string // a required header, a key of components.headers
+	headerName        string // the header's name, when it is not header
 }
 
 var errorResponses = map[int]errorResponse{
@@ -294,6 +310,10 @@ var errorResponses = map[int]errorResponse{
 		codes: []string{envelope.CodeInvalidRequest}},
 	415: {name: "UnsupportedMediaType", description: "A non-empty body sent without Content-Type: application/json.",
 		codes: []string{envelope.CodeInvalidRequest}},
+	412: {name: "PreconditionFailed", description: "If-Match names none of the record's current tags; nothing changed. ETag is the current one, details names the current version.",
+		codes: []string{envelope.CodePreconditionFailed}, messages: []string{"Precondition failed"}, header: "RecordETag", headerName: "ETag"},
+	428: {name: "PreconditionRequired", description: "The server requires If-Match on this write (concurrency.require_if_match).",
+		codes: []string{envelope.CodePreconditionNeeded}, messages: []string{"Precondition required"}},
 	429: {name: "TooManyRequests", description: "A rate limit, or the limit of failed logins, is used up; retry after Retry-After seconds.",
 		codes: []string{envelope.CodeRateLimit}, messages: []string{"Rate limit exceeded"}, header: middleware.HeaderRetryAfter},
 	500: {name: "ServerError", description: "Anything unexpected. The message never reveals internals.",
@@ -503,10 +523,17 @@ func schemas() obj {
 			"version":    obj{"type": "integer", "minimum": 1, "description": "1 at creation, plus 1 on every update."},
 			"created_at": schemaRef("Timestamp"), "updated_at": schemaRef("Timestamp"),
 		}, "id", "name", "type", "value", "version", "created_at", "updated_at"),
-		"ProjectList":    list("Project"),
-		"CollectionList": list("Collection"),
-		"ClusterList":    list("Cluster"),
-		"RecordList":     list("Record"),
+		"RecordVersion": object("One state of a record; changed_by is who wrote it (a user id), null when not known.", obj{
+			"version": obj{"type": "integer", "minimum": 1}, "name": schemaRef("Name"), "type": schemaRef("RecordType"),
+			"value": schemaRef("RecordValue"), "changed_at": schemaRef("Timestamp"),
+			"changed_by": obj{"type": []any{"string", "null"}},
+		}, "version", "name", "type", "value", "changed_at", "changed_by"),
+		"RecordVersionList": list("RecordVersion"),
+		"RestoreBody":       body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
+		"ProjectList":       list("Project"),
+		"CollectionList":    list("Collection"),
+		"ClusterList":       list("Cluster"),
+		"RecordList":        list("Record"),
 		"Token": object("A token and its lifetime in seconds.", obj{
 			"token":      obj{"type": "string", "minLength": 1, "description": "A JWT (HS256)."},
 			"expires_in": obj{"type": "integer", "minimum": 1},
@@ -521,7 +548,8 @@ func schemas() obj {
 		"ErrorCode": obj{"type": "string", "enum": []any{
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
 			envelope.CodeAuthorization, envelope.CodeNotFound, envelope.CodeExists, envelope.CodeRateLimit,
-			envelope.CodeServer, envelope.CodeServiceUnavailable}},
+			envelope.CodeServer, envelope.CodeServiceUnavailable, envelope.CodePreconditionFailed,
+			envelope.CodePreconditionNeeded}},
 		"Error": object("The error envelope.", obj{
 			"success": obj{"type": "boolean", "const": false},
 			"error": object("", obj{
@@ -548,7 +576,7 @@ func schemas() obj {
 	update["minProperties"] = 1
 	s["RecordUpdate"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "Record", "RecordList", "Token"} {
+		"ClusterData", "Record", "RecordList", "RecordVersionList", "Token"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
@@ -595,7 +623,17 @@ func parameters() obj {
 			obj{"type": "string"}),
 		"reveal": query("reveal", "true returns credential values in plain text instead of masked.",
 			obj{"type": "boolean", "default": false}),
-		"rename":     query("rename", "The new name (path form; not with a body).", schemaRef("Name")),
+		"rename": query("rename", "The new name (path form; not with a body).", schemaRef("Name")),
+		"version": query("version", "A version of the record, a positive decimal integer: the record as it was then.",
+			obj{"type": "integer", "minimum": 1}),
+		"restoreVersion": query("version", "The version to restore, a positive decimal integer (not with a body).",
+			obj{"type": "integer", "minimum": 1}),
+		"ifMatch": obj{"name": "If-Match", "in": "header", "required": false,
+			"description": "* or a comma-separated list of entity tags: the write happens only when the record's ETag is among them (weak tags never match). Malformed: 400.",
+			"schema":      obj{"type": "string"}},
+		"ifNoneMatch": obj{"name": "If-None-Match", "in": "header", "required": false,
+			"description": "* or a comma-separated list of entity tags: 304 when the record's ETag is among them.",
+			"schema":      obj{"type": "string"}},
 		"recordType": query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
 		"recordValue": query("value", "The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as given; INTEGER, FLOAT and BOOLEAN parsed (42, 3.14, true); NULL empty or left out; arrays as a JSON array.",
 			obj{"type": "string"}),
@@ -615,6 +653,7 @@ func requestBodies() obj {
 		"RecordCreate":     jsonBody("The new record.", "RecordCreate", true),
 		"RecordPathCreate": jsonBody("The type and value, unless ?type= and ?value= give them.", "RecordPathCreate", false),
 		"RecordUpdate":     jsonBody("What to change, unless the query parameters give it.", "RecordUpdate", false),
+		"Restore":          jsonBody("The version to restore, unless ?version= gives it.", "RestoreBody", false),
 	}
 }
 
@@ -650,7 +689,9 @@ func responses() obj {
 		"Cluster":           success("The cluster.", "ClusterEnvelope"),
 		"ClusterList":       success("A page of clusters.", "ClusterListEnvelope"),
 		"ClusterData":       success("The cluster and its data.", "ClusterDataEnvelope"),
-		"Record":            success("The record.", "RecordEnvelope"),
+		"Record":            success("The record; ETag names its state.", "RecordEnvelope", "ETag", "RecordETag"),
+		"RecordVersionList": success("A page of the record's states, newest first.", "RecordVersionListEnvelope"),
+		"RecordNotModified": obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
 		"RecordList":        success("A page of records.", "RecordListEnvelope"),
 		"Token":             success("A new token; never cached.", "TokenEnvelope", "NoStore"),
 		"NoContent":         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
@@ -681,7 +722,7 @@ func responses() obj {
 		}
 		h := rateHeaders()
 		if e.header != "" {
-			h = rateHeaders(e.header, e.header)
+			h = rateHeaders(cmp.Or(e.headerName, e.header), e.header)
 		}
 		r[e.name] = obj{
 			"description": e.description,
@@ -713,6 +754,8 @@ func headers() obj {
 			"required": true, "schema": obj{"type": "string", "minLength": 1, "maxLength": 128, "pattern": `^[\x21-\x7e]+$`}},
 		"ETag": obj{"description": "The document's entity tag.", "required": true,
 			"schema": obj{"type": "string", "minLength": 1}},
+		"RecordETag": obj{"description": "The strong entity tag of the record's state: it changes with every change of the record and is never used again; opaque.", "required": true,
+			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},
 	}
 }
 

@@ -65,7 +65,8 @@ func routes(cfg Config) *router {
 	rt.handle("PUT "+pathC, protect(handleRename(s, collections)))
 	rt.handle("DELETE "+pathC, protect(handleDelete(s, collections)))
 
-	rec := records{store: s, creds: credentials{ring: cfg.Keyring}}
+	rec := records{store: s, creds: credentials{ring: cfg.Keyring},
+		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)))
 	rt.handle("POST "+pathC+"/clusters", protect(handleCreateFromBody(s, clusters)))
 	rt.handle("POST "+pathK, protect(handleCreate(s, clusters)))
@@ -79,6 +80,8 @@ func routes(cfg Config) *router {
 	rt.handle("GET "+pathR, protect(rec.handleGet()))
 	rt.handle("PUT "+pathR, protect(rec.handleUpdate()))
 	rt.handle("DELETE "+pathR, protect(rec.handleDelete()))
+	rt.handle("GET "+pathR+"/versions", protect(rec.handleVersions()))
+	rt.handle("POST "+pathR+"/restore", protect(rec.handleRestore()))
 
 	return rt
 }
