@@ -61,6 +61,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RecordLists", func(t *testing.T) { testRecordLists(t, newStore) })
 	t.Run("CredentialRecords", func(t *testing.T) { testCredentialRecords(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
+	t.Run("Preconditions", func(t *testing.T) { testPreconditions(t, newStore) })
+	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("Ping", func(t *testing.T) {
 		assert.NoError(t, newStore(t).Ping(t.Context()), "Ping on a healthy store")
 	})
@@ -1544,13 +1546,14 @@ type recordView struct {
 	Value                string
 	Version              int64
 	CreatedAt, UpdatedAt string
+	UpdatedBy            string
 }
 
 func viewRecord(r *store.Record) recordView {
 	if r == nil {
 		return recordView{}
 	}
-	return recordView{r.ID, r.Name, r.Type, string(r.Value), r.Version, stamp(r.CreatedAt), stamp(r.UpdatedAt)}
+	return recordView{r.ID, r.Name, r.Type, string(r.Value), r.Version, stamp(r.CreatedAt), stamp(r.UpdatedAt), r.UpdatedBy}
 }
 
 func stamp(ts time.Time) string { return ts.UTC().Format(time.RFC3339Nano) }
