@@ -95,7 +95,7 @@ func fillCluster(b testing.TB, st store.Store, p store.Path, n int) {
 			for i := w; i < n; i += workers {
 				t, v := benchValue(i)
 				p.Record = fmt.Sprintf("rec-%06d", i)
-				if _, err := st.CreateRecord(context.Background(), p, &store.Record{Type: t, Value: v}); err != nil {
+				if _, err := st.CreateRecord(context.Background(), p, &store.Record{Type: t, Value: v}, store.Write{}); err != nil {
 					errs <- err
 					return
 				}
@@ -327,7 +327,7 @@ func BenchmarkRawSelect(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rec, err := pg.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("5")})
+	rec, err := pg.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("5")}, store.Write{})
 	if err != nil {
 		b.Fatal(err)
 	}

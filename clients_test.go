@@ -230,7 +230,7 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 	assert.Equal(t, oapiclient.RESOURCEEXISTS, dup.JSON409.Error.Code)
 
 	// Deletes, deepest first, then the project is gone.
-	del, err := api.DeleteRecordWithResponse(ctx, "webshop", "prod", "primary-db", "port")
+	del, err := api.DeleteRecordWithResponse(ctx, "webshop", "prod", "primary-db", "port", nil)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNoContent, del.StatusCode(), "%s", del.Body)
 	delK, err := api.DeleteClusterWithResponse(ctx, "webshop", "prod", "primary-db")

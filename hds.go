@@ -61,6 +61,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		loginPerUser: DefaultLoginFailuresPerUser,
 		loginPerIP:   DefaultLoginFailuresPerIP,
 		loginWindow:  DefaultLoginWindow,
+		maxVersions:  DefaultMaxVersions,
 	}
 	for _, opt := range opts {
 		opt(&c)
@@ -115,9 +116,11 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
-		SharedLimits: shared,
-		ClientIP:     clientIP,
-		MaxBodyBytes: c.maxBodyBytes,
+		SharedLimits:   shared,
+		ClientIP:       clientIP,
+		MaxBodyBytes:   c.maxBodyBytes,
+		RequireIfMatch: c.requireMatch,
+		MaxVersions:    c.maxVersions,
 	})
 	if !c.security.RequireAuth {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

@@ -2036,7 +2036,7 @@ func TestCredentialsSealedAtRest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.store.UpdateRecord(t.Context(), at("two"), func(r *store.Record) error {
+		if _, err := c.store.UpdateRecord(t.Context(), at("two"), store.Write{}, func(r *store.Record) error {
 			r.Value = one.Value
 			return nil
 		}); err != nil {

@@ -33,6 +33,8 @@ type config struct {
 	loginPerUser int
 	loginPerIP   int
 	loginWindow  time.Duration
+	requireMatch bool
+	maxVersions  int
 	errs         []error
 }
 
@@ -85,6 +87,9 @@ const (
 	DefaultLoginWindow          = 15 * time.Minute
 	// CredentialKeyBytes is the length of a credential key (AES-256).
 	CredentialKeyBytes = 32
+	// DefaultMaxVersions is how many versions of each record, besides
+	// the current one, are kept by default.
+	DefaultMaxVersions = store.DefaultMaxVersions
 )
 
 // WithStore sets the store of projects, collections, clusters and
@@ -216,6 +221,27 @@ func WithLoginThrottle(perUser, perIP int, window time.Duration) Option {
 			c.fail("WithLoginThrottle: limits and window must be positive")
 		}
 		c.loginPerUser, c.loginPerIP, c.loginWindow = perUser, perIP, window
+	}
+}
+
+// WithRequireIfMatch, when true, refuses PUT R, DELETE R and restore
+// requests without an If-Match header with 428 PRECONDITION_REQUIRED, so
+// that no client overwrites a change it has not seen (config
+// concurrency.require_if_match). Default: false.
+func WithRequireIfMatch(require bool) Option {
+	return func(c *config) { c.requireMatch = require }
+}
+
+// WithMaxVersions sets how many versions of each record, besides the
+// current one, the store keeps (config history.max_versions); 0 keeps
+// none. Older versions are dropped as new ones come. Default:
+// DefaultMaxVersions (10).
+func WithMaxVersions(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.fail("WithMaxVersions: the number of versions must not be negative, got %d", n)
+		}
+		c.maxVersions = n
 	}
 }
 

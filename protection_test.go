@@ -755,7 +755,7 @@ func TestProtCORS(t *testing.T) {
 			assert.Empty(t, rec.Body.String(), target)
 			assert.Equal(t, protOrigin, rec.Header().Get("Access-Control-Allow-Origin"), target)
 			assert.Equal(t, []string{"GET, POST, PUT, DELETE, OPTIONS"}, rec.Header().Values("Access-Control-Allow-Methods"), target)
-			assert.Equal(t, []string{"Content-Type, Authorization"}, rec.Header().Values("Access-Control-Allow-Headers"), target)
+			assert.Equal(t, []string{"Content-Type, Authorization, If-Match, If-None-Match, Last-Event-ID"}, rec.Header().Values("Access-Control-Allow-Headers"), target)
 			age, err := strconv.Atoi(rec.Header().Get("Access-Control-Max-Age"))
 			assert.NoError(t, err, "%s: Access-Control-Max-Age present, in seconds", target)
 			assert.Positive(t, age, target)

@@ -51,7 +51,7 @@ func newRotationTree(t *testing.T, kind storeKind, np, perCluster int) *rotation
 					v, err := ring.SealValue(store.Credential, id, []byte(credJSON(credSecret("r"))))
 					require.NoError(t, err, "SealValue")
 					path.Record = fmt.Sprintf("r%d", r)
-					_, err = st.CreateRecord(ctx, path, &store.Record{ID: id, Type: store.Credential, Value: v})
+					_, err = st.CreateRecord(ctx, path, &store.Record{ID: id, Type: store.Credential, Value: v}, store.Write{})
 					require.NoError(t, err, "CreateRecord")
 					rt.ids = append(rt.ids, id)
 				}
@@ -217,7 +217,7 @@ func TestRotateCredentialsFinalCheck(t *testing.T) {
 				v, err := ring.SealValue(store.Credential, lowID, []byte(`"late"`))
 				require.NoError(t, err, "SealValue")
 				_, err = rt.st.CreateRecord(ctx, store.Path{Project: "rp0", Collection: "c0", Cluster: "k0", Record: "late"},
-					&store.Record{ID: lowID, Type: store.Credential, Value: v})
+					&store.Record{ID: lowID, Type: store.Credential, Value: v}, store.Write{})
 				require.NoError(t, err, "CreateRecord behind the walk")
 			}})
 		require.ErrorIs(t, err, hds.ErrRotationIncomplete, "RotateCredentials with a value written behind it under the old key")

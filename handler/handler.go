@@ -37,6 +37,12 @@ type Config struct {
 	ClientIP middleware.ClientIP
 	// MaxBodyBytes limits request bodies (413 beyond it).
 	MaxBodyBytes int64
+	// RequireIfMatch refuses PUT R, DELETE R and restore without If-Match
+	// (428, concurrency.require_if_match).
+	RequireIfMatch bool
+	// MaxVersions is how many versions besides the current one each
+	// record keeps (history.max_versions); 0 keeps none.
+	MaxVersions int
 	// Version is reported by /health.
 	Version string
 }

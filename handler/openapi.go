@@ -56,6 +56,9 @@ type operation struct {
 	// query lists the route's query parameters, keys of queryParameters
 	// (the path parameters come from the pattern).
 	query []string
+	// headers lists the route's request header parameters, keys of
+	// headerParameters.
+	headers []string
 	// body is the request body, a key of requestBodies, or "".
 	body string
 	// status and success are the success status and its response, a key
@@ -88,10 +91,11 @@ var underProject = []int{400, 403, 404}
 // generator has to rename one (handler/openapi_test.go checks it): path
 // parameters end in Path, query parameters in Query, request bodies in
 // Body, responses in Response; schemas end in none of those.
-func pathParamName(key string) string  { return upperFirst(key) + "Path" }
-func queryParamName(key string) string { return upperFirst(key) + "Query" }
-func bodyName(key string) string       { return key + "Body" }
-func responseName(key string) string   { return key + "Response" }
+func pathParamName(key string) string   { return upperFirst(key) + "Path" }
+func queryParamName(key string) string  { return upperFirst(key) + "Query" }
+func headerParamName(key string) string { return upperFirst(key) + "Header" }
+func bodyName(key string) string        { return key + "Body" }
+func responseName(key string) string    { return key + "Response" }
 
 func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
@@ -102,6 +106,7 @@ const defaultResponse = "OtherError"
 // errorResponse describes the error response of one status.
 type errorResponse struct {
 	name, description string
+	extra             []string // header names and their components.headers keys, in pairs
 }
 
 // errorResponses are the error responses an operation lists, by status;
@@ -113,6 +118,9 @@ var errorResponses = map[int]errorResponse{
 	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the project belongs to another user."},
 	404: {name: "NotFound", description: "404 RESOURCE_NOT_FOUND: a resource of the path is missing; details names the missing level (e.g. collection \"prod\" not found). Also the answer to any path this document does not list."},
 	409: {name: "Conflict", description: "409 RESOURCE_EXISTS: a create or rename onto a name already taken."},
+	412: {name: "PreconditionFailed", description: "412 PRECONDITION_FAILED (\"Precondition failed\"): If-Match names none of the record's current tags; nothing changed. ETag is the current one, details names the current version.",
+		extra: []string{"ETag", "RecordETag"}},
+	428: {name: "PreconditionRequired", description: "428 PRECONDITION_REQUIRED (\"Precondition required\"): the server requires If-Match on this write (concurrency.require_if_match)."},
 }
 
 // defaultErrorDescription describes the default response.
@@ -238,11 +246,14 @@ func operationObject(op operation) obj {
 	case expiredBearer:
 		o["security"] = []any{obj{"bearerAuth": []any{}}}
 	}
-	if len(op.query) > 0 {
-		params := make([]any, len(op.query))
-		for i, name := range op.query {
-			params[i] = ref("parameters", queryParamName(name))
-		}
+	var params []any
+	for _, name := range op.query {
+		params = append(params, ref("parameters", queryParamName(name)))
+	}
+	for _, name := range op.headers {
+		params = append(params, ref("parameters", headerParamName(name)))
+	}
+	if len(params) > 0 {
 		o["parameters"] = params
 	}
 	if op.body != "" {
@@ -397,10 +408,16 @@ func schemas() obj {
 			"version":    obj{"type": "integer", "minimum": 1, "description": "1 at creation, plus 1 on every update."},
 			"created_at": schemaRef("Timestamp"), "updated_at": schemaRef("Timestamp"),
 		}, "id", "name", "type", "value", "version", "created_at", "updated_at"),
-		"ProjectList":    list("Project"),
-		"CollectionList": list("Collection"),
-		"ClusterList":    list("Cluster"),
-		"RecordList":     list("RecordItem"),
+		"RecordVersion": object("One state of a record; changed_by is who wrote it (a user id), null when not known.", obj{
+			"version": obj{"type": "integer", "minimum": 1}, "name": schemaRef("Name"), "type": schemaRef("RecordType"),
+			"value": schemaRef("RecordValue"), "changed_at": schemaRef("Timestamp"),
+			"changed_by": obj{"type": []any{"string", "null"}},
+		}, "version", "name", "type", "value", "changed_at", "changed_by"),
+		"RecordVersionList": list("RecordVersion"),
+		"ProjectList":       list("Project"),
+		"CollectionList":    list("Collection"),
+		"ClusterList":       list("Cluster"),
+		"RecordList":        list("RecordItem"),
 		"Token": object("A token and its lifetime in seconds.", obj{
 			"token":      obj{"type": "string", "minLength": 1, "description": "A JWT (HS256)."},
 			"expires_in": obj{"type": "integer", "minimum": 1},
@@ -431,7 +448,8 @@ func schemas() obj {
 		"ErrorCode": obj{"type": "string", "enum": []any{
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
 			envelope.CodeAuthorization, envelope.CodeNotFound, envelope.CodeExists, envelope.CodeRateLimit,
-			envelope.CodeServer, envelope.CodeServiceUnavailable},
+			envelope.CodeServer, envelope.CodeServiceUnavailable, envelope.CodePreconditionFailed,
+			envelope.CodePreconditionNeeded},
 			"description": "The error code; each response's description says which codes it carries."},
 		"ErrorDetail": object("What went wrong.", obj{
 			"code":    schemaRef("ErrorCode"),
@@ -449,12 +467,13 @@ func schemas() obj {
 		"PathNameRequest":         body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
 		"RecordCreateRequest":     body("A new record; value left out is null.", recordInput, "name", "type"),
 		"RecordPathCreateRequest": body("A new record named by the path; name, if given, must equal the path's.", recordInput, "type"),
+		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "RecordItem", "RecordList", "Token"} {
+		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
@@ -491,10 +510,27 @@ func queryParameters() map[string]obj {
 			obj{"type": "string"}),
 		"reveal": query("reveal", "true returns credential values in plain text instead of masked.",
 			obj{"type": "boolean", "default": false}),
-		"rename":     query("rename", "The new name (path form; not with a body).", schemaRef("Name")),
+		"rename": query("rename", "The new name (path form; not with a body).", schemaRef("Name")),
+		"version": query("version", "A version of the record, a positive decimal integer: the record as it was then.",
+			obj{"type": "integer", "minimum": 1}),
+		"restoreVersion": query("version", "The version to restore, a positive decimal integer (not with a body).",
+			obj{"type": "integer", "minimum": 1}),
 		"recordType": query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
 		"recordValue": query("value", "The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as given; INTEGER, FLOAT and BOOLEAN parsed (42, 3.14, true); NULL empty or left out; arrays as a JSON array.",
 			obj{"type": "string"}),
+	}
+}
+
+// headerParameters are the request header parameters, by key; each is a
+// component named headerParamName(key).
+func headerParameters() map[string]obj {
+	return map[string]obj{
+		"ifMatch": {"name": "If-Match", "in": "header", "required": false,
+			"description": "* or a comma-separated list of entity tags: the write happens only when the record's ETag is among them (weak tags never match). Malformed: 400.",
+			"schema":      obj{"type": "string"}},
+		"ifNoneMatch": {"name": "If-None-Match", "in": "header", "required": false,
+			"description": "* or a comma-separated list of entity tags: 304 when the record's ETag is among them.",
+			"schema":      obj{"type": "string"}},
 	}
 }
 
@@ -510,6 +546,9 @@ func parameters() obj {
 	}
 	for key, param := range queryParameters() {
 		p[queryParamName(key)] = param
+	}
+	for key, param := range headerParameters() {
+		p[headerParamName(key)] = param
 	}
 	return p
 }
@@ -545,6 +584,7 @@ func requestBodies() obj {
 		"RecordCreate":     {"The new record.", "RecordCreateRequest", true},
 		"RecordPathCreate": {"The type and value, unless ?type= and ?value= give them.", "RecordPathCreateRequest", false},
 		"RecordUpdate":     {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
+		"Restore":          {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -567,14 +607,15 @@ type successResponse struct {
 // successResponses are the success responses with a body, by key; each is
 // a component named responseName(key).
 var successResponses = map[string]successResponse{
-	"Project":        {description: "The project.", schema: "ProjectEnvelope"},
-	"ProjectList":    {description: "A page of projects.", schema: "ProjectListEnvelope"},
-	"Collection":     {description: "The collection.", schema: "CollectionEnvelope"},
-	"CollectionList": {description: "A page of collections.", schema: "CollectionListEnvelope"},
-	"Cluster":        {description: "The cluster.", schema: "ClusterEnvelope"},
-	"ClusterList":    {description: "A page of clusters.", schema: "ClusterListEnvelope"},
-	"ClusterData":    {description: "The cluster and its data.", schema: "ClusterDataEnvelope"},
-	"Record": {description: "The record.", schema: "RecordItemEnvelope", example: obj{"success": true, "message": "Record created",
+	"Project":           {description: "The project.", schema: "ProjectEnvelope"},
+	"ProjectList":       {description: "A page of projects.", schema: "ProjectListEnvelope"},
+	"Collection":        {description: "The collection.", schema: "CollectionEnvelope"},
+	"CollectionList":    {description: "A page of collections.", schema: "CollectionListEnvelope"},
+	"Cluster":           {description: "The cluster.", schema: "ClusterEnvelope"},
+	"ClusterList":       {description: "A page of clusters.", schema: "ClusterListEnvelope"},
+	"ClusterData":       {description: "The cluster and its data.", schema: "ClusterDataEnvelope"},
+	"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
+	"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
 		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
 			"created_at": exampleTime, "updated_at": exampleTime}}},
 	"RecordList": {description: "A page of records.", schema: "RecordListEnvelope"},
@@ -616,6 +657,7 @@ func responses() obj {
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent("OpenAPIDocument", nil)},
+		responseName("RecordNotModified"): obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
 		responseName("NotModified"): obj{"description": "The document named by If-None-Match is current.",
 			"headers": obj{"ETag": ref("headers", "ETag"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)}},
@@ -634,7 +676,7 @@ func responses() obj {
 			example = obj{"success": false, "error": obj{"code": envelope.CodeValidation, "message": "Validation failed",
 				"details": "value for type INTEGER: not an integer: \"abc\""}}
 		}
-		r[responseName(e.name)] = obj{"description": e.description, "headers": rateHeaders(),
+		r[responseName(e.name)] = obj{"description": e.description, "headers": rateHeaders(e.extra...),
 			"content": jsonContent("ErrorEnvelope", example)}
 	}
 	return r
@@ -660,6 +702,8 @@ func headers() obj {
 			"required": true, "schema": obj{"type": "string", "minLength": 1, "maxLength": 128, "pattern": `^[\x21-\x7e]+$`}},
 		"ETag": obj{"description": "The document's entity tag.", "required": true,
 			"schema": obj{"type": "string", "minLength": 1}},
+		"RecordETag": obj{"description": "The strong entity tag of the record's state: it changes with every change of the record and is never used again; opaque.", "required": true,
+			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},
 	}
 }
 

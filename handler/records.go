@@ -15,10 +15,13 @@ import (
 type records struct {
 	store store.Store
 	creds credentials
+	pre   preconditions
 }
 
-// respond writes one record, its value masked or revealed.
+// respond writes one record, its value masked or revealed, with its
+// entity tag.
 func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, got *store.Record, reveal bool, message string) {
+	w.Header().Set("ETag", got.ETag())
 	err := writeJSON(w, status, message, func(b []byte) ([]byte, error) {
 		v, err := rec.creds.visible(got, reveal)
 		return appendRecord(b, got, v), err
@@ -135,7 +138,8 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{ID: id, Type: t, Value: value})
+		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{ID: id, Type: t, Value: value},
+			store.Write{Actor: actorOf(r)})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -144,16 +148,36 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 	}
 }
 
+// handleGet serves GET R: the current record, or with ?version=N the
+// record as it was at version N; 304 when If-None-Match matches its tag.
 func (rec records) handleGet() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
+		var version int64
+		if err == nil && query.Has("version") {
+			version, err = parseVersion(query.Get("version"))
+		}
+		var inm entityTags
+		if err == nil {
+			inm, err = parseEntityTags(r.Header, "If-None-Match")
+		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
 		}
-		got, err := rec.store.FindRecord(r.Context(), pathOf(r))
+		var got *store.Record
+		if version > 0 {
+			got, err = rec.store.FindRecordVersion(r.Context(), pathOf(r), version)
+		} else {
+			got, err = rec.store.FindRecord(r.Context(), pathOf(r))
+		}
 		if err != nil {
 			envelope.Error(w, r, err)
+			return
+		}
+		if inm.matchesNoneOf(got.ETag()) {
+			w.Header().Set("ETag", got.ETag())
+			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 		rec.respond(w, r, http.StatusOK, got, reveal, "OK")
@@ -180,13 +204,17 @@ func (rec records) handleUpdate() queryHandler {
 		if err == nil && in.hasTyp {
 			newType, err = store.ParseType(in.typ)
 		}
+		var cw conditionalWrite
+		if err == nil {
+			cw, err = rec.pre.writeOf(r)
+		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
 		}
 		renameOnly := in.hasName && !in.hasTyp && !in.hasValue
 		var unchanged *store.Record
-		updated, err := rec.store.UpdateRecord(r.Context(), p, func(cur *store.Record) error {
+		updated, err := rec.store.UpdateRecord(r.Context(), p, cw.Write, func(cur *store.Record) error {
 			if renameOnly && cur.Name == in.name {
 				// A rename to the current name is a no-op: no new version.
 				unchanged = cur
@@ -221,10 +249,12 @@ func (rec records) handleUpdate() queryHandler {
 			return nil
 		})
 		if errors.Is(err, errUnchanged) {
-			updated, err = unchanged, nil
+			// The store returned before checking the condition: check it
+			// on the state read under its lock.
+			updated, err = unchanged, cw.Check(unchanged)
 		}
 		if err != nil {
-			envelope.Error(w, r, err)
+			cw.fail(w, r, err)
 			return
 		}
 		rec.respond(w, r, http.StatusOK, updated, reveal, "Record updated")
@@ -233,8 +263,13 @@ func (rec records) handleUpdate() queryHandler {
 
 func (rec records) handleDelete() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, _ url.Values) {
-		if err := rec.store.DeleteRecord(r.Context(), pathOf(r)); err != nil {
-			envelope.Error(w, r, err)
+		cw, err := rec.pre.writeOf(r)
+		if err != nil {
+			reject(w, r, rec.store, err)
+			return
+		}
+		if err := rec.store.DeleteRecord(r.Context(), pathOf(r), cw.Write); err != nil {
+			cw.fail(w, r, err)
 			return
 		}
 		envelope.NoContent(w)

@@ -148,7 +148,8 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 
-	rec := records{store: s, creds: credentials{ring: cfg.Sealer}}
+	rec := records{store: s, creds: credentials{ring: cfg.Sealer},
+		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
 		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",
@@ -206,21 +207,34 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("GET "+pathR, protect(rec.handleGet()), operation{
 		id: "getRecord", tag: "records", summary: "Get a record",
-		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise.",
-		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "Record",
+		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.",
+		access:      bearer, counted: true, query: []string{"reveal", "version"}, headers: []string{"ifNoneMatch"}, status: 200, success: "Record",
 		errors: underProject,
+		other:  map[int]string{304: "RecordNotModified"},
 	})
 	rt.handle("PUT "+pathR, protect(rec.handleUpdate()), operation{
 		id: "updateRecord", tag: "records", summary: "Update a record's value, type or name",
-		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.",
-		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal"}, body: "RecordUpdate", status: 200, success: "Record",
-		errors: slices.Concat(underProject, []int{409}),
+		description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.",
+		access:      bearer, counted: true, query: []string{"recordValue", "recordType", "rename", "reveal"}, headers: []string{"ifMatch"}, body: "RecordUpdate", status: 200, success: "Record",
+		errors: slices.Concat(underProject, []int{409, 412, 428}),
 	})
 	rt.handle("DELETE "+pathR, protect(rec.handleDelete()), operation{
-		id: "deleteRecord", tag: "records", summary: "Delete a record",
-		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise.",
-		access:      bearer, counted: true, status: 204, success: "NoContent",
+		id: "deleteRecord", tag: "records", summary: "Delete a record and its history",
+		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.",
+		access:      bearer, counted: true, headers: []string{"ifMatch"}, status: 204, success: "NoContent",
+		errors: slices.Concat(underProject, []int{412, 428}),
+	})
+	rt.handle("GET "+pathR+"/versions", protect(rec.handleVersions()), operation{
+		id: "listRecordVersions", tag: "records", summary: "List a record's history",
+		description: "The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.",
+		access:      bearer, counted: true, query: []string{"limit", "offset", "reveal"}, status: 200, success: "RecordVersionList",
 		errors: underProject,
+	})
+	rt.handle("POST "+pathR+"/restore", protect(rec.handleRestore()), operation{
+		id: "restoreRecord", tag: "records", summary: "Restore a version of a record",
+		description: "Makes the type and value of version N (?version=N or a body {\"version\": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.",
+		access:      bearer, counted: true, query: []string{"restoreVersion", "reveal"}, headers: []string{"ifMatch"}, body: "Restore", status: 200, success: "Record",
+		errors: slices.Concat(underProject, []int{412, 428}),
 	})
 
 	return rt

@@ -9,14 +9,14 @@ import (
 // CORS headers answered to allowed origins (API.md section 9).
 const (
 	corsAllowMethods  = "GET, POST, PUT, DELETE, OPTIONS"
-	corsAllowHeaders  = "Content-Type, Authorization"
-	corsExposeHeaders = HeaderLimit + ", " + HeaderRemaining + ", " + HeaderReset + ", " + HeaderRetryAfter + ", " + RequestIDHeader
+	corsAllowHeaders  = "Content-Type, Authorization, If-Match, If-None-Match, Last-Event-ID"
+	corsExposeHeaders = HeaderLimit + ", " + HeaderRemaining + ", " + HeaderReset + ", " + HeaderRetryAfter + ", " + RequestIDHeader + ", ETag"
 	corsMaxAge        = 600 // seconds
 )
 
 // CORS answers cross-origin requests from the allowed origins (exact
 // match, or "*" for any): Access-Control-Allow-Origin with the origin
-// itself and the exposed rate limit headers. It answers preflights (OPTIONS
+// itself and the exposed rate limit headers and ETag. It answers preflights (OPTIONS
 // with Access-Control-Request-Method) from allowed origins itself, with
 // 204, before authentication and rate limiting. An origin not allowed gets
 // no Access-Control-* header, and its preflight goes to the router like

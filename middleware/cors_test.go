@@ -70,7 +70,7 @@ func TestCORSAllowedOrigin(t *testing.T) {
 	assert.EqualValues(t, 1, next.calls.Load(), "a simple request reaches the handler")
 	assert.Equal(t, []string{appOrigin}, rec.Header().Values("Access-Control-Allow-Origin"), "the origin itself, once")
 	exposed := listValues(rec.Header(), "Access-Control-Expose-Headers")
-	for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"} {
+	for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "ETag"} {
 		assert.Contains(t, exposed, name, "exposed headers")
 	}
 	wantVaryOrigin(t, rec.Header(), "allowed origin")
@@ -143,7 +143,7 @@ func TestCORSPreflight(t *testing.T) {
 	hd := rec.Header()
 	assert.Equal(t, []string{appOrigin}, hd.Values("Access-Control-Allow-Origin"))
 	assert.Equal(t, []string{"GET, POST, PUT, DELETE, OPTIONS"}, hd.Values("Access-Control-Allow-Methods"))
-	assert.Equal(t, []string{"Content-Type, Authorization"}, hd.Values("Access-Control-Allow-Headers"))
+	assert.Equal(t, []string{"Content-Type, Authorization, If-Match, If-None-Match, Last-Event-ID"}, hd.Values("Access-Control-Allow-Headers"))
 	require.Len(t, hd.Values("Access-Control-Max-Age"), 1, "Access-Control-Max-Age")
 	age, err := strconv.Atoi(hd.Get("Access-Control-Max-Age"))
 	assert.NoError(t, err, "Max-Age is whole seconds")

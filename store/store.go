@@ -11,7 +11,8 @@
 // # Errors
 //
 // Methods return errors that match, with errors.Is, one of the sentinel
-// errors below, or a *ValidationError. Implementations may wrap them with
+// errors below (ErrPreconditionFailed, as a *PreconditionError, from a
+// conditional write), or a *ValidationError. Implementations may wrap them with
 // context. Any other error is treated as an internal failure.
 package store
 
@@ -162,26 +163,59 @@ type Store interface {
 	// FindRecord returns the record p.Record (a name or an id).
 	FindRecord(ctx context.Context, p Path) (*Record, error)
 	// CreateRecord creates a record named p.Record in p.Cluster with r's
-	// Type and Value. When r.ID is empty the store assigns one; otherwise
-	// it must be a new UUID (callers that seal values to the record id
-	// choose it beforehand). Version starts at 1.
-	CreateRecord(ctx context.Context, p Path, r *Record) (*Record, error)
+	// Type and Value, written by w.Actor (w's other fields do not apply).
+	// When r.ID is empty the store assigns one; otherwise it must be a new
+	// UUID (callers that seal values to the record id choose it
+	// beforehand). Version starts at 1.
+	CreateRecord(ctx context.Context, p Path, r *Record, w Write) (*Record, error)
 	// UpdateRecord applies update to the record p.Record atomically: the
 	// store passes a copy of the current record, update changes Name,
 	// Type or Value of it (or returns an error, which aborts the update
-	// and is returned unchanged), and the store writes the result with
-	// Version incremented and UpdatedAt moved. A new name taken by a
-	// sibling is ErrAlreadyExists.
-	UpdateRecord(ctx context.Context, p Path, update func(*Record) error) (*Record, error)
-	// DeleteRecord deletes the record.
-	DeleteRecord(ctx context.Context, p Path) error
+	// and is returned unchanged), the store checks w's condition on the
+	// current record (a *PreconditionError when it fails), and writes the
+	// result with Version incremented, UpdatedAt moved and UpdatedBy set
+	// to w.Actor. The state it replaces joins the record's history, which
+	// is then cut to the newest w.MaxVersions versions, in the same
+	// atomic step. A new name taken by a sibling is ErrAlreadyExists.
+	// Preconditions come last (API.md section 13): the order of errors is
+	// ErrNotFound, update's error, ErrAlreadyExists, *PreconditionError.
+	UpdateRecord(ctx context.Context, p Path, w Write, update func(*Record) error) (*Record, error)
+	// DeleteRecord deletes the record and its history, when it passes w's
+	// condition (a *PreconditionError otherwise, checked atomically with
+	// the delete).
+	DeleteRecord(ctx context.Context, p Path, w Write) error
 
-	// FindCredentialRecords lists, in id order, up to limit records of type
-	// CREDENTIAL or []CREDENTIAL whose id sorts after afterID (all of them
-	// from the start when afterID is empty), each with the path that names
-	// it (Path.Record is the id, Path.Owner empty). It serves
-	// administrative tools such as credential key rotation, which walk
-	// every credential in batches and can resume from the last id.
+	// FindRecordVersions lists the states of the record p.Record, newest
+	// first: the current state, then the versions its history keeps. Only
+	// q.Limit and q.Offset apply. The int is the number of states before
+	// paging.
+	FindRecordVersions(ctx context.Context, p Path, q ListQuery) ([]*RecordVersion, int, error)
+	// FindRecordVersion returns the record p.Record as it was at version
+	// (RecordVersion.At): the current record for the current version. A
+	// version not kept, or never reached, is ErrNotFound (VersionNotFound).
+	FindRecordVersion(ctx context.Context, p Path, version int64) (*Record, error)
+	// RestoreRecord makes the type and value of the record's state at
+	// version current again, as a new version (the name stays), in one
+	// atomic step that also keeps history as UpdateRecord does. The order
+	// of errors is: ErrNotFound for the record, ErrNotFound
+	// (VersionNotFound) for a version not kept, *PreconditionError.
+	RestoreRecord(ctx context.Context, p Path, version int64, w Write) (*Record, error)
+	// ResealRecord rewrites the credential values of the record with that
+	// id, its current value and every version its history keeps whose
+	// type is CREDENTIAL or []CREDENTIAL, with what reseal returns for
+	// each, in one atomic step. It is not a change: versions, timestamps,
+	// authors and entity tags stay as they are. It reports whether any
+	// value was rewritten; an unknown id is ErrNotFound. reseal's error
+	// aborts it and is returned unchanged.
+	ResealRecord(ctx context.Context, id string, reseal Resealer) (bool, error)
+
+	// FindCredentialRecords lists, in id order, up to limit records whose
+	// current state or any kept version is of type CREDENTIAL or
+	// []CREDENTIAL and whose id sorts after afterID (all of them from the
+	// start when afterID is empty), each with the path that names it
+	// (Path.Record is the id, Path.Owner empty). It serves administrative
+	// tools such as credential key rotation (with ResealRecord), which
+	// walk every credential in batches and can resume from the last id.
 	FindCredentialRecords(ctx context.Context, afterID string, limit int) ([]RecordRef, error)
 
 	// Ping reports whether the store can serve requests; it returns an

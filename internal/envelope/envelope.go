@@ -24,6 +24,8 @@ const (
 	CodeNotFound           = "RESOURCE_NOT_FOUND"
 	CodeExists             = "RESOURCE_EXISTS"
 	CodeRateLimit          = "RATE_LIMIT_EXCEEDED"
+	CodePreconditionFailed = "PRECONDITION_FAILED"
+	CodePreconditionNeeded = "PRECONDITION_REQUIRED"
 	CodeServer             = "SERVER_ERROR"
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 )
@@ -65,6 +67,10 @@ var ErrRateLimited = errors.New("rate limit exceeded")
 // middleware.ErrRateLimitUnavailable.
 var ErrRateLimitUnavailable = errors.New("rate limit store unavailable")
 
+// ErrPreconditionRequired is the error for a write without If-Match when
+// concurrency.require_if_match is on (API.md section 13).
+var ErrPreconditionRequired = errors.New("precondition required")
+
 // problem is one row of the error table.
 type problem struct {
 	status  int
@@ -104,6 +110,10 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", detailsOf[*store.NotFoundError](err)}, true
 	case errors.Is(err, store.ErrAlreadyExists):
 		return problem{http.StatusConflict, CodeExists, "Resource already exists", detailsOf[*store.ExistsError](err)}, true
+	case errors.Is(err, ErrPreconditionRequired):
+		return problem{http.StatusPreconditionRequired, CodePreconditionNeeded, "Precondition required", ""}, true
+	case errors.Is(err, store.ErrPreconditionFailed):
+		return problem{http.StatusPreconditionFailed, CodePreconditionFailed, "Precondition failed", detailsOf[*store.PreconditionError](err)}, true
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, ErrRateLimitUnavailable):
 		return problem{http.StatusServiceUnavailable, CodeServiceUnavailable, "Service unavailable", ""}, false
 	}

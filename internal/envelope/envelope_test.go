@@ -49,6 +49,8 @@ func TestErrorTable(t *testing.T) {
 		{"no route", envelope.ErrNoRoute, 404, "RESOURCE_NOT_FOUND", "Resource not found", "no route matches this path", false},
 		{"not found", wrap(&store.NotFoundError{Kind: "collection", Name: "prod"}), 404, "RESOURCE_NOT_FOUND", "Resource not found", `collection "prod" not found`, false},
 		{"exists", wrap(&store.ExistsError{Kind: "project", Name: "web"}), 409, "RESOURCE_EXISTS", "Resource already exists", `project "web" already exists`, false},
+		{"precondition failed", wrap(&store.PreconditionError{Version: 7, ETag: `"x.7"`}), 412, "PRECONDITION_FAILED", "Precondition failed", "current version is 7", false},
+		{"precondition required", envelope.ErrPreconditionRequired, 428, "PRECONDITION_REQUIRED", "Precondition required", "", false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},
 		{"unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
 		{"rate limit store unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", envelope.ErrRateLimitUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},

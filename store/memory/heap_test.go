@@ -34,7 +34,7 @@ func BenchmarkMillionRecords(b *testing.B) {
 		}
 		for i := range n {
 			p.Record = fmt.Sprintf("rec-%06d", i) // 10 bytes
-			if _, err := s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: strconv.AppendInt(nil, int64(i), 10)}); err != nil {
+			if _, err := s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: strconv.AppendInt(nil, int64(i), 10)}, store.Write{}); err != nil {
 				b.Fatal(err)
 			}
 		}

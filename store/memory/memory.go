@@ -72,6 +72,9 @@ func (k *cluster) byName() []*record {
 
 type record struct {
 	store.Record
+	// history holds the states the record had before, oldest first, at
+	// most the MaxVersions of the last write.
+	history []store.RecordVersion
 	// Computed at write time for the filters and sorting, so that a list
 	// lower-cases nothing but its query.
 	key       store.ValueKey
@@ -558,7 +561,7 @@ func (s *Store) FindRecord(_ context.Context, p store.Path) (*store.Record, erro
 }
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) (*store.Record, error) {
+func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, w store.Write) (*store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, err := s.cluster(p)
@@ -577,7 +580,7 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) 
 	}
 	now := s.now()
 	r := &record{Record: *in.Clone()}
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt = p.Record, 1, now, now
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
 	if r.ID == "" {
 		r.ID = store.NewID()
 	} else if s.idTaken(r.ID) {
@@ -592,21 +595,10 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record) 
 
 // idTaken reports whether any record anywhere has id. Only used for
 // caller-chosen ids, which are fresh UUIDs, so the scan is rare.
-func (s *Store) idTaken(id string) bool {
-	for _, pr := range s.projects {
-		for _, c := range pr.collections {
-			for _, k := range c.clusters {
-				if _, ok := k.byID[id]; ok {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+func (s *Store) idTaken(id string) bool { return s.recordByID(id) != nil }
 
 // UpdateRecord implements store.Store.
-func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store.Record) error) (*store.Record, error) {
+func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, update func(*store.Record) error) (*store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, r, err := s.record(p)
@@ -628,27 +620,174 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, update func(*store
 			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
-	delete(k.records, r.Name)
-	r.Name, r.Type, r.Value = next.Name, next.Type, append(json.RawMessage(nil), next.Value...)
-	r.Version++
-	r.UpdatedAt = s.now()
-	r.index()
-	k.records[r.Name] = r
-	k.sorted.Store(nil)
+	if err := w.Check(&r.Record); err != nil {
+		return nil, err
+	}
+	s.write(k, r, next.Name, next.Type, next.Value, w)
 	return r.Clone(), nil
 }
 
+// write makes name, type and value the record's new state, keeping the
+// state it replaces in its history, cut to w.MaxVersions.
+func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) {
+	if w.MaxVersions > 0 {
+		r.history = append(r.history, *store.VersionOf(&r.Record))
+	}
+	if drop := len(r.history) - max(w.MaxVersions, 0); drop > 0 {
+		r.history = slices.Delete(r.history, 0, drop)
+	}
+	delete(k.records, r.Name)
+	r.Name, r.Type, r.Value = name, t, append(json.RawMessage(nil), value...)
+	r.Version++
+	r.UpdatedAt, r.UpdatedBy = s.now(), w.Actor
+	r.index()
+	k.records[r.Name] = r
+	k.sorted.Store(nil)
+}
+
 // DeleteRecord implements store.Store.
-func (s *Store) DeleteRecord(_ context.Context, p store.Path) error {
+func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return err
 	}
+	if err := w.Check(&r.Record); err != nil {
+		return err
+	}
 	delete(k.records, r.Name)
 	delete(k.byID, r.ID)
 	k.sorted.Store(nil)
+	return nil
+}
+
+// versions returns the record's states, newest first.
+func (r *record) versions() []*store.RecordVersion {
+	out := make([]*store.RecordVersion, 0, len(r.history)+1)
+	out = append(out, store.VersionOf(&r.Record))
+	for i := len(r.history) - 1; i >= 0; i-- {
+		out = append(out, r.history[i].Clone())
+	}
+	return out
+}
+
+// version returns the record's state at version v, or nil.
+func (r *record) version(v int64) *store.RecordVersion {
+	if v == r.Version {
+		return store.VersionOf(&r.Record)
+	}
+	for i := range r.history {
+		if r.history[i].Version == v {
+			return r.history[i].Clone()
+		}
+	}
+	return nil
+}
+
+// FindRecordVersions implements store.Store.
+func (s *Store) FindRecordVersions(_ context.Context, p store.Path, q store.ListQuery) ([]*store.RecordVersion, int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, r, err := s.record(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	all := r.versions()
+	return window(all, q), len(all), nil
+}
+
+// FindRecordVersion implements store.Store.
+func (s *Store) FindRecordVersion(_ context.Context, p store.Path, version int64) (*store.Record, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, r, err := s.record(p)
+	if err != nil {
+		return nil, err
+	}
+	v := r.version(version)
+	if v == nil {
+		return nil, store.VersionNotFound(version)
+	}
+	return v.At(&r.Record), nil
+}
+
+// RestoreRecord implements store.Store.
+func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w store.Write) (*store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, r, err := s.record(p)
+	if err != nil {
+		return nil, err
+	}
+	v := r.version(version)
+	if v == nil {
+		return nil, store.VersionNotFound(version)
+	}
+	if err := w.Check(&r.Record); err != nil {
+		return nil, err
+	}
+	s.write(k, r, r.Name, v.Type, v.Value, w)
+	return r.Clone(), nil
+}
+
+// ResealRecord implements store.Store. It finds the record by id across
+// the store (an administrative walk, not a request path).
+func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.recordByID(id)
+	if r == nil {
+		return false, &store.NotFoundError{Kind: "record", Name: id}
+	}
+	// Every new value is computed first, so that an error changes nothing.
+	cur := r.Value
+	changed := false
+	if r.Type.IsCredential() {
+		v, ok, err := reseal(r.Type, r.Value)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			cur, changed = append(json.RawMessage(nil), v...), true
+		}
+	}
+	hist := make([]json.RawMessage, len(r.history))
+	for i, h := range r.history {
+		hist[i] = h.Value
+		if !h.Type.IsCredential() {
+			continue
+		}
+		v, ok, err := reseal(h.Type, h.Value)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			hist[i], changed = append(json.RawMessage(nil), v...), true
+		}
+	}
+	r.Value = cur
+	for i := range r.history {
+		r.history[i].Value = hist[i]
+	}
+	return changed, nil
+}
+
+// recordByID returns the record with id anywhere in the store, or nil.
+func (s *Store) recordByID(id string) *record {
+	id, ok := store.CanonicalUUID(id)
+	if !ok {
+		return nil
+	}
+	for _, pr := range s.projects {
+		for _, c := range pr.collections {
+			for _, k := range c.clusters {
+				if r, ok := k.byID[id]; ok {
+					return r
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -661,7 +800,7 @@ func (s *Store) FindCredentialRecords(_ context.Context, afterID string, limit i
 		for _, c := range pr.collections {
 			for _, k := range c.clusters {
 				for _, r := range k.records {
-					if r.Type.IsCredential() && r.ID > afterID {
+					if r.hasCredential() && r.ID > afterID {
 						refs = append(refs, store.RecordRef{
 							Path:   store.Path{Project: pr.Name, Collection: c.Name, Cluster: k.Name, Record: r.ID},
 							Record: r.Clone(),
@@ -676,6 +815,20 @@ func (s *Store) FindCredentialRecords(_ context.Context, afterID string, limit i
 		refs = refs[:limit]
 	}
 	return refs, nil
+}
+
+// hasCredential reports whether the record's current state or a kept
+// version is a credential.
+func (r *record) hasCredential() bool {
+	if r.Type.IsCredential() {
+		return true
+	}
+	for _, h := range r.history {
+		if h.Type.IsCredential() {
+			return true
+		}
+	}
+	return false
 }
 
 // --- list helpers ---

@@ -1,9 +1,37 @@
 package postgres
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/hds-go/hds/store"
+)
 
 // Exported for the tests of package postgres_test.
 const SortTextPrefix = sortTextPrefix
 
 // MigrateTo runs the migrations up to the one named last.
 func (s *Store) MigrateTo(ctx context.Context, last string) error { return s.migrate(ctx, last) }
+
+// InsertRecordV1 writes a record as schema version 1 held it: the whole
+// canonical text in sort_text, no column a later migration added. It
+// lets the upgrade tests fill a version 1 database without the Store,
+// whose statements are written for the current schema.
+func InsertRecordV1(ctx context.Context, db execer, clusterID string, r *store.Record) error {
+	c := valueColumnsOf(r.Type, r.Value)
+	sortText := c.sortText
+	if c.vtext != nil {
+		sortText = c.vtext
+	}
+	_, err := db.ExecContext(ctx, `INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version,
+		vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
+		r.ID, clusterID, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value), r.Version,
+		c.vtext, c.vtextLower, c.sortGroup, c.sortNum, sortText, r.CreatedAt)
+	return err
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hds-go/hds/store"
 )
 
-const recordColumns = `r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at`
+const recordColumns = `r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by`
 
 func scanRecord(row interface{ Scan(...any) error }, extra ...any) (*store.Record, error) {
 	return scanRecordAt(row, nil, extra)
@@ -24,7 +26,7 @@ func scanRecordWith(row interface{ Scan(...any) error }, lead ...any) (*store.Re
 func scanRecordAt(row interface{ Scan(...any) error }, lead, extra []any) (*store.Record, error) {
 	var r store.Record
 	var typ, value string
-	dest := append(lead, &r.ID, &r.Name, &typ, &value, &r.Version, &r.CreatedAt, &r.UpdatedAt)
+	dest := append(lead, &r.ID, &r.Name, &typ, &value, &r.Version, &r.CreatedAt, &r.UpdatedAt, &r.UpdatedBy)
 	err := row.Scan(append(dest, extra...)...)
 	r.Type, r.Value = store.DataType(typ), json.RawMessage(value)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
@@ -75,7 +77,7 @@ func valueColumnsOf(t store.DataType, v json.RawMessage) valueColumns {
 
 // findRecordSQL resolves the whole path and the record (by id first, then
 // by name) in one round trip. With FOR UPDATE it also locks the record.
-const findRecordSQL = `SELECT p.owner_id, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at
+const findRecordSQL = `SELECT p.owner_id, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
@@ -102,10 +104,10 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	}
 	var owner string
 	var collectionFound bool
-	var clusterID, rid, name, typ, value sql.NullString
+	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	err = row.Scan(&owner, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated)
+	err = row.Scan(&owner, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
 	if err != nil {
 		return nil, "", notFoundOr(err, "project", p.Project)
 	}
@@ -117,7 +119,7 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	}
 	return &store.Record{
 		ID: rid.String, Name: name.String, Type: store.DataType(typ.String), Value: json.RawMessage(value.String),
-		Version: version.Int64, CreatedAt: created.Time.UTC(), UpdatedAt: updated.Time.UTC(),
+		Version: version.Int64, CreatedAt: created.Time.UTC(), UpdatedAt: updated.Time.UTC(), UpdatedBy: updatedBy.String,
 	}, clusterID.String, nil
 }
 
@@ -210,7 +212,7 @@ func (s *Store) FindRecord(ctx context.Context, p store.Path) (_ *store.Record, 
 }
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record) (_ *store.Record, err error) {
+func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record, w store.Write) (_ *store.Record, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
@@ -226,17 +228,17 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	}
 	now := s.now()
 	r := in.Clone()
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt = p.Record, 1, now, now
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
 	if r.ID == "" {
 		r.ID = store.NewID()
 	}
 	vc := valueColumnsOf(r.Type, r.Value)
 	err = q.insert(ctx, "record", r.Name, "cluster", p.Cluster, `INSERT INTO hds_records
-		(id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12)
+		(id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
+		VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12, $13)
 		ON CONFLICT (cluster_id, name) DO NOTHING RETURNING 1`,
 		r.ID, res.cluster.String, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
-		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now)
+		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, w.Actor)
 	if err != nil {
 		return nil, err
 	}
@@ -244,8 +246,12 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 }
 
 // UpdateRecord implements store.Store: in one transaction, the record is
-// found and locked, update runs, and the result is written.
-func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*store.Record) error) (_ *store.Record, err error) {
+// found and locked (FOR UPDATE: concurrent writers, on any instance, wait
+// for it), update runs, and the new state is written together with the
+// history in one statement (writeSQL). The precondition is checked on the
+// locked row, after the write so that a taken name (409) comes first; a
+// failed precondition rolls the write back.
+func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, update func(*store.Record) error) (_ *store.Record, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	var out *store.Record
@@ -258,7 +264,6 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*sto
 		if err := update(next); err != nil {
 			return callerError{err}
 		}
-		next.ID, next.Version, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Version+1, cur.CreatedAt, s.now()
 		if next.Name != cur.Name {
 			if err := store.ValidateName(next.Name); err != nil {
 				return err
@@ -267,31 +272,285 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, update func(*sto
 				return err
 			}
 		}
-		vc := valueColumnsOf(next.Type, next.Value)
-		_, err = q.exec(ctx, `UPDATE hds_records SET name = $2, name_lower = $3, type = $4, value = $5,
-			version = $6, vtext = $7, vtext_lower = $8, sort_group = $9, sort_num = $10, sort_text = $11, updated_at = $12
-			WHERE id = $1`,
-			next.ID, next.Name, strings.ToLower(next.Name), string(next.Type), string(next.Value), next.Version,
-			vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, next.UpdatedAt)
-		if isUniqueViolation(err) {
-			return &store.ExistsError{Kind: "record", Name: next.Name}
+		if out, err = q.write(ctx, cur, next.Name, next.Type, next.Value, s.now(), w); err != nil {
+			return err
 		}
-		out = next
-		return err
+		return w.Check(cur)
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// DeleteRecord implements store.Store.
-func (s *Store) DeleteRecord(ctx context.Context, p store.Path) (err error) {
+// writeSQL writes a record's new state and, in the same statement, keeps
+// the state it replaces ($14, the replaced version) as a version ($15:
+// when history is kept) and drops the versions beyond the newest $16.
+// The CTEs see the table as it was before the statement, so the row just
+// inserted is never deleted.
+const writeSQL = `WITH kept AS (
+	INSERT INTO hds_record_versions (record_id, version, name, type, value, changed_at, changed_by)
+	SELECT $1::uuid, $14::bigint, $17::text, $18::text, $19::text, $20::timestamptz, $21::text WHERE $15::boolean
+), pruned AS (
+	DELETE FROM hds_record_versions WHERE record_id = $1::uuid AND version <= $14::bigint - $16::bigint
+)
+UPDATE hds_records SET name = $2, name_lower = $3, type = $4, value = $5,
+	version = $6, vtext = $7, vtext_lower = $8, sort_group = $9, sort_num = $10, sort_text = $11,
+	updated_at = $12, updated_by = $13
+WHERE id = $1`
+
+// write makes name, t and value the new state of the locked record cur,
+// written at now by w.Actor, keeping cur's state in the history as
+// w.MaxVersions says. It returns the new record.
+func (q queryer) write(ctx context.Context, cur *store.Record, name string, t store.DataType, value json.RawMessage,
+	now time.Time, w store.Write) (*store.Record, error) {
+	next := &store.Record{ID: cur.ID, Name: name, Type: t, Value: append(json.RawMessage(nil), value...),
+		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: now, UpdatedBy: w.Actor}
+	keep := max(w.MaxVersions, 0)
+	vc := valueColumnsOf(next.Type, next.Value)
+	_, err := q.exec(ctx, writeSQL,
+		next.ID, next.Name, strings.ToLower(next.Name), string(next.Type), string(next.Value), next.Version,
+		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, next.UpdatedAt, next.UpdatedBy,
+		cur.Version, keep > 0, keep,
+		cur.Name, string(cur.Type), string(cur.Value), cur.UpdatedAt, cur.UpdatedBy)
+	if isUniqueViolation(err) {
+		return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// DeleteRecord implements store.Store. A conditional delete is one
+// statement that deletes the record only at the version it was found at
+// (DELETE ... WHERE id AND version); when that finds no row, the record
+// changed or went meanwhile and is looked up again.
+func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
-	r, _, err := q.findRecord(ctx, p, findRecordQuery)
-	if err != nil {
-		return err
+	for {
+		r, _, err := q.findRecord(ctx, p, findRecordQuery)
+		if err != nil {
+			return err
+		}
+		if w.IfMatch == nil {
+			return q.deleteByID(ctx, "hds_records", r.ID, "record", p.Record)
+		}
+		if err := w.Check(r); err != nil {
+			return err
+		}
+		res, err := q.exec(ctx, `DELETE FROM hds_records WHERE id = $1 AND version = $2`, r.ID, r.Version)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return classify(err)
+		} else if n == 1 {
+			return nil
+		}
 	}
-	return q.deleteByID(ctx, "hds_records", r.ID, "record", p.Record)
+}
+
+const versionColumns = `version, name, type, value, changed_at, changed_by`
+
+func scanVersion(row interface{ Scan(...any) error }, extra ...any) (*store.RecordVersion, error) {
+	var v store.RecordVersion
+	var typ, value string
+	err := row.Scan(append([]any{&v.Version, &v.Name, &typ, &value, &v.ChangedAt, &v.ChangedBy}, extra...)...)
+	v.Type, v.Value, v.ChangedAt = store.DataType(typ), json.RawMessage(value), v.ChangedAt.UTC()
+	return &v, err
+}
+
+// FindRecordVersions implements store.Store: the record's path in one
+// round trip, its states in another.
+func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.RecordVersion, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	q := s.q()
+	cur, _, err := q.findRecord(ctx, p, findRecordQuery)
+	if err != nil {
+		return nil, 0, err
+	}
+	var kept int
+	row, err := q.row(ctx, `SELECT count(*) FROM hds_record_versions WHERE record_id = $1`, cur.ID)
+	if err == nil {
+		err = classify(row.Scan(&kept))
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	out := []*store.RecordVersion{}
+	offset, limit := lq.Offset, lq.Limit
+	if offset == 0 && limit > 0 {
+		out = append(out, store.VersionOf(cur))
+		limit--
+	} else if offset > 0 {
+		offset--
+	}
+	if limit > 0 && offset < kept {
+		rows, err := q.rows(ctx, `SELECT `+versionColumns+` FROM hds_record_versions WHERE record_id = $1
+			ORDER BY version DESC LIMIT $2 OFFSET $3`, cur.ID, limit, offset)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scanVersion(rows)
+			if err != nil {
+				return nil, 0, classify(err)
+			}
+			v.RecordID = cur.ID
+			out = append(out, v)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, 0, classify(err)
+		}
+	}
+	return out, kept + 1, nil
+}
+
+// version returns the state of cur at version, or a NotFoundError.
+func (q queryer) version(ctx context.Context, cur *store.Record, version int64) (*store.RecordVersion, error) {
+	if version == cur.Version {
+		return store.VersionOf(cur), nil
+	}
+	if version > cur.Version || version < 1 {
+		return nil, store.VersionNotFound(version)
+	}
+	row, err := q.row(ctx, `SELECT `+versionColumns+` FROM hds_record_versions WHERE record_id = $1 AND version = $2`, cur.ID, version)
+	if err != nil {
+		return nil, err
+	}
+	v, err := scanVersion(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.VersionNotFound(version)
+	}
+	v.RecordID = cur.ID
+	return v, classify(err)
+}
+
+// FindRecordVersion implements store.Store.
+func (s *Store) FindRecordVersion(ctx context.Context, p store.Path, version int64) (_ *store.Record, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	q := s.q()
+	cur, _, err := q.findRecord(ctx, p, findRecordQuery)
+	if err != nil {
+		return nil, err
+	}
+	v, err := q.version(ctx, cur, version)
+	if err != nil {
+		return nil, err
+	}
+	return v.At(cur), nil
+}
+
+// RestoreRecord implements store.Store, in one transaction on the locked
+// record.
+func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, w store.Write) (_ *store.Record, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	var out *store.Record
+	err = s.inTx(ctx, func(q queryer) error {
+		cur, _, err := q.findRecord(ctx, p, lockRecordQuery)
+		if err != nil {
+			return err
+		}
+		v, err := q.version(ctx, cur, version)
+		if err != nil {
+			return err
+		}
+		if err := w.Check(cur); err != nil {
+			return err
+		}
+		out, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), w)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ResealRecord implements store.Store: in one transaction, the record and
+// its credential versions are locked, re-sealed in Go, and the changed
+// values written back; nothing else of them changes.
+func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Resealer) (_ bool, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	rid, ok := store.CanonicalUUID(id)
+	if !ok {
+		return false, &store.NotFoundError{Kind: "record", Name: id}
+	}
+	changed := false
+	err = s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `SELECT type, value FROM hds_records WHERE id = $1 FOR UPDATE`, rid)
+		if err != nil {
+			return err
+		}
+		var typ, value string
+		switch err := row.Scan(&typ, &value); {
+		case errors.Is(err, sql.ErrNoRows):
+			return &store.NotFoundError{Kind: "record", Name: id}
+		case err != nil:
+			return classify(err)
+		}
+		if t := store.DataType(typ); t.IsCredential() {
+			v, ok, err := reseal(t, json.RawMessage(value))
+			if err != nil {
+				return err
+			}
+			if ok {
+				if _, err := q.exec(ctx, `UPDATE hds_records SET value = $2 WHERE id = $1`, rid, string(v)); err != nil {
+					return err
+				}
+				changed = true
+			}
+		}
+		rows, err := q.rows(ctx, `SELECT version, type, value FROM hds_record_versions
+			WHERE record_id = $1 AND type IN ('CREDENTIAL', '[]CREDENTIAL') ORDER BY version FOR UPDATE`, rid)
+		if err != nil {
+			return err
+		}
+		type stale struct {
+			version int64
+			value   json.RawMessage
+		}
+		var updates []stale
+		for rows.Next() {
+			var version int64
+			if err := rows.Scan(&version, &typ, &value); err != nil {
+				rows.Close()
+				return classify(err)
+			}
+			v, ok, err := reseal(store.DataType(typ), json.RawMessage(value))
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if ok {
+				updates = append(updates, stale{version, v})
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		rows.Close()
+		for _, u := range updates {
+			if _, err := q.exec(ctx, `UPDATE hds_record_versions SET value = $3 WHERE record_id = $1 AND version = $2`,
+				rid, u.version, string(u.value)); err != nil {
+				return err
+			}
+			changed = true
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
 }
 
 // FindCredentialRecords implements store.Store.
@@ -311,7 +570,9 @@ func (s *Store) FindCredentialRecords(ctx context.Context, afterID string, limit
 		JOIN hds_clusters k ON k.id = r.cluster_id
 		JOIN hds_collections c ON c.id = k.collection_id
 		JOIN hds_projects p ON p.id = c.project_id
-		WHERE r.type IN ('CREDENTIAL', '[]CREDENTIAL') AND ($1::uuid IS NULL OR r.id > $1::uuid)
+		WHERE (r.type IN ('CREDENTIAL', '[]CREDENTIAL') OR EXISTS (SELECT 1 FROM hds_record_versions v
+			WHERE v.record_id = r.id AND v.type IN ('CREDENTIAL', '[]CREDENTIAL')))
+			AND ($1::uuid IS NULL OR r.id > $1::uuid)
 		ORDER BY r.id LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ func TestTimeoutOnHeldLock(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.CreateCluster(ctx, p)
 	require.NoError(t, err)
-	_, err = s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")})
+	_, err = s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
 	require.NoError(t, err)
 
 	release := lockTables(t, url, "hds_projects", "hds_records")
@@ -92,10 +92,10 @@ func TestTimeoutOnHeldLock(t *testing.T) {
 			return err
 		}},
 		{"UpdateRecord", func() error {
-			_, err := s.UpdateRecord(ctx, p, func(r *store.Record) error { r.Value = json.RawMessage("2"); return nil })
+			_, err := s.UpdateRecord(ctx, p, store.Write{}, func(r *store.Record) error { r.Value = json.RawMessage("2"); return nil })
 			return err
 		}},
-		{"DeleteRecord", func() error { return s.DeleteRecord(ctx, p) }},
+		{"DeleteRecord", func() error { return s.DeleteRecord(ctx, p, store.Write{}) }},
 	} {
 		err := op.do()
 		assert.ErrorIs(t, err, store.ErrUnavailable, "%s while the tables are locked: the deadline makes it ErrUnavailable", op.name)
@@ -142,14 +142,14 @@ func TestCallerCancelStopsStatement(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.CreateCluster(ctx, p)
 	require.NoError(t, err)
-	_, err = s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")})
+	_, err = s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
 	require.NoError(t, err)
 
 	release := lockTables(t, url, "hds_records")
 	callCtx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.UpdateRecord(callCtx, p, func(r *store.Record) error { r.Value = json.RawMessage("2"); return nil })
+		_, err := s.UpdateRecord(callCtx, p, store.Write{}, func(r *store.Record) error { r.Value = json.RawMessage("2"); return nil })
 		errc <- err
 	}()
 	require.Eventually(t, func() bool { return lockWaiters(t, check) == 1 }, time.Minute, 10*time.Millisecond,

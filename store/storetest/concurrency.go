@@ -95,8 +95,8 @@ func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateSameRecord", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		errs := race(racers, func(i int) error {
-			_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "race"),
-				&store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))})
+			_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "race"), &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
+
 			return err
 		})
 		winner := assertOneWinner(t, errs, "CreateRecord of one name in one cluster")
@@ -128,7 +128,7 @@ func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 		f := newFixture(t, newStore(t))
 		versions := make([]int64, racers)
 		errs := race(racers, func(i int) error {
-			r, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+			r, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 				n, err := strconv.Atoi(string(r.Value))
 				if err != nil {
 					return err
@@ -161,11 +161,11 @@ func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 		const workers, updates = 10, 10
 		errs := race(workers, func(i int) error {
 			p := setLevel(f.path(3), 3, fmt.Sprintf("r%d", i))
-			if _, err := f.s.CreateRecord(f.ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("0")}); err != nil {
+			if _, err := f.s.CreateRecord(f.ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("0")}, store.Write{}); err != nil {
 				return fmt.Errorf("create: %w", err)
 			}
 			for range updates {
-				if _, err := f.s.UpdateRecord(f.ctx, p, func(r *store.Record) error {
+				if _, err := f.s.UpdateRecord(f.ctx, p, store.Write{}, func(r *store.Record) error {
 					n, err := strconv.Atoi(string(r.Value))
 					r.Value = json.RawMessage(strconv.Itoa(n + 1))
 					return err
@@ -213,7 +213,7 @@ func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 			if _, err := s.CreateCluster(t.Context(), p); err != nil {
 				return err
 			}
-			if _, err := s.CreateRecord(t.Context(), p, &store.Record{Type: store.Null, Value: json.RawMessage("null")}); err != nil {
+			if _, err := s.CreateRecord(t.Context(), p, &store.Record{Type: store.Null, Value: json.RawMessage("null")}, store.Write{}); err != nil {
 				return err
 			}
 			if _, _, err := s.FindProjects(t.Context(), owner, store.NewListQuery()); err != nil {

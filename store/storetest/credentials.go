@@ -83,7 +83,7 @@ func newCredFixture(t *testing.T, s store.Store) *credFixture {
 	for i, r := range recs {
 		sp := spots[r.at]
 		p := store.Path{Owner: sp.owner, Project: sp.proj, Collection: sp.coll, Cluster: sp.clus, Record: r.name}
-		got, err := s.CreateRecord(ctx, p, &store.Record{ID: ids[i], Type: r.typ, Value: mustValue(t, r.typ, r.js)})
+		got, err := s.CreateRecord(ctx, p, &store.Record{ID: ids[i], Type: r.typ, Value: mustValue(t, r.typ, r.js)}, store.Write{})
 		require.NoError(t, err, "CreateRecord %s", r.name)
 		require.Equal(t, ids[i], got.ID, "CreateRecord keeps the given id")
 		p.Owner, p.Record = "", got.ID
@@ -196,19 +196,19 @@ func testCredentialRecords(t *testing.T, newStore func(t *testing.T) store.Store
 		// a deleted cluster.
 		gone := map[string]bool{}
 		turned := f.creds[all[0]]
-		_, err := f.s.UpdateRecord(ctx, turned.Path, func(r *store.Record) error {
+		_, err := f.s.UpdateRecord(ctx, turned.Path, store.Write{}, func(r *store.Record) error {
 			r.Type, r.Value = store.String, json.RawMessage(`"now plain"`)
 			return nil
 		})
 		require.NoError(t, err, "UpdateRecord CREDENTIAL -> STRING")
 		gone[all[0]] = true
 		deleted := f.creds[all[1]]
-		require.NoError(t, f.s.DeleteRecord(ctx, deleted.Path), "DeleteRecord")
+		require.NoError(t, f.s.DeleteRecord(ctx, deleted.Path, store.Write{}), "DeleteRecord")
 		gone[all[1]] = true
 
 		var newCred string
 		for id, p := range f.others {
-			_, err := f.s.UpdateRecord(ctx, p, func(r *store.Record) error {
+			_, err := f.s.UpdateRecord(ctx, p, store.Write{}, func(r *store.Record) error {
 				r.Type, r.Value = store.Credential, json.RawMessage(`"sealed-new"`)
 				return nil
 			})

@@ -155,14 +155,14 @@ func testLargeValues(t *testing.T, newStore func(t *testing.T) store.Store) {
 				name := fmt.Sprintf("%s of %d bytes", g.typ, n)
 				p := setLevel(f.path(3), 3, name)
 				v1 := g.value(t, r, n)
-				created, err := f.s.CreateRecord(f.ctx, p, &store.Record{Type: g.typ, Value: v1})
+				created, err := f.s.CreateRecord(f.ctx, p, &store.Record{Type: g.typ, Value: v1}, store.Write{})
 				if !assert.NoError(t, err, "CreateRecord of a %s", name) {
 					continue
 				}
 				assertValue(t, f, p, g.typ, v1, 1, "after CreateRecord of a "+name)
 
 				v2 := g.value(t, r, n)
-				_, err = f.s.UpdateRecord(f.ctx, setLevel(p, 3, created.ID), func(rec *store.Record) error {
+				_, err = f.s.UpdateRecord(f.ctx, setLevel(p, 3, created.ID), store.Write{}, func(rec *store.Record) error {
 					rec.Value = v2
 					return nil
 				})
@@ -171,7 +171,7 @@ func testLargeValues(t *testing.T, newStore func(t *testing.T) store.Store) {
 				}
 
 				v3 := next.value(t, r, n)
-				_, err = f.s.UpdateRecord(f.ctx, p, func(rec *store.Record) error {
+				_, err = f.s.UpdateRecord(f.ctx, p, store.Write{}, func(rec *store.Record) error {
 					rec.Type, rec.Value = next.typ, v3
 					return nil
 				})
@@ -180,7 +180,7 @@ func testLargeValues(t *testing.T, newStore func(t *testing.T) store.Store) {
 				}
 
 				v4 := g.value(t, r, n)
-				_, err = f.s.UpdateRecord(f.ctx, p, func(rec *store.Record) error {
+				_, err = f.s.UpdateRecord(f.ctx, p, store.Write{}, func(rec *store.Record) error {
 					rec.Name, rec.Type, rec.Value = name+" renamed", g.typ, v4
 					return nil
 				})

@@ -132,10 +132,11 @@ var listers = []lister{
 				return recordEntry(mustRecord(t, s, setLevel(in, 3, name), store.String, `"v"`))
 			},
 			rename: func(t *testing.T, old, name string) entry {
-				r, err := s.UpdateRecord(t.Context(), setLevel(in, 3, old), func(r *store.Record) error {
+				r, err := s.UpdateRecord(t.Context(), setLevel(in, 3, old), store.Write{}, func(r *store.Record) error {
 					r.Name = name
 					return nil
 				})
+
 				require.NoError(t, err, "UpdateRecord renaming %q to %q", old, name)
 				return recordEntry(r)
 			},
@@ -572,10 +573,11 @@ func testRecordLists(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SortByOtherFields", func(t *testing.T) {
 		f := newRecordFixture(t, newStore(t), valueRecords[:6])
 		tick()
-		_, err := f.s.UpdateRecord(t.Context(), setLevel(f.in, 3, "k"), func(r *store.Record) error {
+		_, err := f.s.UpdateRecord(t.Context(), setLevel(f.in, 3, "k"), store.Write{}, func(r *store.Record) error {
 			r.Value = json.RawMessage("4")
 			return nil
 		})
+
 		require.NoError(t, err, "UpdateRecord")
 		all, _, err := f.find(t, recordQuery())
 		require.NoError(t, err, "FindRecords")

@@ -53,7 +53,7 @@ var nameWrites = []nameWrite{
 		return err
 	}},
 	{"CreateRecord", 3, func(f *fixture, name string) error {
-		_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, name), &store.Record{Type: store.Null, Value: json.RawMessage("null")})
+		_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, name), &store.Record{Type: store.Null, Value: json.RawMessage("null")}, store.Write{})
 		return err
 	}},
 	{"RenameProject", 0, func(f *fixture, name string) error {
@@ -69,14 +69,14 @@ var nameWrites = []nameWrite{
 		return err
 	}},
 	{"UpdateRecordRename", 3, func(f *fixture, name string) error {
-		_, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		_, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			r.Name = name
 			return nil
 		})
 		return err
 	}},
 	{"UpdateRecordRenameAndValue", 3, func(f *fixture, name string) error {
-		_, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		_, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			r.Name, r.Type, r.Value = name, store.String, json.RawMessage(`"changed"`)
 			return nil
 		})

@@ -78,7 +78,7 @@ var renameLevels = []renameLevel{
 	{
 		kind: "record", level: 3,
 		create: func(f *fixture, name string) (string, error) {
-			r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, name), &store.Record{Type: store.Integer, Value: json.RawMessage("7")})
+			r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, name), &store.Record{Type: store.Integer, Value: json.RawMessage("7")}, store.Write{})
 			return idOf(r, err, func() string { return r.ID })
 		},
 		find: func(f *fixture, name string) (string, string, error) {
@@ -86,7 +86,7 @@ var renameLevels = []renameLevel{
 			return idName(err, func() (string, string) { return r.ID, r.Name })
 		},
 		rename: func(f *fixture, name, newName string) (string, string, error) {
-			r, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, name), func(r *store.Record) error {
+			r, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, name), store.Write{}, func(r *store.Record) error {
 				r.Name = newName
 				return nil
 			})

@@ -62,6 +62,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CredentialRecords", func(t *testing.T) { testCredentialRecords(t, newStore) })
 	t.Run("LargeValues", func(t *testing.T) { testLargeValues(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
+	t.Run("Preconditions", func(t *testing.T) { testPreconditions(t, newStore) })
+	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("Ping", func(t *testing.T) {
 		assert.NoError(t, newStore(t).Ping(t.Context()), "Ping on a healthy store")
 	})
@@ -212,7 +214,7 @@ var pathOps = []pathOp{
 		return err
 	}},
 	{"CreateRecord", 3, true, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("2")})
+		_, err := s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("2")}, store.Write{})
 		return err
 	}},
 	{"FindRecord", 3, false, func(ctx context.Context, s store.Store, p store.Path) error {
@@ -220,14 +222,14 @@ var pathOps = []pathOp{
 		return err
 	}},
 	{"UpdateRecord", 3, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.UpdateRecord(ctx, p, func(r *store.Record) error {
+		_, err := s.UpdateRecord(ctx, p, store.Write{}, func(r *store.Record) error {
 			r.Value = json.RawMessage("2")
 			return nil
 		})
 		return err
 	}},
 	{"DeleteRecord", 3, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		return s.DeleteRecord(ctx, p)
+		return s.DeleteRecord(ctx, p, store.Write{})
 	}},
 }
 
@@ -369,7 +371,7 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assertExists(t, err, "collection", collName, "CreateCollection with an existing name")
 		_, err = f.s.CreateCluster(f.ctx, f.path(2))
 		assertExists(t, err, "cluster", clusName, "CreateCluster with an existing name")
-		_, err = f.s.CreateRecord(f.ctx, f.path(3), &store.Record{Type: store.String, Value: mustValue(t, store.String, `"x"`)})
+		_, err = f.s.CreateRecord(f.ctx, f.path(3), &store.Record{Type: store.String, Value: mustValue(t, store.String, `"x"`)}, store.Write{})
 		assertExists(t, err, "record", recName, "CreateRecord with an existing name")
 		f.assertUnchanged(t, "after failed duplicate creates")
 	})
@@ -396,7 +398,7 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assertExists(t, err, "collection", "coll2", "RenameCollection onto a sibling")
 		_, err = f.s.RenameCluster(f.ctx, f.path(2), "clus2")
 		assertExists(t, err, "cluster", "clus2", "RenameCluster onto a sibling")
-		_, err = f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		_, err = f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			r.Name = "rec2"
 			r.Value = json.RawMessage("42")
 			return nil
@@ -454,7 +456,7 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 				return err
 			}},
 			{"CreateRecord", 3, func(f *fixture) error {
-				_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, bad), &store.Record{Type: store.Null, Value: json.RawMessage("null")})
+				_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, bad), &store.Record{Type: store.Null, Value: json.RawMessage("null")}, store.Write{})
 				return err
 			}},
 			{"RenameProject", 0, func(f *fixture) error {
@@ -470,7 +472,7 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 				return err
 			}},
 			{"UpdateRecordRename", 3, func(f *fixture) error {
-				_, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+				_, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 					r.Name = bad
 					return nil
 				})
@@ -731,7 +733,7 @@ func testCollections(t *testing.T, newStore func(t *testing.T) store.Store) {
 			}
 		}
 		assertCollectionCounts(t, s, base, 3, 6, "three clusters holding 1, 2 and 3 records")
-		require.NoError(t, s.DeleteRecord(t.Context(), store.Path{Owner: owner, Project: "web", Collection: "prod", Cluster: "k3", Record: "r0"}), "DeleteRecord")
+		require.NoError(t, s.DeleteRecord(t.Context(), store.Path{Owner: owner, Project: "web", Collection: "prod", Cluster: "k3", Record: "r0"}, store.Write{}), "DeleteRecord")
 		assertCollectionCounts(t, s, base, 3, 5, "after deleting a record")
 		require.NoError(t, s.DeleteCluster(t.Context(), store.Path{Owner: owner, Project: "web", Collection: "prod", Cluster: "k2"}), "DeleteCluster")
 		assertCollectionCounts(t, s, base, 2, 3, "after deleting a cluster of two records")
@@ -983,7 +985,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateFillsFields", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		v := mustValue(t, store.ArrayOf(store.String), `["a", "b"]`)
-		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "list"), &store.Record{Type: store.ArrayOf(store.String), Value: v})
+		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "list"), &store.Record{Type: store.ArrayOf(store.String), Value: v}, store.Write{})
 		require.NoError(t, err, "CreateRecord")
 		assertID(t, r.ID, "record")
 		assert.Equal(t, "list", r.Name, "record Name is Path.Record")
@@ -1002,7 +1004,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateWithGivenID", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		id := store.NewID()
-		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "given"), &store.Record{ID: id, Type: store.Null, Value: json.RawMessage("null")})
+		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "given"), &store.Record{ID: id, Type: store.Null, Value: json.RawMessage("null")}, store.Write{})
 		require.NoError(t, err, "CreateRecord with an id")
 		assert.Equal(t, id, r.ID, "CreateRecord uses the id it is given")
 		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, id))
@@ -1014,7 +1016,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SameNameUnderDifferentClusters", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		mustCluster(t, f.s, setLevel(f.path(2), 2, "other"))
-		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 2, "other"), &store.Record{Type: store.Integer, Value: json.RawMessage("2")})
+		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 2, "other"), &store.Record{Type: store.Integer, Value: json.RawMessage("2")}, store.Write{})
 		require.NoError(t, err, "a record name may repeat in another cluster")
 		assert.NotEqual(t, f.rec.ID, r.ID, "the two records have different ids")
 		got, err := f.s.FindRecord(f.ctx, f.path(3))
@@ -1031,7 +1033,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CopiesInput", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		in := &store.Record{Type: store.String, Value: mustValue(t, store.String, `"abc"`)}
-		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "in"), in)
+		r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "in"), in, store.Write{})
 		require.NoError(t, err, "CreateRecord")
 		want := viewRecord(r)
 		in.Value[1] = 'X'
@@ -1042,11 +1044,12 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assert.Equal(t, `"abc"`, string(got.Value), "the stored value is the one given")
 
 		var kept *store.Record
-		r, err = f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "in"), func(r *store.Record) error {
+		r, err = f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "in"), store.Write{}, func(r *store.Record) error {
 			kept = r
 			r.Value = json.RawMessage(`"def"`)
 			return nil
 		})
+
 		require.NoError(t, err, "UpdateRecord")
 		want = viewRecord(r)
 		kept.Value[1] = 'X'
@@ -1078,7 +1081,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		mutate(k.Records[0])
 		f.assertUnchanged(t, "after changing records returned by CreateRecord, FindRecord, FindRecords and FindCluster")
 
-		u, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		u, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			r.Value = json.RawMessage("5")
 			return nil
 		})
@@ -1094,7 +1097,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		f := newFixture(t, newStore(t))
 		tick()
 		var seen *store.Record
-		r, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		r, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			seen = r.Clone()
 			r.Value = json.RawMessage("2")
 			return nil
@@ -1117,7 +1120,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 
 		tick()
-		r2, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		r2, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			assert.Equal(t, int64(2), r.Version, "the second update sees Version 2")
 			assert.Equal(t, "2", string(r.Value), "the second update sees the first update's value")
 			r.Type = store.String
@@ -1130,7 +1133,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assert.Equal(t, int64(3), r2.Version, "every update increments Version")
 		assert.True(t, r2.UpdatedAt.After(r.UpdatedAt), "every update moves UpdatedAt")
 
-		r3, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error { return nil })
+		r3, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error { return nil })
 		require.NoError(t, err, "UpdateRecord changing nothing")
 		assert.Equal(t, int64(4), r3.Version, "an update that changes nothing still counts as an update")
 		assertCollectionCounts(t, f.s, f.path(1), 1, 1, "updates do not add records")
@@ -1139,7 +1142,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UpdateRename", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		tick()
-		r, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		r, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			r.Name = "renamed"
 			return nil
 		})
@@ -1165,7 +1168,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UpdateErrorChangesNothing", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		sentinel := errors.New("update refused")
-		r, err := f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error {
+		r, err := f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error {
 			r.Value[0] = '9' // in place: the func got a copy
 			r.Name = "changed"
 			r.Type = store.String
@@ -1176,7 +1179,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		f.assertUnchanged(t, "after a failed update")
 
 		verr := &store.ValidationError{Message: "bad value"}
-		_, err = f.s.UpdateRecord(f.ctx, f.path(3), func(r *store.Record) error { return verr })
+		_, err = f.s.UpdateRecord(f.ctx, f.path(3), store.Write{}, func(r *store.Record) error { return verr })
 		var got *store.ValidationError
 		if assert.ErrorAs(t, err, &got, "UpdateRecord returns the func's *ValidationError") {
 			assert.Same(t, verr, got, "UpdateRecord returns the func's error itself")
@@ -1187,10 +1190,11 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UpdateMissingRecordDoesNotCallFunc", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		called := false
-		_, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "missing"), func(r *store.Record) error {
+		_, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "missing"), store.Write{}, func(r *store.Record) error {
 			called = true
 			return nil
 		})
+
 		assertNotFound(t, err, "record", "missing", "UpdateRecord of a missing record")
 		assert.False(t, called, "the update func is not called for a missing record")
 	})
@@ -1202,7 +1206,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if assert.NoError(t, err, "FindRecord by id") {
 			assert.Equal(t, viewRecord(f.rec), viewRecord(got), "FindRecord by id")
 		}
-		u, err := f.s.UpdateRecord(f.ctx, byID, func(r *store.Record) error {
+		u, err := f.s.UpdateRecord(f.ctx, byID, store.Write{}, func(r *store.Record) error {
 			r.Value = json.RawMessage("3")
 			return nil
 		})
@@ -1210,7 +1214,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 			assert.Equal(t, f.rec.ID, u.ID, "UpdateRecord by id updates that record")
 			assert.Equal(t, "3", string(u.Value), "UpdateRecord by id sets the value")
 		}
-		assert.NoError(t, f.s.DeleteRecord(f.ctx, byID), "DeleteRecord by id")
+		assert.NoError(t, f.s.DeleteRecord(f.ctx, byID, store.Write{}), "DeleteRecord by id")
 		_, err = f.s.FindRecord(f.ctx, f.path(3))
 		assertNotFound(t, err, "record", recName, "the record deleted by id is gone")
 		_, err = f.s.FindRecord(f.ctx, byID)
@@ -1229,7 +1233,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateNamedAfterExistingID", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		for _, id := range []string{f.rec.ID, strings.ToUpper(f.rec.ID)} {
-			_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, id), &store.Record{Type: store.Null, Value: json.RawMessage("null")})
+			_, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, id), &store.Record{Type: store.Null, Value: json.RawMessage("null")}, store.Write{})
 			assert.ErrorIs(t, err, store.ErrAlreadyExists, "creating a record whose name is the id %s of a record of the cluster", id)
 		}
 		f.assertUnchanged(t, "after the refused creates")
@@ -1245,14 +1249,14 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		if assert.NoError(t, err, "FindRecord by a UUID-looking name that is no record's id") {
 			assert.Equal(t, r.ID, got.ID, "the record is found by name")
 		}
-		u, err := f.s.UpdateRecord(f.ctx, p, func(r *store.Record) error {
+		u, err := f.s.UpdateRecord(f.ctx, p, store.Write{}, func(r *store.Record) error {
 			r.Value = json.RawMessage(`"changed"`)
 			return nil
 		})
 		if assert.NoError(t, err, "UpdateRecord by a UUID-looking name") {
 			assert.Equal(t, r.ID, u.ID, "UpdateRecord finds the record by name")
 		}
-		assert.NoError(t, f.s.DeleteRecord(f.ctx, p), "DeleteRecord by a UUID-looking name")
+		assert.NoError(t, f.s.DeleteRecord(f.ctx, p, store.Write{}), "DeleteRecord by a UUID-looking name")
 		_, err = f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, r.ID))
 		assertNotFound(t, err, "record", r.ID, "the record deleted by name is gone")
 		f.assertUnchanged(t, "after working on another record")
@@ -1265,9 +1269,9 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		p := setLevel(other, 3, f.rec.ID)
 		_, err := f.s.FindRecord(f.ctx, p)
 		assertNotFound(t, err, "record", f.rec.ID, "another cluster's record id does not find it")
-		_, err = f.s.UpdateRecord(f.ctx, p, func(r *store.Record) error { return nil })
+		_, err = f.s.UpdateRecord(f.ctx, p, store.Write{}, func(r *store.Record) error { return nil })
 		assertNotFound(t, err, "record", f.rec.ID, "UpdateRecord with another cluster's record id")
-		err = f.s.DeleteRecord(f.ctx, p)
+		err = f.s.DeleteRecord(f.ctx, p, store.Write{})
 		assertNotFound(t, err, "record", f.rec.ID, "DeleteRecord with another cluster's record id")
 		got, err := f.s.FindRecord(f.ctx, f.path(3))
 		if assert.NoError(t, err, "FindRecord in its own cluster") {
@@ -1292,8 +1296,8 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 		f := newFixture(t, newStore(t))
 		segment := store.NewID()
 		named := mustRecord(t, f.s, setLevel(f.path(3), 3, segment), store.String, `"named like an id"`)
-		withID, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "has the id"),
-			&store.Record{ID: segment, Type: store.Null, Value: json.RawMessage("null")})
+		withID, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "has the id"), &store.Record{ID: segment, Type: store.Null, Value: json.RawMessage("null")}, store.Write{})
+
 		require.NoError(t, err, "CreateRecord with a chosen id")
 		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, segment))
 		if assert.NoError(t, err, "FindRecord by a segment that is both an id and a name") {
@@ -1308,10 +1312,11 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RenameOntoAnID", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		sib := mustRecord(t, f.s, setLevel(f.path(3), 3, "sibling"), store.Integer, "5")
-		_, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "sibling"), func(r *store.Record) error {
+		_, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "sibling"), store.Write{}, func(r *store.Record) error {
 			r.Name = strings.ToUpper(f.rec.ID)
 			return nil
 		})
+
 		assert.ErrorIs(t, err, store.ErrAlreadyExists, "renaming onto the id of another record of the cluster")
 		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, "sibling"))
 		if assert.NoError(t, err, "the sibling keeps its name") {
@@ -1322,10 +1327,10 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Delete", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		sib := mustRecord(t, f.s, setLevel(f.path(3), 3, "sibling"), store.Integer, "5")
-		require.NoError(t, f.s.DeleteRecord(f.ctx, f.path(3)), "DeleteRecord")
+		require.NoError(t, f.s.DeleteRecord(f.ctx, f.path(3), store.Write{}), "DeleteRecord")
 		_, err := f.s.FindRecord(f.ctx, f.path(3))
 		assertNotFound(t, err, "record", recName, "FindRecord after delete")
-		err = f.s.DeleteRecord(f.ctx, f.path(3))
+		err = f.s.DeleteRecord(f.ctx, f.path(3), store.Write{})
 		assertNotFound(t, err, "record", recName, "deleting a deleted record again")
 		got, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, "sibling"))
 		if assert.NoError(t, err, "the sibling is untouched") {
@@ -1353,7 +1358,7 @@ func testRecords(t *testing.T, newStore func(t *testing.T) store.Store) {
 			require.True(t, ok, "a sample for %s", typ)
 			v := mustValue(t, typ, js)
 			name := "t " + string(typ)
-			r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, name), &store.Record{Type: typ, Value: v})
+			r, err := f.s.CreateRecord(f.ctx, setLevel(f.path(3), 3, name), &store.Record{Type: typ, Value: v}, store.Write{})
 			if !assert.NoError(t, err, "CreateRecord of type %s", typ) {
 				continue
 			}
@@ -1490,7 +1495,7 @@ func mustCluster(t *testing.T, s store.Store, p store.Path) *store.Cluster {
 // js (made canonical with typ.ParseJSON).
 func mustRecord(t *testing.T, s store.Store, p store.Path, typ store.DataType, js string) *store.Record {
 	t.Helper()
-	r, err := s.CreateRecord(t.Context(), p, &store.Record{Type: typ, Value: mustValue(t, typ, js)})
+	r, err := s.CreateRecord(t.Context(), p, &store.Record{Type: typ, Value: mustValue(t, typ, js)}, store.Write{})
 	require.NoError(t, err, "CreateRecord %q/%q/%q/%q", p.Project, p.Collection, p.Cluster, p.Record)
 	return r
 }
@@ -1545,13 +1550,14 @@ type recordView struct {
 	Value                string
 	Version              int64
 	CreatedAt, UpdatedAt string
+	UpdatedBy            string
 }
 
 func viewRecord(r *store.Record) recordView {
 	if r == nil {
 		return recordView{}
 	}
-	return recordView{r.ID, r.Name, r.Type, string(r.Value), r.Version, stamp(r.CreatedAt), stamp(r.UpdatedAt)}
+	return recordView{r.ID, r.Name, r.Type, string(r.Value), r.Version, stamp(r.CreatedAt), stamp(r.UpdatedAt), r.UpdatedBy}
 }
 
 func stamp(ts time.Time) string { return ts.UTC().Format(time.RFC3339Nano) }

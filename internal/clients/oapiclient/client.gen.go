@@ -98,6 +98,8 @@ const (
 	AUTHENTICATIONFAILED ErrorCode = "AUTHENTICATION_FAILED"
 	AUTHORIZATIONFAILED  ErrorCode = "AUTHORIZATION_FAILED"
 	INVALIDREQUEST       ErrorCode = "INVALID_REQUEST"
+	PRECONDITIONFAILED   ErrorCode = "PRECONDITION_FAILED"
+	PRECONDITIONREQUIRED ErrorCode = "PRECONDITION_REQUIRED"
 	RATELIMITEXCEEDED    ErrorCode = "RATE_LIMIT_EXCEEDED"
 	RESOURCEEXISTS       ErrorCode = "RESOURCE_EXISTS"
 	RESOURCENOTFOUND     ErrorCode = "RESOURCE_NOT_FOUND"
@@ -114,6 +116,10 @@ func (e ErrorCode) Valid() bool {
 	case AUTHORIZATIONFAILED:
 		return true
 	case INVALIDREQUEST:
+		return true
+	case PRECONDITIONFAILED:
+		return true
+	case PRECONDITIONREQUIRED:
 		return true
 	case RATELIMITEXCEEDED:
 		return true
@@ -147,18 +153,60 @@ func (e ErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for HealthChecksRateLimit.
+const (
+	HealthChecksRateLimitLocal       HealthChecksRateLimit = "local"
+	HealthChecksRateLimitOk          HealthChecksRateLimit = "ok"
+	HealthChecksRateLimitUnavailable HealthChecksRateLimit = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the HealthChecksRateLimit enum.
+func (e HealthChecksRateLimit) Valid() bool {
+	switch e {
+	case HealthChecksRateLimitLocal:
+		return true
+	case HealthChecksRateLimitOk:
+		return true
+	case HealthChecksRateLimitUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HealthChecksStore.
+const (
+	HealthChecksStoreOk          HealthChecksStore = "ok"
+	HealthChecksStoreUnavailable HealthChecksStore = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the HealthChecksStore enum.
+func (e HealthChecksStore) Valid() bool {
+	switch e {
+	case HealthChecksStoreOk:
+		return true
+	case HealthChecksStoreUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
-	Ok          HealthStatus = "ok"
-	Unavailable HealthStatus = "unavailable"
+	HealthStatusDegraded    HealthStatus = "degraded"
+	HealthStatusOk          HealthStatus = "ok"
+	HealthStatusUnavailable HealthStatus = "unavailable"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusDegraded:
 		return true
-	case Unavailable:
+	case HealthStatusOk:
+		return true
+	case HealthStatusUnavailable:
 		return true
 	default:
 		return false
@@ -291,6 +339,21 @@ func (e RecordType) Valid() bool {
 	case Time:
 		return true
 	case UUID:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RecordVersionListEnvelopeSuccess.
+const (
+	RecordVersionListEnvelopeSuccessTrue RecordVersionListEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RecordVersionListEnvelopeSuccess enum.
+func (e RecordVersionListEnvelopeSuccess) Valid() bool {
+	switch e {
+	case RecordVersionListEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -782,8 +845,14 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// Health The service's health; not enveloped. status is ok with 200, unavailable with 503.
+// Health The service's health; not enveloped.
 type Health struct {
+	// Checks Each dependency's state.
+	Checks struct {
+		// RateLimit The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own.
+		RateLimit HealthChecksRateLimit `json:"rate_limit"`
+		Store     HealthChecksStore     `json:"store"`
+	} `json:"checks"`
 	Status HealthStatus `json:"status"`
 
 	// Timestamp RFC 3339 in UTC with exactly six fraction digits and Z.
@@ -792,6 +861,12 @@ type Health struct {
 	Timestamp Timestamp `json:"timestamp"`
 	Version   string    `json:"version"`
 }
+
+// HealthChecksRateLimit The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own.
+type HealthChecksRateLimit string
+
+// HealthChecksStore defines model for Health.Checks.Store.
+type HealthChecksStore string
 
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
@@ -1058,6 +1133,57 @@ type RecordValue struct {
 	union json.RawMessage
 }
 
+// RecordVersion One state of a record; changed_by is who wrote it (a user id), null when not known.
+type RecordVersion struct {
+	// ChangedAt RFC 3339 in UTC with exactly six fraction digits and Z.
+	//
+	// Examples: 2026-11-22T08:18:19.123000Z
+	ChangedAt Timestamp `json:"changed_at"`
+	ChangedBy *string   `json:"changed_by"`
+
+	// Name 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Name Name `json:"name"`
+
+	// Type The canonical name of a record type, as responses give it.
+	Type RecordType `json:"type"`
+
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	//
+	// Examples: 5432, db.internal, ["a","b"], null
+	Value   *RecordValue `json:"value"`
+	Version int          `json:"version"`
+}
+
+// RecordVersionList One page of a list. total counts every match before limit and offset.
+type RecordVersionList struct {
+	Items  []RecordVersion `json:"items"`
+	Limit  int             `json:"limit"`
+	Offset int             `json:"offset"`
+	Total  int             `json:"total"`
+}
+
+// RecordVersionListEnvelope The success envelope.
+type RecordVersionListEnvelope struct {
+	// Data One page of a list. total counts every match before limit and offset.
+	Data RecordVersionList `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                          `json:"message"`
+	Success RecordVersionListEnvelopeSuccess `json:"success"`
+}
+
+// RecordVersionListEnvelopeSuccess defines model for RecordVersionListEnvelope.Success.
+type RecordVersionListEnvelopeSuccess bool
+
+// RestoreRequest The version to restore.
+type RestoreRequest struct {
+	Version int `json:"version"`
+}
+
 // ScalarValue An element of an array value.
 type ScalarValue struct {
 	union json.RawMessage
@@ -1110,6 +1236,12 @@ type ClusterPath = Name
 // Examples: webshop
 type CollectionPath = Name
 
+// IfMatchHeader defines model for IfMatchHeader.
+type IfMatchHeader = string
+
+// IfNoneMatchHeader defines model for IfNoneMatchHeader.
+type IfNoneMatchHeader = string
+
 // LimitQuery defines model for LimitQuery.
 type LimitQuery = int
 
@@ -1142,6 +1274,9 @@ type RecordValueQuery = string
 // Examples: webshop
 type RenameQuery = Name
 
+// RestoreVersionQuery defines model for RestoreVersionQuery.
+type RestoreVersionQuery = int
+
 // RevealQuery defines model for RevealQuery.
 type RevealQuery = bool
 
@@ -1164,6 +1299,9 @@ type ValueContainsQuery = string
 
 // ValueFilterQuery defines model for ValueFilterQuery.
 type ValueFilterQuery = string
+
+// VersionQuery defines model for VersionQuery.
+type VersionQuery = int
 
 // BadRequestResponse The error envelope of every error under /api/v1/.
 type BadRequestResponse = ErrorEnvelope
@@ -1189,10 +1327,10 @@ type ConflictResponse = ErrorEnvelope
 // ForbiddenResponse The error envelope of every error under /api/v1/.
 type ForbiddenResponse = ErrorEnvelope
 
-// HealthResponse The service's health; not enveloped. status is ok with 200, unavailable with 503.
+// HealthResponse The service's health; not enveloped.
 type HealthResponse = Health
 
-// HealthUnavailableResponse The service's health; not enveloped. status is ok with 200, unavailable with 503.
+// HealthUnavailableResponse The service's health; not enveloped.
 type HealthUnavailableResponse = Health
 
 // NotFoundResponse The error envelope of every error under /api/v1/.
@@ -1203,6 +1341,12 @@ type OpenAPIDocumentResponse = OpenAPIDocument
 
 // OtherErrorResponse The error envelope of every error under /api/v1/.
 type OtherErrorResponse = ErrorEnvelope
+
+// PreconditionFailedResponse The error envelope of every error under /api/v1/.
+type PreconditionFailedResponse = ErrorEnvelope
+
+// PreconditionRequiredResponse The error envelope of every error under /api/v1/.
+type PreconditionRequiredResponse = ErrorEnvelope
 
 // ProjectListResponse The success envelope.
 type ProjectListResponse = ProjectListEnvelope
@@ -1215,6 +1359,9 @@ type RecordListResponse = RecordListEnvelope
 
 // RecordResponse The success envelope.
 type RecordResponse = RecordItemEnvelope
+
+// RecordVersionListResponse The success envelope.
+type RecordVersionListResponse = RecordVersionListEnvelope
 
 // TokenResponse The success envelope.
 type TokenResponse = TokenEnvelope
@@ -1242,6 +1389,9 @@ type RecordUpdateBody = RecordUpdateRequest
 
 // RenameBody A name.
 type RenameBody = NameRequest
+
+// RestoreBody The version to restore.
+type RestoreBody = RestoreRequest
 
 // ListProjectsParams defines parameters for ListProjects.
 type ListProjectsParams struct {
@@ -1381,10 +1531,22 @@ type CreateRecordParams struct {
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
 }
 
+// DeleteRecordParams defines parameters for DeleteRecord.
+type DeleteRecordParams struct {
+	// IfMatch * or a comma-separated list of entity tags: the write happens only when the record's ETag is among them (weak tags never match). Malformed: 400.
+	IfMatch *IfMatchHeader `json:"If-Match,omitempty"`
+}
+
 // GetRecordParams defines parameters for GetRecord.
 type GetRecordParams struct {
 	// Reveal true returns credential values in plain text instead of masked.
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+
+	// Version A version of the record, a positive decimal integer: the record as it was then.
+	Version *VersionQuery `form:"version,omitempty" json:"version,omitempty"`
+
+	// IfNoneMatch * or a comma-separated list of entity tags: 304 when the record's ETag is among them.
+	IfNoneMatch *IfNoneMatchHeader `json:"If-None-Match,omitempty"`
 }
 
 // CreateRecordAtParams defines parameters for CreateRecordAt.
@@ -1409,6 +1571,33 @@ type UpdateRecordParams struct {
 
 	// Rename The new name (path form; not with a body).
 	Rename *RenameQuery `form:"rename,omitempty" json:"rename,omitempty"`
+
+	// Reveal true returns credential values in plain text instead of masked.
+	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+
+	// IfMatch * or a comma-separated list of entity tags: the write happens only when the record's ETag is among them (weak tags never match). Malformed: 400.
+	IfMatch *IfMatchHeader `json:"If-Match,omitempty"`
+}
+
+// RestoreRecordParams defines parameters for RestoreRecord.
+type RestoreRecordParams struct {
+	// Version The version to restore, a positive decimal integer (not with a body).
+	Version *RestoreVersionQuery `form:"version,omitempty" json:"version,omitempty"`
+
+	// Reveal true returns credential values in plain text instead of masked.
+	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+
+	// IfMatch * or a comma-separated list of entity tags: the write happens only when the record's ETag is among them (weak tags never match). Malformed: 400.
+	IfMatch *IfMatchHeader `json:"If-Match,omitempty"`
+}
+
+// ListRecordVersionsParams defines parameters for ListRecordVersions.
+type ListRecordVersionsParams struct {
+	// Limit Page size, a decimal integer.
+	Limit *LimitQuery `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Matches to skip, a decimal integer.
+	Offset *OffsetQuery `form:"offset,omitempty" json:"offset,omitempty"`
 
 	// Reveal true returns credential values in plain text instead of masked.
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
@@ -1452,6 +1641,9 @@ type CreateRecordAtJSONRequestBody = RecordPathCreateRequest
 
 // UpdateRecordJSONRequestBody defines body for UpdateRecord for application/json ContentType.
 type UpdateRecordJSONRequestBody = RecordUpdateRequest
+
+// RestoreRecordJSONRequestBody defines body for RestoreRecord for application/json ContentType.
+type RestoreRecordJSONRequestBody = RestoreRequest
 
 // AsStringValue returns the union data inside the RecordValue as a StringValue
 func (t RecordValue) AsStringValue() (StringValue, error) {
@@ -2011,16 +2203,16 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records (the `CreateRecord` operationId).
 	CreateRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *CreateRecordParams, body CreateRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteRecord Delete a record
+	// DeleteRecord Delete a record and its history
 	//
-	// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 	//
 	// Corresponds with DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `DeleteRecord` operationId).
-	DeleteRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *DeleteRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRecord Get a record
 	//
-	// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `GetRecord` operationId).
 	GetRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2045,7 +2237,7 @@ type ClientInterface interface {
 
 	// UpdateRecordWithBody Update a record's value, type or name
 	//
-	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2054,16 +2246,41 @@ type ClientInterface interface {
 
 	// UpdateRecord Update a record's value, type or name
 	//
-	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `UpdateRecord` operationId).
 	UpdateRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *UpdateRecordParams, body UpdateRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RestoreRecordWithBody Restore a version of a record
+	//
+	// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+	RestoreRecordWithBody(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RestoreRecord Restore a version of a record
+	//
+	// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+	RestoreRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, body RestoreRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRecordVersions List a record's history
+	//
+	// The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.
+	//
+	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
+	ListRecordVersions(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Health of the service and its store
 	//
-	// Not enveloped. 200 with status "ok" when the store answers, 503 with "unavailable" when it does not. Needs no token and is not rate limited.
+	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 	//
 	// Corresponds with GET /health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2691,13 +2908,13 @@ func (c *Client) CreateRecord(ctx context.Context, project ProjectPath, collecti
 	return c.Client.Do(req)
 }
 
-// DeleteRecord Delete a record
+// DeleteRecord Delete a record and its history
 //
-// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+// {record} is the record's id when a record of the cluster has that id, its name otherwise. With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 //
 // Corresponds with DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `DeleteRecord` operationId).
-func (c *Client) DeleteRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteRecordRequest(c.Server, project, collection, cluster, record)
+func (c *Client) DeleteRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *DeleteRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteRecordRequest(c.Server, project, collection, cluster, record, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2710,7 +2927,7 @@ func (c *Client) DeleteRecord(ctx context.Context, project ProjectPath, collecti
 
 // GetRecord Get a record
 //
-// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+// {record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `GetRecord` operationId).
 func (c *Client) GetRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2765,7 +2982,7 @@ func (c *Client) CreateRecordAt(ctx context.Context, project ProjectPath, collec
 
 // UpdateRecordWithBody Update a record's value, type or name
 //
-// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2784,7 +3001,7 @@ func (c *Client) UpdateRecordWithBody(ctx context.Context, project ProjectPath, 
 
 // UpdateRecord Update a record's value, type or name
 //
-// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2801,9 +3018,64 @@ func (c *Client) UpdateRecord(ctx context.Context, project ProjectPath, collecti
 	return c.Client.Do(req)
 }
 
+// RestoreRecordWithBody Restore a version of a record
+//
+// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+func (c *Client) RestoreRecordWithBody(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreRecordRequestWithBody(c.Server, project, collection, cluster, record, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RestoreRecord Restore a version of a record
+//
+// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+func (c *Client) RestoreRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, body RestoreRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreRecordRequest(c.Server, project, collection, cluster, record, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRecordVersions List a record's history
+//
+// The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.
+//
+// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
+func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRecordVersionsRequest(c.Server, project, collection, cluster, record, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealth Health of the service and its store
 //
-// Not enveloped. 200 with status "ok" when the store answers, 503 with "unavailable" when it does not. Needs no token and is not rate limited.
+// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 //
 // Corresponds with GET /health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4318,7 +4590,7 @@ func NewCreateRecordRequestWithBody(server string, project ProjectPath, collecti
 }
 
 // NewDeleteRecordRequest constructs an http.Request for the DeleteRecord method
-func NewDeleteRecordRequest(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath) (*http.Request, error) {
+func NewDeleteRecordRequest(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *DeleteRecordParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4367,6 +4639,21 @@ func NewDeleteRecordRequest(server string, project ProjectPath, collection Colle
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -4440,6 +4727,18 @@ func NewGetRecordRequest(server string, project ProjectPath, collection Collecti
 
 		}
 
+		if params.Version != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4449,6 +4748,21 @@ func NewGetRecordRequest(server string, project ProjectPath, collection Collecti
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -4700,6 +5014,249 @@ func NewUpdateRecordRequestWithBody(server string, project ProjectPath, collecti
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRestoreRecordRequest calls the generic RestoreRecord builder with application/json body
+func NewRestoreRecordRequest(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, body RestoreRecordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRestoreRecordRequestWithBody(server, project, collection, cluster, record, params, "application/json", bodyReader)
+}
+
+// NewRestoreRecordRequestWithBody constructs an http.Request for the RestoreRecord method, with any body, and a specified content type
+func NewRestoreRecordRequestWithBody(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "collection", collection, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "cluster", cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "record", record, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/collections/%s/clusters/%s/records/%s/restore", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Version != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reveal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reveal", *params.Reveal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListRecordVersionsRequest constructs an http.Request for the ListRecordVersions method
+func NewListRecordVersionsRequest(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "collection", collection, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "cluster", cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "record", record, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/collections/%s/clusters/%s/records/%s/versions", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reveal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reveal", *params.Reveal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5081,18 +5638,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records (the `CreateRecord` operationId).
 	CreateRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *CreateRecordParams, body CreateRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRecordResponse, error)
 
-	// DeleteRecordWithResponse Delete a record
+	// DeleteRecordWithResponse Delete a record and its history
 	//
-	// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `DeleteRecord` operationId).
-	DeleteRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, reqEditors ...RequestEditorFn) (*DeleteRecordResponse, error)
+	DeleteRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *DeleteRecordParams, reqEditors ...RequestEditorFn) (*DeleteRecordResponse, error)
 
 	// GetRecordWithResponse Get a record
 	//
-	// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5119,7 +5676,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateRecordWithBodyWithResponse Update a record's value, type or name
 	//
-	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5128,16 +5685,43 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateRecordWithResponse Update a record's value, type or name
 	//
-	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `UpdateRecord` operationId).
 	UpdateRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *UpdateRecordParams, body UpdateRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateRecordResponse, error)
 
+	// RestoreRecordWithBodyWithResponse Restore a version of a record
+	//
+	// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+	RestoreRecordWithBodyWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreRecordResponse, error)
+
+	// RestoreRecordWithResponse Restore a version of a record
+	//
+	// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+	RestoreRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, body RestoreRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreRecordResponse, error)
+
+	// ListRecordVersionsWithResponse List a record's history
+	//
+	// The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
+	ListRecordVersionsWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*ListRecordVersionsResponse, error)
+
 	// GetHealthWithResponse Health of the service and its store
 	//
-	// Not enveloped. 200 with status "ok" when the store answers, 503 with "unavailable" when it does not. Needs no token and is not rate limited.
+	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5259,6 +5843,14 @@ type RefreshTokenResponse200Headers struct {
 	XRequestID          string
 }
 
+// RefreshTokenResponse400Headers the declared response headers of an HTTP 400 response for RefreshToken
+type RefreshTokenResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // RefreshTokenResponse401Headers the declared response headers of an HTTP 401 response for RefreshToken
 type RefreshTokenResponse401Headers struct {
 	XRateLimitLimit     *int
@@ -5282,12 +5874,16 @@ type RefreshTokenResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TokenResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *UnauthorizedResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RefreshTokenResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RefreshTokenResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RefreshTokenResponse401Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -5297,6 +5893,11 @@ type RefreshTokenResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RefreshTokenResponse) GetJSON200() *TokenResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RefreshTokenResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8069,6 +8670,7 @@ func (r ListRecordsResponse) ContentType() string {
 
 // CreateRecordResponse201Headers the declared response headers of an HTTP 201 response for CreateRecord
 type CreateRecordResponse201Headers struct {
+	ETag                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -8262,6 +8864,23 @@ type DeleteRecordResponse404Headers struct {
 	XRequestID          string
 }
 
+// DeleteRecordResponse412Headers the declared response headers of an HTTP 412 response for DeleteRecord
+type DeleteRecordResponse412Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DeleteRecordResponse428Headers the declared response headers of an HTTP 428 response for DeleteRecord
+type DeleteRecordResponse428Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // DeleteRecordResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteRecord
 type DeleteRecordResponseDefaultHeaders struct {
 	Allow               *string
@@ -8283,6 +8902,10 @@ type DeleteRecordResponse struct {
 	JSON403 *ForbiddenResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFoundResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailedResponse
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequiredResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *OtherErrorResponse
 	// Headers204 the parsed response headers for an HTTP 204 response
@@ -8295,6 +8918,10 @@ type DeleteRecordResponse struct {
 	Headers403 *DeleteRecordResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteRecordResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteRecordResponse412Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *DeleteRecordResponse428Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteRecordResponseDefaultHeaders
 }
@@ -8317,6 +8944,16 @@ func (r DeleteRecordResponse) GetJSON403() *ForbiddenResponse {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteRecordResponse) GetJSON404() *NotFoundResponse {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r DeleteRecordResponse) GetJSON412() *PreconditionFailedResponse {
+	return r.JSON412
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r DeleteRecordResponse) GetJSON428() *PreconditionRequiredResponse {
+	return r.JSON428
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8355,6 +8992,16 @@ func (r DeleteRecordResponse) ContentType() string {
 
 // GetRecordResponse200Headers the declared response headers of an HTTP 200 response for GetRecord
 type GetRecordResponse200Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetRecordResponse304Headers the declared response headers of an HTTP 304 response for GetRecord
+type GetRecordResponse304Headers struct {
+	ETag                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -8420,6 +9067,8 @@ type GetRecordResponse struct {
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetRecordResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetRecordResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -8493,6 +9142,7 @@ func (r GetRecordResponse) ContentType() string {
 
 // CreateRecordAtResponse201Headers the declared response headers of an HTTP 201 response for CreateRecordAt
 type CreateRecordAtResponse201Headers struct {
+	ETag                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -8648,6 +9298,7 @@ func (r CreateRecordAtResponse) ContentType() string {
 
 // UpdateRecordResponse200Headers the declared response headers of an HTTP 200 response for UpdateRecord
 type UpdateRecordResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -8694,6 +9345,23 @@ type UpdateRecordResponse409Headers struct {
 	XRequestID          string
 }
 
+// UpdateRecordResponse412Headers the declared response headers of an HTTP 412 response for UpdateRecord
+type UpdateRecordResponse412Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// UpdateRecordResponse428Headers the declared response headers of an HTTP 428 response for UpdateRecord
+type UpdateRecordResponse428Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // UpdateRecordResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateRecord
 type UpdateRecordResponseDefaultHeaders struct {
 	Allow               *string
@@ -8719,6 +9387,10 @@ type UpdateRecordResponse struct {
 	JSON404 *NotFoundResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailedResponse
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequiredResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -8733,6 +9405,10 @@ type UpdateRecordResponse struct {
 	Headers404 *UpdateRecordResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *UpdateRecordResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *UpdateRecordResponse412Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *UpdateRecordResponse428Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *UpdateRecordResponseDefaultHeaders
 }
@@ -8767,6 +9443,16 @@ func (r UpdateRecordResponse) GetJSON409() *ConflictResponse {
 	return r.JSON409
 }
 
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdateRecordResponse) GetJSON412() *PreconditionFailedResponse {
+	return r.JSON412
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r UpdateRecordResponse) GetJSON428() *PreconditionRequiredResponse {
+	return r.JSON428
+}
+
 // GetJSONDefault returns the response for an HTTP default `application/json` response
 func (r UpdateRecordResponse) GetJSONDefault() *OtherErrorResponse {
 	return r.JSONDefault
@@ -8795,6 +9481,318 @@ func (r UpdateRecordResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateRecordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RestoreRecordResponse200Headers the declared response headers of an HTTP 200 response for RestoreRecord
+type RestoreRecordResponse200Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponse400Headers the declared response headers of an HTTP 400 response for RestoreRecord
+type RestoreRecordResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponse401Headers the declared response headers of an HTTP 401 response for RestoreRecord
+type RestoreRecordResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponse403Headers the declared response headers of an HTTP 403 response for RestoreRecord
+type RestoreRecordResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponse404Headers the declared response headers of an HTTP 404 response for RestoreRecord
+type RestoreRecordResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponse412Headers the declared response headers of an HTTP 412 response for RestoreRecord
+type RestoreRecordResponse412Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponse428Headers the declared response headers of an HTTP 428 response for RestoreRecord
+type RestoreRecordResponse428Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// RestoreRecordResponseDefaultHeaders the declared response headers of an HTTP default response for RestoreRecord
+type RestoreRecordResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type RestoreRecordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RecordResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailedResponse
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequiredResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RestoreRecordResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RestoreRecordResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RestoreRecordResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RestoreRecordResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RestoreRecordResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *RestoreRecordResponse412Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *RestoreRecordResponse428Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RestoreRecordResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RestoreRecordResponse) GetJSON200() *RecordResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RestoreRecordResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RestoreRecordResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RestoreRecordResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RestoreRecordResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r RestoreRecordResponse) GetJSON412() *PreconditionFailedResponse {
+	return r.JSON412
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r RestoreRecordResponse) GetJSON428() *PreconditionRequiredResponse {
+	return r.JSON428
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RestoreRecordResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RestoreRecordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RestoreRecordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RestoreRecordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RestoreRecordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListRecordVersionsResponse200Headers the declared response headers of an HTTP 200 response for ListRecordVersions
+type ListRecordVersionsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListRecordVersionsResponse400Headers the declared response headers of an HTTP 400 response for ListRecordVersions
+type ListRecordVersionsResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListRecordVersionsResponse401Headers the declared response headers of an HTTP 401 response for ListRecordVersions
+type ListRecordVersionsResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListRecordVersionsResponse403Headers the declared response headers of an HTTP 403 response for ListRecordVersions
+type ListRecordVersionsResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListRecordVersionsResponse404Headers the declared response headers of an HTTP 404 response for ListRecordVersions
+type ListRecordVersionsResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListRecordVersionsResponseDefaultHeaders the declared response headers of an HTTP default response for ListRecordVersions
+type ListRecordVersionsResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type ListRecordVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RecordVersionListResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRecordVersionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListRecordVersionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListRecordVersionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListRecordVersionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListRecordVersionsResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListRecordVersionsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRecordVersionsResponse) GetJSON200() *RecordVersionListResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListRecordVersionsResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRecordVersionsResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListRecordVersionsResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListRecordVersionsResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListRecordVersionsResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRecordVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRecordVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRecordVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRecordVersionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9394,15 +10392,15 @@ func (c *ClientWithResponses) CreateRecordWithResponse(ctx context.Context, proj
 	return ParseCreateRecordResponse(rsp)
 }
 
-// DeleteRecordWithResponse Delete a record
+// DeleteRecordWithResponse Delete a record and its history
 //
-// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+// {record} is the record's id when a record of the cluster has that id, its name otherwise. With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `DeleteRecord` operationId).
-func (c *ClientWithResponses) DeleteRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, reqEditors ...RequestEditorFn) (*DeleteRecordResponse, error) {
-	rsp, err := c.DeleteRecord(ctx, project, collection, cluster, record, reqEditors...)
+func (c *ClientWithResponses) DeleteRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *DeleteRecordParams, reqEditors ...RequestEditorFn) (*DeleteRecordResponse, error) {
+	rsp, err := c.DeleteRecord(ctx, project, collection, cluster, record, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9411,7 +10409,7 @@ func (c *ClientWithResponses) DeleteRecordWithResponse(ctx context.Context, proj
 
 // GetRecordWithResponse Get a record
 //
-// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+// {record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9456,7 +10454,7 @@ func (c *ClientWithResponses) CreateRecordAtWithResponse(ctx context.Context, pr
 
 // UpdateRecordWithBodyWithResponse Update a record's value, type or name
 //
-// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9471,7 +10469,7 @@ func (c *ClientWithResponses) UpdateRecordWithBodyWithResponse(ctx context.Conte
 
 // UpdateRecordWithResponse Update a record's value, type or name
 //
-// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type needs a new value.
+// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9484,9 +10482,54 @@ func (c *ClientWithResponses) UpdateRecordWithResponse(ctx context.Context, proj
 	return ParseUpdateRecordResponse(rsp)
 }
 
+// RestoreRecordWithBodyWithResponse Restore a version of a record
+//
+// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+func (c *ClientWithResponses) RestoreRecordWithBodyWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RestoreRecordResponse, error) {
+	rsp, err := c.RestoreRecordWithBody(ctx, project, collection, cluster, record, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreRecordResponse(rsp)
+}
+
+// RestoreRecordWithResponse Restore a version of a record
+//
+// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore (the `RestoreRecord` operationId).
+func (c *ClientWithResponses) RestoreRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *RestoreRecordParams, body RestoreRecordJSONRequestBody, reqEditors ...RequestEditorFn) (*RestoreRecordResponse, error) {
+	rsp, err := c.RestoreRecord(ctx, project, collection, cluster, record, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreRecordResponse(rsp)
+}
+
+// ListRecordVersionsWithResponse List a record's history
+//
+// The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
+func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*ListRecordVersionsResponse, error) {
+	rsp, err := c.ListRecordVersions(ctx, project, collection, cluster, record, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRecordVersionsResponse(rsp)
+}
+
 // GetHealthWithResponse Health of the service and its store
 //
-// Not enveloped. 200 with status "ok" when the store answers, 503 with "unavailable" when it does not. Needs no token and is not rate limited.
+// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9715,6 +10758,13 @@ func ParseRefreshTokenResponse(rsp *http.Response) (*RefreshTokenResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest UnauthorizedResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9770,6 +10820,37 @@ func ParseRefreshTokenResponse(rsp *http.Response) (*RefreshTokenResponse, error
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RefreshTokenResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers RefreshTokenResponse401Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -15162,6 +16243,13 @@ func ParseCreateRecordResponse(rsp *http.Response) (*CreateRecordResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateRecordResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -15441,6 +16529,20 @@ func ParseDeleteRecordResponse(rsp *http.Response) (*DeleteRecordResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest OtherErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15606,6 +16708,75 @@ func ParseDeleteRecordResponse(rsp *http.Response) (*DeleteRecordResponse, error
 			headers.XRequestID = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteRecordResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 428:
+		var headers DeleteRecordResponse428Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers428 = &headers
 	case true:
 		var headers DeleteRecordResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
@@ -15677,6 +16848,9 @@ func ParseGetRecordResponse(rsp *http.Response) (*GetRecordResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequestResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15717,6 +16891,13 @@ func ParseGetRecordResponse(rsp *http.Response) (*GetRecordResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetRecordResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -15746,6 +16927,44 @@ func ParseGetRecordResponse(rsp *http.Response) (*GetRecordResponse, error) {
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetRecordResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetRecordResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -15988,6 +17207,13 @@ func ParseCreateRecordAtResponse(rsp *http.Response) (*CreateRecordAtResponse, e
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateRecordAtResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -16278,6 +17504,20 @@ func ParseUpdateRecordResponse(rsp *http.Response) (*UpdateRecordResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest OtherErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16290,6 +17530,13 @@ func ParseUpdateRecordResponse(rsp *http.Response) (*UpdateRecordResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers UpdateRecordResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -16474,8 +17721,695 @@ func ParseUpdateRecordResponse(rsp *http.Response) (*UpdateRecordResponse, error
 			headers.XRequestID = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers UpdateRecordResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 428:
+		var headers UpdateRecordResponse428Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers428 = &headers
 	case true:
 		var headers UpdateRecordResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRestoreRecordResponse parses an HTTP response from a RestoreRecordWithResponse call
+func ParseRestoreRecordResponse(rsp *http.Response) (*RestoreRecordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RestoreRecordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RecordResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RestoreRecordResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RestoreRecordResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RestoreRecordResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RestoreRecordResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RestoreRecordResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers RestoreRecordResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 428:
+		var headers RestoreRecordResponse428Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers428 = &headers
+	case true:
+		var headers RestoreRecordResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListRecordVersionsResponse parses an HTTP response from a ListRecordVersionsWithResponse call
+func ParseListRecordVersionsResponse(rsp *http.Response) (*ListRecordVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRecordVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RecordVersionListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRecordVersionsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListRecordVersionsResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListRecordVersionsResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListRecordVersionsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListRecordVersionsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers ListRecordVersionsResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -92,7 +92,9 @@ type Invoker interface {
 	DeleteProject(ctx context.Context, params DeleteProjectParams) (DeleteProjectRes, error)
 	// DeleteRecord invokes deleteRecord operation.
 	//
-	// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With
+	// If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without
+	// it, 428 when the server requires If-Match.
 	//
 	// DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	DeleteRecord(ctx context.Context, params DeleteRecordParams) (DeleteRecordRes, error)
@@ -110,8 +112,9 @@ type Invoker interface {
 	GetCollection(ctx context.Context, params GetCollectionParams) (GetCollectionRes, error)
 	// GetHealth invokes getHealth operation.
 	//
-	// Not enveloped. 200 with status "ok" when the store answers, 503 with "unavailable" when it does not.
-	// Needs no token and is not rate limited.
+	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared
+	// rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks
+	// says which. Needs no token and is not rate limited.
 	//
 	// GET /health
 	GetHealth(ctx context.Context) (GetHealthRes, error)
@@ -130,7 +133,10 @@ type Invoker interface {
 	GetProject(ctx context.Context, params GetProjectParams) (GetProjectRes, error)
 	// GetRecord invokes getRecord operation.
 	//
-	// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With
+	// ?version=N, the record as it was at version N (404 when that version is not kept or never reached).
+	// The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304
+	// without a body.
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	GetRecord(ctx context.Context, params GetRecordParams) (GetRecordRes, error)
@@ -153,6 +159,14 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects
 	ListProjects(ctx context.Context, params ListProjectsParams) (ListProjectsRes, error)
+	// ListRecordVersions invokes listRecordVersions operation.
+	//
+	// The record's states, newest first: the current one, then the versions its history keeps
+	// (history.max_versions). Only limit and offset apply. Credential values are masked unless
+	// reveal=true.
+	//
+	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions
+	ListRecordVersions(ctx context.Context, params ListRecordVersionsParams) (ListRecordVersionsRes, error)
 	// ListRecords invokes listRecords operation.
 	//
 	// Filters combine with AND. Credential values are masked unless reveal=true, and never matched by
@@ -197,11 +211,20 @@ type Invoker interface {
 	//
 	// PUT /api/v1/projects/{project}
 	RenameProject(ctx context.Context, request OptNameRequest, params RenameProjectParams) (RenameProjectRes, error)
+	// RestoreRecord invokes restoreRecord operation.
+	//
+	// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again
+	// as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+	//
+	// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore
+	RestoreRecord(ctx context.Context, request OptRestoreRequest, params RestoreRecordParams) (RestoreRecordRes, error)
 	// UpdateRecord invokes updateRecord operation.
 	//
 	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of
-	// it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type
-	// needs a new value.
+	// it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the
+	// record's history. Changing a credential to another type needs a new value. With If-Match, the update
+	// happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the
+	// server requires If-Match.
 	//
 	// PUT /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	UpdateRecord(ctx context.Context, request OptRecordUpdateRequest, params UpdateRecordParams) (UpdateRecordRes, error)
@@ -1766,7 +1789,9 @@ func (c *Client) sendDeleteProject(ctx context.Context, params DeleteProjectPara
 
 // DeleteRecord invokes deleteRecord operation.
 //
-// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+// {record} is the record's id when a record of the cluster has that id, its name otherwise. With
+// If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without
+// it, 428 when the server requires If-Match.
 //
 // DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 func (c *Client) DeleteRecord(ctx context.Context, params DeleteRecordParams) (DeleteRecordRes, error) {
@@ -1871,6 +1896,22 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 	r, err := ht.NewRequest(ctx, "DELETE", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -2209,8 +2250,9 @@ func (c *Client) sendGetCollection(ctx context.Context, params GetCollectionPara
 
 // GetHealth invokes getHealth operation.
 //
-// Not enveloped. 200 with status "ok" when the store answers, 503 with "unavailable" when it does not.
-// Needs no token and is not rate limited.
+// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared
+// rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks
+// says which. Needs no token and is not rate limited.
 //
 // GET /health
 func (c *Client) GetHealth(ctx context.Context) (GetHealthRes, error) {
@@ -2394,7 +2436,10 @@ func (c *Client) sendGetProject(ctx context.Context, params GetProjectParams) (r
 
 // GetRecord invokes getRecord operation.
 //
-// {record} is the record's id when a record of the cluster has that id, its name otherwise.
+// {record} is the record's id when a record of the cluster has that id, its name otherwise. With
+// ?version=N, the record as it was at version N (404 when that version is not kept or never reached).
+// The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304
+// without a body.
 //
 // GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 func (c *Client) GetRecord(ctx context.Context, params GetRecordParams) (GetRecordRes, error) {
@@ -2514,11 +2559,44 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 			return res, errors.Wrap(err, "encode query")
 		}
 	}
+	{
+		// Encode "version" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "version",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Version.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -3127,6 +3205,226 @@ func (c *Client) sendListProjects(ctx context.Context, params ListProjectsParams
 	}()
 
 	result, err := decodeListProjectsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListRecordVersions invokes listRecordVersions operation.
+//
+// The record's states, newest first: the current one, then the versions its history keeps
+// (history.max_versions). Only limit and offset apply. Credential values are masked unless
+// reveal=true.
+//
+// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions
+func (c *Client) ListRecordVersions(ctx context.Context, params ListRecordVersionsParams) (ListRecordVersionsRes, error) {
+	res, err := c.sendListRecordVersions(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListRecordVersions(ctx context.Context, params ListRecordVersionsParams) (res ListRecordVersionsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [9]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/collections/"
+	{
+		// Encode "collection" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "collection",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Collection); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/clusters/"
+	{
+		// Encode "cluster" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "cluster",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Cluster); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[5] = encoded
+	}
+	pathParts[6] = "/records/"
+	{
+		// Encode "record" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "record",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Record); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[7] = encoded
+	}
+	pathParts[8] = "/versions"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Offset.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "reveal" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "reveal",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Reveal.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ListRecordVersionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListRecordVersionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4048,11 +4346,250 @@ func (c *Client) sendRenameProject(ctx context.Context, request OptNameRequest, 
 	return result, nil
 }
 
+// RestoreRecord invokes restoreRecord operation.
+//
+// Makes the type and value of version N (?version=N or a body {"version": N}, not both) current again
+// as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.
+//
+// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore
+func (c *Client) RestoreRecord(ctx context.Context, request OptRestoreRequest, params RestoreRecordParams) (RestoreRecordRes, error) {
+	res, err := c.sendRestoreRecord(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendRestoreRecord(ctx context.Context, request OptRestoreRequest, params RestoreRecordParams) (res RestoreRecordRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if value, ok := request.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [9]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/collections/"
+	{
+		// Encode "collection" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "collection",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Collection); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	pathParts[4] = "/clusters/"
+	{
+		// Encode "cluster" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "cluster",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Cluster); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[5] = encoded
+	}
+	pathParts[6] = "/records/"
+	{
+		// Encode "record" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "record",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Record); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[7] = encoded
+	}
+	pathParts[8] = "/restore"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "version" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "version",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Version.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "reveal" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "reveal",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Reveal.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeRestoreRecordRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, RestoreRecordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeRestoreRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateRecord invokes updateRecord operation.
 //
 // Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of
-// it in one step, or nothing. Every update adds 1 to version. Changing a credential to another type
-// needs a new value.
+// it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the
+// record's history. Changing a credential to another type needs a new value. With If-Match, the update
+// happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the
+// server requires If-Match.
 //
 // PUT /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 func (c *Client) UpdateRecord(ctx context.Context, request OptRecordUpdateRequest, params UpdateRecordParams) (UpdateRecordRes, error) {
@@ -4253,6 +4790,22 @@ func (c *Client) sendUpdateRecord(ctx context.Context, request OptRecordUpdateRe
 	}
 	if err := encodeUpdateRecordRequest(request, r); err != nil {
 		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{

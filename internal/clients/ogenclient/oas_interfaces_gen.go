@@ -85,6 +85,10 @@ type ListProjectsRes interface {
 	listProjectsRes()
 }
 
+type ListRecordVersionsRes interface {
+	listRecordVersionsRes()
+}
+
 type ListRecordsRes interface {
 	listRecordsRes()
 }
@@ -107,6 +111,10 @@ type RenameCollectionRes interface {
 
 type RenameProjectRes interface {
 	renameProjectRes()
+}
+
+type RestoreRecordRes interface {
+	restoreRecordRes()
 }
 
 type UpdateRecordRes interface {

@@ -27,11 +27,13 @@ const (
 	ListClustersOperation       OperationName = "ListClusters"
 	ListCollectionsOperation    OperationName = "ListCollections"
 	ListProjectsOperation       OperationName = "ListProjects"
+	ListRecordVersionsOperation OperationName = "ListRecordVersions"
 	ListRecordsOperation        OperationName = "ListRecords"
 	LoginOperation              OperationName = "Login"
 	RefreshTokenOperation       OperationName = "RefreshToken"
 	RenameClusterOperation      OperationName = "RenameCluster"
 	RenameCollectionOperation   OperationName = "RenameCollection"
 	RenameProjectOperation      OperationName = "RenameProject"
+	RestoreRecordOperation      OperationName = "RestoreRecord"
 	UpdateRecordOperation       OperationName = "UpdateRecord"
 )

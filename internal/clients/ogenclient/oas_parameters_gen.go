@@ -98,6 +98,9 @@ type DeleteProjectParams struct {
 
 // DeleteRecordParams is parameters of deleteRecord operation.
 type DeleteRecordParams struct {
+	//  - or a comma-separated list of entity tags: the write happens only when the record's ETag is among
+	//    them (weak tags never match). Malformed: 400.
+	IfMatch OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.
@@ -138,6 +141,10 @@ type GetProjectParams struct {
 type GetRecordParams struct {
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
+	// A version of the record, a positive decimal integer: the record as it was then.
+	Version OptInt `json:",omitempty,omitzero"`
+	//  - or a comma-separated list of entity tags: 304 when the record's ETag is among them.
+	IfNoneMatch OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.
@@ -194,6 +201,24 @@ type ListProjectsParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+}
+
+// ListRecordVersionsParams is parameters of listRecordVersions operation.
+type ListRecordVersionsParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// True returns credential values in plain text instead of masked.
+	Reveal OptBool `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+	// The collection's name.
+	Collection Name
+	// The cluster's name.
+	Cluster Name
+	// The record's id, if a record of the cluster has that id; its name otherwise.
+	Record Name
 }
 
 // ListRecordsParams is parameters of listRecords operation.
@@ -255,6 +280,25 @@ type RenameProjectParams struct {
 	Project Name
 }
 
+// RestoreRecordParams is parameters of restoreRecord operation.
+type RestoreRecordParams struct {
+	// The version to restore, a positive decimal integer (not with a body).
+	Version OptInt `json:",omitempty,omitzero"`
+	// True returns credential values in plain text instead of masked.
+	Reveal OptBool `json:",omitempty,omitzero"`
+	//  - or a comma-separated list of entity tags: the write happens only when the record's ETag is among
+	//    them (weak tags never match). Malformed: 400.
+	IfMatch OptString `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+	// The collection's name.
+	Collection Name
+	// The cluster's name.
+	Cluster Name
+	// The record's id, if a record of the cluster has that id; its name otherwise.
+	Record Name
+}
+
 // UpdateRecordParams is parameters of updateRecord operation.
 type UpdateRecordParams struct {
 	// The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as
@@ -267,6 +311,9 @@ type UpdateRecordParams struct {
 	Rename OptName `json:",omitempty,omitzero"`
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
+	//  - or a comma-separated list of entity tags: the write happens only when the record's ETag is among
+	//    them (weak tags never match). Malformed: 400.
+	IfMatch OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.

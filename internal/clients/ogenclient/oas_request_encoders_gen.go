@@ -220,6 +220,26 @@ func encodeRenameProjectRequest(
 	return nil
 }
 
+func encodeRestoreRecordRequest(
+	req OptRestoreRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeUpdateRecordRequest(
 	req OptRecordUpdateRequest,
 	r *http.Request,

@@ -94,11 +94,14 @@ func (*BadRequestResponseHeaders) getRecordRes()          {}
 func (*BadRequestResponseHeaders) listClustersRes()       {}
 func (*BadRequestResponseHeaders) listCollectionsRes()    {}
 func (*BadRequestResponseHeaders) listProjectsRes()       {}
+func (*BadRequestResponseHeaders) listRecordVersionsRes() {}
 func (*BadRequestResponseHeaders) listRecordsRes()        {}
 func (*BadRequestResponseHeaders) loginRes()              {}
+func (*BadRequestResponseHeaders) refreshTokenRes()       {}
 func (*BadRequestResponseHeaders) renameClusterRes()      {}
 func (*BadRequestResponseHeaders) renameCollectionRes()   {}
 func (*BadRequestResponseHeaders) renameProjectRes()      {}
+func (*BadRequestResponseHeaders) restoreRecordRes()      {}
 func (*BadRequestResponseHeaders) updateRecordRes()       {}
 
 type BearerAuth struct {
@@ -1082,6 +1085,8 @@ const (
 	ErrorCodeRATELIMITEXCEEDED    ErrorCode = "RATE_LIMIT_EXCEEDED"
 	ErrorCodeSERVERERROR          ErrorCode = "SERVER_ERROR"
 	ErrorCodeSERVICEUNAVAILABLE   ErrorCode = "SERVICE_UNAVAILABLE"
+	ErrorCodePRECONDITIONFAILED   ErrorCode = "PRECONDITION_FAILED"
+	ErrorCodePRECONDITIONREQUIRED ErrorCode = "PRECONDITION_REQUIRED"
 )
 
 // AllValues returns all ErrorCode values.
@@ -1096,6 +1101,8 @@ func (ErrorCode) AllValues() []ErrorCode {
 		ErrorCodeRATELIMITEXCEEDED,
 		ErrorCodeSERVERERROR,
 		ErrorCodeSERVICEUNAVAILABLE,
+		ErrorCodePRECONDITIONFAILED,
+		ErrorCodePRECONDITIONREQUIRED,
 	}
 }
 
@@ -1119,6 +1126,10 @@ func (s ErrorCode) MarshalText() ([]byte, error) {
 	case ErrorCodeSERVERERROR:
 		return []byte(s), nil
 	case ErrorCodeSERVICEUNAVAILABLE:
+		return []byte(s), nil
+	case ErrorCodePRECONDITIONFAILED:
+		return []byte(s), nil
+	case ErrorCodePRECONDITIONREQUIRED:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1154,6 +1165,12 @@ func (s *ErrorCode) UnmarshalText(data []byte) error {
 		return nil
 	case ErrorCodeSERVICEUNAVAILABLE:
 		*s = ErrorCodeSERVICEUNAVAILABLE
+		return nil
+	case ErrorCodePRECONDITIONFAILED:
+		*s = ErrorCodePRECONDITIONFAILED
+		return nil
+	case ErrorCodePRECONDITIONREQUIRED:
+		*s = ErrorCodePRECONDITIONREQUIRED
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1302,18 +1319,27 @@ func (*ForbiddenResponseHeaders) getProjectRes()         {}
 func (*ForbiddenResponseHeaders) getRecordRes()          {}
 func (*ForbiddenResponseHeaders) listClustersRes()       {}
 func (*ForbiddenResponseHeaders) listCollectionsRes()    {}
+func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
 func (*ForbiddenResponseHeaders) listRecordsRes()        {}
 func (*ForbiddenResponseHeaders) renameClusterRes()      {}
 func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
 func (*ForbiddenResponseHeaders) renameProjectRes()      {}
+func (*ForbiddenResponseHeaders) restoreRecordRes()      {}
 func (*ForbiddenResponseHeaders) updateRecordRes()       {}
 
-// The service's health; not enveloped. status is ok with 200, unavailable with 503.
+// The service's health; not enveloped.
 // Ref: #/components/schemas/Health
 type Health struct {
+	// Each dependency's state.
+	Checks    HealthChecks `json:"checks"`
 	Status    HealthStatus `json:"status"`
 	Timestamp Timestamp    `json:"timestamp"`
 	Version   string       `json:"version"`
+}
+
+// GetChecks returns the value of Checks.
+func (s *Health) GetChecks() HealthChecks {
+	return s.Checks
 }
 
 // GetStatus returns the value of Status.
@@ -1331,6 +1357,11 @@ func (s *Health) GetVersion() string {
 	return s.Version
 }
 
+// SetChecks sets the value of Checks.
+func (s *Health) SetChecks(val HealthChecks) {
+	s.Checks = val
+}
+
 // SetStatus sets the value of Status.
 func (s *Health) SetStatus(val HealthStatus) {
 	s.Status = val
@@ -1344,6 +1375,125 @@ func (s *Health) SetTimestamp(val Timestamp) {
 // SetVersion sets the value of Version.
 func (s *Health) SetVersion(val string) {
 	s.Version = val
+}
+
+// Each dependency's state.
+type HealthChecks struct {
+	// The shared rate limit store: local when counters live in this process only; unavailable while Redis
+	// cannot be reached and each instance counts on its own.
+	RateLimit HealthChecksRateLimit `json:"rate_limit"`
+	Store     HealthChecksStore     `json:"store"`
+}
+
+// GetRateLimit returns the value of RateLimit.
+func (s *HealthChecks) GetRateLimit() HealthChecksRateLimit {
+	return s.RateLimit
+}
+
+// GetStore returns the value of Store.
+func (s *HealthChecks) GetStore() HealthChecksStore {
+	return s.Store
+}
+
+// SetRateLimit sets the value of RateLimit.
+func (s *HealthChecks) SetRateLimit(val HealthChecksRateLimit) {
+	s.RateLimit = val
+}
+
+// SetStore sets the value of Store.
+func (s *HealthChecks) SetStore(val HealthChecksStore) {
+	s.Store = val
+}
+
+// The shared rate limit store: local when counters live in this process only; unavailable while Redis
+// cannot be reached and each instance counts on its own.
+type HealthChecksRateLimit string
+
+const (
+	HealthChecksRateLimitOk          HealthChecksRateLimit = "ok"
+	HealthChecksRateLimitUnavailable HealthChecksRateLimit = "unavailable"
+	HealthChecksRateLimitLocal       HealthChecksRateLimit = "local"
+)
+
+// AllValues returns all HealthChecksRateLimit values.
+func (HealthChecksRateLimit) AllValues() []HealthChecksRateLimit {
+	return []HealthChecksRateLimit{
+		HealthChecksRateLimitOk,
+		HealthChecksRateLimitUnavailable,
+		HealthChecksRateLimitLocal,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HealthChecksRateLimit) MarshalText() ([]byte, error) {
+	switch s {
+	case HealthChecksRateLimitOk:
+		return []byte(s), nil
+	case HealthChecksRateLimitUnavailable:
+		return []byte(s), nil
+	case HealthChecksRateLimitLocal:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *HealthChecksRateLimit) UnmarshalText(data []byte) error {
+	switch HealthChecksRateLimit(data) {
+	case HealthChecksRateLimitOk:
+		*s = HealthChecksRateLimitOk
+		return nil
+	case HealthChecksRateLimitUnavailable:
+		*s = HealthChecksRateLimitUnavailable
+		return nil
+	case HealthChecksRateLimitLocal:
+		*s = HealthChecksRateLimitLocal
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type HealthChecksStore string
+
+const (
+	HealthChecksStoreOk          HealthChecksStore = "ok"
+	HealthChecksStoreUnavailable HealthChecksStore = "unavailable"
+)
+
+// AllValues returns all HealthChecksStore values.
+func (HealthChecksStore) AllValues() []HealthChecksStore {
+	return []HealthChecksStore{
+		HealthChecksStoreOk,
+		HealthChecksStoreUnavailable,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HealthChecksStore) MarshalText() ([]byte, error) {
+	switch s {
+	case HealthChecksStoreOk:
+		return []byte(s), nil
+	case HealthChecksStoreUnavailable:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *HealthChecksStore) UnmarshalText(data []byte) error {
+	switch HealthChecksStore(data) {
+	case HealthChecksStoreOk:
+		*s = HealthChecksStoreOk
+		return nil
+	case HealthChecksStoreUnavailable:
+		*s = HealthChecksStoreUnavailable
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // HealthResponseHeaders wraps Health with response headers.
@@ -1389,6 +1539,7 @@ type HealthStatus string
 
 const (
 	HealthStatusOk          HealthStatus = "ok"
+	HealthStatusDegraded    HealthStatus = "degraded"
 	HealthStatusUnavailable HealthStatus = "unavailable"
 )
 
@@ -1396,6 +1547,7 @@ const (
 func (HealthStatus) AllValues() []HealthStatus {
 	return []HealthStatus{
 		HealthStatusOk,
+		HealthStatusDegraded,
 		HealthStatusUnavailable,
 	}
 }
@@ -1404,6 +1556,8 @@ func (HealthStatus) AllValues() []HealthStatus {
 func (s HealthStatus) MarshalText() ([]byte, error) {
 	switch s {
 	case HealthStatusOk:
+		return []byte(s), nil
+	case HealthStatusDegraded:
 		return []byte(s), nil
 	case HealthStatusUnavailable:
 		return []byte(s), nil
@@ -1417,6 +1571,9 @@ func (s *HealthStatus) UnmarshalText(data []byte) error {
 	switch HealthStatus(data) {
 	case HealthStatusOk:
 		*s = HealthStatusOk
+		return nil
+	case HealthStatusDegraded:
+		*s = HealthStatusDegraded
 		return nil
 	case HealthStatusUnavailable:
 		*s = HealthStatusUnavailable
@@ -1512,6 +1669,51 @@ func (s *NameRequest) GetName() Name {
 // SetName sets the value of Name.
 func (s *NameRequest) SetName(val Name) {
 	s.Name = val
+}
+
+// NewNilString returns new NilString with value set to v.
+func NewNilString(v string) NilString {
+	return NilString{
+		Value: v,
+	}
+}
+
+// NilString is nullable string.
+type NilString struct {
+	Value string
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilString) SetTo(v string) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilString) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilString) SetToNull() {
+	o.Null = true
+	var v string
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilString) Get() (v string, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilString) Or(d string) string {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // Ref: #/components/responses/NoContentResponse
@@ -1642,10 +1844,12 @@ func (*NotFoundResponseHeaders) getProjectRes()         {}
 func (*NotFoundResponseHeaders) getRecordRes()          {}
 func (*NotFoundResponseHeaders) listClustersRes()       {}
 func (*NotFoundResponseHeaders) listCollectionsRes()    {}
+func (*NotFoundResponseHeaders) listRecordVersionsRes() {}
 func (*NotFoundResponseHeaders) listRecordsRes()        {}
 func (*NotFoundResponseHeaders) renameClusterRes()      {}
 func (*NotFoundResponseHeaders) renameCollectionRes()   {}
 func (*NotFoundResponseHeaders) renameProjectRes()      {}
+func (*NotFoundResponseHeaders) restoreRecordRes()      {}
 func (*NotFoundResponseHeaders) updateRecordRes()       {}
 
 // Ref: #/components/responses/NotModifiedResponse
@@ -2243,6 +2447,52 @@ func (o OptRecordValue) Or(d RecordValue) RecordValue {
 	return d
 }
 
+// NewOptRestoreRequest returns new OptRestoreRequest with value set to v.
+func NewOptRestoreRequest(v RestoreRequest) OptRestoreRequest {
+	return OptRestoreRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRestoreRequest is optional RestoreRequest.
+type OptRestoreRequest struct {
+	Value RestoreRequest
+	Set   bool
+}
+
+// IsSet returns true if OptRestoreRequest was set.
+func (o OptRestoreRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRestoreRequest) Reset() {
+	var v RestoreRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRestoreRequest) SetTo(v RestoreRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRestoreRequest) Get() (v RestoreRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRestoreRequest) Or(d RestoreRequest) RestoreRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptSortByQuery returns new OptSortByQuery with value set to v.
 func NewOptSortByQuery(v SortByQuery) OptSortByQuery {
 	return OptSortByQuery{
@@ -2534,6 +2784,143 @@ func (s *PathNameRequest) GetName() OptName {
 func (s *PathNameRequest) SetName(val OptName) {
 	s.Name = val
 }
+
+// PreconditionFailedResponseHeaders wraps ErrorEnvelope with response headers.
+type PreconditionFailedResponseHeaders struct {
+	ETag                string
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ErrorEnvelope
+}
+
+// GetETag returns the value of ETag.
+func (s *PreconditionFailedResponseHeaders) GetETag() string {
+	return s.ETag
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *PreconditionFailedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *PreconditionFailedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *PreconditionFailedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *PreconditionFailedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *PreconditionFailedResponseHeaders) GetResponse() ErrorEnvelope {
+	return s.Response
+}
+
+// SetETag sets the value of ETag.
+func (s *PreconditionFailedResponseHeaders) SetETag(val string) {
+	s.ETag = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *PreconditionFailedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *PreconditionFailedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *PreconditionFailedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *PreconditionFailedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *PreconditionFailedResponseHeaders) SetResponse(val ErrorEnvelope) {
+	s.Response = val
+}
+
+func (*PreconditionFailedResponseHeaders) deleteRecordRes()  {}
+func (*PreconditionFailedResponseHeaders) restoreRecordRes() {}
+func (*PreconditionFailedResponseHeaders) updateRecordRes()  {}
+
+// PreconditionRequiredResponseHeaders wraps ErrorEnvelope with response headers.
+type PreconditionRequiredResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ErrorEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *PreconditionRequiredResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *PreconditionRequiredResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *PreconditionRequiredResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *PreconditionRequiredResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *PreconditionRequiredResponseHeaders) GetResponse() ErrorEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *PreconditionRequiredResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *PreconditionRequiredResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *PreconditionRequiredResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *PreconditionRequiredResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *PreconditionRequiredResponseHeaders) SetResponse(val ErrorEnvelope) {
+	s.Response = val
+}
+
+func (*PreconditionRequiredResponseHeaders) deleteRecordRes()  {}
+func (*PreconditionRequiredResponseHeaders) restoreRecordRes() {}
+func (*PreconditionRequiredResponseHeaders) updateRecordRes()  {}
 
 // A project.
 // Ref: #/components/schemas/Project
@@ -3164,6 +3551,67 @@ func (s *RecordListResponseHeaders) SetResponse(val RecordListEnvelope) {
 
 func (*RecordListResponseHeaders) listRecordsRes() {}
 
+// Ref: #/components/responses/RecordNotModifiedResponse
+type RecordNotModifiedResponse struct {
+	ETag                string
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+}
+
+// GetETag returns the value of ETag.
+func (s *RecordNotModifiedResponse) GetETag() string {
+	return s.ETag
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *RecordNotModifiedResponse) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *RecordNotModifiedResponse) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *RecordNotModifiedResponse) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *RecordNotModifiedResponse) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// SetETag sets the value of ETag.
+func (s *RecordNotModifiedResponse) SetETag(val string) {
+	s.ETag = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *RecordNotModifiedResponse) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *RecordNotModifiedResponse) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *RecordNotModifiedResponse) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *RecordNotModifiedResponse) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+func (*RecordNotModifiedResponse) getRecordRes() {}
+
 // A new record named by the path; name, if given, must equal the path's.
 // Ref: #/components/schemas/RecordPathCreateRequest
 type RecordPathCreateRequest struct {
@@ -3204,11 +3652,17 @@ func (s *RecordPathCreateRequest) SetValue(val OptRecordValue) {
 
 // RecordResponseHeaders wraps RecordItemEnvelope with response headers.
 type RecordResponseHeaders struct {
+	ETag                string
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
 	XRateLimitReset     OptInt
 	XRequestID          string
 	Response            RecordItemEnvelope
+}
+
+// GetETag returns the value of ETag.
+func (s *RecordResponseHeaders) GetETag() string {
+	return s.ETag
 }
 
 // GetXRateLimitLimit returns the value of XRateLimitLimit.
@@ -3234,6 +3688,11 @@ func (s *RecordResponseHeaders) GetXRequestID() string {
 // GetResponse returns the value of Response.
 func (s *RecordResponseHeaders) GetResponse() RecordItemEnvelope {
 	return s.Response
+}
+
+// SetETag sets the value of ETag.
+func (s *RecordResponseHeaders) SetETag(val string) {
+	s.ETag = val
 }
 
 // SetXRateLimitLimit sets the value of XRateLimitLimit.
@@ -3264,6 +3723,7 @@ func (s *RecordResponseHeaders) SetResponse(val RecordItemEnvelope) {
 func (*RecordResponseHeaders) createRecordAtRes() {}
 func (*RecordResponseHeaders) createRecordRes()   {}
 func (*RecordResponseHeaders) getRecordRes()      {}
+func (*RecordResponseHeaders) restoreRecordRes()  {}
 func (*RecordResponseHeaders) updateRecordRes()   {}
 
 type RecordSortByQuery string
@@ -3687,6 +4147,241 @@ func NewArrayValueRecordValue(v ArrayValue) RecordValue {
 	var s RecordValue
 	s.SetArrayValue(v)
 	return s
+}
+
+// One state of a record; changed_by is who wrote it (a user id), null when not known.
+// Ref: #/components/schemas/RecordVersion
+type RecordVersion struct {
+	ChangedAt Timestamp   `json:"changed_at"`
+	ChangedBy NilString   `json:"changed_by"`
+	Name      Name        `json:"name"`
+	Type      RecordType  `json:"type"`
+	Value     RecordValue `json:"value"`
+	Version   int         `json:"version"`
+}
+
+// GetChangedAt returns the value of ChangedAt.
+func (s *RecordVersion) GetChangedAt() Timestamp {
+	return s.ChangedAt
+}
+
+// GetChangedBy returns the value of ChangedBy.
+func (s *RecordVersion) GetChangedBy() NilString {
+	return s.ChangedBy
+}
+
+// GetName returns the value of Name.
+func (s *RecordVersion) GetName() Name {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *RecordVersion) GetType() RecordType {
+	return s.Type
+}
+
+// GetValue returns the value of Value.
+func (s *RecordVersion) GetValue() RecordValue {
+	return s.Value
+}
+
+// GetVersion returns the value of Version.
+func (s *RecordVersion) GetVersion() int {
+	return s.Version
+}
+
+// SetChangedAt sets the value of ChangedAt.
+func (s *RecordVersion) SetChangedAt(val Timestamp) {
+	s.ChangedAt = val
+}
+
+// SetChangedBy sets the value of ChangedBy.
+func (s *RecordVersion) SetChangedBy(val NilString) {
+	s.ChangedBy = val
+}
+
+// SetName sets the value of Name.
+func (s *RecordVersion) SetName(val Name) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *RecordVersion) SetType(val RecordType) {
+	s.Type = val
+}
+
+// SetValue sets the value of Value.
+func (s *RecordVersion) SetValue(val RecordValue) {
+	s.Value = val
+}
+
+// SetVersion sets the value of Version.
+func (s *RecordVersion) SetVersion(val int) {
+	s.Version = val
+}
+
+// One page of a list. total counts every match before limit and offset.
+// Ref: #/components/schemas/RecordVersionList
+type RecordVersionList struct {
+	Items  []RecordVersion `json:"items"`
+	Limit  int             `json:"limit"`
+	Offset int             `json:"offset"`
+	Total  int             `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *RecordVersionList) GetItems() []RecordVersion {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *RecordVersionList) GetLimit() int {
+	return s.Limit
+}
+
+// GetOffset returns the value of Offset.
+func (s *RecordVersionList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *RecordVersionList) GetTotal() int {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *RecordVersionList) SetItems(val []RecordVersion) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *RecordVersionList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *RecordVersionList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *RecordVersionList) SetTotal(val int) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/RecordVersionListEnvelope
+type RecordVersionListEnvelope struct {
+	Data    RecordVersionList `json:"data"`
+	Message Message           `json:"message"`
+	Success bool              `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *RecordVersionListEnvelope) GetData() RecordVersionList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *RecordVersionListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *RecordVersionListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *RecordVersionListEnvelope) SetData(val RecordVersionList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *RecordVersionListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *RecordVersionListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// RecordVersionListResponseHeaders wraps RecordVersionListEnvelope with response headers.
+type RecordVersionListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            RecordVersionListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *RecordVersionListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *RecordVersionListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *RecordVersionListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *RecordVersionListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *RecordVersionListResponseHeaders) GetResponse() RecordVersionListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *RecordVersionListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *RecordVersionListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *RecordVersionListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *RecordVersionListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *RecordVersionListResponseHeaders) SetResponse(val RecordVersionListEnvelope) {
+	s.Response = val
+}
+
+func (*RecordVersionListResponseHeaders) listRecordVersionsRes() {}
+
+// The version to restore.
+// Ref: #/components/schemas/RestoreRequest
+type RestoreRequest struct {
+	Version int `json:"version"`
+}
+
+// GetVersion returns the value of Version.
+func (s *RestoreRequest) GetVersion() int {
+	return s.Version
+}
+
+// SetVersion sets the value of Version.
+func (s *RestoreRequest) SetVersion(val int) {
+	s.Version = val
 }
 
 // An element of an array value.
@@ -4138,10 +4833,12 @@ func (*UnauthorizedResponseHeaders) getRecordRes()          {}
 func (*UnauthorizedResponseHeaders) listClustersRes()       {}
 func (*UnauthorizedResponseHeaders) listCollectionsRes()    {}
 func (*UnauthorizedResponseHeaders) listProjectsRes()       {}
+func (*UnauthorizedResponseHeaders) listRecordVersionsRes() {}
 func (*UnauthorizedResponseHeaders) listRecordsRes()        {}
 func (*UnauthorizedResponseHeaders) loginRes()              {}
 func (*UnauthorizedResponseHeaders) refreshTokenRes()       {}
 func (*UnauthorizedResponseHeaders) renameClusterRes()      {}
 func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}
 func (*UnauthorizedResponseHeaders) renameProjectRes()      {}
+func (*UnauthorizedResponseHeaders) restoreRecordRes()      {}
 func (*UnauthorizedResponseHeaders) updateRecordRes()       {}

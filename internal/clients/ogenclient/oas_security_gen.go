@@ -37,11 +37,13 @@ var operationRolesBearerAuth = map[string][]string{
 	ListClustersOperation:       []string{},
 	ListCollectionsOperation:    []string{},
 	ListProjectsOperation:       []string{},
+	ListRecordVersionsOperation: []string{},
 	ListRecordsOperation:        []string{},
 	RefreshTokenOperation:       []string{},
 	RenameClusterOperation:      []string{},
 	RenameCollectionOperation:   []string{},
 	RenameProjectOperation:      []string{},
+	RestoreRecordOperation:      []string{},
 	UpdateRecordOperation:       []string{},
 }
 

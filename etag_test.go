@@ -1,0 +1,364 @@
+package hds_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"sync"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/pgtest"
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/postgres"
+)
+
+// The conditional requests of API.md section 13.
+
+// strongTag is a strong entity tag as RFC 9110 writes one.
+var strongTag = regexp.MustCompile(`^"[\x21\x23-\x7e\x80-\xff]*"$`)
+
+// sendWith sends a request with extra headers (name, value pairs).
+func (c *client) sendWith(method, target, body, token string, headers ...string) (int, http.Header, envelope) {
+	c.t.Helper()
+	r := request(method, target, body, token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Add(headers[i], headers[i+1])
+	}
+	return c.send(r)
+}
+
+// etagOf returns the ETag of a one-record response, failing when there is
+// none or it is not a strong tag.
+func etagOf(t *testing.T, what string, h http.Header) string {
+	t.Helper()
+	tag := h.Get("ETag")
+	if !strongTag.MatchString(tag) || len(h.Values("ETag")) != 1 {
+		t.Errorf("%s: ETag %q, want one strong entity tag", what, h.Values("ETag"))
+	}
+	return tag
+}
+
+func TestETag(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithCredentialKey(testKey))
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		K, R := pathK("web", "prod", "k"), pathR("web", "prod", "k", "port")
+
+		status, h, _ := c.do("POST", R+"?type=INTEGER&value=1", "", alice)
+		if status != http.StatusCreated {
+			t.Fatalf("POST R: %d", status)
+		}
+		created := etagOf(t, "POST R", h)
+		_, h, _ = c.do("GET", R, "", alice)
+		if got := etagOf(t, "GET R", h); got != created {
+			t.Errorf("GET R: ETag %s, want the one POST R gave, %s", got, created)
+		}
+		_, h, _ = c.do("GET", R+"?reveal=true", "", alice)
+		if got := etagOf(t, "GET R?reveal=true", h); got != created {
+			t.Errorf("GET R?reveal=true: ETag %s, want %s: the tag names the state, not the representation", got, created)
+		}
+		_, h, _ = c.do("PUT", R+"?value=1", "", alice)
+		same := etagOf(t, "PUT R to the same value", h)
+		if same == created {
+			t.Errorf("an update to the same value kept the tag %s", same)
+		}
+		_, h, _ = c.do("PUT", R+"?rename=port2", "", alice)
+		renamed := etagOf(t, "PUT R rename", h)
+		if renamed == same {
+			t.Errorf("a rename kept the tag %s", renamed)
+		}
+		c.mustDo("DELETE", pathR("web", "prod", "k", "port2"), "", alice, http.StatusNoContent)
+		_, h, _ = c.do("POST", K+"/records", `{"name":"port2","type":"INTEGER","value":1}`, alice)
+		again := etagOf(t, "POST K/records", h)
+		for _, old := range []string{created, same, renamed} {
+			if again == old {
+				t.Errorf("a record deleted and created again has an old tag %s", again)
+			}
+		}
+		_, h, _ = c.do("POST", pathR("web", "prod", "k", "other"), `{"type":"INTEGER","value":1}`, alice)
+		if other := etagOf(t, "POST R (body)", h); other == again {
+			t.Errorf("two records share the tag %s", other)
+		}
+		_, h, _ = c.do("POST", K+"/records", `{"name":"pw","type":"CREDENTIAL","value":"s3cret"}`, alice)
+		pw := etagOf(t, "POST credential", h)
+		_, h, _ = c.do("GET", pathR("web", "prod", "k", "pw")+"?reveal=true", "", alice)
+		if got := etagOf(t, "GET credential revealed", h); got != pw {
+			t.Errorf("a revealed credential has the tag %s, masked %s", got, pw)
+		}
+		// Lists and cluster data carry no ETag.
+		for _, target := range []string{K, K + "/records"} {
+			if _, h, _ := c.do("GET", target, "", alice); h.Get("ETag") != "" {
+				t.Errorf("GET %s: ETag %q on a response that is not one record", target, h.Get("ETag"))
+			}
+		}
+	})
+}
+
+func TestIfMatch(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice, bob := c.token("alice"), c.token("bob")
+		c.tree(alice, "web", "prod", "k")
+		c.tree(bob, "bobs", "c", "k")
+		K, R := pathK("web", "prod", "k"), pathR("web", "prod", "k", "port")
+		c.addRecord(alice, K, "taken", "INTEGER", "0")
+		_, h, _ := c.do("POST", R+"?type=INTEGER&value=1", "", alice)
+		v1 := etagOf(t, "create", h)
+		_, h, _ = c.do("PUT", R+"?value=2", "", alice)
+		v2 := etagOf(t, "update", h)
+
+		wantValue := func(what, want string) {
+			t.Helper()
+			var r recordJSON
+			c.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
+			if string(r.Value) != want {
+				t.Errorf("%s: value %s, want %s", what, r.Value, want)
+			}
+		}
+		for _, tt := range []struct{ name, ifMatch string }{
+			{"stale tag", v1},
+			{"weak current tag", "W/" + v2},
+			{"unknown tags", `"a", "b"`},
+		} {
+			status, h, env := c.sendWith("PUT", R+"?value=99", "", alice, "If-Match", tt.ifMatch)
+			wantError(t, "PUT with "+tt.name, status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
+			if env.details() != "current version is 2" {
+				t.Errorf("PUT with %s: details %q, want %q", tt.name, env.details(), "current version is 2")
+			}
+			if got := h.Get("ETag"); got != v2 {
+				t.Errorf("PUT with %s: 412 carries ETag %q, want the current %s", tt.name, got, v2)
+			}
+			wantValue("after a 412", "2")
+		}
+		status, h, _ := c.sendWith("PUT", R+"?value=3", "", alice, "If-Match", v2)
+		if status != http.StatusOK {
+			t.Fatalf("PUT with the current tag: %d", status)
+		}
+		v3 := etagOf(t, "PUT with the current tag", h)
+		status, h, _ = c.sendWith("PUT", R+"?value=4", "", alice, "If-Match", `"x", W/`+v3+`, `+v3)
+		if status != http.StatusOK {
+			t.Fatalf("PUT with a list holding the current tag: %d", status)
+		}
+		v4 := etagOf(t, "PUT with a list", h)
+		status, h, _ = c.sendWith("PUT", R+"?value=5", "", alice, "If-Match", `"x"`, "If-Match", v4)
+		if status != http.StatusOK {
+			t.Fatalf("PUT with two If-Match lines: %d", status)
+		}
+		v5 := etagOf(t, "PUT with two lines", h)
+		if status, _, _ := c.sendWith("PUT", R+"?value=6", "", alice, "If-Match", "*"); status != http.StatusOK {
+			t.Errorf("PUT with If-Match: *: %d, want 200", status)
+		}
+		// A rename to the current name changes nothing but is still conditional.
+		status, _, env := c.sendWith("PUT", R+"?rename=port", "", alice, "If-Match", v5)
+		wantError(t, "no-op rename with a stale tag", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
+
+		for _, bad := range []string{`abc`, `"unterminated`, `W/abc`, `"a" "b"`, `,`, `*, "a"`, `"a b"`, `w/"a"`, `"a"x`} {
+			status, _, env := c.sendWith("PUT", R+"?value=7", "", alice, "If-Match", bad)
+			wantError(t, "PUT with If-Match "+bad, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+			status, _, env = c.sendWith("DELETE", R, "", alice, "If-Match", bad)
+			wantError(t, "DELETE with If-Match "+bad, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		}
+		wantValue("after refused requests", "6")
+
+		// Preconditions come last.
+		status, _, env = c.sendWith("PUT", pathR("web", "prod", "k", "missing")+"?value=1", "", alice, "If-Match", v1)
+		wantError(t, "stale tag on a missing record", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Resource not found")
+		status, _, env = c.sendWith("PUT", R, `{"value":"x"}`, alice, "If-Match", v1)
+		wantError(t, "stale tag and a value not fitting", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
+		status, _, env = c.sendWith("PUT", R+"?value=1", `{"value":1}`, alice, "If-Match", v1)
+		wantError(t, "stale tag and a mixed request", status, env, http.StatusBadRequest, "INVALID_REQUEST", "")
+		status, _, env = c.sendWith("PUT", R+"?rename=taken", "", alice, "If-Match", v1)
+		wantError(t, "stale tag and a taken name", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
+		status, _, env = c.sendWith("PUT", pathR("bobs", "c", "k", "x")+"?value=1", "", alice, "If-Match", "garbage")
+		wantError(t, "a malformed tag under someone else's project", status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", "Insufficient permissions")
+		status, _, env = c.sendWith("DELETE", pathR("web", "prod", "k", "missing"), "", alice, "If-Match", v1)
+		wantError(t, "DELETE of a missing record with a tag", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+
+		// DELETE.
+		_, h, _ = c.do("GET", R, "", alice)
+		cur := etagOf(t, "GET", h)
+		status, h, env = c.sendWith("DELETE", R, "", alice, "If-Match", v1)
+		wantError(t, "DELETE with a stale tag", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
+		if h.Get("ETag") != cur || env.details() != "current version is 6" {
+			t.Errorf("DELETE 412: ETag %q details %q, want %s and version 6", h.Get("ETag"), env.details(), cur)
+		}
+		wantValue("after a refused delete", "6")
+		if status, _, _ := c.sendWith("DELETE", R, "", alice, "If-Match", cur); status != http.StatusNoContent {
+			t.Errorf("DELETE with the current tag: %d, want 204", status)
+		}
+		status, _, env = c.sendWith("DELETE", R, "", alice, "If-Match", "*")
+		wantError(t, "DELETE * of a deleted record", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+	})
+}
+
+func TestIfNoneMatch(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		R := pathR("web", "prod", "k", "port")
+		_, h, _ := c.do("POST", R+"?type=INTEGER&value=1", "", alice)
+		v1 := etagOf(t, "create", h)
+		for _, inm := range []string{v1, "*", "W/" + v1, `"x", ` + v1} {
+			r := request("GET", R, "", alice)
+			r.Header.Set("If-None-Match", inm)
+			res := c.raw(r)
+			body := make([]byte, 1)
+			n, _ := res.Body.Read(body)
+			if res.StatusCode != http.StatusNotModified || n != 0 || res.Header.Get("ETag") != v1 {
+				t.Errorf("GET with If-None-Match %s: %d, %d body bytes, ETag %q; want 304, none, %s",
+					inm, res.StatusCode, n, res.Header.Get("ETag"), v1)
+			}
+		}
+		c.mustDo("PUT", R+"?value=2", "", alice, http.StatusOK)
+		status, h, _ := c.sendWith("GET", R, "", alice, "If-None-Match", v1)
+		if status != http.StatusOK || h.Get("ETag") == v1 {
+			t.Errorf("GET with an old tag in If-None-Match: %d ETag %q, want 200 and a new tag", status, h.Get("ETag"))
+		}
+		status, _, env := c.sendWith("GET", R, "", alice, "If-None-Match", "nope")
+		wantError(t, "malformed If-None-Match", status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		status, _, env = c.sendWith("GET", pathR("web", "prod", "k", "missing"), "", alice, "If-None-Match", "*")
+		wantError(t, "If-None-Match * on a missing record", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+	})
+}
+
+func TestRequireIfMatch(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithRequireIfMatch(true))
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		R := pathR("web", "prod", "k", "port")
+		_, h, _ := c.do("POST", R+"?type=INTEGER&value=1", "", alice)
+		v1 := etagOf(t, "create (never conditional)", h)
+		for _, tt := range []struct{ method, target, body string }{
+			{"PUT", R + "?value=2", ""},
+			{"PUT", R, `{"name":"port"}`},
+			{"DELETE", R, ""},
+			{"POST", R + "/restore?version=1", ""},
+		} {
+			status, _, env := c.do(tt.method, tt.target, tt.body, alice)
+			wantError(t, tt.method+" "+tt.target+" without If-Match", status, env,
+				http.StatusPreconditionRequired, "PRECONDITION_REQUIRED", "Precondition required")
+		}
+		status, _, env := c.do("PUT", pathR("web", "prod", "k", "missing")+"?value=1", "", alice)
+		wantError(t, "missing record without If-Match", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+		status, _, env = c.do("PUT", R, `{"value":"x"}`, alice)
+		wantError(t, "bad value without If-Match", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
+		status, _, env = c.do("POST", R+"/restore?version=9", "", alice)
+		wantError(t, "restore of a missing version without If-Match", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+		status, _, env = c.sendWith("PUT", R+"?value=2", "", alice, "If-Match", `"stale"`)
+		wantError(t, "stale If-Match", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "")
+		status, h, _ = c.sendWith("PUT", R+"?value=2", "", alice, "If-Match", v1)
+		if status != http.StatusOK {
+			t.Fatalf("PUT with If-Match: %d", status)
+		}
+		v2 := etagOf(t, "PUT", h)
+		if status, _, _ := c.sendWith("POST", R+"/restore?version=1", "", alice, "If-Match", v2); status != http.StatusOK {
+			t.Errorf("restore with If-Match: %d, want 200", status)
+		}
+		if status, _, _ := c.sendWith("DELETE", R, "", alice, "If-Match", "*"); status != http.StatusNoContent {
+			t.Errorf("DELETE with If-Match *: %d, want 204", status)
+		}
+		// Without the option nothing is required.
+		d := newServer(t, kind)
+		dt := d.token("alice")
+		d.tree(dt, "web", "prod", "k")
+		d.mustDo("POST", R+"?type=INTEGER&value=1", "", dt, http.StatusCreated)
+		d.mustDo("PUT", R+"?value=2", "", dt, http.StatusOK)
+		d.mustDo("DELETE", R, "", dt, http.StatusNoContent)
+	})
+}
+
+// TestConcurrentIfMatchTwoInstances runs two handlers, each with its own
+// connection pool, on one PostgreSQL database: of 50 concurrent PUTs with
+// the same tag exactly one succeeds and 49 get 412; without If-Match
+// every update is applied, each with its own version.
+func TestConcurrentIfMatchTwoInstances(t *testing.T) {
+	url := pgtest.NewURL(t)
+	open := func() *postgres.Store {
+		db, err := sqlx.Open("postgres", url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(4)
+		t.Cleanup(func() { db.Close() })
+		return postgres.New(db)
+	}
+	one := open()
+	a := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return one, one }})
+	two := open()
+	b := &client{t: t, h: hds.New(hds.WithStore(two), hds.WithUsers(two),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithLogger(quietLogger), hds.WithRateLimit(1_000_000, 1_000_000)),
+		store: two, users: two, ids: a.ids, tokens: a.tokens}
+	b.api = contractOf(t, b.h, "")
+	alice := a.token("alice")
+	a.tree(alice, "web", "prod", "k")
+	R := pathR("web", "prod", "k", "n")
+	_, h, _ := a.do("POST", R+"?type=INTEGER&value=0", "", alice)
+	tag := etagOf(t, "create", h)
+
+	const n = 50
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		wg.Go(func() {
+			status, _, env := c.sendWith("PUT", fmt.Sprintf("%s?value=%d", R, i+1), "", alice, "If-Match", tag)
+			statuses[i] = status
+			if status == http.StatusPreconditionFailed && (env.code() != "PRECONDITION_FAILED" || env.message() != "Precondition failed") {
+				t.Errorf("PUT %d: 412 %s %q", i, env.code(), env.message())
+			}
+		})
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusOK] != 1 || count[http.StatusPreconditionFailed] != n-1 {
+		t.Errorf("%d concurrent PUTs with one tag on two instances: statuses %v, want 1 x 200 and %d x 412", n, count, n-1)
+	}
+	var r recordJSON
+	b.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
+	if r.Version != 2 {
+		t.Errorf("after the race: version %d, want 2", r.Version)
+	}
+
+	versions := make([]int64, 20)
+	for i := range versions {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		wg.Go(func() {
+			status, _, env := c.do("PUT", fmt.Sprintf("%s?value=%d", R, i), "", alice)
+			if status != http.StatusOK {
+				t.Errorf("unconditional PUT %d: %d %s", i, status, env.raw)
+				return
+			}
+			var r recordJSON
+			env.decode(t, &r)
+			versions[i] = r.Version
+		})
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for _, v := range versions {
+		if seen[v] {
+			t.Errorf("two concurrent updates both report version %d", v)
+		}
+		seen[v] = true
+	}
+	b.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
+	if r.Version != 22 {
+		t.Errorf("after 20 unconditional updates: version %d, want 22", r.Version)
+	}
+}
