@@ -23,6 +23,7 @@ import (
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
 )
 
 // privateRedis is a redis-server of the test's own on a free port, so
@@ -207,4 +208,18 @@ func TestHealthRateLimitLocalWithoutRedis(t *testing.T) {
 	assert.Equal(t, "ok", hb.Status)
 	assert.Equal(t, "ok", hb.Checks.Store, "checks.store")
 	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit without a shared store")
+}
+
+// pingDown is a store whose Ping fails, like a database that went away.
+type pingDown struct{ store.Store }
+
+func (pingDown) Ping(context.Context) error { return store.ErrUnavailable }
+
+func TestHealthStoreDownChecks(t *testing.T) {
+	m := protUsers(t)
+	code, hb := health(t, protServer(m, hds.WithStore(pingDown{m})))
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "unavailable", hb.Status)
+	assert.Equal(t, "unavailable", hb.Checks.Store, "checks.store")
+	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit")
 }
