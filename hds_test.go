@@ -42,7 +42,7 @@ func TestHealth(t *testing.T) {
 		if ct := res.Header.Get("Content-Type"); ct != jsonType {
 			t.Errorf("GET /health: Content-Type %q, want %q", ct, jsonType)
 		}
-		wantFields(t, "GET /health (not enveloped)", body, "status", "timestamp", "version")
+		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, API.md section 10
 		var h struct{ Status, Timestamp, Version string }
 		if err := json.Unmarshal(body, &h); err != nil {
 			t.Fatalf("GET /health: %v: %s", err, body)

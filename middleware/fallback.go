@@ -149,9 +149,9 @@ func (f *FallbackStore) bounded(ctx context.Context, call op) (limiter.Context, 
 		c   limiter.Context
 		err error
 	}
+	defer cancel() // only once the call has answered or timed out
 	done := make(chan result, 1)
 	go func() {
-		defer cancel()
 		c, err := call(ctx, f.shared)
 		done <- result{c, err}
 	}()
