@@ -21,7 +21,7 @@ import (
 // largeSizes are the value sizes the large value tests write, in bytes of
 // canonical JSON: around the 256 code points a store may index, around the
 // 2.7 kB a PostgreSQL btree entry holds, and up to the default body limit.
-var largeSizes = []int{1, 255, 256, 257, 1000, 2645, 2704, 2800, 8 << 10, 64 << 10, 1 << 20}
+var largeSizes = []int{1, 255, 256, 257, 2645, 2800, 64 << 10, 1 << 20}
 
 // largeGen makes random, incompressible values of one type.
 type largeGen struct {
@@ -179,6 +179,9 @@ func testLargeValues(t *testing.T, newStore func(t *testing.T) store.Store) {
 					assertValue(t, f, p, next.typ, v3, 3, "after changing the type of a "+name+" to "+string(next.typ))
 				}
 
+				if n > 64<<10 {
+					continue // a rename with a type change is no different at 1 MiB
+				}
 				v4 := g.value(t, r, n)
 				_, err = f.s.UpdateRecord(f.ctx, p, store.Write{}, func(rec *store.Record) error {
 					rec.Name, rec.Type, rec.Value = name+" renamed", g.typ, v4
