@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/jsonstr"
 	"github.com/hds-go/hds/store"
 )
 
@@ -307,7 +308,7 @@ func (rec records) handleClusterData() queryHandler {
 				if err != nil {
 					return b, err
 				}
-				b = appendString(b, it.Name)
+				b = jsonstr.Append(b, it.Name)
 				b = append(b, ':')
 				b = append(b, v...)
 			}

@@ -2,9 +2,9 @@
 // records and users, the record type system, and the Store and
 // UserDirectory interfaces that every storage implementation satisfies.
 //
-// The package imports only the standard library, so that a host
-// application can implement Store or UserDirectory without pulling in any
-// of hds's own dependencies. Implementations shipped with hds live in
+// The package imports only the standard library (and internal/jsonstr,
+// which imports nothing else), so that a host application can implement
+// Store or UserDirectory without pulling in any of hds's own dependencies. Implementations shipped with hds live in
 // store/memory and store/postgres; store/storetest holds the conformance
 // suites every implementation must pass.
 //

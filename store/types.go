@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hds-go/hds/internal/jsonstr"
 )
 
 // DataType is a record type: one of the scalar types below or an array of
@@ -160,7 +162,7 @@ func (t DataType) ParseText(s string, present bool) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		return marshalString(c), nil
+		return jsonstr.Append(nil, c), nil
 	case Null:
 		if s != "" {
 			return nil, invalid("NULL takes no value")
@@ -247,7 +249,7 @@ func (t DataType) parseScalar(raw []byte) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshalString(c), nil
+	return jsonstr.Append(nil, c), nil
 }
 
 // checkString validates s as a value of the string type t and returns its
@@ -273,15 +275,6 @@ func (t DataType) checkString(s string) (string, error) {
 		return "", t.mismatch()
 	}
 	return s, nil
-}
-
-// marshalString encodes s as a JSON string without HTML escaping.
-func marshalString(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 func isDigits(s string) bool {
