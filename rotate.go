@@ -31,9 +31,6 @@ type RotationProgress struct {
 	LastID   string // the id to resume after
 }
 
-// errUnchanged aborts an update that has nothing to do.
-var errUnchanged = errors.New("unchanged")
-
 // RotateCredentials re-seals every CREDENTIAL and []CREDENTIAL value in s
 // under the primary key, in batches, so that older keys can then be
 // dropped. Values already sealed by the primary key are left alone, so a
@@ -59,14 +56,14 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 		for _, ref := range refs {
 			_, err := s.UpdateRecord(ctx, ref.Path, func(cur *store.Record) error {
 				if !cur.Type.IsCredential() { // changed since it was listed
-					return errUnchanged
+					return store.ErrUnchanged
 				}
 				v, changed, err := ring.ResealValue(cur.Type, cur.ID, cur.Value)
 				if err != nil {
 					return err
 				}
 				if !changed {
-					return errUnchanged
+					return store.ErrUnchanged
 				}
 				cur.Value = v
 				return nil
@@ -74,7 +71,7 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 			switch {
 			case err == nil:
 				p.Resealed++
-			case errors.Is(err, errUnchanged), errors.Is(err, store.ErrNotFound):
+			case errors.Is(err, store.ErrUnchanged), errors.Is(err, store.ErrNotFound):
 				// Already under the primary key, no longer a credential, or deleted.
 			default:
 				return p, fmt.Errorf("hds: rotate credentials: %w", err)

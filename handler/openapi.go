@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/middleware"
@@ -732,17 +733,12 @@ func handleOpenAPI(version string, requireAuth bool) http.Handler {
 	doc := buf.Bytes()
 	sum := sha256.Sum256(doc)
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	length := strconv.Itoa(len(doc))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Cache-Control", openAPICacheControl)
 		h.Set("ETag", etag)
-		if match := r.Header.Get("If-None-Match"); match == "*" || strings.Contains(match, etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
 		h.Set("Content-Type", envelope.ContentType)
-		h.Set("Content-Length", length)
-		_, _ = w.Write(doc)
-	})
+		// ServeContent answers If-None-Match (304), HEAD and ranges.
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(doc))
+	}))
 }

@@ -29,9 +29,6 @@ func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, g
 	}
 }
 
-// errUnchanged aborts an update that has nothing to change.
-var errUnchanged = errors.New("unchanged")
-
 // recordBody is the body of the record routes.
 type recordBody struct {
 	Name  *string         `json:"name"`
@@ -191,7 +188,7 @@ func (rec records) handleUpdate() queryHandler {
 			if renameOnly && cur.Name == in.name {
 				// A rename to the current name is a no-op: no new version.
 				unchanged = cur
-				return errUnchanged
+				return store.ErrUnchanged
 			}
 			t := cur.Type
 			if in.hasTyp {
@@ -221,7 +218,7 @@ func (rec records) handleUpdate() queryHandler {
 			}
 			return nil
 		})
-		if errors.Is(err, errUnchanged) {
+		if errors.Is(err, store.ErrUnchanged) {
 			updated, err = unchanged, nil
 		}
 		if err != nil {

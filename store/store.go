@@ -38,6 +38,12 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 )
 
+// ErrUnchanged is for the update function of UpdateRecord that finds
+// nothing to change: returning it aborts the update, and UpdateRecord
+// returns it as it does any error of the function, so that the caller can
+// tell "nothing to do" from a failure. Stores never return it themselves.
+var ErrUnchanged = errors.New("unchanged")
+
 // NotFoundError names the missing resource. It matches ErrNotFound.
 type NotFoundError struct {
 	Kind string // "project", "collection", "cluster", "record" or "user"

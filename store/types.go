@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math/big"
 	"strconv"
@@ -453,9 +454,9 @@ func CompareValues(a, b ValueKey) int {
 func compareNumbers(a, b ValueKey) int {
 	switch {
 	case a.IsInt && b.IsInt:
-		return cmpOrdered(a.Int, b.Int)
+		return cmp.Compare(a.Int, b.Int)
 	case !a.IsInt && !b.IsInt:
-		return cmpOrdered(a.Float, b.Float)
+		return cmp.Compare(a.Float, b.Float) // finite: no NaN
 	}
 	// An int64 and a float64: compare exactly, float64 cannot hold every
 	// int64.
@@ -468,16 +469,6 @@ func exact(k ValueKey) *big.Float {
 		return f.SetInt64(k.Int)
 	}
 	return f.SetFloat64(k.Float)
-}
-
-func cmpOrdered[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Decimal returns the exact decimal value of a GroupNumber key (an int64,
