@@ -14,9 +14,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the driver comparison
-	"github.com/jmoiron/sqlx"
-
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/baseline"
 	"github.com/hds-go/hds/internal/pgtest"
@@ -45,15 +42,6 @@ func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 		st, users = m, m
 	case "postgres":
 		db := pgtest.New(b)
-		db.SetMaxOpenConns(4)
-		pg := postgres.New(db)
-		st, users = pg, pg
-	case "pgx": // the same store code on pgx's database/sql driver, for comparison
-		db, err := sqlx.Open("pgx", pgtest.NewURL(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { db.Close() })
 		db.SetMaxOpenConns(4)
 		pg := postgres.New(db)
 		st, users = pg, pg
@@ -193,11 +181,9 @@ var benchOps = []struct {
 }
 
 // BenchmarkHandler measures each operation through the full handler, on
-// each store kind, serially and with 32 parallel clients. "pgx" is the
-// PostgreSQL store on pgx's database/sql driver instead of lib/pq, to
-// compare the drivers on the same code.
+// each store kind, serially and with 32 parallel clients.
 func BenchmarkHandler(b *testing.B) {
-	for _, kind := range []string{"memory", "postgres", "pgx"} {
+	for _, kind := range []string{"memory", "postgres"} {
 		b.Run(kind, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 0)
 			b.Run("Login", func(b *testing.B) {

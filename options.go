@@ -11,6 +11,7 @@ import (
 
 	"github.com/ulule/limiter/v3"
 
+	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/store"
 )
 
@@ -86,7 +87,7 @@ const (
 	DefaultLoginFailuresPerIP   = 100
 	DefaultLoginWindow          = 15 * time.Minute
 	// CredentialKeyBytes is the length of a credential key (AES-256).
-	CredentialKeyBytes = 32
+	CredentialKeyBytes = sealing.KeyBytes
 	// DefaultMaxVersions is how many versions of each record, besides
 	// the current one, are kept by default.
 	DefaultMaxVersions = store.DefaultMaxVersions

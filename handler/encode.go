@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/jsonstr"
 	"github.com/hds-go/hds/store"
 )
 
@@ -28,7 +28,7 @@ func writeJSON(w http.ResponseWriter, status int, message string, fill func([]by
 	b, err := fill(b)
 	if err == nil {
 		b = append(b, `,"message":`...)
-		b = appendString(b, message)
+		b = jsonstr.Append(b, message)
 		b = append(b, "}\n"...)
 		envelope.WriteRaw(w, status, b)
 	}
@@ -43,11 +43,11 @@ func writeJSON(w http.ResponseWriter, status int, message string, fill func([]by
 // revealed) value.
 func appendRecord(b []byte, r *store.Record, value json.RawMessage) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, r.ID)
+	b = jsonstr.Append(b, r.ID)
 	b = append(b, `,"name":`...)
-	b = appendString(b, r.Name)
+	b = jsonstr.Append(b, r.Name)
 	b = append(b, `,"type":`...)
-	b = appendString(b, string(r.Type))
+	b = jsonstr.Append(b, string(r.Type))
 	b = append(b, `,"value":`...)
 	b = append(b, value...)
 	b = append(b, `,"version":`...)
@@ -63,58 +63,5 @@ func appendRecord(b []byte, r *store.Record, value json.RawMessage) []byte {
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.UTC().AppendFormat(b, timeLayout)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does
-// (without HTML escaping): quotes, backslashes, control characters,
-// U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/jsonstr"
 	"github.com/hds-go/hds/store"
 )
 
@@ -94,9 +95,9 @@ func appendVersion(b []byte, v *store.RecordVersion, value json.RawMessage) []by
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, v.Version, 10)
 	b = append(b, `,"name":`...)
-	b = appendString(b, v.Name)
+	b = jsonstr.Append(b, v.Name)
 	b = append(b, `,"type":`...)
-	b = appendString(b, string(v.Type))
+	b = jsonstr.Append(b, string(v.Type))
 	b = append(b, `,"value":`...)
 	b = append(b, value...)
 	b = append(b, `,"changed_at":`...)
@@ -105,7 +106,7 @@ func appendVersion(b []byte, v *store.RecordVersion, value json.RawMessage) []by
 	if v.ChangedBy == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, v.ChangedBy)
+		b = jsonstr.Append(b, v.ChangedBy)
 	}
 	return append(b, '}')
 }

@@ -3,6 +3,7 @@ package handler
 import (
 	"strconv"
 
+	"github.com/hds-go/hds/internal/jsonstr"
 	"github.com/hds-go/hds/store"
 )
 
@@ -53,13 +54,13 @@ func clusterJSON(k *store.Cluster) clusterOut {
 // so that cluster data can add its "data" member.
 func appendCluster(b []byte, k *store.Cluster) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, k.ID)
+	b = jsonstr.Append(b, k.ID)
 	b = append(b, `,"name":`...)
-	b = appendString(b, k.Name)
+	b = jsonstr.Append(b, k.Name)
 	b = append(b, `,"project":`...)
-	b = appendString(b, k.Project)
+	b = jsonstr.Append(b, k.Project)
 	b = append(b, `,"collection":`...)
-	b = appendString(b, k.Collection)
+	b = jsonstr.Append(b, k.Collection)
 	b = append(b, `,"created_at":`...)
 	b = appendTime(b, k.CreatedAt)
 	b = append(b, `,"updated_at":`...)

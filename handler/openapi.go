@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 
 	"net/http"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/middleware"
@@ -712,7 +712,8 @@ const openAPICacheControl = "no-cache"
 
 // servedDocument is the encoded document and its entity tag.
 type servedDocument struct {
-	body, etag, length string
+	body []byte
+	etag string
 }
 
 // encodeDocument encodes the document of rt's routes.
@@ -724,7 +725,7 @@ func encodeDocument(rt *router, version string, requireAuth bool) servedDocument
 		panic("hds: encode the OpenAPI document: " + err.Error()) // maps of strings, numbers and slices always encode
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	return servedDocument{body: buf.String(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`, length: strconv.Itoa(buf.Len())}
+	return servedDocument{body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 }
 
 // handleOpenAPI serves the document of rt's routes, not enveloped. It
@@ -732,18 +733,13 @@ func encodeDocument(rt *router, version string, requireAuth bool) servedDocument
 // built once, on the first request, when every route is registered.
 func handleOpenAPI(rt *router, version string, requireAuth bool) http.Handler {
 	served := sync.OnceValue(func() servedDocument { return encodeDocument(rt, version, requireAuth) })
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := served()
-		doc, etag, length := d.body, d.etag, d.length
 		h := w.Header()
 		h.Set("Cache-Control", openAPICacheControl)
-		h.Set("ETag", etag)
-		if match := r.Header.Get("If-None-Match"); match == "*" || strings.Contains(match, etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+		h.Set("ETag", d.etag)
 		h.Set("Content-Type", envelope.ContentType)
-		h.Set("Content-Length", length)
-		_, _ = io.WriteString(w, doc)
-	})
+		// ServeContent answers If-None-Match (304), HEAD and ranges.
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(d.body))
+	}))
 }

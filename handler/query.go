@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/hds-go/hds/internal/envelope"
@@ -58,7 +59,7 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 	var err error
 	if v.Has("limit") {
 		if q.Limit, err = decimal(v.Get("limit"), "limit"); err == nil && (q.Limit < 1 || q.Limit > store.MaxLimit) {
-			err = envelope.BadRequest("limit must be between 1 and 1000")
+			err = envelope.BadRequest("limit must be between 1 and " + strconv.Itoa(store.MaxLimit))
 		}
 		if err != nil {
 			return q, err
@@ -150,7 +151,7 @@ func filterText(s, param string, isName bool) (string, error) {
 		if r == 0 {
 			return "", envelope.BadRequest(param + " must not contain U+0000")
 		}
-		if isName && (r <= 0x1f || (r >= 0x7f && r <= 0x9f)) {
+		if isName && unicode.IsControl(r) {
 			return "", envelope.BadRequest(param + " must not contain control characters")
 		}
 	}

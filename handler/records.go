@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/jsonstr"
 	"github.com/hds-go/hds/store"
 )
 
@@ -30,9 +31,6 @@ func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, g
 		envelope.Error(w, r, err)
 	}
 }
-
-// errUnchanged aborts an update that has nothing to change.
-var errUnchanged = errors.New("unchanged")
 
 // recordBody is the body of the record routes.
 type recordBody struct {
@@ -218,7 +216,7 @@ func (rec records) handleUpdate() queryHandler {
 			if renameOnly && cur.Name == in.name {
 				// A rename to the current name is a no-op: no new version.
 				unchanged = cur
-				return errUnchanged
+				return store.ErrUnchanged
 			}
 			t := cur.Type
 			if in.hasTyp {
@@ -248,7 +246,7 @@ func (rec records) handleUpdate() queryHandler {
 			}
 			return nil
 		})
-		if errors.Is(err, errUnchanged) {
+		if errors.Is(err, store.ErrUnchanged) {
 			// The store returned before checking the condition: check it
 			// on the state read under its lock.
 			updated, err = unchanged, cw.Check(unchanged)
@@ -342,7 +340,7 @@ func (rec records) handleClusterData() queryHandler {
 				if err != nil {
 					return b, err
 				}
-				b = appendString(b, it.Name)
+				b = jsonstr.Append(b, it.Name)
 				b = append(b, ':')
 				b = append(b, v...)
 			}

@@ -27,7 +27,7 @@ func ValidateName(name string) error {
 		return invalid("name must not be %q", name)
 	}
 	for _, r := range name {
-		if isControl(r) {
+		if unicode.IsControl(r) { // U+0000..U+001F and U+007F..U+009F
 			return invalid("name must not contain control characters (found U+%04X)", r)
 		}
 	}
@@ -40,9 +40,4 @@ func ValidateName(name string) error {
 		return invalid("name must not begin or end with white space")
 	}
 	return nil
-}
-
-// isControl reports whether r is in U+0000..U+001F or U+007F..U+009F.
-func isControl(r rune) bool {
-	return r <= 0x1f || (r >= 0x7f && r <= 0x9f)
 }

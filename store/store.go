@@ -2,9 +2,9 @@
 // records and users, the record type system, and the Store and
 // UserDirectory interfaces that every storage implementation satisfies.
 //
-// The package imports only the standard library, so that a host
-// application can implement Store or UserDirectory without pulling in any
-// of hds's own dependencies. Implementations shipped with hds live in
+// The package imports only the standard library (and internal/jsonstr,
+// which imports nothing else), so that a host application can implement
+// Store or UserDirectory without pulling in any of hds's own dependencies. Implementations shipped with hds live in
 // store/memory and store/postgres; store/storetest holds the conformance
 // suites every implementation must pass.
 //
@@ -40,6 +40,12 @@ var (
 	// internal error.
 	ErrUnavailable = errors.New("store unavailable")
 )
+
+// ErrUnchanged is for the update function of UpdateRecord that finds
+// nothing to change: returning it aborts the update, and UpdateRecord
+// returns it as it does any error of the function, so that the caller can
+// tell "nothing to do" from a failure. Stores never return it themselves.
+var ErrUnchanged = errors.New("unchanged")
 
 // NotFoundError names the missing resource. It matches ErrNotFound.
 type NotFoundError struct {

@@ -2,12 +2,15 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math/big"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hds-go/hds/internal/jsonstr"
 )
 
 // DataType is a record type: one of the scalar types below or an array of
@@ -160,7 +163,7 @@ func (t DataType) ParseText(s string, present bool) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		return marshalString(c), nil
+		return jsonstr.Append(nil, c), nil
 	case Null:
 		if s != "" {
 			return nil, invalid("NULL takes no value")
@@ -247,7 +250,7 @@ func (t DataType) parseScalar(raw []byte) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshalString(c), nil
+	return jsonstr.Append(nil, c), nil
 }
 
 // checkString validates s as a value of the string type t and returns its
@@ -273,15 +276,6 @@ func (t DataType) checkString(s string) (string, error) {
 		return "", t.mismatch()
 	}
 	return s, nil
-}
-
-// marshalString encodes s as a JSON string without HTML escaping.
-func marshalString(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 func isDigits(s string) bool {
@@ -460,9 +454,9 @@ func CompareValues(a, b ValueKey) int {
 func compareNumbers(a, b ValueKey) int {
 	switch {
 	case a.IsInt && b.IsInt:
-		return cmpOrdered(a.Int, b.Int)
+		return cmp.Compare(a.Int, b.Int)
 	case !a.IsInt && !b.IsInt:
-		return cmpOrdered(a.Float, b.Float)
+		return cmp.Compare(a.Float, b.Float) // finite: no NaN
 	}
 	// An int64 and a float64: compare exactly, float64 cannot hold every
 	// int64.
@@ -475,16 +469,6 @@ func exact(k ValueKey) *big.Float {
 		return f.SetInt64(k.Int)
 	}
 	return f.SetFloat64(k.Float)
-}
-
-func cmpOrdered[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Decimal returns the exact decimal value of a GroupNumber key (an int64,

@@ -20,9 +20,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // the postgres driver
 
-	"github.com/hds-go/hds/store/postgres"
+	"github.com/hds-go/hds/store/postgres" // also registers the "postgres" driver (lib/pq)
 )
 
 // Environment variables read by this package.

@@ -106,12 +106,6 @@ func (k *Keyring) SealedByPrimary(sealed string) bool {
 	return ok && id == k.primary
 }
 
-// IsSealed reports whether s has the form of a sealed value.
-func IsSealed(s string) bool {
-	_, _, ok := split(s)
-	return ok
-}
-
 func split(sealed string) (id, data string, ok bool) {
 	rest, ok := strings.CutPrefix(sealed, prefix)
 	if !ok {

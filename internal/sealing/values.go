@@ -1,12 +1,12 @@
 package sealing
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/hds-go/hds/internal/jsonstr"
 	"github.com/hds-go/hds/store"
 )
 
@@ -90,25 +90,22 @@ func mapStrings(t store.DataType, value json.RawMessage, f func(i int, s string)
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(out)
+		return jsonstr.Append(nil, out), nil
 	}
 	var elems []string
 	if err := json.Unmarshal(value, &elems); err != nil {
 		return nil, errNotStrings
 	}
-	var b bytes.Buffer
-	b.WriteByte('[')
+	b := []byte{'['}
 	for i, s := range elems {
 		out, err := f(i, s)
 		if err != nil {
 			return nil, err
 		}
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		enc, _ := json.Marshal(out) // a string always encodes
-		b.Write(enc)
+		b = jsonstr.Append(b, out)
 	}
-	b.WriteByte(']')
-	return b.Bytes(), nil
+	return append(b, ']'), nil
 }
