@@ -53,13 +53,13 @@ func routes(cfg Config) *router {
 		id: "getHealth", tag: "meta", summary: "Health of the service and its store",
 		description: "Not enveloped. 200 with status \"ok\" when the store answers, \"degraded\" when it does but the shared rate limit store (Redis) does not, 503 with \"unavailable\" when the store does not answer; checks says which. Needs no token and is not rate limited.",
 		access:      public, status: 200, success: "Health",
-		other: map[int]string{503: "HealthUnavailable"},
+		other: map[int]string{503: "HealthUnavailable", 413: defaultResponse},
 	})
 	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(rt, cfg.Version, cfg.RequireAuth), operation{
 		id: "getOpenAPI", tag: "meta", summary: "This OpenAPI document",
 		description: "Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names the current ETag.",
 		access:      public, status: 200, success: "OpenAPIDocument",
-		other: map[int]string{304: "NotModified"},
+		other: map[int]string{304: "NotModified", 413: defaultResponse},
 	})
 	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))), operation{
 		id: "login", tag: "auth", summary: "Log in",

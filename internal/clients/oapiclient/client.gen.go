@@ -5952,6 +5952,16 @@ type GetOpenAPIResponse304Headers struct {
 	XRequestID string
 }
 
+// GetOpenAPIResponse413Headers the declared response headers of an HTTP 413 response for GetOpenAPI
+type GetOpenAPIResponse413Headers struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // GetOpenAPIResponseDefaultHeaders the declared response headers of an HTTP default response for GetOpenAPI
 type GetOpenAPIResponseDefaultHeaders struct {
 	Allow               *string
@@ -5967,12 +5977,16 @@ type GetOpenAPIResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OpenAPIDocumentResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OtherErrorResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetOpenAPIResponse304Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetOpenAPIResponse413Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetOpenAPIResponseDefaultHeaders
 }
@@ -5980,6 +5994,11 @@ type GetOpenAPIResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOpenAPIResponse) GetJSON200() *OpenAPIDocumentResponse {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetOpenAPIResponse) GetJSON413() *OtherErrorResponse {
+	return r.JSON413
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9805,6 +9824,16 @@ type GetHealthResponse200Headers struct {
 	XRequestID   string
 }
 
+// GetHealthResponse413Headers the declared response headers of an HTTP 413 response for GetHealth
+type GetHealthResponse413Headers struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // GetHealthResponse503Headers the declared response headers of an HTTP 503 response for GetHealth
 type GetHealthResponse503Headers struct {
 	CacheControl string
@@ -9826,12 +9855,16 @@ type GetHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HealthResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OtherErrorResponse
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *HealthUnavailableResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetHealthResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetHealthResponse413Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetHealthResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -9841,6 +9874,11 @@ type GetHealthResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *HealthResponse {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetHealthResponse) GetJSON413() *OtherErrorResponse {
+	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -10956,6 +10994,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	case rsp.StatusCode == 304:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest OtherErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11007,6 +11052,51 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			headers.XRequestID = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetOpenAPIResponse413Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
 	case true:
 		var headers GetOpenAPIResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
@@ -18479,6 +18569,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest HealthUnavailableResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18513,6 +18610,51 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetHealthResponse413Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetHealthResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {

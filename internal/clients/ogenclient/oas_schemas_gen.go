@@ -2769,6 +2769,9 @@ func (s *OtherErrorResponseStatusCodeWithHeaders) SetResponse(val ErrorEnvelope)
 	s.Response = val
 }
 
+func (*OtherErrorResponseStatusCodeWithHeaders) getHealthRes()  {}
+func (*OtherErrorResponseStatusCodeWithHeaders) getOpenAPIRes() {}
+
 // The name of the path again, if at all.
 // Ref: #/components/schemas/PathNameRequest
 type PathNameRequest struct {
