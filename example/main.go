@@ -200,6 +200,12 @@ type fileConfig struct {
 	CORS        corsConfig      `json:"cors"`
 	RateLimit   rateLimitConfig `json:"rate_limit"`
 	Users       []userConfig    `json:"users"`
+	Concurrency struct {
+		RequireIfMatch bool `json:"require_if_match"`
+	} `json:"concurrency"`
+	History struct {
+		MaxVersions *int `json:"max_versions"`
+	} `json:"history"`
 }
 
 type securityConfig struct {
@@ -270,6 +276,10 @@ type config struct {
 	redisURL, redisURLFrom string
 	trustedProxies         []string
 	corsOrigins            []string
+	// requireIfMatch and maxVersions are concurrency.require_if_match and
+	// history.max_versions (API.md sections 13 and 14).
+	requireIfMatch bool
+	maxVersions    int
 }
 
 // loadConfig reads the file at path (none when path is empty), merges in
@@ -419,6 +429,14 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		databaseURLFrom: "database_url",
 		users:           fc.Users,
 		dbMaxOpenConns:  defaultMaxOpenConns,
+		requireIfMatch:  fc.Concurrency.RequireIfMatch,
+		maxVersions:     hds.DefaultMaxVersions,
+	}
+	if n := fc.History.MaxVersions; n != nil {
+		if *n < 0 {
+			return nil, fmt.Errorf("history.max_versions must not be negative, got %d", *n)
+		}
+		cfg.maxVersions = *n
 	}
 	if n := fc.Database.MaxOpenConns; n != nil {
 		if *n < 1 {
@@ -705,6 +723,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithLoginThrottle(cfg.loginFailuresPerUser, cfg.loginFailuresPerIP, cfg.loginWindow),
 		hds.WithTrustedProxies(cfg.trustedProxies...),
 		hds.WithCORS(cfg.corsOrigins...),
+		hds.WithRequireIfMatch(cfg.requireIfMatch),
+		hds.WithMaxVersions(cfg.maxVersions),
 	}
 	if cfg.security.JWTSecret == "" {
 		logger.Warn("no jwt_secret configured: tokens are signed with a random secret made at start; " +
