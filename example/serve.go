@@ -58,6 +58,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithLoginThrottle(cfg.loginFailuresPerUser, cfg.loginFailuresPerIP, cfg.loginWindow),
 		hds.WithTrustedProxies(cfg.trustedProxies...),
 		hds.WithCORS(cfg.corsOrigins...),
+		hds.WithRequireIfMatch(cfg.requireIfMatch),
+		hds.WithMaxVersions(cfg.historyMaxVersions),
 	}
 	// Read and checked, not wired yet (hds has no option for them so far):
 	// database.timeout, concurrency.require_if_match, history.max_versions,

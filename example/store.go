@@ -13,17 +13,14 @@ import (
 
 // openStore returns the store and user directory the configuration
 // names: the in-memory store when database_url is empty, otherwise the
-// PostgreSQL database, migrated. close releases it.
-//
-// database.timeout is read and checked but not applied yet: the
-// PostgreSQL store gets its per-call deadline option in a change of its
-// own, and is wired here once it exists.
+// PostgreSQL database, migrated, with database.timeout as the deadline
+// of each call. close releases it.
 func openStore(ctx context.Context, cfg *config) (st store.Store, users store.UserDirectory, closeFn func(), err error) {
 	if cfg.databaseURL == "" {
 		mem := memory.New()
 		return mem, mem, func() {}, nil
 	}
-	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.db.maxOpenConns)
+	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.db.maxOpenConns, postgres.WithTimeout(cfg.db.timeout))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %s", cfg.databaseURLFrom, redact(err, cfg.databaseURL))
 	}
