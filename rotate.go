@@ -114,8 +114,10 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 	return p, nil
 }
 
-// countStale counts the credential records of s holding a value that is
-// not sealed by the primary key of ring (or that no key of ring opens).
+// countStale counts the records of s holding a credential value, current
+// or kept in the history, that is not sealed by the primary key of ring
+// (or that no key of ring opens). It reads each value through
+// Store.ResealRecord with a resealer that never asks for a write.
 func countStale(ctx context.Context, s store.Store, ring *sealing.Keyring, batch int) (int, error) {
 	n, after := 0, ""
 	for {
@@ -124,11 +126,21 @@ func countStale(ctx context.Context, s store.Store, ring *sealing.Keyring, batch
 			return n, err
 		}
 		for _, ref := range refs {
-			rec := ref.Record
-			if _, changed, err := ring.ResealValue(rec.Type, rec.ID, rec.Value); changed || err != nil {
+			id := ref.Record.ID
+			stale := false
+			_, err := s.ResealRecord(ctx, id, func(t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
+				if _, changed, err := ring.ResealValue(t, id, v); changed || err != nil {
+					stale = true
+				}
+				return nil, false, nil
+			})
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return n, err
+			}
+			if stale {
 				n++
 			}
-			after = rec.ID
+			after = id
 		}
 		if len(refs) < batch {
 			return n, nil

@@ -28,8 +28,8 @@ func TestLoadConfigConcurrencyAndHistory(t *testing.T) {
 	for config, want := range map[string]string{
 		`{"history": {"max_versions": -1}}`:             "history.max_versions must not be negative",
 		`{"concurrency": {"require_if_match": "yes"}}`:  "concurrency.require_if_match",
-		`{"history": {"max_version": 1}}`:               `unknown key "history.max_version"`,
-		`{"concurrency": {"require_if_matches": true}}`: `unknown key "concurrency.require_if_matches"`,
+		`{"history": {"max_version": 1}}`:               `unknown field "history.max_version"`,
+		`{"concurrency": {"require_if_matches": true}}`: `unknown field "concurrency.require_if_matches"`,
 	} {
 		_, err := loadConfig(writeConfig(t, config), environ(nil))
 		if err == nil || !strings.Contains(err.Error(), want) {
