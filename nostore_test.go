@@ -44,6 +44,7 @@ func TestNoStore(t *testing.T) {
 		login := `{"username":"alice","password":"alice-password"}`
 		for _, tt := range []req{
 			{"list", "GET", "/api/v1/projects", "", alice, nil, http.StatusOK},
+			{"the OpenAPI document", "GET", "/api/v1/openapi.json", "", "", nil, http.StatusOK},
 			{"create", "POST", pathP("q"), "", alice, nil, http.StatusCreated},
 			{"cluster data revealed", "GET", K + "?reveal=true", "", alice, nil, http.StatusOK},
 			{"record revealed", "GET", K + "/records/secret?reveal=true", "", alice, nil, http.StatusOK},

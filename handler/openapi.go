@@ -707,8 +707,10 @@ func headers() obj {
 	}
 }
 
-// openAPICacheControl lets clients keep the document but revalidate it.
-const openAPICacheControl = "no-cache"
+// openAPICacheControl is the document's Cache-Control: no-store, as on
+// every response under /api/v1/ (API.md section 1); a client that keeps
+// its own copy revalidates it with If-None-Match and the ETag (304).
+const openAPICacheControl = "no-store"
 
 // servedDocument is the encoded document and its entity tag.
 type servedDocument struct {
