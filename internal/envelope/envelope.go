@@ -6,6 +6,7 @@
 package envelope
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -54,6 +55,11 @@ func (e *RequestError) Error() string {
 func BadRequest(details string) *RequestError {
 	return &RequestError{Status: http.StatusBadRequest, Message: "Invalid request", Details: details}
 }
+
+// StatusClientClosedRequest is the status logged for a request whose
+// client went away before it was answered (nginx's 499); it never reaches
+// a client.
+const StatusClientClosedRequest = 499
 
 // ErrNoRoute is the error for a path that matches no route.
 var ErrNoRoute = errors.New("no such route")
@@ -133,7 +139,15 @@ func detailsOf[E error](err error) string {
 // Error writes err as an error envelope. Errors that match no row of the
 // table become 500 SERVER_ERROR with a fixed message; their cause is kept
 // in the request's reqinfo for the log, never sent.
+//
+// A request whose client went away (its context canceled, and err caused
+// by that) gets StatusClientClosedRequest and no body: nobody reads it,
+// and the log shows why the request ended instead of a 500.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
+		w.WriteHeader(StatusClientClosedRequest)
+		return
+	}
 	p, known := classify(err)
 	if !known {
 		reqinfo.From(r.Context()).Err = err

@@ -1,6 +1,7 @@
 package envelope_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
@@ -175,4 +178,23 @@ func TestDecodeTooLarge(t *testing.T) {
 	if !errors.As(err, &reqErr) || reqErr.Status != http.StatusRequestEntityTooLarge {
 		t.Errorf("error %v, want 413", err)
 	}
+}
+
+// TestErrorClientGone: a request whose client went away is answered (and
+// logged) as 499 with no body and no error cause, not as a 500.
+func TestErrorClientGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil).WithContext(reqinfo.NewContext(ctx, &reqinfo.Info{}))
+	rec := httptest.NewRecorder()
+	envelope.Error(rec, r, fmt.Errorf("query: %w", context.Canceled))
+	assert.Equal(t, envelope.StatusClientClosedRequest, rec.Code)
+	assert.Empty(t, rec.Body.String())
+	assert.Nil(t, reqinfo.From(r.Context()).Err, "not logged as a server error")
+
+	// A cancellation the request's own context does not share stays a 500.
+	live := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil).WithContext(reqinfo.NewContext(context.Background(), &reqinfo.Info{}))
+	rec = httptest.NewRecorder()
+	envelope.Error(rec, live, context.Canceled)
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
 }
