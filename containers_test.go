@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"testing"
-	"time"
 )
 
 func TestProjects(t *testing.T) {
@@ -267,7 +266,7 @@ func TestRename(t *testing.T) {
 					var before, after, child, childAfter common
 					c.mustDo("GET", lv.path(lv.orig), "", alice, http.StatusOK).decode(t, &before)
 					c.mustDo("GET", lv.child(lv.orig), "", alice, http.StatusOK).decode(t, &child)
-					time.Sleep(2 * time.Millisecond)
+					waitPast(t, before.UpdatedAt)
 
 					target, body := f.rename(lv.path(lv.orig), "renamed")
 					env := c.mustDo("PUT", target, body, alice, http.StatusOK)

@@ -22,12 +22,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 	"github.com/hds-go/hds/store/postgres"
-	"github.com/jmoiron/sqlx"
 )
 
 // credServer is a client whose store's raw contents the test can read and

@@ -3,11 +3,16 @@ package hds_test
 // Health (API.md section 10).
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/hds-go/hds/store"
 )
 
 func TestHealth(t *testing.T) {
@@ -34,4 +39,25 @@ func TestHealth(t *testing.T) {
 			t.Errorf("GET /health: empty version")
 		}
 	})
+}
+
+func TestHealthRateLimitLocalWithoutRedis(t *testing.T) {
+	code, hb := newServer(t, memoryKind).health()
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok", hb.Status)
+	assert.Equal(t, "ok", hb.Checks.Store, "checks.store")
+	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit without a shared store")
+}
+
+// pingDown is a store whose Ping fails, like a database that went away.
+type pingDown struct{ store.Store }
+
+func (pingDown) Ping(context.Context) error { return store.ErrUnavailable }
+
+func TestHealthStoreDownChecks(t *testing.T) {
+	code, hb := newServerWrapped(t, memoryKind, func(st store.Store) store.Store { return pingDown{st} }).health()
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "unavailable", hb.Status)
+	assert.Equal(t, "unavailable", hb.Checks.Store, "checks.store")
+	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit")
 }

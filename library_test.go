@@ -10,6 +10,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/hds-go/hds"
 )
@@ -52,14 +55,19 @@ func TestNewPanicsOnInvalidOptions(t *testing.T) {
 		{"empty credential key", []hds.Option{hds.WithCredentialKey(nil)}, true},
 		{"previous credential key of 10 bytes", []hds.Option{hds.WithCredentialKey(testKey, make([]byte, 10))}, true},
 		{"credential key of 32 bytes", []hds.Option{hds.WithCredentialKey(testKey)}, false},
+		// The protection options of API.md sections 8 and 9.
+		{"trusted proxy garbage", []hds.Option{hds.WithTrustedProxies("not-a-cidr")}, true},
+		{"negative rate limit", []hds.Option{hds.WithRateLimit(-1, 100)}, true},
+		{"nil rate limit store", []hds.Option{hds.WithRateLimitStore(nil)}, true},
+		{"zero login failures", []hds.Option{hds.WithLoginThrottle(0, 100, time.Minute)}, true},
+		{"zero login window", []hds.Option{hds.WithLoginThrottle(10, 100, 0)}, true},
+		{"empty CORS origin", []hds.Option{hds.WithCORS("")}, true},
+		{"CORS origin with space", []hds.Option{hds.WithCORS(" https://app.example.com")}, true},
 	}
 	for _, tt := range tests {
 		msg, panicked := panicMessage(func() { hds.New(append(tt.opts, hds.WithLogger(quietLogger))...) })
-		switch {
-		case panicked != tt.panics:
-			t.Errorf("%s: panicked = %v (%q), want %v", tt.name, panicked, msg, tt.panics)
-		case panicked && !strings.HasPrefix(msg, "hds: "):
-			t.Errorf("%s: panic message %q does not start with \"hds: \"", tt.name, msg)
+		if assert.Equal(t, tt.panics, panicked, "%s: New panics (message %q)", tt.name, msg) && panicked {
+			assert.True(t, strings.HasPrefix(msg, "hds: "), "%s: panic message %q starts with \"hds: \"", tt.name, msg)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hds-go/hds"
 )
@@ -117,7 +116,7 @@ func TestRecordUpdate(t *testing.T) {
 		// An update moves updated_at and keeps created_at.
 		var before, after recordJSON
 		c.mustDo("GET", path("n"), "", alice, http.StatusOK).decode(t, &before)
-		time.Sleep(2 * time.Millisecond)
+		waitPast(t, before.UpdatedAt)
 		c.mustDo("PUT", path("n")+"?type=STRING&value=x", "", alice, http.StatusOK).decode(t, &after)
 		if after.CreatedAt != before.CreatedAt || after.UpdatedAt <= before.UpdatedAt || after.ID != before.ID {
 			t.Errorf("update: before %+v, after %+v", before, after)
