@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/store"
@@ -23,9 +25,7 @@ func TestLogin(t *testing.T) {
 			r := request("POST", "/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, "")
 			r.Header.Set("Content-Type", ct)
 			status, h, env := c.send(r)
-			if status != http.StatusOK {
-				t.Fatalf("login (Content-Type %s): status %d, want 200: %s", ct, status, env.raw)
-			}
+			require.EqualValues(t, http.StatusOK, status, "login (Content-Type %s): status %d, want 200: %s", ct, status, env.raw)
 			if cc := h.Get("Cache-Control"); cc != "no-store" {
 				t.Errorf("login: Cache-Control %q, want no-store", cc)
 			}
@@ -36,25 +36,17 @@ func TestLogin(t *testing.T) {
 				UserID    string `json:"user_id"`
 			}
 			env.decode(t, &out)
-			if out.ExpiresIn != 3600 {
-				t.Errorf("login: expires_in %d, want 3600", out.ExpiresIn)
-			}
-			if out.UserID != c.ids["alice"] {
-				t.Errorf("login: user_id %q, want %q", out.UserID, c.ids["alice"])
-			}
+			assert.EqualValues(t, 3600, out.ExpiresIn, "login: expires_in %d, want 3600", out.ExpiresIn)
+			assert.EqualValues(t, c.ids["alice"], out.UserID, "login: user_id %q, want %q", out.UserID, c.ids["alice"])
 			m := parseToken(t, out.Token)
-			if m["sub"] != c.ids["alice"] || m["iss"] != testIssuer {
-				t.Errorf("login token: sub %v iss %v, want %s %s", m["sub"], m["iss"], c.ids["alice"], testIssuer)
-			}
+			assert.False(t, m["sub"] != c.ids["alice"] || m["iss"] != testIssuer, "login token: sub %v iss %v, want %s %s", m["sub"], m["iss"], c.ids["alice"], testIssuer)
 			if jti, _ := m["jti"].(string); jti == "" {
 				t.Errorf("login token: no jti: %v", m)
 			}
 			iat, _ := m["iat"].(float64)
 			exp, _ := m["exp"].(float64)
 			orig, _ := m["orig_iat"].(float64)
-			if exp-iat != 3600 || orig != iat || time.Since(time.Unix(int64(iat), 0)) > time.Minute {
-				t.Errorf("login token: iat %v exp %v orig_iat %v, want exp = iat+3600 and orig_iat = iat = now", iat, exp, orig)
-			}
+			assert.False(t, exp-iat != 3600 || orig != iat || time.Since(time.Unix(int64(iat), 0)) > time.Minute, "login token: iat %v exp %v orig_iat %v, want exp = iat+3600 and orig_iat = iat = now", iat, exp, orig)
 			c.mustDo("GET", "/api/v1/projects", "", out.Token, http.StatusOK)
 		}
 	})
@@ -252,9 +244,7 @@ func TestTokenOnlyFromHeader(t *testing.T) {
 		r := httptest.NewRequest("POST", "/api/v1/projects/formproj", strings.NewReader("access_token="+tok))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		status, _, env := c.send(r)
-		if status == http.StatusCreated || status/100 != 4 {
-			t.Errorf("token in a form body: status %d, want a 4xx: %s", status, env.raw)
-		}
+		assert.False(t, status == http.StatusCreated || status/100 != 4, "token in a form body: status %d, want a 4xx: %s", status, env.raw)
 	})
 }
 
@@ -295,26 +285,16 @@ func TestRefresh(t *testing.T) {
 				UserID    string `json:"user_id"`
 			}
 			env.decode(t, &out)
-			if out.ExpiresIn != 3600 || out.UserID != alice {
-				t.Errorf("refresh %s: expires_in %d user_id %q, want 3600 %q", tt.name, out.ExpiresIn, out.UserID, alice)
-			}
+			assert.False(t, out.ExpiresIn != 3600 || out.UserID != alice, "refresh %s: expires_in %d user_id %q, want 3600 %q", tt.name, out.ExpiresIn, out.UserID, alice)
 			m := parseToken(t, out.Token)
-			if m["orig_iat"] != tt.origIat {
-				t.Errorf("refresh %s: orig_iat %v, want it unchanged: %v", tt.name, m["orig_iat"], tt.origIat)
-			}
-			if m["sub"] != alice || m["iss"] != testIssuer {
-				t.Errorf("refresh %s: sub %v iss %v", tt.name, m["sub"], m["iss"])
-			}
+			assert.EqualValues(t, tt.origIat, m["orig_iat"], "refresh %s: orig_iat %v, want it unchanged: %v", tt.name, m["orig_iat"], tt.origIat)
+			assert.False(t, m["sub"] != alice || m["iss"] != testIssuer, "refresh %s: sub %v iss %v", tt.name, m["sub"], m["iss"])
 			if jti, _ := m["jti"].(string); jti == "" || m["jti"] == tt.oldJTI {
 				t.Errorf("refresh %s: jti %v, want a new one", tt.name, m["jti"])
 			}
 			exp, _ := m["exp"].(float64)
-			if time.Until(time.Unix(int64(exp), 0)) < 59*time.Minute {
-				t.Errorf("refresh %s: the new token expires at %v, want in an hour", tt.name, exp)
-			}
-			if out.Token == tt.token {
-				t.Errorf("refresh %s: the same token came back", tt.name)
-			}
+			assert.False(t, time.Until(time.Unix(int64(exp), 0)) < 59*time.Minute, "refresh %s: the new token expires at %v, want in an hour", tt.name, exp)
+			assert.NotEqualValues(t, tt.token, out.Token, "refresh %s: the same token came back", tt.name)
 			c.mustDo("GET", "/api/v1/projects", "", out.Token, http.StatusOK)
 		}
 	})
@@ -387,9 +367,7 @@ func TestTokenSettings(t *testing.T) {
 		}))
 		alice := c.ids["alice"]
 		status, _, env := c.do("POST", "/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, "")
-		if status != http.StatusOK {
-			t.Fatalf("login: %d %s", status, env.raw)
-		}
+		require.EqualValues(t, http.StatusOK, status, "login: %d %s", status, env.raw)
 		var out struct {
 			Token     string `json:"token"`
 			ExpiresIn int    `json:"expires_in"`
@@ -398,9 +376,7 @@ func TestTokenSettings(t *testing.T) {
 		m := parseToken(t, out.Token)
 		iat, _ := m["iat"].(float64)
 		exp, _ := m["exp"].(float64)
-		if out.ExpiresIn != 5400 || exp-iat != 5400 || m["iss"] != "custom" {
-			t.Errorf("JWTExpiration 90m, JWTIssuer custom: expires_in %d, exp-iat %v, iss %v", out.ExpiresIn, exp-iat, m["iss"])
-		}
+		assert.False(t, out.ExpiresIn != 5400 || exp-iat != 5400 || m["iss"] != "custom", "JWTExpiration 90m, JWTIssuer custom: expires_in %d, exp-iat %v, iss %v", out.ExpiresIn, exp-iat, m["iss"])
 
 		custom := with(claims(alice), map[string]any{"iss": "custom"})
 		status, _, env = c.do("GET", "/api/v1/projects", "", hs256(t, claims(alice)))
@@ -422,9 +398,7 @@ func TestTokenSettings(t *testing.T) {
 		for _, tt := range tests {
 			status, _, env := c.do("POST", "/api/v1/auth/refresh", "", hs256(t, tt.claims))
 			if tt.message == "" {
-				if status != http.StatusOK {
-					t.Errorf("refresh, %s: %d %s", tt.name, status, env.raw)
-				}
+				assert.EqualValues(t, http.StatusOK, status, "refresh, %s: %d %s", tt.name, status, env.raw)
 				continue
 			}
 			wantError(t, "refresh, "+tt.name, status, env, http.StatusUnauthorized, "AUTHENTICATION_FAILED", tt.message)
@@ -438,25 +412,19 @@ func TestRequireAuthFalse(t *testing.T) {
 		env := c.mustDo("POST", pathP("anon-proj"), "", "", http.StatusCreated)
 		var p projectJSON
 		env.decode(t, &p)
-		if p.OwnerID != "anonymous" {
-			t.Errorf("project created without a token: owner_id %q, want anonymous", p.OwnerID)
-		}
+		assert.EqualValues(t, "anonymous", p.OwnerID, "project created without a token: owner_id %q, want anonymous", p.OwnerID)
 		c.mustDo("POST", pathC("anon-proj", "c"), "", "", http.StatusCreated)
 		env = c.mustDo("GET", "/api/v1/projects", "", "", http.StatusOK)
 		var list listJSON[projectJSON]
 		env.decode(t, &list)
-		if list.Total != 1 || len(list.Items) != 1 || list.Items[0].Name != "anon-proj" {
-			t.Errorf("anonymous list: %s", env.Data)
-		}
+		assert.False(t, list.Total != 1 || len(list.Items) != 1 || list.Items[0].Name != "anon-proj", "anonymous list: %s", env.Data)
 
 		// A request that sends a token is still checked.
 		for _, h := range []string{"Bearer notajwt", "Basic x", "Bearer " + sign(t, claims(c.ids["alice"]), jwt.SigningMethodHS256, []byte("another-secret-another-secret-012"))} {
 			r := request("GET", "/api/v1/projects", "", "")
 			r.Header.Set("Authorization", h)
 			status, _, env := c.send(r)
-			if status != http.StatusUnauthorized || env.code() != "AUTHENTICATION_FAILED" {
-				t.Errorf("require_auth false, Authorization %.20q: got %d %s, want 401", h, status, env.code())
-			}
+			assert.False(t, status != http.StatusUnauthorized || env.code() != "AUTHENTICATION_FAILED", "require_auth false, Authorization %.20q: got %d %s, want 401", h, status, env.code())
 		}
 
 		// A user with a token is that user, and anonymous's projects are
@@ -464,16 +432,12 @@ func TestRequireAuthFalse(t *testing.T) {
 		alice := c.token("alice")
 		env = c.mustDo("GET", "/api/v1/projects", "", alice, http.StatusOK)
 		env.decode(t, &list)
-		if list.Total != 0 {
-			t.Errorf("alice sees anonymous's projects: %s", env.Data)
-		}
+		assert.EqualValues(t, 0, list.Total, "alice sees anonymous's projects: %s", env.Data)
 		status, _, env := c.do("GET", pathP("anon-proj"), "", alice)
 		wantError(t, "alice reading anonymous's project", status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", "Insufficient permissions")
 		env = c.mustDo("POST", pathP("alice-proj"), "", alice, http.StatusCreated)
 		env.decode(t, &p)
-		if p.OwnerID != c.ids["alice"] {
-			t.Errorf("alice's project: owner_id %q", p.OwnerID)
-		}
+		assert.EqualValues(t, c.ids["alice"], p.OwnerID, "alice's project: owner_id %q", p.OwnerID)
 		status, _, env = c.do("GET", pathP("alice-proj"), "", "")
 		wantError(t, "anonymous reading alice's project", status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", "Insufficient permissions")
 	})

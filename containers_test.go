@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestProjects(t *testing.T) {
@@ -27,30 +29,22 @@ func TestProjects(t *testing.T) {
 		for _, cr := range creates {
 			env := c.mustDo("POST", cr.target, cr.body, alice, http.StatusCreated)
 			what := "create project, " + cr.form
-			if env.Message != "Project created" {
-				t.Errorf("%s: message %q, want \"Project created\"", what, env.Message)
-			}
+			assert.EqualValues(t, "Project created", env.Message, "%s: message %q, want \"Project created\"", what, env.Message)
 			wantFields(t, what, env.Data, projectFields...)
 			var p projectJSON
 			env.decode(t, &p)
 			wantID(t, what, p.ID)
 			wantTimestamps(t, what, p.CreatedAt, p.UpdatedAt)
-			if p.Name != cr.name || p.OwnerID != c.ids["alice"] || p.CollectionCount != 0 || p.CreatedAt != p.UpdatedAt {
-				t.Errorf("%s: %s", what, env.Data)
-			}
+			assert.False(t, p.Name != cr.name || p.OwnerID != c.ids["alice"] || p.CollectionCount != 0 || p.CreatedAt != p.UpdatedAt, "%s: %s", what, env.Data)
 			ids[cr.name] = p.ID
 
 			env = c.mustDo("GET", pathP(cr.name), "", alice, http.StatusOK)
 			wantFields(t, "GET project", env.Data, projectFields...)
 			var got projectJSON
 			env.decode(t, &got)
-			if got != p {
-				t.Errorf("GET %s: %+v, want what create returned: %+v", cr.name, got, p)
-			}
+			assert.EqualValues(t, p, got, "GET %s: %+v, want what create returned: %+v", cr.name, got, p)
 		}
-		if ids["web"] >= ids["api"] || ids["api"] >= ids["docs"] {
-			t.Errorf("ids do not sort by creation time: %v", ids)
-		}
+		assert.False(t, ids["web"] >= ids["api"] || ids["api"] >= ids["docs"], "ids do not sort by creation time: %v", ids)
 
 		c.mustDo("POST", pathP("bobs"), "", bob, http.StatusCreated)
 		lists := []struct {
@@ -66,9 +60,7 @@ func TestProjects(t *testing.T) {
 			for _, p := range list.Items {
 				names = append(names, p.Name)
 			}
-			if !slices.Equal(names, l.want) || list.Total != len(l.want) || list.Limit != 100 || list.Offset != 0 {
-				t.Errorf("GET /api/v1/projects: %s, want only %v with limit 100 offset 0", env.Data, l.want)
-			}
+			assert.False(t, !slices.Equal(names, l.want) || list.Total != len(l.want) || list.Limit != 100 || list.Offset != 0, "GET /api/v1/projects: %s, want only %v with limit 100 offset 0", env.Data, l.want)
 		}
 	})
 }
@@ -91,9 +83,7 @@ func TestProjectNamesUniqueAcrossUsers(t *testing.T) {
 		env := c.mustDo("GET", pathP("shared"), "", alice, http.StatusOK)
 		var p projectJSON
 		env.decode(t, &p)
-		if p.OwnerID != c.ids["alice"] {
-			t.Errorf("the project changed owner: %s", env.Data)
-		}
+		assert.EqualValues(t, c.ids["alice"], p.OwnerID, "the project changed owner: %s", env.Data)
 	})
 }
 
@@ -116,9 +106,7 @@ func TestCollectionsAndClusters(t *testing.T) {
 			env.decode(t, &col)
 			wantID(t, what, col.ID)
 			wantTimestamps(t, what, col.CreatedAt, col.UpdatedAt)
-			if col.Name != cr.name || col.Project != "web" || col.ClusterCount != 0 || col.RecordCount != 0 {
-				t.Errorf("%s: %s", what, env.Data)
-			}
+			assert.False(t, col.Name != cr.name || col.Project != "web" || col.ClusterCount != 0 || col.RecordCount != 0, "%s: %s", what, env.Data)
 		}
 		for _, cr := range []struct{ form, target, body, name string }{
 			{"path form", pathK("web", "prod", "k1"), "", "k1"},
@@ -132,9 +120,7 @@ func TestCollectionsAndClusters(t *testing.T) {
 			env.decode(t, &k)
 			wantID(t, what, k.ID)
 			wantTimestamps(t, what, k.CreatedAt, k.UpdatedAt)
-			if k.Name != cr.name || k.Project != "web" || k.Collection != "prod" || k.RecordCount != 0 {
-				t.Errorf("%s: %s", what, env.Data)
-			}
+			assert.False(t, k.Name != cr.name || k.Project != "web" || k.Collection != "prod" || k.RecordCount != 0, "%s: %s", what, env.Data)
 		}
 		k1, k2 := pathK("web", "prod", "k1"), pathK("web", "prod", "k2")
 		c.addRecord(alice, k1, "a", "STRING", `"x"`)
@@ -146,24 +132,18 @@ func TestCollectionsAndClusters(t *testing.T) {
 		env := c.mustDo("GET", pathP("web"), "", alice, http.StatusOK)
 		var p projectJSON
 		env.decode(t, &p)
-		if p.CollectionCount != 2 {
-			t.Errorf("project collection_count %d, want 2", p.CollectionCount)
-		}
+		assert.EqualValues(t, 2, p.CollectionCount, "project collection_count %d, want 2", p.CollectionCount)
 		env = c.mustDo("GET", pathC("web", "prod"), "", alice, http.StatusOK)
 		wantFields(t, "GET collection", env.Data, collectionFields...)
 		var col collectionJSON
 		env.decode(t, &col)
-		if col.ClusterCount != 3 || col.RecordCount != 5 {
-			t.Errorf("collection prod: cluster_count %d record_count %d, want 3 and 5 (records of all clusters)", col.ClusterCount, col.RecordCount)
-		}
+		assert.False(t, col.ClusterCount != 3 || col.RecordCount != 5, "collection prod: cluster_count %d record_count %d, want 3 and 5 (records of all clusters)", col.ClusterCount, col.RecordCount)
 
 		env = c.mustDo("GET", pathP("web")+"/collections", "", alice, http.StatusOK)
 		var cols listJSON[collectionJSON]
 		env.decode(t, &cols)
 		want := map[string][2]int{"dev": {0, 0}, "prod": {3, 5}}
-		if cols.Total != 2 || len(cols.Items) != 2 {
-			t.Errorf("collection list: %s", env.Data)
-		}
+		assert.False(t, cols.Total != 2 || len(cols.Items) != 2, "collection list: %s", env.Data)
 		for _, it := range cols.Items {
 			if w := want[it.Name]; it.ClusterCount != w[0] || it.RecordCount != w[1] || it.Project != "web" {
 				t.Errorf("collection list item %s: %+v, want counts %v", it.Name, it, w)
@@ -176,30 +156,22 @@ func TestCollectionsAndClusters(t *testing.T) {
 		counts := map[string]int{}
 		for _, it := range ks.Items {
 			counts[it.Name] = it.RecordCount
-			if it.Data != nil {
-				t.Errorf("cluster list item %s carries data", it.Name)
-			}
+			assert.Nil(t, it.Data, "cluster list item %s carries data", it.Name)
 		}
-		if ks.Total != 3 || counts["k1"] != 2 || counts["k2"] != 3 || counts["k3"] != 0 {
-			t.Errorf("cluster list: %s", env.Data)
-		}
+		assert.False(t, ks.Total != 3 || counts["k1"] != 2 || counts["k2"] != 3 || counts["k3"] != 0, "cluster list: %s", env.Data)
 
 		// GET K is the cluster data: the cluster fields plus data.
 		env = c.mustDo("GET", k1, "", alice, http.StatusOK)
 		wantFields(t, "GET cluster", env.Data, append(clusterFields, "data")...)
 		var k clusterJSON
 		env.decode(t, &k)
-		if k.RecordCount != 2 || len(k.Data) != 2 || string(k.Data["a"]) != `"x"` || string(k.Data["b"]) != `1` {
-			t.Errorf("cluster data of k1: %s", env.Data)
-		}
+		assert.False(t, k.RecordCount != 2 || len(k.Data) != 2 || string(k.Data["a"]) != `"x"` || string(k.Data["b"]) != `1`, "cluster data of k1: %s", env.Data)
 		env = c.mustDo("GET", pathK("web", "prod", "k3"), "", alice, http.StatusOK)
 		var raw struct {
 			Data json.RawMessage `json:"data"`
 		}
 		env.decode(t, &raw)
-		if string(raw.Data) != "{}" {
-			t.Errorf("cluster data of an empty cluster: data %s, want {}", raw.Data)
-		}
+		assert.EqualValues(t, "{}", string(raw.Data), "cluster data of an empty cluster: data %s, want {}", raw.Data)
 
 		// Duplicates.
 		for _, d := range []struct{ what, target, body string }{
@@ -271,24 +243,18 @@ func TestRename(t *testing.T) {
 					target, body := f.rename(lv.path(lv.orig), "renamed")
 					env := c.mustDo("PUT", target, body, alice, http.StatusOK)
 					env.decode(t, &after)
-					if after.ID != before.ID || after.Name != "renamed" {
-						t.Errorf("rename: %s, want id %s and name renamed", env.Data, before.ID)
-					}
+					assert.False(t, after.ID != before.ID || after.Name != "renamed", "rename: %s, want id %s and name renamed", env.Data, before.ID)
 					if after.UpdatedAt <= before.UpdatedAt || after.CreatedAt != before.CreatedAt {
 						t.Errorf("rename: created_at %s -> %s, updated_at %s -> %s; want updated_at moved, created_at kept",
 							before.CreatedAt, after.CreatedAt, before.UpdatedAt, after.UpdatedAt)
 					}
 					var reread common
 					c.mustDo("GET", lv.path("renamed"), "", alice, http.StatusOK).decode(t, &reread)
-					if reread != after {
-						t.Errorf("GET after rename: %+v, want %+v", reread, after)
-					}
+					assert.EqualValues(t, after, reread, "GET after rename: %+v, want %+v", reread, after)
 					status, _, env := c.do("GET", lv.path(lv.orig), "", alice)
 					wantError(t, "GET the old name", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
 					c.mustDo("GET", lv.child("renamed"), "", alice, http.StatusOK).decode(t, &childAfter)
-					if childAfter.ID != child.ID {
-						t.Errorf("the child changed id across the rename: %s -> %s", child.ID, childAfter.ID)
-					}
+					assert.EqualValues(t, child.ID, childAfter.ID, "the child changed id across the rename: %s -> %s", child.ID, childAfter.ID)
 
 					siblings := []string{lv.sibling}
 					if lv.level == "project" {
@@ -304,9 +270,7 @@ func TestRename(t *testing.T) {
 					var same common
 					target, body = f.rename(lv.path("renamed"), "renamed")
 					c.mustDo("PUT", target, body, alice, http.StatusOK).decode(t, &same)
-					if same.ID != before.ID || same.Name != "renamed" {
-						t.Errorf("rename to the current name: %+v", same)
-					}
+					assert.False(t, same.ID != before.ID || same.Name != "renamed", "rename to the current name: %+v", same)
 				})
 			}
 		}
@@ -334,17 +298,13 @@ func TestDeleteCascades(t *testing.T) {
 		gone("deleted record", pathR("web", "prod", "k", "r"))
 		var kk clusterJSON
 		c.mustDo("GET", k, "", alice, http.StatusOK).decode(t, &kk)
-		if kk.RecordCount != 1 || len(kk.Data) != 1 {
-			t.Errorf("after deleting a record: %+v", kk)
-		}
+		assert.False(t, kk.RecordCount != 1 || len(kk.Data) != 1, "after deleting a record: %+v", kk)
 
 		c.mustDo("DELETE", k, "", alice, http.StatusNoContent)
 		gone("deleted cluster", k, k+"/records", pathR("web", "prod", "k", "s"))
 		var col collectionJSON
 		c.mustDo("GET", pathC("web", "prod"), "", alice, http.StatusOK).decode(t, &col)
-		if col.ClusterCount != 0 || col.RecordCount != 0 {
-			t.Errorf("after deleting the cluster: %+v", col)
-		}
+		assert.False(t, col.ClusterCount != 0 || col.RecordCount != 0, "after deleting the cluster: %+v", col)
 
 		c.mustDo("POST", k, "", alice, http.StatusCreated)
 		c.addRecord(alice, k, "r", "STRING", `"v"`)
@@ -360,14 +320,10 @@ func TestDeleteCascades(t *testing.T) {
 		gone("deleted project", pathP("web"), pathP("web")+"/collections", pathC("web", "prod"), k, pathR("web", "prod", "k", "r"))
 		var list listJSON[projectJSON]
 		c.mustDo("GET", "/api/v1/projects", "", alice, http.StatusOK).decode(t, &list)
-		if list.Total != 0 {
-			t.Errorf("the deleted project is still listed: %+v", list)
-		}
+		assert.EqualValues(t, 0, list.Total, "the deleted project is still listed: %+v", list)
 		var newP projectJSON
 		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated).decode(t, &newP)
-		if newP.ID == oldP.ID || newP.CollectionCount != 0 {
-			t.Errorf("re-created project: %+v (old id %s)", newP, oldP.ID)
-		}
+		assert.False(t, newP.ID == oldP.ID || newP.CollectionCount != 0, "re-created project: %+v (old id %s)", newP, oldP.ID)
 		gone("children of the deleted project", pathC("web", "prod"))
 
 		for _, target := range []string{pathP("nope"), pathC("web", "nope"), pathK("web", "nope", "k"), pathR("web", "nope", "k", "r")} {
@@ -470,18 +426,12 @@ func TestOtherUsersProjectForbidden(t *testing.T) {
 
 		var got recordJSON
 		c.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &got)
-		if got.Version != 1 || string(got.Value) != `"v"` {
-			t.Errorf("alice's record changed: %+v", got)
-		}
+		assert.False(t, got.Version != 1 || string(got.Value) != `"v"`, "alice's record changed: %+v", got)
 		var col collectionJSON
 		c.mustDo("GET", C, "", alice, http.StatusOK).decode(t, &col)
-		if col.ClusterCount != 1 || col.RecordCount != 1 {
-			t.Errorf("alice's collection changed: %+v", col)
-		}
+		assert.False(t, col.ClusterCount != 1 || col.RecordCount != 1, "alice's collection changed: %+v", col)
 		var list listJSON[projectJSON]
 		c.mustDo("GET", "/api/v1/projects", "", bob, http.StatusOK).decode(t, &list)
-		if list.Total != 0 || len(list.Items) != 0 {
-			t.Errorf("bob's list shows alice's project: %+v", list)
-		}
+		assert.False(t, list.Total != 0 || len(list.Items) != 0, "bob's list shows alice's project: %+v", list)
 	})
 }

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/hds-go/hds/store"
 )
 
@@ -55,13 +58,9 @@ func TestPanicBecomes500(t *testing.T) {
 		for range 2 {
 			status, _, env := c.do("GET", pathP("boom"), "", alice)
 			wantError(t, "a panicking store", status, env, http.StatusInternalServerError, "SERVER_ERROR", "")
-			if env.details() != "" {
-				t.Errorf("500 details %q, want empty", env.details())
-			}
+			assert.EqualValues(t, "", env.details(), "500 details %q, want empty", env.details())
 			for _, leak := range []string{"kaboom", "secret", "goroutine", ".go:", "panic("} {
-				if strings.Contains(string(env.raw), leak) {
-					t.Errorf("500 body leaks %q: %s", leak, env.raw)
-				}
+				assert.False(t, strings.Contains(string(env.raw), leak), "500 body leaks %q: %s", leak, env.raw)
 			}
 			// The server keeps serving.
 			c.mustDo("GET", "/api/v1/projects", "", alice, http.StatusOK)
@@ -75,9 +74,7 @@ func TestPanicBecomes500(t *testing.T) {
 			req, _ := http.NewRequest("GET", srv.URL+target, nil)
 			req.Header.Set("Authorization", "Bearer "+alice)
 			res, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatalf("GET %s over the wire: %v", target, err)
-			}
+			require.NoError(t, err, "GET %s over the wire: %v", target, err)
 			res.Body.Close()
 			if want := map[bool]int{true: 500, false: 200}[target != "/health"]; res.StatusCode != want {
 				t.Errorf("GET %s over the wire: %d, want %d", target, res.StatusCode, want)
@@ -93,15 +90,11 @@ func TestStoreErrors(t *testing.T) {
 
 		status, _, env := c.do("GET", pathP("leak"), "", alice)
 		wantError(t, "a store error", status, env, http.StatusInternalServerError, "SERVER_ERROR", "")
-		if env.details() != "" || strings.Contains(string(env.raw), "secret sql detail") || strings.Contains(string(env.raw), "sql") {
-			t.Errorf("a store error leaks: %s", env.raw)
-		}
+		assert.False(t, env.details() != "" || strings.Contains(string(env.raw), "secret sql detail") || strings.Contains(string(env.raw), "sql"), "a store error leaks: %s", env.raw)
 
 		status, _, env = c.do("GET", pathP("down"), "", alice)
 		wantError(t, "an unavailable store", status, env, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "")
-		if strings.Contains(string(env.raw), "10.0.0.1") {
-			t.Errorf("503 leaks the cause: %s", env.raw)
-		}
+		assert.False(t, strings.Contains(string(env.raw), "10.0.0.1"), "503 leaks the cause: %s", env.raw)
 		status, _, env = c.do("GET", "/api/v1/projects?search=down", "", alice)
 		wantError(t, "an unavailable store (list)", status, env, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "")
 
@@ -113,9 +106,7 @@ func TestStoreErrors(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		var h struct{ Status, Timestamp, Version string }
 		_ = json.Unmarshal(body, &h)
-		if res.StatusCode != http.StatusServiceUnavailable || h.Status != "unavailable" {
-			t.Errorf("GET /health with the store down: %d %s, want 503 status unavailable", res.StatusCode, body)
-		}
+		assert.False(t, res.StatusCode != http.StatusServiceUnavailable || h.Status != "unavailable", "GET /health with the store down: %d %s, want 503 status unavailable", res.StatusCode, body)
 		if ct := res.Header.Get("Content-Type"); ct != jsonType {
 			t.Errorf("GET /health with the store down: Content-Type %q", ct)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds/store"
 )
@@ -20,9 +21,7 @@ func TestHealth(t *testing.T) {
 		c := newServer(t, kind)
 		res := c.raw(httptest.NewRequest("GET", "/health", nil))
 		body, _ := io.ReadAll(res.Body)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET /health: status %d, want 200: %s", res.StatusCode, body)
-		}
+		require.EqualValues(t, http.StatusOK, res.StatusCode, "GET /health: status %d, want 200: %s", res.StatusCode, body)
 		if ct := res.Header.Get("Content-Type"); ct != jsonType {
 			t.Errorf("GET /health: Content-Type %q, want %q", ct, jsonType)
 		}
@@ -31,13 +30,9 @@ func TestHealth(t *testing.T) {
 		if err := json.Unmarshal(body, &h); err != nil {
 			t.Fatalf("GET /health: %v: %s", err, body)
 		}
-		if h.Status != "ok" {
-			t.Errorf("GET /health: status %q, want ok", h.Status)
-		}
+		assert.EqualValues(t, "ok", h.Status, "GET /health: status %q, want ok", h.Status)
 		wantTimestamps(t, "GET /health", h.Timestamp)
-		if h.Version == "" {
-			t.Errorf("GET /health: empty version")
-		}
+		assert.NotEqualValues(t, "", h.Version, "GET /health: empty version")
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 )
@@ -21,9 +22,7 @@ func TestNewWithoutOptions(t *testing.T) {
 	h := hds.New()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/health", nil))
-	if rec.Code != http.StatusOK {
-		t.Errorf("hds.New(): GET /health: status %d, want 200", rec.Code)
-	}
+	assert.EqualValues(t, http.StatusOK, rec.Code, "hds.New(): GET /health: status %d, want 200", rec.Code)
 	c := &client{t: t, h: h}
 	status, _, env := c.do("GET", "/api/v1/projects", "", "")
 	wantError(t, "hds.New(): GET /api/v1/projects without a token", status, env,
@@ -90,13 +89,9 @@ func TestMounted(t *testing.T) {
 		m := &client{t: t, h: mux, store: c.store, users: c.users, ids: c.ids, tokens: map[string]string{}, mount: "/hds"}
 
 		res := m.raw(httptest.NewRequest("GET", "/hds/health", nil))
-		if res.StatusCode != http.StatusOK {
-			t.Errorf("GET /hds/health: %d", res.StatusCode)
-		}
+		assert.EqualValues(t, http.StatusOK, res.StatusCode, "GET /hds/health: %d", res.StatusCode)
 		status, h, env := m.do("POST", "/hds/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, "")
-		if status != http.StatusOK || h.Get("Cache-Control") != "no-store" {
-			t.Fatalf("login under /hds: %d %s", status, env.raw)
-		}
+		require.False(t, status != http.StatusOK || h.Get("Cache-Control") != "no-store", "login under /hds: %d %s", status, env.raw)
 		var tok struct {
 			Token string `json:"token"`
 		}
@@ -105,9 +100,7 @@ func TestMounted(t *testing.T) {
 		m.mustDo("POST", "/hds"+pathC("mounted", "c"), "", tok.Token, http.StatusCreated)
 		var l listJSON[projectJSON]
 		m.mustDo("GET", "/hds/api/v1/projects", "", tok.Token, http.StatusOK).decode(t, &l)
-		if l.Total != 1 || l.Items[0].Name != "mounted" || l.Items[0].CollectionCount != 1 {
-			t.Errorf("list under /hds: %+v", l)
-		}
+		assert.False(t, l.Total != 1 || l.Items[0].Name != "mounted" || l.Items[0].CollectionCount != 1, "list under /hds: %+v", l)
 		status, _, env = m.do("GET", "/hds/api/v1/nothing", "", tok.Token)
 		wantError(t, "unknown route under /hds", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
 		status, _, env = m.do("DELETE", "/hds/api/v1/projects", "", tok.Token)

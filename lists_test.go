@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/hds-go/hds"
 )
 
@@ -150,27 +152,17 @@ func TestListParameters(t *testing.T) {
 					Offset int               `json:"offset"`
 				}
 				env.decode(t, &page)
-				if page.Items == nil {
-					t.Errorf("%s: items is not an array: %s", what, env.Data)
-				}
-				if page.Limit != g.limit || page.Offset != g.offset {
-					t.Errorf("%s: limit %d offset %d, want %d %d", what, page.Limit, page.Offset, g.limit, g.offset)
-				}
-				if page.Total < len(page.Items) || len(page.Items) > page.Limit {
-					t.Errorf("%s: total %d, %d items, limit %d", what, page.Total, len(page.Items), page.Limit)
-				}
+				assert.NotNil(t, page.Items, "%s: items is not an array: %s", what, env.Data)
+				assert.False(t, page.Limit != g.limit || page.Offset != g.offset, "%s: limit %d offset %d, want %d %d", what, page.Limit, page.Offset, g.limit, g.offset)
+				assert.False(t, page.Total < len(page.Items) || len(page.Items) > page.Limit, "%s: total %d, %d items, limit %d", what, page.Total, len(page.Items), page.Limit)
 			}
 		}
 		// Paging: total counts every match, the window is cut after.
 		var l listJSON[recordJSON]
 		c.mustDo("GET", K+"/records?limit=2&offset=1", "", alice, http.StatusOK).decode(t, &l)
-		if l.Total != 3 || !slices.Equal(recordNames(l), []string{"r1", "r2"}) {
-			t.Errorf("limit=2&offset=1: %+v", l)
-		}
+		assert.False(t, l.Total != 3 || !slices.Equal(recordNames(l), []string{"r1", "r2"}), "limit=2&offset=1: %+v", l)
 		c.mustDo("GET", K+"/records?offset=3", "", alice, http.StatusOK).decode(t, &l)
-		if l.Total != 3 || len(l.Items) != 0 {
-			t.Errorf("offset=3: %+v", l)
-		}
+		assert.False(t, l.Total != 3 || len(l.Items) != 0, "offset=3: %+v", l)
 	})
 }
 
@@ -200,9 +192,7 @@ func TestListOrderAndSearch(t *testing.T) {
 			t.Errorf("name desc:\n got %q\nwant %q", got, reversed(byteWise))
 		}
 		l, _ := list("sortBy=created_at")
-		if !slices.IsSortedFunc(l.Items, func(a, b projectJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) }) {
-			t.Errorf("sortBy=created_at is not in created_at order")
-		}
+		assert.False(t, !slices.IsSortedFunc(l.Items, func(a, b projectJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) }), "sortBy=created_at is not in created_at order")
 		if _, got := list("sortBy=id"); !slices.Equal(got, all) {
 			t.Errorf("sortBy=id (UUIDv7, creation order):\n got %q\nwant %q", got, all)
 		}
@@ -230,9 +220,7 @@ func TestListOrderAndSearch(t *testing.T) {
 		}
 		for _, s := range searches {
 			l, got := list("search=" + url.QueryEscape(s.search))
-			if !slices.Equal(got, s.want) || l.Total != len(s.want) {
-				t.Errorf("search=%s: %q (total %d), want %q", s.search, got, l.Total, s.want)
-			}
+			assert.False(t, !slices.Equal(got, s.want) || l.Total != len(s.want), "search=%s: %q (total %d), want %q", s.search, got, l.Total, s.want)
 		}
 		l, got := list("search=a&limit=2&offset=1&sortOrder=desc")
 		var want []string
@@ -241,9 +229,7 @@ func TestListOrderAndSearch(t *testing.T) {
 				want = append(want, n)
 			}
 		}
-		if l.Total != len(want) || !slices.Equal(got, want[1:3]) {
-			t.Errorf("search=a&limit=2&offset=1&sortOrder=desc: %q total %d, want %q total %d", got, l.Total, want[1:3], len(want))
-		}
+		assert.False(t, l.Total != len(want) || !slices.Equal(got, want[1:3]), "search=a&limit=2&offset=1&sortOrder=desc: %q total %d, want %q total %d", got, l.Total, want[1:3], len(want))
 
 		// The other lists search and sort the same way.
 		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
@@ -252,21 +238,15 @@ func TestListOrderAndSearch(t *testing.T) {
 		}
 		var cols listJSON[collectionJSON]
 		c.mustDo("GET", pathP("web")+"/collections?search=KEY", "", alice, http.StatusOK).decode(t, &cols)
-		if got := names(cols.Items, func(c collectionJSON) string { return c.Name }); !slices.Equal(got, []string{"Key1", "key2"}) {
-			t.Errorf("collections search=KEY: %q", got)
-		}
+		assert.Equal(t, []string{"Key1", "key2"}, names(cols.Items, func(c collectionJSON) string { return c.Name }), "collections search=KEY")
 		for _, n := range []string{"k_1", "k%1", "kx1"} {
 			c.mustDo("POST", pathK("web", "other", n), "", alice, http.StatusCreated)
 		}
 		var ks listJSON[clusterJSON]
 		c.mustDo("GET", pathC("web", "other")+"/clusters?search=_&sortOrder=desc", "", alice, http.StatusOK).decode(t, &ks)
-		if got := names(ks.Items, func(k clusterJSON) string { return k.Name }); !slices.Equal(got, []string{"k_1"}) {
-			t.Errorf("clusters search=_: %q", got)
-		}
+		assert.Equal(t, []string{"k_1"}, names(ks.Items, func(k clusterJSON) string { return k.Name }), "clusters search=_")
 		c.mustDo("GET", pathC("web", "other")+"/clusters?sortOrder=desc", "", alice, http.StatusOK).decode(t, &ks)
-		if got := names(ks.Items, func(k clusterJSON) string { return k.Name }); !slices.Equal(got, []string{"kx1", "k_1", "k%1"}) {
-			t.Errorf("clusters desc: %q", got)
-		}
+		assert.Equal(t, []string{"kx1", "k_1", "k%1"}, names(ks.Items, func(k clusterJSON) string { return k.Name }), "clusters desc")
 	})
 }
 
@@ -362,14 +342,10 @@ func TestListPaging(t *testing.T) {
 				for offset := 0; offset < n+7; offset += 7 {
 					var page listJSON[recordJSON]
 					c.mustDo("GET", fmt.Sprintf("%s/records?limit=7&offset=%d&%s", K, offset, base), "", alice, http.StatusOK).decode(t, &page)
-					if page.Total != n || page.Limit != 7 || page.Offset != offset {
-						t.Errorf("%s offset %d: total %d limit %d offset %d", base, offset, page.Total, page.Limit, page.Offset)
-					}
+					assert.False(t, page.Total != n || page.Limit != 7 || page.Offset != offset, "%s offset %d: total %d limit %d offset %d", base, offset, page.Total, page.Limit, page.Offset)
 					got = append(got, recordNames(page)...)
 				}
-				if len(want) != n || !slices.Equal(got, want) {
-					t.Errorf("%s: pages of 7 give %q, want %q", base, got, want)
-				}
+				assert.False(t, len(want) != n || !slices.Equal(got, want), "%s: pages of 7 give %q, want %q", base, got, want)
 				if uniq := slices.Compact(slices.Sorted(slices.Values(got))); len(uniq) != n {
 					t.Errorf("%s: pages overlap or skip: %q", base, got)
 				}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestNames(t *testing.T) {
@@ -64,9 +66,7 @@ func TestNames(t *testing.T) {
 		for _, tt := range invalid {
 			status, _, env := c.do(tt.method, tt.target, tt.body, alice)
 			wantError(t, "name: "+tt.name, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
-			if env.details() == "" {
-				t.Errorf("name: %s: details do not say which rule failed", tt.name)
-			}
+			assert.NotEqualValues(t, "", env.details(), "name: %s: details do not say which rule failed", tt.name)
 		}
 
 		valid := []string{
@@ -76,20 +76,14 @@ func TestNames(t *testing.T) {
 		for _, name := range valid {
 			var p projectJSON
 			c.mustDo("POST", pathP(name), "", alice, http.StatusCreated).decode(t, &p)
-			if p.Name != name {
-				t.Errorf("project %q created as %q", name, p.Name)
-			}
+			assert.EqualValues(t, name, p.Name, "project %q created as %q", name, p.Name)
 			c.mustDo("GET", pathP(name), "", alice, http.StatusOK).decode(t, &p)
-			if p.Name != name {
-				t.Errorf("project %q read as %q", name, p.Name)
-			}
+			assert.EqualValues(t, name, p.Name, "project %q read as %q", name, p.Name)
 			c.mustDo("POST", pathC(name, name), "", alice, http.StatusCreated)
 			c.mustDo("POST", pathK(name, name, name), "", alice, http.StatusCreated)
 			var r recordJSON
 			c.mustDo("POST", pathR(name, name, name, name)+"?type=NULL", "", alice, http.StatusCreated).decode(t, &r)
-			if r.Name != name {
-				t.Errorf("record %q created as %q", name, r.Name)
-			}
+			assert.EqualValues(t, name, r.Name, "record %q created as %q", name, r.Name)
 			c.mustDo("GET", pathR(name, name, name, name), "", alice, http.StatusOK)
 		}
 		body, _ := json.Marshal(map[string]string{"name": "body form ✓"})
@@ -104,9 +98,7 @@ func TestNames(t *testing.T) {
 		wantError(t, "GET wEB", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
 		var p projectJSON
 		c.mustDo("GET", pathP("e\u0301"), "", alice, http.StatusOK).decode(t, &p)
-		if p.Name != "e\u0301" {
-			t.Errorf("decomposed é read back as %q", p.Name)
-		}
+		assert.EqualValues(t, "e\u0301", p.Name, "decomposed é read back as %q", p.Name)
 	})
 }
 
@@ -137,9 +129,7 @@ func TestUnstorableNamesInPaths(t *testing.T) {
 				{"PUT", "/api/v1/projects/web?rename=" + bad},
 			} {
 				status, _, env := c.do(req.method, req.target, "", alice)
-				if status != http.StatusNotFound && status != http.StatusBadRequest {
-					t.Errorf("%s %s: %d %s, want 404 or 400", req.method, req.target, status, env.raw)
-				}
+				assert.False(t, status != http.StatusNotFound && status != http.StatusBadRequest, "%s %s: %d %s, want 404 or 400", req.method, req.target, status, env.raw)
 			}
 		}
 		// A username or password no account can have fails like any other.
@@ -150,9 +140,7 @@ func TestUnstorableNamesInPaths(t *testing.T) {
 			`{"username":"","password":""}`,
 		} {
 			status, _, env := c.do("POST", "/api/v1/auth/login", body, "")
-			if status != http.StatusUnauthorized && status != http.StatusBadRequest {
-				t.Errorf("login %s: %d %s, want 401 or 400", body, status, env.raw)
-			}
+			assert.False(t, status != http.StatusUnauthorized && status != http.StatusBadRequest, "login %s: %d %s, want 401 or 400", body, status, env.raw)
 		}
 	})
 }

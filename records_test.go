@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/hds-go/hds"
 )
 
@@ -102,9 +104,7 @@ func TestRecordUpdate(t *testing.T) {
 			before := recordJSON{}
 			if status/100 == 2 {
 				env.decode(t, &before)
-				if before.Name != s.name || before.Version != s.version {
-					t.Errorf("%s: response %s, want name %s version %d", s.what, env.Data, s.name, s.version)
-				}
+				assert.False(t, before.Name != s.name || before.Version != s.version, "%s: response %s, want name %s version %d", s.what, env.Data, s.name, s.version)
 			}
 			expect(s.what, s.name, s.typ, s.value, s.version)
 		}
@@ -118,9 +118,7 @@ func TestRecordUpdate(t *testing.T) {
 		c.mustDo("GET", path("n"), "", alice, http.StatusOK).decode(t, &before)
 		waitPast(t, before.UpdatedAt)
 		c.mustDo("PUT", path("n")+"?type=STRING&value=x", "", alice, http.StatusOK).decode(t, &after)
-		if after.CreatedAt != before.CreatedAt || after.UpdatedAt <= before.UpdatedAt || after.ID != before.ID {
-			t.Errorf("update: before %+v, after %+v", before, after)
-		}
+		assert.False(t, after.CreatedAt != before.CreatedAt || after.UpdatedAt <= before.UpdatedAt || after.ID != before.ID, "update: before %+v, after %+v", before, after)
 
 		var list listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &list)
@@ -128,9 +126,7 @@ func TestRecordUpdate(t *testing.T) {
 		for _, r := range list.Items {
 			names = append(names, r.Name)
 		}
-		if !slices.Equal(names, []string{"a", "c", "ca", "n", "s6"}) {
-			t.Errorf("records after the updates: %v", names)
-		}
+		assert.False(t, !slices.Equal(names, []string{"a", "c", "ca", "n", "s6"}), "records after the updates: %v", names)
 	})
 }
 
@@ -147,17 +143,11 @@ func TestRecordByID(t *testing.T) {
 
 		var got recordJSON
 		c.mustDo("GET", byID(r1.ID), "", alice, http.StatusOK).decode(t, &got)
-		if got.Name != "r1" || got.ID != r1.ID {
-			t.Errorf("GET by id: %+v", got)
-		}
+		assert.False(t, got.Name != "r1" || got.ID != r1.ID, "GET by id: %+v", got)
 		c.mustDo("PUT", byID(r1.ID)+"?value=uno", "", alice, http.StatusOK).decode(t, &got)
-		if got.Name != "r1" || string(got.Value) != `"uno"` || got.Version != 2 {
-			t.Errorf("PUT by id: %+v", got)
-		}
+		assert.False(t, got.Name != "r1" || string(got.Value) != `"uno"` || got.Version != 2, "PUT by id: %+v", got)
 		c.mustDo("PUT", byID(r1.ID), `{"name":"first"}`, alice, http.StatusOK).decode(t, &got)
-		if got.Name != "first" || got.ID != r1.ID || got.Version != 3 {
-			t.Errorf("rename by id: %+v", got)
-		}
+		assert.False(t, got.Name != "first" || got.ID != r1.ID || got.Version != 3, "rename by id: %+v", got)
 		c.mustDo("GET", byID(r1.ID), "", alice, http.StatusOK)
 		c.mustDo("GET", pathR("web", "prod", "k", "first"), "", alice, http.StatusOK)
 
@@ -170,9 +160,7 @@ func TestRecordByID(t *testing.T) {
 		const uuidName = "0190a5b4-c0de-7abc-8def-0123456789ab"
 		c.mustDo("POST", byID(uuidName)+"?type=STRING&value=named", "", alice, http.StatusCreated)
 		c.mustDo("GET", byID(uuidName), "", alice, http.StatusOK).decode(t, &got)
-		if got.Name != uuidName || string(got.Value) != `"named"` {
-			t.Errorf("record named like a UUID: %+v", got)
-		}
+		assert.False(t, got.Name != uuidName || string(got.Value) != `"named"`, "record named like a UUID: %+v", got)
 		// POST R where R is a record's id (in any case) names that
 		// record, which exists: 409, in both forms, and nothing is created.
 		for _, seg := range []string{r2.ID, strings.ToUpper(r2.ID)} {
@@ -182,9 +170,7 @@ func TestRecordByID(t *testing.T) {
 			wantError(t, "POST R (body) with an existing record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
 		}
 		c.mustDo("GET", byID(strings.ToUpper(r2.ID)), "", alice, http.StatusOK).decode(t, &got)
-		if got.ID != r2.ID || got.Name != "r2" || string(got.Value) != `"two"` {
-			t.Errorf("GET by the upper-case id returned %+v, want r2 unchanged", got)
-		}
+		assert.False(t, got.ID != r2.ID || got.Name != "r2" || string(got.Value) != `"two"`, "GET by the upper-case id returned %+v, want r2 unchanged", got)
 		// Renaming onto a record's id is taken as well.
 		status, _, env = c.do("PUT", pathR("web", "prod", "k", uuidName)+"?rename="+r2.ID, "", alice)
 		wantError(t, "rename onto another record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
@@ -226,13 +212,9 @@ func TestConcurrentRequests(t *testing.T) {
 		wg.Wait()
 		var r recordJSON
 		c.mustDo("GET", counter, "", alice, http.StatusOK).decode(t, &r)
-		if r.Version != n+1 {
-			t.Errorf("after %d concurrent updates: version %d, want %d", n, r.Version, n+1)
-		}
+		assert.EqualValues(t, n+1, r.Version, "after %d concurrent updates: version %d, want %d", n, r.Version, n+1)
 		var l listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &l)
-		if l.Total != n+2 {
-			t.Errorf("after %d concurrent creates: %d records, want %d", n, l.Total, n+2)
-		}
+		assert.EqualValues(t, n+2, l.Total, "after %d concurrent creates: %d records, want %d", n, l.Total, n+2)
 	})
 }

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/hds-go/hds"
 )
 
@@ -90,14 +93,10 @@ func TestMixedFormsAndBadBodies(t *testing.T) {
 		// Nothing was created or changed by those.
 		var list listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &list)
-		if list.Total != 1 || list.Items[0].Version != 1 || string(list.Items[0].Value) != `"v"` {
-			t.Errorf("records after the bad requests: %+v", list)
-		}
+		assert.False(t, list.Total != 1 || list.Items[0].Version != 1 || string(list.Items[0].Value) != `"v"`, "records after the bad requests: %+v", list)
 		var projects listJSON[projectJSON]
 		c.mustDo("GET", "/api/v1/projects", "", alice, http.StatusOK).decode(t, &projects)
-		if projects.Total != 1 {
-			t.Errorf("projects after the bad requests: %+v", projects)
-		}
+		assert.EqualValues(t, 1, projects.Total, "projects after the bad requests: %+v", projects)
 
 		// Other parameters, such as reveal, may accompany a body.
 		c.mustDo("POST", pathR("web", "prod", "k", "ok1")+"?reveal=true", rec, alice, http.StatusCreated)
@@ -144,9 +143,7 @@ func TestContentTypeAndBodySize(t *testing.T) {
 			for _, sized := range []bool{true, false} {
 				status, env := send(tt.contentType, tt.body, sized)
 				if tt.status == 201 {
-					if status != 201 {
-						t.Errorf("%s: status %d, want 201: %s", tt.name, status, env.raw)
-					}
+					assert.EqualValues(t, 201, status, "%s: status %d, want 201: %s", tt.name, status, env.raw)
 					c.mustDo("DELETE", pathP(strings.TrimSuffix(strings.TrimPrefix(tt.body, `{"name":"`), `"}`)), "", alice, 204)
 					continue
 				}
@@ -175,9 +172,7 @@ func TestContentTypeAndBodySize(t *testing.T) {
 		small := newServer(t, kind, hds.WithMaxBodyBytes(100))
 		stok := small.token("alice")
 		body200 := `{"name":"` + strings.Repeat("b", 189) + `"}`
-		if len(body200) != 200 {
-			t.Fatalf("body length %d", len(body200))
-		}
+		require.EqualValues(t, 200, len(body200), "body length %d", len(body200))
 		status, _, env = small.do("POST", "/api/v1/projects", body200, stok)
 		wantError(t, "200-byte body with WithMaxBodyBytes(100)", status, env, http.StatusRequestEntityTooLarge, "INVALID_REQUEST", "")
 		r = httptest.NewRequest("POST", "/api/v1/projects", io.MultiReader(strings.NewReader(body200)))

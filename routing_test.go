@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestUnknownRoutes(t *testing.T) {
@@ -77,14 +80,10 @@ func TestMethodNotAllowed(t *testing.T) {
 				wantError(t, what, status, env, http.StatusMethodNotAllowed, "INVALID_REQUEST", "")
 				allow := strings.Split(h.Get("Allow"), ", ")
 				for _, m := range tt.allow {
-					if !slices.Contains(allow, m) {
-						t.Errorf("%s: Allow %q lacks %s", what, h.Get("Allow"), m)
-					}
+					assert.False(t, !slices.Contains(allow, m), "%s: Allow %q lacks %s", what, h.Get("Allow"), m)
 				}
 				for _, m := range allow {
-					if !slices.Contains(known, m) || (m != "HEAD" && m != "OPTIONS" && !slices.Contains(tt.allow, m)) {
-						t.Errorf("%s: Allow %q has %s, want %v", what, h.Get("Allow"), m, tt.allow)
-					}
+					assert.False(t, !slices.Contains(known, m) || (m != "HEAD" && m != "OPTIONS" && !slices.Contains(tt.allow, m)), "%s: Allow %q has %s, want %v", what, h.Get("Allow"), m, tt.allow)
 				}
 			}
 		}
@@ -132,9 +131,7 @@ func TestNonCanonicalPaths(t *testing.T) {
 			for _, method := range []string{"GET", "POST", "PUT", "DELETE"} {
 				// Through the handler, the URL built by hand.
 				unescaped, err := url.PathUnescape(raw)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err, err)
 				r := request(method, "/", "", alice)
 				r.URL = &url.URL{Path: unescaped, RawPath: raw}
 				r.RequestURI = raw
@@ -147,19 +144,13 @@ func TestNonCanonicalPaths(t *testing.T) {
 
 				// Over the wire.
 				req, err := http.NewRequest(method, srv.URL+raw, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err, err)
 				req.Header.Set("Authorization", "Bearer "+alice)
 				res, err := noRedirects.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err, err)
 				body, _ := io.ReadAll(res.Body)
 				res.Body.Close()
-				if res.StatusCode != http.StatusNotFound || res.Header.Get("Location") != "" {
-					t.Errorf("%s over the wire: %d (Location %q), want 404 and no redirect", what, res.StatusCode, res.Header.Get("Location"))
-				}
+				assert.False(t, res.StatusCode != http.StatusNotFound || res.Header.Get("Location") != "", "%s over the wire: %d (Location %q), want 404 and no redirect", what, res.StatusCode, res.Header.Get("Location"))
 				if err := checkEnvelope(res.StatusCode, res.Header, body); err != nil {
 					t.Errorf("%s over the wire: %v", what, err)
 				}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/hds-go/hds"
 )
 
@@ -85,14 +87,10 @@ func TestRecordTypes(t *testing.T) {
 			env.decode(t, &r)
 			wantID(t, what, r.ID)
 			wantTimestamps(t, what, r.CreatedAt, r.UpdatedAt)
-			if r.Name != name || r.Type != tc.wantType || compact(t, r.Value) != tc.wantValue || r.Version != 1 {
-				t.Errorf("%s: got %s %s version %d, want %s %s version 1", what, r.Type, r.Value, r.Version, tc.wantType, tc.wantValue)
-			}
+			assert.False(t, r.Name != name || r.Type != tc.wantType || compact(t, r.Value) != tc.wantValue || r.Version != 1, "%s: got %s %s version %d, want %s %s version 1", what, r.Type, r.Value, r.Version, tc.wantType, tc.wantValue)
 			var got recordJSON
 			c.mustDo("GET", pathR("web", "prod", "k", name), "", alice, http.StatusOK).decode(t, &got)
-			if got.Type != tc.wantType || compact(t, got.Value) != tc.wantValue || got.ID != r.ID {
-				t.Errorf("%s: GET returned %s %s, want %s %s", what, got.Type, got.Value, tc.wantType, tc.wantValue)
-			}
+			assert.False(t, got.Type != tc.wantType || compact(t, got.Value) != tc.wantValue || got.ID != r.ID, "%s: GET returned %s %s, want %s %s", what, got.Type, got.Value, tc.wantType, tc.wantValue)
 		}
 		for i, tc := range typeCases {
 			// The body form, POST K/records.
@@ -140,9 +138,7 @@ func TestRecordTypes(t *testing.T) {
 			name := fmt.Sprintf("raw%d", i)
 			var r recordJSON
 			c.mustDo("POST", pathR("web", "prod", "k", name)+"?"+raw, "", alice, http.StatusCreated).decode(t, &r)
-			if r.Type != "[]STRING" || compact(t, r.Value) != `["a","b"]` {
-				t.Errorf("?%s: %s %s", raw, r.Type, r.Value)
-			}
+			assert.False(t, r.Type != "[]STRING" || compact(t, r.Value) != `["a","b"]`, "?%s: %s %s", raw, r.Type, r.Value)
 		}
 	})
 }
@@ -237,9 +233,7 @@ func TestRecordTypeRejections(t *testing.T) {
 
 		var list listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &list)
-		if list.Total != 0 {
-			t.Errorf("rejected values were stored: %+v", list.Items)
-		}
+		assert.EqualValues(t, 0, list.Total, "rejected values were stored: %+v", list.Items)
 	})
 }
 
@@ -249,10 +243,6 @@ func checkRejection(t *testing.T, what string, env envelope, mention string, ind
 	if mention != "" {
 		wantDetails(t, what, env, mention)
 	}
-	if index >= 0 && !regexp.MustCompile(fmt.Sprintf(`\b%d\b`, index)).MatchString(env.details()) {
-		t.Errorf("%s: details %q do not name the element index %d", what, env.details(), index)
-	}
-	if env.details() == "" {
-		t.Errorf("%s: empty details", what)
-	}
+	assert.False(t, index >= 0 && !regexp.MustCompile(fmt.Sprintf(`\b%d\b`, index)).MatchString(env.details()), "%s: details %q do not name the element index %d", what, env.details(), index)
+	assert.NotEqualValues(t, "", env.details(), "%s: empty details", what)
 }
