@@ -5,6 +5,7 @@ package hds_test
 // the server's back, rotate keys, and capture the logs.
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,8 +16,10 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -274,7 +277,313 @@ func credWant500(t *testing.T, what string, status int, env envelope, hidden ...
 	}
 }
 
-// ---------------------------------------------------------------------
+// Section 3: credentials through the API.
+
+func TestCredentials(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithCredentialKey(testKey))
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		K := pathK("web", "prod", "k")
+		R := func(name string) string { return pathR("web", "prod", "k", name) }
+		const mask = `"********"`
+		c.addRecord(alice, K, "plain", "STRING", `"visible"`)
+
+		// value returns the record's value (compact) after a request that
+		// must succeed with status.
+		value := func(what, method, target, body string, status int) string {
+			t.Helper()
+			env := c.mustDo(method, target, body, alice, status)
+			if !strings.Contains(target, "reveal=true") {
+				if strings.Contains(string(env.raw), "s3cr3t") {
+					t.Errorf("%s: the secret appears in a masked response: %s", what, env.raw)
+				}
+			}
+			var r recordJSON
+			env.decode(t, &r)
+			return compact(t, r.Value)
+		}
+		tests := []struct {
+			what, method, target, body string
+			status                     int
+			want                       string
+		}{
+			{"create (query)", "POST", R("pw") + "?type=CREDENTIAL&value=s3cr3t-1", "", 201, mask},
+			{"create (body, lower case type)", "POST", K + "/records", `{"name":"pw2","type":"credential","value":"s3cr3t-2"}`, 201, mask},
+			{"create with reveal=true", "POST", R("pw3") + "?type=CREDENTIAL&value=s3cr3t-3&reveal=true", "", 201, `"s3cr3t-3"`},
+			{"create array", "POST", K + "/records", `{"name":"arr","type":"[]CREDENTIAL","value":["s3cr3t-a","s3cr3t-b"]}`, 201, `["********","********"]`},
+			{"create array with reveal=true", "POST", K + "/records?reveal=true", `{"name":"arr2","type":"[]credential","value":["s3cr3t-c"]}`, 201, `["s3cr3t-c"]`},
+			{"create empty array", "POST", R("arr3") + "?type=[]CREDENTIAL&value=[]", "", 201, `[]`},
+			{"get", "GET", R("pw"), "", 200, mask},
+			{"get reveal=false", "GET", R("pw") + "?reveal=false", "", 200, mask},
+			{"get reveal=true", "GET", R("pw") + "?reveal=true", "", 200, `"s3cr3t-1"`},
+			{"get array", "GET", R("arr"), "", 200, `["********","********"]`},
+			{"get array reveal=true", "GET", R("arr") + "?reveal=true", "", 200, `["s3cr3t-a","s3cr3t-b"]`},
+			{"update value", "PUT", R("pw") + "?value=s3cr3t-new", "", 200, mask},
+			{"read the update", "GET", R("pw") + "?reveal=true", "", 200, `"s3cr3t-new"`},
+			{"update with reveal=true", "PUT", R("pw2") + "?reveal=true", `{"value":"s3cr3t-newer"}`, 200, `"s3cr3t-newer"`},
+			{"rename keeps the secret", "PUT", R("pw3") + "?rename=pw4", "", 200, mask},
+			{"read the renamed", "GET", R("pw4") + "?reveal=true", "", 200, `"s3cr3t-3"`},
+			{"STRING to CREDENTIAL with a value", "PUT", R("plain2") + "?type=CREDENTIAL&value=s3cr3t-x", "", 200, mask},
+			{"STRING to CREDENTIAL, read back", "GET", R("plain2") + "?reveal=true", "", 200, `"s3cr3t-x"`},
+		}
+		c.addRecord(alice, K, "plain2", "STRING", `"x"`)
+		for _, tt := range tests {
+			if got := value(tt.what, tt.method, tt.target, tt.body, tt.status); got != tt.want {
+				t.Errorf("%s: value %s, want %s", tt.what, got, tt.want)
+			}
+		}
+
+		// Lists and cluster data.
+		env := c.mustDo("GET", K+"/records", "", alice, http.StatusOK)
+		if strings.Contains(string(env.raw), "s3cr3t") {
+			t.Errorf("record list leaks a secret: %s", env.raw)
+		}
+		var list listJSON[recordJSON]
+		env.decode(t, &list)
+		for _, r := range list.Items {
+			switch r.Type {
+			case "CREDENTIAL":
+				if string(r.Value) != mask {
+					t.Errorf("record list: %s = %s, want masked", r.Name, r.Value)
+				}
+			case "[]CREDENTIAL":
+				if !regexp.MustCompile(`^\[("\*{8}"(,"\*{8}")*)?\]$`).Match(r.Value) {
+					t.Errorf("record list: %s = %s, want each element masked", r.Name, r.Value)
+				}
+			}
+		}
+		env = c.mustDo("GET", K+"/records?reveal=true", "", alice, http.StatusOK)
+		for _, s := range []string{"s3cr3t-new", "s3cr3t-newer", "s3cr3t-a", "s3cr3t-c", "s3cr3t-x"} {
+			if !strings.Contains(string(env.raw), s) {
+				t.Errorf("record list with reveal=true lacks %s: %s", s, env.raw)
+			}
+		}
+		env = c.mustDo("GET", K, "", alice, http.StatusOK)
+		if strings.Contains(string(env.raw), "s3cr3t") {
+			t.Errorf("cluster data leaks a secret: %s", env.raw)
+		}
+		var k clusterJSON
+		env.decode(t, &k)
+		if string(k.Data["pw"]) != mask || compact(t, k.Data["arr"]) != `["********","********"]` || string(k.Data["plain"]) != `"visible"` {
+			t.Errorf("cluster data: %s", env.Data)
+		}
+		c.mustDo("GET", K+"?reveal=true", "", alice, http.StatusOK).decode(t, &k)
+		if string(k.Data["pw"]) != `"s3cr3t-new"` || compact(t, k.Data["arr"]) != `["s3cr3t-a","s3cr3t-b"]` {
+			t.Errorf("cluster data with reveal=true: %v", k.Data)
+		}
+
+		// reveal takes true or false only.
+		for _, v := range []string{"yes", "1", "TRUE", "True", "", "no"} {
+			for _, req := range []struct{ method, target, body string }{
+				{"GET", R("pw"), ""},
+				{"GET", K, ""},
+				{"GET", K + "/records", ""},
+				{"PUT", R("pw"), `{"value":"s3cr3t-zzz"}`},
+				{"POST", R("never"), `{"type":"STRING","value":"x"}`},
+			} {
+				target := req.target + "?reveal=" + v
+				status, _, env := c.do(req.method, target, req.body, alice)
+				wantError(t, req.method+" "+target, status, env, http.StatusBadRequest, "INVALID_REQUEST", "")
+			}
+		}
+		status, _, _ := c.do("GET", R("never"), "", alice)
+		if status != http.StatusNotFound {
+			t.Errorf("a create with a bad reveal created the record: %d", status)
+		}
+		if got := value("after the bad reveals", "GET", R("pw")+"?reveal=true", "", 200); got != `"s3cr3t-new"` {
+			t.Errorf("a PUT with a bad reveal changed the secret: %s", got)
+		}
+
+		// Never matched by value filters.
+		for _, q := range []string{"value=s3cr3t-new", "valueContains=s3cr3t", "valueContains=S3CR3T", "valueContains=**", "value=********", `value="s3cr3t-new"`, "valueContains=hds"} {
+			var l listJSON[recordJSON]
+			c.mustDo("GET", K+"/records?"+q, "", alice, http.StatusOK).decode(t, &l)
+			if l.Total != 0 {
+				t.Errorf("?%s matched %d records: %+v", q, l.Total, l.Items)
+			}
+		}
+		var l listJSON[recordJSON]
+		c.mustDo("GET", K+"/records?type=credential", "", alice, http.StatusOK).decode(t, &l)
+		if l.Total != 4 { // pw, pw2, pw4, plain2
+			t.Errorf("?type=credential: total %d, want 4", l.Total)
+		}
+	})
+}
+
+func TestCredentialsWithoutKey(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		K := pathK("web", "prod", "k")
+		R := func(name string) string { return pathR("web", "prod", "k", name) }
+		c.addRecord(alice, K, "s", "STRING", `"plain"`)
+		tests := []struct{ what, method, target, body string }{
+			{"create (query)", "POST", R("c1") + "?type=CREDENTIAL&value=x", ""},
+			{"create (body)", "POST", K + "/records", `{"name":"c2","type":"CREDENTIAL","value":"x"}`},
+			{"create (POST R body)", "POST", R("c3"), `{"type":"credential","value":"x"}`},
+			{"create array (query)", "POST", R("c4") + "?type=[]CREDENTIAL&value=[%22x%22]", ""},
+			{"create array (body)", "POST", K + "/records", `{"name":"c5","type":"[]CREDENTIAL","value":["x"]}`},
+			{"create empty array", "POST", K + "/records", `{"name":"c6","type":"[]CREDENTIAL","value":[]}`},
+			{"type change alone", "PUT", R("s") + "?type=CREDENTIAL", ""},
+			{"type change with a value", "PUT", R("s") + "?type=CREDENTIAL&value=x", ""},
+			{"type change with a value (body)", "PUT", R("s"), `{"type":"[]CREDENTIAL","value":["x"]}`},
+		}
+		for _, tt := range tests {
+			status, _, env := c.do(tt.method, tt.target, tt.body, alice)
+			wantError(t, "without a credential key: "+tt.what, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
+			if !strings.Contains(strings.ToLower(env.details()), "no credential key") {
+				t.Errorf("without a credential key: %s: details %q do not say that no credential key is configured", tt.what, env.details())
+			}
+		}
+		var r recordJSON
+		c.mustDo("GET", R("s"), "", alice, http.StatusOK).decode(t, &r)
+		if r.Type != "STRING" || string(r.Value) != `"plain"` || r.Version != 1 {
+			t.Errorf("the STRING record changed: %+v", r)
+		}
+		var l listJSON[recordJSON]
+		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &l)
+		if l.Total != 1 {
+			t.Errorf("credential records were stored: %+v", l.Items)
+		}
+	})
+}
+
+func TestCredentialsSealedAtRest(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		oldKey, newKey := testKey, []byte(strings.Repeat("N", 32))
+		c := newServer(t, kind, hds.WithCredentialKey(oldKey))
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		K := pathK("web", "prod", "k")
+		R := func(name string) string { return pathR("web", "prod", "k", name) }
+		at := func(name string) store.Path {
+			return store.Path{Project: "web", Collection: "prod", Cluster: "k", Record: name}
+		}
+		c.addRecord(alice, K, "one", "CREDENTIAL", `"plain-marker-1"`)
+		c.addRecord(alice, K, "many", "[]CREDENTIAL", `["plain-marker-2","plain-marker-3"]`)
+		c.addRecord(alice, K, "two", "CREDENTIAL", `"plain-marker-4"`)
+
+		// The store never sees the plain text.
+		for _, name := range []string{"one", "many", "two"} {
+			r, err := c.store.FindRecord(t.Context(), at(name))
+			if err != nil {
+				t.Fatalf("store: find %s: %v", name, err)
+			}
+			if strings.Contains(string(r.Value), "plain-marker") {
+				t.Errorf("the store holds the plain text of %s: %s", name, r.Value)
+			}
+		}
+		recs, _, err := c.store.FindRecords(t.Context(), at(""), store.RecordQuery{ListQuery: store.NewListQuery()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if strings.Contains(string(r.Value), "plain-marker") {
+				t.Errorf("the store lists the plain text of %s: %s", r.Name, r.Value)
+			}
+		}
+
+		// A sealed value moved to another record does not open there.
+		one, err := c.store.FindRecord(t.Context(), at("one"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.store.UpdateRecord(t.Context(), at("two"), store.Write{}, func(r *store.Record) error {
+			r.Value = one.Value
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r := request("GET", R("two")+"?reveal=true", "", alice)
+		status, _, env := c.send(r)
+		if status == http.StatusOK || strings.Contains(string(env.raw), "plain-marker-1") {
+			t.Errorf("a sealed value moved to another record opened: %d %s", status, env.raw)
+		}
+		c.mustDo("GET", R("two"), "", alice, http.StatusOK) // masked, no need to open
+
+		// Keys rotate: a new primary key with the old one still opens.
+		rotated := c.attach(hds.WithCredentialKey(newKey, oldKey))
+		var got recordJSON
+		rotated.mustDo("GET", R("one")+"?reveal=true", "", alice, http.StatusOK).decode(t, &got)
+		if string(got.Value) != `"plain-marker-1"` {
+			t.Errorf("after rotation: %s, want the plain text", got.Value)
+		}
+		rotated.mustDo("GET", R("many")+"?reveal=true", "", alice, http.StatusOK).decode(t, &got)
+		if compact(t, got.Value) != `["plain-marker-2","plain-marker-3"]` {
+			t.Errorf("after rotation: %s, want the plain text", got.Value)
+		}
+		rotated.addRecord(alice, K, "three", "CREDENTIAL", `"plain-marker-5"`)
+		// Only the key that sealed a value (or a ring holding it) opens it.
+		newOnly := c.attach(hds.WithCredentialKey(newKey))
+		newOnly.mustDo("GET", R("three")+"?reveal=true", "", alice, http.StatusOK)
+		status, _, env = newOnly.send(request("GET", R("one")+"?reveal=true", "", alice))
+		if status == http.StatusOK || strings.Contains(string(env.raw), "plain-marker-1") {
+			t.Errorf("a value sealed by a key not in the ring opened: %d %s", status, env.raw)
+		}
+		status, _, env = c.send(request("GET", R("three")+"?reveal=true", "", alice))
+		if status == http.StatusOK || strings.Contains(string(env.raw), "plain-marker-5") {
+			t.Errorf("a value sealed by the new key opened with the old ring: %d %s", status, env.raw)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestLogsHoldNoSecrets(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		var logs syncBuffer
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c := newServer(t, kind, hds.WithCredentialKey(testKey), hds.WithLogger(logger))
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		K := pathK("web", "prod", "k")
+		c.mustDo("POST", pathR("web", "prod", "k", "q")+"?type=CREDENTIAL&value=log-s3cret-1", "", alice, http.StatusCreated)
+		c.mustDo("POST", K+"/records", `{"name":"b","type":"[]CREDENTIAL","value":["log-s3cret-2"]}`, alice, http.StatusCreated)
+		c.mustDo("PUT", pathR("web", "prod", "k", "q")+"?value=log-s3cret-3&reveal=true", "", alice, http.StatusOK)
+		c.mustDo("GET", K+"?reveal=true", "", alice, http.StatusOK)
+		c.mustDo("GET", K+"/records?reveal=true", "", alice, http.StatusOK)
+		c.do("POST", "/api/v1/auth/login", `{"username":"bob","password":"wrong-log-password"}`, "")
+		c.do("PUT", pathR("web", "prod", "k", "q")+"?type=STRING", "", alice) // refused
+		c.do("GET", K+"/records?value=log-s3cret-4", "", alice)
+		refreshed := c.mustDo("POST", "/api/v1/auth/refresh", "", alice, http.StatusOK)
+
+		out := logs.String()
+		if out == "" {
+			t.Fatal("nothing was logged")
+		}
+		secrets := []string{"log-s3cret", "alice-password", "wrong-log-password", alice, strings.Split(alice, ".")[2], "Bearer"}
+		var tok struct {
+			Token string `json:"token"`
+		}
+		refreshed.decode(t, &tok)
+		secrets = append(secrets, tok.Token)
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("the log holds %.24q...:\n%s", s, out)
+			}
+		}
+	})
+}
+
+// Below the API: what each store holds.
 
 // TestCredRawContents: whatever form a credential comes in, the store
 // holds no plain text of it, and the same secret never seals to the same

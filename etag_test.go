@@ -20,16 +20,6 @@ import (
 // strongTag is a strong entity tag as RFC 9110 writes one.
 var strongTag = regexp.MustCompile(`^"[\x21\x23-\x7e\x80-\xff]*"$`)
 
-// sendWith sends a request with extra headers (name, value pairs).
-func (c *client) sendWith(method, target, body, token string, headers ...string) (int, http.Header, envelope) {
-	c.t.Helper()
-	r := request(method, target, body, token)
-	for i := 0; i+1 < len(headers); i += 2 {
-		r.Header.Add(headers[i], headers[i+1])
-	}
-	return c.send(r)
-}
-
 // etagOf returns the ETag of a one-record response, failing when there is
 // none or it is not a strong tag.
 func etagOf(t *testing.T, what string, h http.Header) string {

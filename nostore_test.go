@@ -30,7 +30,7 @@ func (brokenStore) FindProject(context.Context, store.Path) (*store.Project, err
 // each carries Cache-Control: no-store.
 func TestNoStore(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
-		c := newServer(t, kind, hds.WithCredentialKey(testKey), hds.WithMaxBodyBytes(64), hds.WithCORS(protOrigin))
+		c := newServer(t, kind, hds.WithCredentialKey(testKey), hds.WithMaxBodyBytes(64), hds.WithCORS(testOrigin))
 		alice, bob := c.token("alice"), c.token("bob")
 		c.tree(alice, "p", "c", "k")
 		K := pathK("p", "c", "k")
@@ -67,8 +67,8 @@ func TestNoStore(t *testing.T) {
 			{"failed login", "POST", "/api/v1/auth/login", `{"username":"alice","password":"wrong"}`, "", nil, http.StatusUnauthorized},
 			{"refresh", "POST", "/api/v1/auth/refresh", "", alice, nil, http.StatusOK},
 			{"preflight", "OPTIONS", "/api/v1/projects", "", "",
-				map[string]string{"Origin": protOrigin, "Access-Control-Request-Method": "GET"}, http.StatusNoContent},
-			{"cross-origin", "GET", "/api/v1/projects", "", alice, map[string]string{"Origin": protOrigin}, http.StatusOK},
+				map[string]string{"Origin": testOrigin, "Access-Control-Request-Method": "GET"}, http.StatusNoContent},
+			{"cross-origin", "GET", "/api/v1/projects", "", alice, map[string]string{"Origin": testOrigin}, http.StatusOK},
 		} {
 			r := request(tt.method, tt.target, tt.body, tt.token)
 			for k, v := range tt.header {

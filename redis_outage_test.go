@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -23,7 +24,6 @@ import (
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/middleware"
-	"github.com/hds-go/hds/store"
 )
 
 // privateRedis is a redis-server of the test's own on a free port, so
@@ -96,9 +96,21 @@ type healthBody struct {
 	} `json:"checks"`
 }
 
+// health is c's GET /health.
+func (c *client) health() (int, healthBody) {
+	c.t.Helper()
+	res := c.call(req{method: http.MethodGet, target: "/health", remote: ipA})
+	var b healthBody
+	require.NoError(c.t, json.Unmarshal(res.env.raw, &b), "/health body %s", res.env.raw)
+	return res.status, b
+}
+
+// health is GET /health of h, unchecked against the OpenAPI document. An
+// alias kept for tests written against it; new tests use client.health.
 func health(t *testing.T, h http.Handler) (int, healthBody) {
 	t.Helper()
-	rec := protDo(h, protReq{method: http.MethodGet, target: "/health", remote: protIPA})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req{method: http.MethodGet, target: "/health", remote: ipA}.build())
 	var b healthBody
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b), "/health body %s", rec.Body)
 	return rec.Code, b
@@ -135,19 +147,18 @@ func TestRedisOutageFallsBackToLocalCounters(t *testing.T) {
 	// not look like an outage; the default's bound is held by the
 	// middleware tests.
 	fs := middleware.NewFallbackStore(rs, 250*time.Millisecond, logger)
-	m := protUsers(t, "alice", "bob")
-	h := protServer(m, hds.WithRateLimit(1000, 3), hds.WithRateLimitStore(fs), hds.WithLogger(logger))
+	h := newServer(t, memoryKind, hds.WithRateLimit(1000, 3), hds.WithRateLimitStore(fs), hds.WithLogger(logger))
 
-	code, hb := health(t, h)
+	code, hb := h.health()
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, healthBody{Status: "ok", Checks: hb.Checks}, healthBody{Status: hb.Status, Checks: hb.Checks})
 	assert.Equal(t, "ok", hb.Checks.Store, "checks.store")
 	assert.Equal(t, "ok", hb.Checks.RateLimit, "checks.rate_limit with Redis up")
 
-	token := protLogin(t, h, protIPB, "alice")
-	rec := protGet(h, protIPA, token)
-	require.Equal(t, http.StatusOK, rec.Code)
-	assert.EqualValues(t, 2, protRemaining(t, "Redis up", rec), "counted in Redis")
+	token := h.loginAt(ipB, "alice", "alice-password")
+	rec := h.call(projectsFrom(ipA, token))
+	require.Equal(t, http.StatusOK, rec.status)
+	assert.EqualValues(t, 2, rateRemaining(t, "Redis up", rec.header), "counted in Redis")
 	keys, err := client.Keys(context.Background(), "hds-outage-test*").Result()
 	require.NoError(t, err)
 	assert.NotEmpty(t, keys, "the counters are in Redis")
@@ -161,15 +172,15 @@ func TestRedisOutageFallsBackToLocalCounters(t *testing.T) {
 		slowest = max(slowest, time.Since(start))
 	}
 	for i, want := range []int64{2, 1, 0} {
-		timed(func() { rec = protGet(h, protIPA, token) })
-		require.Equal(t, http.StatusOK, rec.Code, "request %d with Redis down: %s", i+1, rec.Body)
-		assert.EqualValues(t, want, protRemaining(t, "Redis down", rec), "request %d: counted in this process", i+1)
+		timed(func() { rec = h.call(projectsFrom(ipA, token)) })
+		require.Equal(t, http.StatusOK, rec.status, "request %d with Redis down: %s", i+1, rec.env.raw)
+		assert.EqualValues(t, want, rateRemaining(t, "Redis down", rec.header), "request %d: counted in this process", i+1)
 	}
-	timed(func() { rec = protGet(h, protIPA, token) })
-	protWant429(t, "the same limit with Redis down", rec, 60)
-	timed(func() { rec = protLoginRec(h, protIPB, "alice", "alice-pw") })
-	assert.Equal(t, http.StatusOK, rec.Code, "login with Redis down: %s", rec.Body)
-	code, hb = health(t, h)
+	timed(func() { rec = h.call(projectsFrom(ipA, token)) })
+	want429(t, "the same limit with Redis down", rec, 60)
+	timed(func() { rec = h.loginFrom(ipB, "alice", "alice-password") })
+	assert.Equal(t, http.StatusOK, rec.status, "login with Redis down: %s", rec.env.raw)
+	code, hb = h.health()
 	assert.Equal(t, http.StatusOK, code, "/health stays 200")
 	assert.Equal(t, "degraded", hb.Status)
 	assert.Equal(t, "ok", hb.Checks.Store, "checks.store")
@@ -179,47 +190,24 @@ func TestRedisOutageFallsBackToLocalCounters(t *testing.T) {
 
 	// Redis is back: the shared counters are used again, by themselves.
 	rd.start()
-	require.Eventually(t, func() bool { _, hb := health(t, h); return hb.Status == "ok" }, 10*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { _, hb := h.health(); return hb.Status == "ok" }, 10*time.Second, 50*time.Millisecond,
 		"/health is ok again once Redis is back")
-	rec = protGet(h, protIPA, token)
-	require.Equal(t, http.StatusOK, rec.Code, "served from the restarted Redis (empty), not the used-up local count: %s", rec.Body)
-	assert.EqualValues(t, 2, protRemaining(t, "Redis back", rec), "counted in Redis again")
+	rec = h.call(projectsFrom(ipA, token))
+	require.Equal(t, http.StatusOK, rec.status, "served from the restarted Redis (empty), not the used-up local count: %s", rec.env.raw)
+	assert.EqualValues(t, 2, rateRemaining(t, "Redis back", rec.header), "counted in Redis again")
 
 	// Redis hangs (frozen): requests are still served, within the timeout.
 	// (bob, whose local budget is untouched: alice used hers up above.)
-	bob := protLogin(t, h, protIPB, "bob")
+	bob := h.loginAt(ipB, "bob", "bob-password")
 	rd.freeze(true)
 	for i := range 2 {
-		timed(func() { rec = protGet(h, protIPA, bob) })
-		assert.Equal(t, http.StatusOK, rec.Code, "request %d with Redis frozen: %s", i+1, rec.Body)
+		timed(func() { rec = h.call(projectsFrom(ipA, bob)) })
+		assert.Equal(t, http.StatusOK, rec.status, "request %d with Redis frozen: %s", i+1, rec.env.raw)
 	}
-	_, hb = health(t, h)
+	_, hb = h.health()
 	assert.Equal(t, "degraded", hb.Status, "/health with Redis frozen")
 	rd.freeze(false)
-	require.Eventually(t, func() bool { _, hb := health(t, h); return hb.Status == "ok" }, 10*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { _, hb := h.health(); return hb.Status == "ok" }, 10*time.Second, 50*time.Millisecond,
 		"/health is ok again once Redis answers")
 	t.Logf("slowest request while Redis was down or frozen: %v (timeout 250ms)", slowest)
-}
-
-func TestHealthRateLimitLocalWithoutRedis(t *testing.T) {
-	m := protUsers(t)
-	code, hb := health(t, protServer(m))
-	assert.Equal(t, http.StatusOK, code)
-	assert.Equal(t, "ok", hb.Status)
-	assert.Equal(t, "ok", hb.Checks.Store, "checks.store")
-	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit without a shared store")
-}
-
-// pingDown is a store whose Ping fails, like a database that went away.
-type pingDown struct{ store.Store }
-
-func (pingDown) Ping(context.Context) error { return store.ErrUnavailable }
-
-func TestHealthStoreDownChecks(t *testing.T) {
-	m := protUsers(t)
-	code, hb := health(t, protServer(m, hds.WithStore(pingDown{m})))
-	assert.Equal(t, http.StatusServiceUnavailable, code)
-	assert.Equal(t, "unavailable", hb.Status)
-	assert.Equal(t, "unavailable", hb.Checks.Store, "checks.store")
-	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit")
 }

@@ -1,0 +1,133 @@
+package hds_test
+
+// The Go library API (API.md section 11): New and its options, mounting
+// under a prefix (sections 1 and 11), and the package example.
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds"
+)
+
+func TestNewWithoutOptions(t *testing.T) {
+	h := hds.New()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/health", nil))
+	assert.EqualValues(t, http.StatusOK, rec.Code, "hds.New(): GET /health: status %d, want 200", rec.Code)
+	c := &client{t: t, h: h}
+	status, _, env := c.do("GET", "/api/v1/projects", "", "")
+	wantError(t, "hds.New(): GET /api/v1/projects without a token", status, env,
+		http.StatusUnauthorized, "AUTHENTICATION_FAILED", "No authorization token provided")
+	status, _, env = c.do("POST", "/api/v1/auth/login", `{"username":"admin","password":"admin"}`, "")
+	wantError(t, "hds.New(): login with an empty user directory", status, env,
+		http.StatusUnauthorized, "AUTHENTICATION_FAILED", "Invalid username or password")
+	// Tokens are signed with a random secret: one forged with any other
+	// secret does not verify.
+	status, _, env = c.do("GET", "/api/v1/projects", "", hs256(t, claims("someone")))
+	wantError(t, "hds.New(): token signed with a foreign secret", status, env,
+		http.StatusUnauthorized, "AUTHENTICATION_FAILED", "Invalid token signature")
+}
+
+func TestNewPanicsOnInvalidOptions(t *testing.T) {
+	secure := func(secret string) hds.Option {
+		return hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true})
+	}
+	tests := []struct {
+		name   string
+		opts   []hds.Option
+		panics bool
+	}{
+		{"jwt secret of 5 bytes", []hds.Option{secure("short")}, true},
+		{"jwt secret of 31 bytes", []hds.Option{secure(strings.Repeat("s", 31))}, true},
+		{"jwt secret of 32 bytes", []hds.Option{secure(strings.Repeat("s", 32))}, false},
+		{"credential key of 16 bytes", []hds.Option{hds.WithCredentialKey(make([]byte, 16))}, true},
+		{"credential key of 33 bytes", []hds.Option{hds.WithCredentialKey(make([]byte, 33))}, true},
+		{"empty credential key", []hds.Option{hds.WithCredentialKey(nil)}, true},
+		{"previous credential key of 10 bytes", []hds.Option{hds.WithCredentialKey(testKey, make([]byte, 10))}, true},
+		{"credential key of 32 bytes", []hds.Option{hds.WithCredentialKey(testKey)}, false},
+		// The protection options of API.md sections 8 and 9.
+		{"trusted proxy garbage", []hds.Option{hds.WithTrustedProxies("not-a-cidr")}, true},
+		{"negative rate limit", []hds.Option{hds.WithRateLimit(-1, 100)}, true},
+		{"nil rate limit store", []hds.Option{hds.WithRateLimitStore(nil)}, true},
+		{"zero login failures", []hds.Option{hds.WithLoginThrottle(0, 100, time.Minute)}, true},
+		{"zero login window", []hds.Option{hds.WithLoginThrottle(10, 100, 0)}, true},
+		{"empty CORS origin", []hds.Option{hds.WithCORS("")}, true},
+		{"CORS origin with space", []hds.Option{hds.WithCORS(" https://app.example.com")}, true},
+	}
+	for _, tt := range tests {
+		msg, panicked := panicMessage(func() { hds.New(append(tt.opts, hds.WithLogger(quietLogger))...) })
+		if assert.Equal(t, tt.panics, panicked, "%s: New panics (message %q)", tt.name, msg) && panicked {
+			assert.True(t, strings.HasPrefix(msg, "hds: "), "%s: panic message %q starts with \"hds: \"", tt.name, msg)
+		}
+	}
+}
+
+func panicMessage(f func()) (msg string, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg, panicked = fmt.Sprint(p), true
+		}
+	}()
+	f()
+	return "", false
+}
+func TestMounted(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		mux := http.NewServeMux()
+		mux.Handle("/hds/", http.StripPrefix("/hds", c.h))
+		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "host") })
+		m := &client{t: t, h: mux, store: c.store, users: c.users, ids: c.ids, tokens: map[string]string{}, mount: "/hds"}
+
+		res := m.raw(httptest.NewRequest("GET", "/hds/health", nil))
+		assert.EqualValues(t, http.StatusOK, res.StatusCode, "GET /hds/health: %d", res.StatusCode)
+		status, h, env := m.do("POST", "/hds/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, "")
+		require.False(t, status != http.StatusOK || h.Get("Cache-Control") != "no-store", "login under /hds: %d %s", status, env.raw)
+		var tok struct {
+			Token string `json:"token"`
+		}
+		env.decode(t, &tok)
+		m.mustDo("POST", "/hds"+pathP("mounted"), "", tok.Token, http.StatusCreated)
+		m.mustDo("POST", "/hds"+pathC("mounted", "c"), "", tok.Token, http.StatusCreated)
+		var l listJSON[projectJSON]
+		m.mustDo("GET", "/hds/api/v1/projects", "", tok.Token, http.StatusOK).decode(t, &l)
+		assert.False(t, l.Total != 1 || l.Items[0].Name != "mounted" || l.Items[0].CollectionCount != 1, "list under /hds: %+v", l)
+		status, _, env = m.do("GET", "/hds/api/v1/nothing", "", tok.Token)
+		wantError(t, "unknown route under /hds", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+		status, _, env = m.do("DELETE", "/hds/api/v1/projects", "", tok.Token)
+		wantError(t, "wrong method under /hds", status, env, http.StatusMethodNotAllowed, "INVALID_REQUEST", "")
+		status, _, env = m.do("GET", "/hds/api/v1/projects", "", "")
+		wantError(t, "no token under /hds", status, env, http.StatusUnauthorized, "AUTHENTICATION_FAILED", "No authorization token provided")
+		// The refreshed token works under the prefix too.
+		var ref struct {
+			Token string `json:"token"`
+		}
+		m.mustDo("POST", "/hds/api/v1/auth/refresh", "", tok.Token, http.StatusOK).decode(t, &ref)
+		m.mustDo("GET", "/hds"+pathP("mounted"), "", ref.Token, http.StatusOK)
+	})
+}
+
+func ExampleNew() {
+	mux := http.NewServeMux()
+	mux.Handle("/hds/", http.StripPrefix("/hds", hds.New()))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	res, err := http.Get(srv.URL + "/hds/health")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer res.Body.Close()
+	fmt.Println(res.StatusCode)
+	// Output: 200
+}

@@ -1,0 +1,162 @@
+package hds_test
+
+// Routing (API.md section 1): unknown routes, 405, non-canonical paths.
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUnknownRoutes(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		for _, target := range []string{
+			"/api/v1/nothing",
+			"/api/v1",
+			"/api/v2/projects",
+			"/api/v1/project",
+			"/api/v1/auth",
+			"/api/v1/auth/logout",
+			"/api/v1/projects/web/unknown",
+			"/api/v1/projects/web/collections/prod/unknown",
+			"/api/v1/projects/web/collections/prod/clusters/k/records/r/extra",
+			"/api/v1/projects/web/collections/prod/clusters/k/data",
+			"/nothing",
+			"/",
+		} {
+			for _, token := range []string{"", alice, "notajwt"} {
+				for _, method := range []string{"GET", "POST"} {
+					status, _, env := c.do(method, target, "", token)
+					wantError(t, fmt.Sprintf("%s %s (token: %v)", method, target, token != ""), status, env,
+						http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+				}
+			}
+		}
+	})
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		P, C, K, R := pathP("web"), pathC("web", "prod"), pathK("web", "prod", "k"), pathR("web", "prod", "k", "r")
+		tests := []struct {
+			method, target string
+			allow          []string
+		}{
+			{"DELETE", "/api/v1/projects", []string{"GET", "POST"}},
+			{"PUT", "/api/v1/projects", []string{"GET", "POST"}},
+			{"PATCH", P, []string{"GET", "POST", "PUT", "DELETE"}},
+			{"PATCH", C, []string{"GET", "POST", "PUT", "DELETE"}},
+			{"PATCH", K, []string{"GET", "POST", "PUT", "DELETE"}},
+			{"PATCH", R, []string{"GET", "POST", "PUT", "DELETE"}},
+			{"PUT", P + "/collections", []string{"GET", "POST"}},
+			{"DELETE", C + "/clusters", []string{"GET", "POST"}},
+			{"PUT", K + "/records", []string{"GET", "POST"}},
+			{"DELETE", K + "/records", []string{"GET", "POST"}},
+			{"GET", "/api/v1/auth/login", []string{"POST"}},
+			{"DELETE", "/api/v1/auth/login", []string{"POST"}},
+			{"GET", "/api/v1/auth/refresh", []string{"POST"}},
+			{"POST", "/health", []string{"GET"}},
+			{"DELETE", "/health", []string{"GET"}},
+		}
+		known := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"}
+		for _, tt := range tests {
+			for _, token := range []string{"", alice, "notajwt"} {
+				status, h, env := c.do(tt.method, tt.target, "", token)
+				what := fmt.Sprintf("%s %s (token: %v)", tt.method, tt.target, token != "")
+				wantError(t, what, status, env, http.StatusMethodNotAllowed, "INVALID_REQUEST", "")
+				allow := strings.Split(h.Get("Allow"), ", ")
+				for _, m := range tt.allow {
+					assert.False(t, !slices.Contains(allow, m), "%s: Allow %q lacks %s", what, h.Get("Allow"), m)
+				}
+				for _, m := range allow {
+					assert.False(t, !slices.Contains(known, m) || (m != "HEAD" && m != "OPTIONS" && !slices.Contains(tt.allow, m)), "%s: Allow %q has %s, want %v", what, h.Get("Allow"), m, tt.allow)
+				}
+			}
+		}
+	})
+}
+
+// nonCanonical are raw paths with an empty, "." or ".." segment.
+var nonCanonical = []string{
+	"/api/v1/projects/",
+	"/api/v1/projects/web/",
+	"/api/v1/projects/web/collections/",
+	"/api/v1/projects/web/collections/prod/clusters/k/records/r/",
+	"/health/",
+	"//api/v1/projects",
+	"/api/v1//projects",
+	"/api/v1/projects//web",
+	"/api//v1/projects/web",
+	"/api/v1/./projects",
+	"/./health",
+	"/api/v1/projects/./web",
+	"/api/v1/projects/web/..",
+	"/api/v1/projects/web/../web",
+	"/api/v1/projects/../projects/web",
+	"/api/v1/projects/%2e%2e",
+	"/api/v1/projects/%2E%2E/projects/web",
+	"/api/v1/projects/%2e",
+	"/api/v1/projects/.%2e",
+	"/api/v1/projects/web/collections/%2e%2e/clusters/k",
+	"/api/v1/projects/web/collections/prod/clusters/k/records/%2E",
+	"/api/v1/projects/web/collections/prod/clusters/k/records/..",
+}
+
+func TestNonCanonicalPaths(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		c.addRecord(alice, pathK("web", "prod", "k"), "r", "NULL", "null")
+
+		srv := httptest.NewServer(c.h)
+		defer srv.Close()
+		noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+		for _, raw := range nonCanonical {
+			for _, method := range []string{"GET", "POST", "PUT", "DELETE"} {
+				// Through the handler, the URL built by hand.
+				unescaped, err := url.PathUnescape(raw)
+				require.NoError(t, err, err)
+				r := request(method, "/", "", alice)
+				r.URL = &url.URL{Path: unescaped, RawPath: raw}
+				r.RequestURI = raw
+				status, h, env := c.send(r)
+				what := method + " " + raw
+				wantError(t, what, status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
+				if loc := h.Get("Location"); loc != "" {
+					t.Errorf("%s: redirected to %s", what, loc)
+				}
+
+				// Over the wire.
+				req, err := http.NewRequest(method, srv.URL+raw, nil)
+				require.NoError(t, err, err)
+				req.Header.Set("Authorization", "Bearer "+alice)
+				res, err := noRedirects.Do(req)
+				require.NoError(t, err, err)
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				assert.False(t, res.StatusCode != http.StatusNotFound || res.Header.Get("Location") != "", "%s over the wire: %d (Location %q), want 404 and no redirect", what, res.StatusCode, res.Header.Get("Location"))
+				if err := checkEnvelope(res.StatusCode, res.Header, body); err != nil {
+					t.Errorf("%s over the wire: %v", what, err)
+				}
+			}
+		}
+		// The resources are still there.
+		c.mustDo("GET", pathR("web", "prod", "k", "r"), "", alice, http.StatusOK)
+	})
+}
