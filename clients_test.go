@@ -362,8 +362,8 @@ func TestGeneratedClientOgen(t *testing.T) {
 	// The cluster with all its values, masked and revealed.
 	data, err := api.GetClusterData(ctx, ogenclient.GetClusterDataParams{Project: "webshop", Collection: "prod", Cluster: "database"})
 	require.NoError(t, err)
-	require.IsType(t, &ogenclient.ClusterDataResponseHeaders{}, data)
-	values := data.(*ogenclient.ClusterDataResponseHeaders).Response.Data.Data
+	require.IsType(t, &ogenclient.ClusterDataEnvelopeHeaders{}, data)
+	values := data.(*ogenclient.ClusterDataEnvelopeHeaders).Response.Data.Data
 	assert.Len(t, values, 9)
 	assert.Equal(t, ogenclient.StringValue("db.internal"), values["host"].StringValue)
 	assert.Equal(t, ogenclient.StringValue("********"), values["password"].StringValue)

@@ -15,6 +15,13 @@
 //	go run ./example -config FILE user list
 //	go run ./example -config FILE credentials rotate [AFTER_ID]
 //
+// and is a client of a running server for programs (API.md section 18),
+// at -url or HDS_URL with the token in HDS_TOKEN:
+//
+//	go run ./example run [-url URL] -cluster P/C/K -- CMD ARGS...
+//	go run ./example export [-url URL] [-reveal] P > file.json
+//	go run ./example import [-url URL] [-replace] [-dry-run] P < file.json
+//
 // Configuration comes from the JSON file given with -config and from the
 // environment variables HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
 // HDS_CREDENTIAL_KEY and HDS_REDIS_URL, the environment winning. See
@@ -23,7 +30,9 @@
 // The files, as cmd/dex lays them out: main.go (main, run and the command
 // table), config.go (the configuration file and its checks), store.go
 // (opening the configured store), serve.go (the server), users.go (the
-// user commands) and credentials.go (credentials rotate). A new command
+// user commands), credentials.go (credentials rotate), client.go (what
+// the client commands share), run.go (run) and transfer.go (export and
+// import). A new command
 // family adds its file and one row to commands.
 package main
 
@@ -49,6 +58,14 @@ func main() {
 		stop() // a second signal stops the process at once
 	}()
 	if err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		// run passes on the exit status of the command it ran.
+		var exit *exitError
+		if errors.As(err, &exit) {
+			if exit.err != nil {
+				fmt.Fprintln(os.Stderr, "error:", exit.err)
+			}
+			os.Exit(exit.code)
+		}
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
@@ -82,6 +99,9 @@ var commands = []commandFamily{
 	{name: "serve", usage: serveUsage, run: runServe},
 	{name: "user", usage: userUsage, run: runUser},
 	{name: "credentials", usage: credentialsUsage, run: runCredentials},
+	{name: "run", usage: runUsage, run: runRun},
+	{name: "export", usage: exportUsage, run: runExport},
+	{name: "import", usage: importUsage, run: runImport},
 }
 
 // usageError is a bad command line: run prints the usage with it.
@@ -96,7 +116,8 @@ func usagef(format string, args ...any) error {
 
 const envUsage = `
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
-HDS_CREDENTIAL_KEY, HDS_REDIS_URL.
+HDS_CREDENTIAL_KEY, HDS_REDIS_URL. The client commands (run, export, import)
+read HDS_URL (when -url is not given) and HDS_TOKEN, and no configuration.
 
 Flags:
 `

@@ -515,6 +515,8 @@ func queryParameters() map[string]obj {
 			obj{"type": "integer", "minimum": 1}),
 		"restoreVersion": query("version", "The version to restore, a positive decimal integer (not with a body).",
 			obj{"type": "integer", "minimum": 1}),
+		"format": query("format", "env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.",
+			obj{"type": "string", "enum": []any{formatEnv}}),
 		"recordType": query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
 		"recordValue": query("value", "The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as given; INTEGER, FLOAT and BOOLEAN parsed (42, 3.14, true); NULL empty or left out; arrays as a JSON array.",
 			obj{"type": "string"}),
@@ -602,18 +604,23 @@ type successResponse struct {
 	description, schema string
 	extra               []string // header names and their components.headers keys, in pairs
 	example             any
+	// text, when set, describes a text/plain alternative to the JSON body
+	// (the environment file of GET K?format=env).
+	text string
 }
 
 // successResponses are the success responses with a body, by key; each is
 // a component named responseName(key).
 var successResponses = map[string]successResponse{
-	"Project":           {description: "The project.", schema: "ProjectEnvelope"},
-	"ProjectList":       {description: "A page of projects.", schema: "ProjectListEnvelope"},
-	"Collection":        {description: "The collection.", schema: "CollectionEnvelope"},
-	"CollectionList":    {description: "A page of collections.", schema: "CollectionListEnvelope"},
-	"Cluster":           {description: "The cluster.", schema: "ClusterEnvelope"},
-	"ClusterList":       {description: "A page of clusters.", schema: "ClusterListEnvelope"},
-	"ClusterData":       {description: "The cluster and its data.", schema: "ClusterDataEnvelope"},
+	"Project":        {description: "The project.", schema: "ProjectEnvelope"},
+	"ProjectList":    {description: "A page of projects.", schema: "ProjectListEnvelope"},
+	"Collection":     {description: "The collection.", schema: "CollectionEnvelope"},
+	"CollectionList": {description: "A page of collections.", schema: "CollectionListEnvelope"},
+	"Cluster":        {description: "The cluster.", schema: "ClusterEnvelope"},
+	"ClusterList":    {description: "A page of clusters.", schema: "ClusterListEnvelope"},
+	"ClusterData": {description: "The cluster and its data; with format=env, its environment file (text/plain) instead.", schema: "ClusterDataEnvelope",
+		extra: []string{skippedRecordsHeader, "SkippedRecords"},
+		text:  "The environment file: one line NAME='value' per record whose name is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it. The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless reveal=true; every line ends with a newline. Not enveloped."},
 	"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
 	"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
 		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
@@ -667,8 +674,13 @@ func responses() obj {
 				"error": obj{"code": envelope.CodeRateLimit, "message": "Rate limit exceeded", "details": ""}})},
 	}
 	for key, s := range successResponses {
+		content := jsonContent(s.schema, s.example)
+		if s.text != "" {
+			content["text/plain"] = obj{"schema": obj{"type": "string", "description": s.text},
+				"example": "DB_HOST='db1.internal'\nDB_PORT='5432'\nGREETING='it'\\''s me'\n"}
+		}
 		r[responseName(key)] = obj{"description": s.description, "headers": rateHeaders(s.extra...),
-			"content": jsonContent(s.schema, s.example)}
+			"content": content}
 	}
 	for status, e := range errorResponses {
 		var example any
@@ -702,6 +714,8 @@ func headers() obj {
 			"required": true, "schema": obj{"type": "string", "minLength": 1, "maxLength": 128, "pattern": `^[\x21-\x7e]+$`}},
 		"ETag": obj{"description": "The document's entity tag.", "required": true,
 			"schema": obj{"type": "string", "minLength": 1}},
+		"SkippedRecords": obj{"description": "With format=env: how many records the environment file leaves out because their names are not environment variable names (0 when none).",
+			"schema": obj{"type": "integer", "minimum": 0}},
 		"RecordETag": obj{"description": "The strong entity tag of the record's state: it changes with every change of the record and is never used again; opaque.", "required": true,
 			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},
 	}

@@ -316,10 +316,15 @@ func (rec records) handleList() queryHandler {
 	}
 }
 
-// handleClusterData serves GET K: the cluster with every record's value.
+// handleClusterData serves GET K: the cluster with every record's value,
+// or with ?format=env its environment file (envfile.go).
 func (rec records) handleClusterData() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
+		env := query.Has("format")
+		if err == nil && env && query.Get("format") != formatEnv {
+			err = envelope.BadRequest("format must be env")
+		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
@@ -327,6 +332,12 @@ func (rec records) handleClusterData() queryHandler {
 		k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)
 		if err != nil {
 			envelope.Error(w, r, err)
+			return
+		}
+		if env {
+			if err := rec.writeEnvFile(w, k, reveal); err != nil {
+				envelope.Error(w, r, err)
+			}
 			return
 		}
 		err = writeJSON(w, http.StatusOK, "OK", func(b []byte) ([]byte, error) {

@@ -170,8 +170,8 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("GET "+pathK, protect(rec.handleClusterData()), operation{
 		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
-		description: "data maps every record name to its value; credential values are masked unless reveal=true.",
-		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "ClusterData",
+		description: "data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.",
+		access:      bearer, counted: true, query: []string{"reveal", "format"}, status: 200, success: "ClusterData",
 		errors: underProject,
 	})
 	rt.handle("PUT "+pathK, protect(handleRename(s, clusters)), operation{

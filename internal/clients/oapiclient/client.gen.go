@@ -375,6 +375,21 @@ func (e TokenEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for FormatQuery.
+const (
+	FormatQueryEnv FormatQuery = "env"
+)
+
+// Valid indicates whether the value is a known member of the FormatQuery enum.
+func (e FormatQuery) Valid() bool {
+	switch e {
+	case FormatQueryEnv:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RecordSortByQuery.
 const (
 	RecordSortByQueryCreatedAt RecordSortByQuery = "created_at"
@@ -567,6 +582,21 @@ func (e ListClustersParamsSortOrder) Valid() bool {
 	case ListClustersParamsSortOrderAsc:
 		return true
 	case ListClustersParamsSortOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetClusterDataParamsFormat.
+const (
+	GetClusterDataParamsFormatEnv GetClusterDataParamsFormat = "env"
+)
+
+// Valid indicates whether the value is a known member of the GetClusterDataParamsFormat enum.
+func (e GetClusterDataParamsFormat) Valid() bool {
+	switch e {
+	case GetClusterDataParamsFormatEnv:
 		return true
 	default:
 		return false
@@ -1236,6 +1266,9 @@ type ClusterPath = Name
 // Examples: webshop
 type CollectionPath = Name
 
+// FormatQuery defines model for FormatQuery.
+type FormatQuery string
+
 // IfMatchHeader defines model for IfMatchHeader.
 type IfMatchHeader = string
 
@@ -1481,7 +1514,13 @@ type ListClustersParamsSortOrder string
 type GetClusterDataParams struct {
 	// Reveal true returns credential values in plain text instead of masked.
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+
+	// Format env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
+	Format *GetClusterDataParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetClusterDataParamsFormat defines parameters for GetClusterData.
+type GetClusterDataParamsFormat string
 
 // RenameClusterParams defines parameters for RenameCluster.
 type RenameClusterParams struct {
@@ -2137,7 +2176,7 @@ type ClientInterface interface {
 
 	// GetClusterData Get a cluster with the value of every record
 	//
-	// data maps every record name to its value; credential values are masked unless reveal=true.
+	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster} (the `GetClusterData` operationId).
 	GetClusterData(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *GetClusterDataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2762,7 +2801,7 @@ func (c *Client) DeleteCluster(ctx context.Context, project ProjectPath, collect
 
 // GetClusterData Get a cluster with the value of every record
 //
-// data maps every record name to its value; credential values are masked unless reveal=true.
+// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
 //
 // Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster} (the `GetClusterData` operationId).
 func (c *Client) GetClusterData(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *GetClusterDataParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4158,6 +4197,18 @@ func NewGetClusterDataRequest(server string, project ProjectPath, collection Col
 		if params.Reveal != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reveal", *params.Reveal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5568,7 +5619,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetClusterDataWithResponse Get a cluster with the value of every record
 	//
-	// data maps every record name to its value; credential values are masked unless reveal=true.
+	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8103,6 +8154,7 @@ func (r DeleteClusterResponse) ContentType() string {
 
 // GetClusterDataResponse200Headers the declared response headers of an HTTP 200 response for GetClusterData
 type GetClusterDataResponse200Headers struct {
+	XHdsSkippedRecords  *int
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -10312,7 +10364,7 @@ func (c *ClientWithResponses) DeleteClusterWithResponse(ctx context.Context, pro
 
 // GetClusterDataWithResponse Get a cluster with the value of every record
 //
-// data maps every record name to its value; credential values are masked unless reveal=true.
+// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15189,11 +15241,21 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 		}
 		response.JSONDefault = &dest
 
+	case rsp.StatusCode == 200:
+		// Content-type (text/plain) unsupported
+
 	}
 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetClusterDataResponse200Headers
+		if values := rsp.Header.Values("X-Hds-Skipped-Records"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Hds-Skipped-Records", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XHdsSkippedRecords = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -100,7 +100,10 @@ type Invoker interface {
 	DeleteRecord(ctx context.Context, params DeleteRecordParams) (DeleteRecordRes, error)
 	// GetClusterData invokes getClusterData operation.
 	//
-	// Data maps every record name to its value; credential values are masked unless reveal=true.
+	// Data maps every record name to its value; credential values are masked unless reveal=true. With
+	// format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
+	// lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
+	// others.
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 	GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error)
@@ -1970,7 +1973,10 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 
 // GetClusterData invokes getClusterData operation.
 //
-// Data maps every record name to its value; credential values are masked unless reveal=true.
+// Data maps every record name to its value; credential values are masked unless reveal=true. With
+// format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
+// lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
+// others.
 //
 // GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 func (c *Client) GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error) {
@@ -2062,6 +2068,23 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Reveal.Get(); ok {
 				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "format" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "format",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Format.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
 			}
 			return nil
 		}); err != nil {

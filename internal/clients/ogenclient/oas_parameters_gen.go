@@ -115,6 +115,8 @@ type DeleteRecordParams struct {
 type GetClusterDataParams struct {
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
+	// Env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
+	Format OptFormatQuery `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.

@@ -4,6 +4,7 @@ package ogenclient
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/go-faster/errors"
@@ -357,8 +358,9 @@ func (s *ClusterDataEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
-// ClusterDataResponseHeaders wraps ClusterDataEnvelope with response headers.
-type ClusterDataResponseHeaders struct {
+// ClusterDataEnvelopeHeaders wraps ClusterDataEnvelope with response headers.
+type ClusterDataEnvelopeHeaders struct {
+	XHdsSkippedRecords  OptInt
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
 	XRateLimitReset     OptInt
@@ -366,57 +368,158 @@ type ClusterDataResponseHeaders struct {
 	Response            ClusterDataEnvelope
 }
 
+// GetXHdsSkippedRecords returns the value of XHdsSkippedRecords.
+func (s *ClusterDataEnvelopeHeaders) GetXHdsSkippedRecords() OptInt {
+	return s.XHdsSkippedRecords
+}
+
 // GetXRateLimitLimit returns the value of XRateLimitLimit.
-func (s *ClusterDataResponseHeaders) GetXRateLimitLimit() OptInt {
+func (s *ClusterDataEnvelopeHeaders) GetXRateLimitLimit() OptInt {
 	return s.XRateLimitLimit
 }
 
 // GetXRateLimitRemaining returns the value of XRateLimitRemaining.
-func (s *ClusterDataResponseHeaders) GetXRateLimitRemaining() OptInt {
+func (s *ClusterDataEnvelopeHeaders) GetXRateLimitRemaining() OptInt {
 	return s.XRateLimitRemaining
 }
 
 // GetXRateLimitReset returns the value of XRateLimitReset.
-func (s *ClusterDataResponseHeaders) GetXRateLimitReset() OptInt {
+func (s *ClusterDataEnvelopeHeaders) GetXRateLimitReset() OptInt {
 	return s.XRateLimitReset
 }
 
 // GetXRequestID returns the value of XRequestID.
-func (s *ClusterDataResponseHeaders) GetXRequestID() string {
+func (s *ClusterDataEnvelopeHeaders) GetXRequestID() string {
 	return s.XRequestID
 }
 
 // GetResponse returns the value of Response.
-func (s *ClusterDataResponseHeaders) GetResponse() ClusterDataEnvelope {
+func (s *ClusterDataEnvelopeHeaders) GetResponse() ClusterDataEnvelope {
 	return s.Response
 }
 
+// SetXHdsSkippedRecords sets the value of XHdsSkippedRecords.
+func (s *ClusterDataEnvelopeHeaders) SetXHdsSkippedRecords(val OptInt) {
+	s.XHdsSkippedRecords = val
+}
+
 // SetXRateLimitLimit sets the value of XRateLimitLimit.
-func (s *ClusterDataResponseHeaders) SetXRateLimitLimit(val OptInt) {
+func (s *ClusterDataEnvelopeHeaders) SetXRateLimitLimit(val OptInt) {
 	s.XRateLimitLimit = val
 }
 
 // SetXRateLimitRemaining sets the value of XRateLimitRemaining.
-func (s *ClusterDataResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+func (s *ClusterDataEnvelopeHeaders) SetXRateLimitRemaining(val OptInt) {
 	s.XRateLimitRemaining = val
 }
 
 // SetXRateLimitReset sets the value of XRateLimitReset.
-func (s *ClusterDataResponseHeaders) SetXRateLimitReset(val OptInt) {
+func (s *ClusterDataEnvelopeHeaders) SetXRateLimitReset(val OptInt) {
 	s.XRateLimitReset = val
 }
 
 // SetXRequestID sets the value of XRequestID.
-func (s *ClusterDataResponseHeaders) SetXRequestID(val string) {
+func (s *ClusterDataEnvelopeHeaders) SetXRequestID(val string) {
 	s.XRequestID = val
 }
 
 // SetResponse sets the value of Response.
-func (s *ClusterDataResponseHeaders) SetResponse(val ClusterDataEnvelope) {
+func (s *ClusterDataEnvelopeHeaders) SetResponse(val ClusterDataEnvelope) {
 	s.Response = val
 }
 
-func (*ClusterDataResponseHeaders) getClusterDataRes() {}
+func (*ClusterDataEnvelopeHeaders) getClusterDataRes() {}
+
+// The environment file: one line NAME='value' per record whose name is an environment variable name
+// ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single
+// quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it.
+// The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless
+// reveal=true; every line ends with a newline. Not enveloped.
+type ClusterDataResponseTextPlain struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s ClusterDataResponseTextPlain) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+// ClusterDataResponseTextPlainHeaders wraps ClusterDataResponseTextPlain with response headers.
+type ClusterDataResponseTextPlainHeaders struct {
+	XHdsSkippedRecords  OptInt
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ClusterDataResponseTextPlain
+}
+
+// GetXHdsSkippedRecords returns the value of XHdsSkippedRecords.
+func (s *ClusterDataResponseTextPlainHeaders) GetXHdsSkippedRecords() OptInt {
+	return s.XHdsSkippedRecords
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *ClusterDataResponseTextPlainHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *ClusterDataResponseTextPlainHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *ClusterDataResponseTextPlainHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *ClusterDataResponseTextPlainHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *ClusterDataResponseTextPlainHeaders) GetResponse() ClusterDataResponseTextPlain {
+	return s.Response
+}
+
+// SetXHdsSkippedRecords sets the value of XHdsSkippedRecords.
+func (s *ClusterDataResponseTextPlainHeaders) SetXHdsSkippedRecords(val OptInt) {
+	s.XHdsSkippedRecords = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *ClusterDataResponseTextPlainHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *ClusterDataResponseTextPlainHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *ClusterDataResponseTextPlainHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *ClusterDataResponseTextPlainHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *ClusterDataResponseTextPlainHeaders) SetResponse(val ClusterDataResponseTextPlain) {
+	s.Response = val
+}
+
+func (*ClusterDataResponseTextPlainHeaders) getClusterDataRes() {}
 
 // The success envelope.
 // Ref: #/components/schemas/ClusterEnvelope
@@ -1327,6 +1430,40 @@ func (*ForbiddenResponseHeaders) renameProjectRes()      {}
 func (*ForbiddenResponseHeaders) restoreRecordRes()      {}
 func (*ForbiddenResponseHeaders) updateRecordRes()       {}
 
+type FormatQuery string
+
+const (
+	FormatQueryEnv FormatQuery = "env"
+)
+
+// AllValues returns all FormatQuery values.
+func (FormatQuery) AllValues() []FormatQuery {
+	return []FormatQuery{
+		FormatQueryEnv,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s FormatQuery) MarshalText() ([]byte, error) {
+	switch s {
+	case FormatQueryEnv:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *FormatQuery) UnmarshalText(data []byte) error {
+	switch FormatQuery(data) {
+	case FormatQueryEnv:
+		*s = FormatQueryEnv
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // The service's health; not enveloped.
 // Ref: #/components/schemas/Health
 type Health struct {
@@ -2073,6 +2210,52 @@ func (o OptBool) Get() (v bool, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptBool) Or(d bool) bool {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptFormatQuery returns new OptFormatQuery with value set to v.
+func NewOptFormatQuery(v FormatQuery) OptFormatQuery {
+	return OptFormatQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptFormatQuery is optional FormatQuery.
+type OptFormatQuery struct {
+	Value FormatQuery
+	Set   bool
+}
+
+// IsSet returns true if OptFormatQuery was set.
+func (o OptFormatQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptFormatQuery) Reset() {
+	var v FormatQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptFormatQuery) SetTo(v FormatQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptFormatQuery) Get() (v FormatQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptFormatQuery) Or(d FormatQuery) FormatQuery {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// The client side of the example (API.md section 18): the commands run,
+// export and import talk to a running hds server over HTTP, at -url or
+// HDS_URL, with the token in HDS_TOKEN (a user token or an API token).
+
+// defaultServerURL is the server the client commands talk to when neither
+// -url nor HDS_URL names one: the example's own default address.
+const defaultServerURL = "http://127.0.0.1:8080"
+
+// apiClient sends requests to one hds server.
+type apiClient struct {
+	base  string // scheme, host and the mount prefix, without a trailing '/'
+	token string // "" sends no Authorization header
+	http  *http.Client
+}
+
+// clientFlags adds the flags every client command shares to fs.
+func clientFlags(fs *flag.FlagSet) *string {
+	return fs.String("url", "", "the hds server's `URL` (default $HDS_URL, else "+defaultServerURL+")")
+}
+
+// newAPIClient returns a client of the server named by urlFlag, HDS_URL
+// or the default, with the token of HDS_TOKEN.
+func newAPIClient(e *env, urlFlag string) (*apiClient, error) {
+	base := urlFlag
+	if base == "" {
+		base = e.getenv("HDS_URL")
+	}
+	if base == "" {
+		base = defaultServerURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		// The URL itself is not repeated: it may carry a password.
+		return nil, errors.New("the server URL (-url or HDS_URL) must be an http:// or https:// URL such as " + defaultServerURL)
+	}
+	return &apiClient{base: strings.TrimRight(base, "/"), token: e.getenv("HDS_TOKEN"), http: http.DefaultClient}, nil
+}
+
+// projectPath is the path of project p and, below it, of the given
+// collection and cluster names, each percent-encoded.
+func projectPath(p string, below ...string) string {
+	path := "/api/v1/projects/" + url.PathEscape(p)
+	for i, name := range below {
+		path += "/" + [...]string{"collections", "clusters"}[i] + "/" + url.PathEscape(name)
+	}
+	return path
+}
+
+// do sends a request to path with query and returns the response of a
+// success (2xx) for the caller to read and close. Any other answer is an
+// error of one line: the route, the status and the envelope's code,
+// message and details (which never carry a value).
+func (c *apiClient) do(ctx context.Context, method, path string, query url.Values, body io.Reader) (*http.Response, error) {
+	target := c.base + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, errors.Unwrap(err)) // *url.Error repeats the URL
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, c.failure(method, path, resp)
+}
+
+// failure describes an error response in one line.
+func (c *apiClient) failure(method, path string, resp *http.Response) error {
+	var env struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Details string `json:"details"`
+		} `json:"error"`
+	}
+	msg := fmt.Sprintf("%s %s: %s", method, path, resp.Status)
+	// Only the error envelope is shown, never another body.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env); err == nil && env.Error != nil {
+		msg = fmt.Sprintf("%s %s: %d %s: %s", method, path, resp.StatusCode, env.Error.Code, env.Error.Message)
+		if env.Error.Details != "" {
+			msg += ": " + env.Error.Details
+		}
+	}
+	if resp.StatusCode == http.StatusUnauthorized && c.token == "" {
+		msg += " (set HDS_TOKEN to a user token or an API token)"
+	}
+	return errors.New(strings.ReplaceAll(msg, "\n", " "))
+}
+
+// parseFlags parses a client command's flags, turning a bad flag into a
+// usageError (the flag package prints nothing itself).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
