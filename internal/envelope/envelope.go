@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/reqinfo"
@@ -133,10 +134,18 @@ func detailsOf[E error](err error) string {
 // Error writes err as an error envelope. Errors that match no row of the
 // table become 500 SERVER_ERROR with a fixed message; their cause is kept
 // in the request's reqinfo for the log, never sent.
+//
+// The error of one operation of a batch (a *store.OpError) is the error
+// that operation would get alone, its details prefixed "operation N: "
+// (API.md section 18).
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	p, known := classify(err)
 	if !known {
 		reqinfo.From(r.Context()).Err = err
+	}
+	var oe *store.OpError
+	if known && errors.As(err, &oe) {
+		p.details = "operation " + strconv.Itoa(oe.Index) + ": " + p.details
 	}
 	write(w, p.status, errorBody{Error: errorDetail{Code: p.code, Message: p.message, Details: p.details}})
 }
