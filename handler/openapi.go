@@ -668,6 +668,8 @@ func responses() obj {
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent("OpenAPIDocument", nil)},
+		responseName("OpPreconditionFailed"): obj{"description": "412 PRECONDITION_FAILED (\"Precondition failed\"): an operation's if_match names none of its record's current tags (details: \"operation N: current version is V\"), or the project changed under an import; nothing changed.",
+			"headers": rateHeaders(), "content": jsonContent("ErrorEnvelope", nil)},
 		responseName("RecordNotModified"): obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
 		responseName("NotModified"): obj{"description": "The document named by If-None-Match is current.",
 			"headers": obj{"ETag": ref("headers", "ETag"),

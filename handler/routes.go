@@ -244,7 +244,8 @@ func routes(cfg Config) *router {
 		id: "applyBatch", tag: "projects", summary: "Apply record operations, all or none",
 		description: "1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting \"operation N: \" (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).",
 		access:      bearer, counted: true, body: "Batch", status: 200, success: "BatchResults",
-		errors: slices.Concat(underProject, []int{409, 412, 428}),
+		errors: slices.Concat(underProject, []int{409, 428}),
+		other:  map[int]string{412: "OpPreconditionFailed"},
 	})
 	rt.handle("GET "+pathP+"/export", protect(rec.handleExport()), operation{
 		id: "exportProject", tag: "projects", summary: "Export a whole project",
@@ -256,7 +257,8 @@ func routes(cfg Config) *router {
 		id: "importProject", tag: "projects", summary: "Import an export document",
 		description: "merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).",
 		access:      bearer, counted: true, query: []string{"importMode", "dryRun"}, body: "Import", status: 200, success: "ImportResult",
-		errors: slices.Concat(underProject, []int{409, 412}),
+		errors: slices.Concat(underProject, []int{409}),
+		other:  map[int]string{412: "OpPreconditionFailed"},
 	})
 
 	return rt

@@ -1728,6 +1728,9 @@ type ImportResultResponse = ImportResultEnvelope
 // NotFoundResponse The error envelope of every error under /api/v1/.
 type NotFoundResponse = ErrorEnvelope
 
+// OpPreconditionFailedResponse The error envelope of every error under /api/v1/.
+type OpPreconditionFailedResponse = ErrorEnvelope
+
 // OpenAPIDocumentResponse An OpenAPI 3.1 document (this one).
 type OpenAPIDocumentResponse = OpenAPIDocument
 
@@ -7652,7 +7655,6 @@ type ApplyBatchResponse409Headers struct {
 
 // ApplyBatchResponse412Headers the declared response headers of an HTTP 412 response for ApplyBatch
 type ApplyBatchResponse412Headers struct {
-	ETag                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -7693,7 +7695,7 @@ type ApplyBatchResponse struct {
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *PreconditionFailedResponse
+	JSON412 *OpPreconditionFailedResponse
 	// JSON428 the response for an HTTP 428 `application/json` response
 	JSON428 *PreconditionRequiredResponse
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -7749,7 +7751,7 @@ func (r ApplyBatchResponse) GetJSON409() *ConflictResponse {
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r ApplyBatchResponse) GetJSON412() *PreconditionFailedResponse {
+func (r ApplyBatchResponse) GetJSON412() *OpPreconditionFailedResponse {
 	return r.JSON412
 }
 
@@ -10994,7 +10996,6 @@ type ImportProjectResponse409Headers struct {
 
 // ImportProjectResponse412Headers the declared response headers of an HTTP 412 response for ImportProject
 type ImportProjectResponse412Headers struct {
-	ETag                string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -11027,7 +11028,7 @@ type ImportProjectResponse struct {
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictResponse
 	// JSON412 the response for an HTTP 412 `application/json` response
-	JSON412 *PreconditionFailedResponse
+	JSON412 *OpPreconditionFailedResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -11079,7 +11080,7 @@ func (r ImportProjectResponse) GetJSON409() *ConflictResponse {
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r ImportProjectResponse) GetJSON412() *PreconditionFailedResponse {
+func (r ImportProjectResponse) GetJSON412() *OpPreconditionFailedResponse {
 	return r.JSON412
 }
 
@@ -14044,7 +14045,7 @@ func ParseApplyBatchResponse(rsp *http.Response) (*ApplyBatchResponse, error) {
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest PreconditionFailedResponse
+		var dest OpPreconditionFailedResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -14255,13 +14256,6 @@ func ParseApplyBatchResponse(rsp *http.Response) (*ApplyBatchResponse, error) {
 		response.Headers409 = &headers
 	case rsp.StatusCode == 412:
 		var headers ApplyBatchResponse412Headers
-		if values := rsp.Header.Values("ETag"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.ETag = value
-		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -20635,7 +20629,7 @@ func ParseImportProjectResponse(rsp *http.Response) (*ImportProjectResponse, err
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
-		var dest PreconditionFailedResponse
+		var dest OpPreconditionFailedResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20839,13 +20833,6 @@ func ParseImportProjectResponse(rsp *http.Response) (*ImportProjectResponse, err
 		response.Headers409 = &headers
 	case rsp.StatusCode == 412:
 		var headers ImportProjectResponse412Headers
-		if values := rsp.Header.Values("ETag"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.ETag = value
-		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

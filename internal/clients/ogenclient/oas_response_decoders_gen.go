@@ -1767,61 +1767,9 @@ func decodeApplyBatchResponse(resp *http.Response) (res ApplyBatchRes, _ error) 
 			}(); err != nil {
 				return res, errors.Wrap(err, "validate")
 			}
-			var wrapper PreconditionFailedResponseHeaders
+			var wrapper OpPreconditionFailedResponseHeaders
 			wrapper.Response = response
 			h := uri.NewHeaderDecoder(resp.Header)
-			// Parse "ETag" header.
-			{
-				cfg := uri.HeaderParameterDecodingConfig{
-					Name:    "ETag",
-					Explode: false,
-				}
-				if err := func() error {
-					if err := h.HasParam(cfg); err == nil {
-						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							val, err := d.DecodeValue()
-							if err != nil {
-								return err
-							}
-
-							c, err := conv.ToString(val)
-							if err != nil {
-								return err
-							}
-
-							wrapper.ETag = c
-							return nil
-						}); err != nil {
-							return err
-						}
-						if err := func() error {
-							if err := (validate.String{
-								MinLength:     0,
-								MinLengthSet:  false,
-								MaxLength:     0,
-								MaxLengthSet:  false,
-								Email:         false,
-								Hostname:      false,
-								Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
-								MinNumeric:    0,
-								MinNumericSet: false,
-								MaxNumeric:    0,
-								MaxNumericSet: false,
-							}).Validate(string(wrapper.ETag)); err != nil {
-								return errors.Wrap(err, "string")
-							}
-							return nil
-						}(); err != nil {
-							return err
-						}
-					} else {
-						return err
-					}
-					return nil
-				}(); err != nil {
-					return res, errors.Wrap(err, "parse ETag header")
-				}
-			}
 			// Parse "X-RateLimit-Limit" header.
 			{
 				cfg := uri.HeaderParameterDecodingConfig{
@@ -40230,61 +40178,9 @@ func decodeImportProjectResponse(resp *http.Response) (res ImportProjectRes, _ e
 			}(); err != nil {
 				return res, errors.Wrap(err, "validate")
 			}
-			var wrapper PreconditionFailedResponseHeaders
+			var wrapper OpPreconditionFailedResponseHeaders
 			wrapper.Response = response
 			h := uri.NewHeaderDecoder(resp.Header)
-			// Parse "ETag" header.
-			{
-				cfg := uri.HeaderParameterDecodingConfig{
-					Name:    "ETag",
-					Explode: false,
-				}
-				if err := func() error {
-					if err := h.HasParam(cfg); err == nil {
-						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							val, err := d.DecodeValue()
-							if err != nil {
-								return err
-							}
-
-							c, err := conv.ToString(val)
-							if err != nil {
-								return err
-							}
-
-							wrapper.ETag = c
-							return nil
-						}); err != nil {
-							return err
-						}
-						if err := func() error {
-							if err := (validate.String{
-								MinLength:     0,
-								MinLengthSet:  false,
-								MaxLength:     0,
-								MaxLengthSet:  false,
-								Email:         false,
-								Hostname:      false,
-								Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
-								MinNumeric:    0,
-								MinNumericSet: false,
-								MaxNumeric:    0,
-								MaxNumericSet: false,
-							}).Validate(string(wrapper.ETag)); err != nil {
-								return errors.Wrap(err, "string")
-							}
-							return nil
-						}(); err != nil {
-							return err
-						}
-					} else {
-						return err
-					}
-					return nil
-				}(); err != nil {
-					return res, errors.Wrap(err, "parse ETag header")
-				}
-			}
 			// Parse "X-RateLimit-Limit" header.
 			{
 				cfg := uri.HeaderParameterDecodingConfig{

@@ -2995,6 +2995,68 @@ type NullValue struct{}
 
 type NumberValue float64
 
+// OpPreconditionFailedResponseHeaders wraps ErrorEnvelope with response headers.
+type OpPreconditionFailedResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ErrorEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *OpPreconditionFailedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *OpPreconditionFailedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *OpPreconditionFailedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *OpPreconditionFailedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *OpPreconditionFailedResponseHeaders) GetResponse() ErrorEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *OpPreconditionFailedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *OpPreconditionFailedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *OpPreconditionFailedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *OpPreconditionFailedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *OpPreconditionFailedResponseHeaders) SetResponse(val ErrorEnvelope) {
+	s.Response = val
+}
+
+func (*OpPreconditionFailedResponseHeaders) applyBatchRes()    {}
+func (*OpPreconditionFailedResponseHeaders) importProjectRes() {}
+
 // An OpenAPI 3.1 document (this one).
 // Ref: #/components/schemas/OpenAPIDocument
 type OpenAPIDocument struct {
@@ -4015,9 +4077,7 @@ func (s *PreconditionFailedResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
-func (*PreconditionFailedResponseHeaders) applyBatchRes()    {}
 func (*PreconditionFailedResponseHeaders) deleteRecordRes()  {}
-func (*PreconditionFailedResponseHeaders) importProjectRes() {}
 func (*PreconditionFailedResponseHeaders) restoreRecordRes() {}
 func (*PreconditionFailedResponseHeaders) updateRecordRes()  {}
 
