@@ -55,6 +55,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	c := config{
 		security:     Security{RequireAuth: true},
 		maxBodyBytes: DefaultMaxBodyBytes,
+		maxImport:    DefaultMaxImportBytes,
 		logger:       slog.Default(),
 		perHour:      DefaultPerHour,
 		perMinute:    DefaultPerMinute,
@@ -119,6 +120,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		SharedLimits:   shared,
 		ClientIP:       clientIP,
 		MaxBodyBytes:   c.maxBodyBytes,
+		MaxImportBytes: c.maxImport,
 		RequireIfMatch: c.requireMatch,
 		MaxVersions:    c.maxVersions,
 	})

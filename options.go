@@ -25,6 +25,7 @@ type config struct {
 	security     Security
 	credKeys     [][]byte
 	maxBodyBytes int64
+	maxImport    int64
 	logger       *slog.Logger
 	corsOrigins  []string
 	perHour      int
@@ -77,6 +78,9 @@ const (
 	DefaultMaxSessionAge = "30d"
 	// DefaultMaxBodyBytes is the default request body limit, 1 MiB.
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxImportBytes is the default body limit of batches and
+	// imports, 16 MiB.
+	DefaultMaxImportBytes = 16 << 20
 	// DefaultPerHour and DefaultPerMinute are the default rate limits
 	// per user (or, before authentication, per client IP).
 	DefaultPerHour   = 1000
@@ -145,6 +149,19 @@ func WithMaxBodyBytes(n int64) Option {
 			c.fail("WithMaxBodyBytes: the limit must be positive, got %d", n)
 		}
 		c.maxBodyBytes = n
+	}
+}
+
+// WithMaxImportBytes sets the largest body of POST P/batch and POST
+// P/import (config limits.max_import_bytes); larger ones get 413. Every
+// other route keeps WithMaxBodyBytes's limit. Default:
+// DefaultMaxImportBytes (16 MiB).
+func WithMaxImportBytes(n int64) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.fail("WithMaxImportBytes: the limit must be positive, got %d", n)
+		}
+		c.maxImport = n
 	}
 }
 

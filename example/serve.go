@@ -60,6 +60,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithCORS(cfg.corsOrigins...),
 		hds.WithRequireIfMatch(cfg.requireIfMatch),
 		hds.WithMaxVersions(cfg.historyMaxVersions),
+		hds.WithMaxImportBytes(cfg.limits.maxImportBytes),
 	}
 	// Read and checked, not wired yet (hds has no option for them so far):
 	// database.timeout, concurrency.require_if_match, history.max_versions,

@@ -37,6 +37,9 @@ type Config struct {
 	ClientIP middleware.ClientIP
 	// MaxBodyBytes limits request bodies (413 beyond it).
 	MaxBodyBytes int64
+	// MaxImportBytes limits the bodies of POST P/batch and POST P/import
+	// instead (limits.max_import_bytes).
+	MaxImportBytes int64
 	// RequireIfMatch refuses PUT R, DELETE R and restore without If-Match
 	// (428, concurrency.require_if_match).
 	RequireIfMatch bool

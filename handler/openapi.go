@@ -469,11 +469,12 @@ func schemas() obj {
 		"RecordPathCreateRequest": body("A new record named by the path; name, if given, must equal the path's.", recordInput, "type"),
 		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
+	addTransferSchemas(s, object, body, count)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token"} {
+		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
@@ -517,6 +518,10 @@ func queryParameters() map[string]obj {
 			obj{"type": "integer", "minimum": 1}),
 		"format": query("format", "env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.",
 			obj{"type": "string", "enum": []any{formatEnv}}),
+		"importMode": query("mode", "merge creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks.",
+			obj{"type": "string", "enum": []any{"merge", "replace"}, "default": "merge"}),
+		"dryRun": query("dry_run", "true changes nothing and answers what the import would do.",
+			obj{"type": "boolean", "default": false}),
 		"recordType": query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
 		"recordValue": query("value", "The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as given; INTEGER, FLOAT and BOOLEAN parsed (42, 3.14, true); NULL empty or left out; arrays as a JSON array.",
 			obj{"type": "string"}),
@@ -587,6 +592,8 @@ func requestBodies() obj {
 		"RecordPathCreate": {"The type and value, unless ?type= and ?value= give them.", "RecordPathCreateRequest", false},
 		"RecordUpdate":     {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
 		"Restore":          {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
+		"Batch":            {"The operations, applied in order, all or none.", "BatchRequest", true},
+		"Import":           {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -625,8 +632,12 @@ var successResponses = map[string]successResponse{
 	"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
 		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
 			"created_at": exampleTime, "updated_at": exampleTime}}},
-	"RecordList": {description: "A page of records.", schema: "RecordListEnvelope"},
-	"Token":      {description: "A new token; never cached.", schema: "TokenEnvelope", extra: []string{"Cache-Control", "NoStore"}},
+	"RecordList":   {description: "A page of records.", schema: "RecordListEnvelope"},
+	"Token":        {description: "A new token; never cached.", schema: "TokenEnvelope", extra: []string{"Cache-Control", "NoStore"}},
+	"BatchResults": {description: "Every operation applied: one result each, in order.", schema: "BatchResultsEnvelope"},
+	"ExportDocument": {description: "The export document, not enveloped, sent as an attachment.", schema: "ExportDocument",
+		extra: []string{"Content-Disposition", "ContentDisposition"}},
+	"ImportResult": {description: "What the import changed (or, with dry_run=true, would change): records only.", schema: "ImportResultEnvelope"},
 }
 
 func responses() obj {
@@ -664,6 +675,8 @@ func responses() obj {
 			"headers": obj{"ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControl"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent("OpenAPIDocument", nil)},
+		responseName("OpPreconditionFailed"): obj{"description": "412 PRECONDITION_FAILED (\"Precondition failed\"): an operation's if_match names none of its record's current tags (details: \"operation N: current version is V\"), or the project changed under an import; nothing changed.",
+			"headers": rateHeaders(), "content": jsonContent("ErrorEnvelope", nil)},
 		responseName("RecordNotModified"): obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
 		responseName("NotModified"): obj{"description": "The document named by If-None-Match is current.",
 			"headers": obj{"ETag": ref("headers", "ETag"),
@@ -706,6 +719,8 @@ func headers() obj {
 			"schema": obj{"type": "integer", "minimum": 1}},
 		"Allow": obj{"description": "With 405: the methods of the path.",
 			"schema": obj{"type": "string", "minLength": 1}},
+		"ContentDisposition": obj{"description": "attachment, with the file name PROJECT.json.", "required": true,
+			"schema": obj{"type": "string", "pattern": "^attachment"}},
 		"NoStore": obj{"description": "The response is never cached.", "required": true,
 			"schema": obj{"type": "string", "const": "no-store"}},
 		"CacheControl": obj{"description": "Revalidate with If-None-Match before reusing the document.", "required": true,
@@ -758,4 +773,65 @@ func handleOpenAPI(rt *router, version string, requireAuth bool) http.Handler {
 		// ServeContent answers If-None-Match (304), HEAD and ranges.
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(d.body))
 	}))
+}
+
+// addTransferSchemas adds the schemas of the batch, export and import
+// routes (API.md section 18) to s.
+func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, count obj) {
+	mapOf := func(description, item string) obj {
+		return obj{"type": "object", "description": description, "propertyNames": schemaRef("Name"),
+			"additionalProperties": schemaRef(item)}
+	}
+	s["BatchOperation"] = body("One operation of a batch. name (a new name) is for update only; if_match is an ETag header value, quotes included (update, upsert and delete). create and upsert need type; a value left out is null.",
+		obj{
+			"op":         obj{"type": "string", "enum": []any{"create", "update", "upsert", "delete"}},
+			"collection": schemaRef("Name"), "cluster": schemaRef("Name"),
+			"record": obj{"type": "string", "description": "The record's name, or its id (update, upsert, delete)."},
+			"type":   schemaRef("TypeName"), "value": schemaRef("RecordValue"), "name": schemaRef("Name"),
+			"if_match": obj{"type": "string", "description": "* or a comma-separated list of entity tags, as for If-Match."},
+		}, "op", "collection", "cluster", "record")
+	s["BatchRequest"] = body("A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.",
+		obj{
+			"operations":     obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
+			"create_parents": obj{"type": "boolean", "default": false},
+		}, "operations")
+	s["BatchResult"] = object("What one operation did: status is the HTTP status it would get alone (201 created, 200 updated, 204 deleted); record is null for a delete, credentials masked.", obj{
+		"index":  count,
+		"status": obj{"type": "integer", "enum": []any{200, 201, 204}},
+		"record": obj{"oneOf": []any{schemaRef("RecordItem"), obj{"type": "null"}}},
+	}, "index", "status", "record")
+	s["BatchResults"] = object("The result of every operation, in order.", obj{
+		"results": obj{"type": "array", "items": schemaRef("BatchResult")},
+	}, "results")
+	s["ExportRecord"] = object("A record of an export: credentials masked unless reveal=true.", obj{
+		"type": schemaRef("RecordType"), "value": schemaRef("RecordValue")}, "type", "value")
+	s["ExportCluster"] = object("A cluster of an export.", obj{"records": mapOf("Every record, by name.", "ExportRecord")}, "records")
+	s["ExportCollection"] = object("A collection of an export.", obj{"clusters": mapOf("Every cluster, by name.", "ExportCluster")}, "clusters")
+	s["ExportDocument"] = object("A whole project: every collection, cluster and record, empty ones included, from one consistent snapshot.", obj{
+		"format":      obj{"type": "string", "const": exportFormat},
+		"project":     schemaRef("Name"),
+		"revision":    obj{"type": "integer", "minimum": 0, "description": "The newest audit revision the snapshot includes (0 until the audit log exists)."},
+		"exported_at": schemaRef("Timestamp"),
+		"collections": mapOf("Every collection, by name.", "ExportCollection"),
+	}, "format", "project", "revision", "exported_at", "collections")
+	s["ImportRecord"] = body("A record to import. A credential given masked (\"********\", or an array of them) leaves the existing value as it is.",
+		obj{"type": schemaRef("TypeName"), "value": schemaRef("RecordValue")}, "type")
+	s["ImportCluster"] = body("A cluster to import.", obj{"records": mapOf("Its records, by name.", "ImportRecord")}, "records")
+	s["ImportCollection"] = body("A collection to import.", obj{"clusters": mapOf("Its clusters, by name.", "ImportCluster")}, "clusters")
+	s["ImportDocument"] = body("An export document; format must be "+exportFormat+".", obj{
+		"format":      obj{"type": "string", "const": exportFormat},
+		"project":     obj{"description": "Ignored."},
+		"revision":    obj{"description": "Ignored."},
+		"exported_at": obj{"description": "Ignored."},
+		"collections": mapOf("The collections, by name.", "ImportCollection"),
+	}, "format", "collections")
+	s["ImportChange"] = object("A record the import creates, updates or deletes.", obj{
+		"action":     obj{"type": "string", "enum": []any{"create", "update", "delete"}},
+		"collection": schemaRef("Name"), "cluster": schemaRef("Name"), "record": schemaRef("Name"),
+	}, "action", "collection", "cluster", "record")
+	s["ImportResult"] = object("What the import changed, counting records only.", obj{
+		"created": count, "updated": count, "deleted": count, "unchanged": count,
+		"changes":  obj{"type": "array", "items": schemaRef("ImportChange"), "description": "By collection, cluster and record name."},
+		"revision": obj{"type": "integer", "minimum": 0, "description": "The newest audit revision after the import (0 until the audit log exists)."},
+	}, "created", "updated", "deleted", "unchanged", "changes", "revision")
 }

@@ -30,7 +30,7 @@ func sortFields(fields ...store.SortField) map[string]store.SortField {
 // parameter added to the API joins this list.
 var contractParams = []string{
 	"limit", "offset", "search", "sortBy", "sortOrder", "type", "value", "valueContains",
-	"minValue", "maxValue", "cursor", "count", "reveal", "rename", "version", "format",
+	"minValue", "maxValue", "cursor", "count", "reveal", "rename", "version", "format", "mode", "dry_run",
 }
 
 // parseQuery parses a raw query string strictly (API.md section 1): one

@@ -210,41 +210,14 @@ func (rec records) handleUpdate() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		renameOnly := in.hasName && !in.hasTyp && !in.hasValue
 		var unchanged *store.Record
+		update := rec.updater(in, newType)
 		updated, err := rec.store.UpdateRecord(r.Context(), p, cw.Write, func(cur *store.Record) error {
-			if renameOnly && cur.Name == in.name {
-				// A rename to the current name is a no-op: no new version.
+			err := update(cur)
+			if errors.Is(err, store.ErrUnchanged) {
 				unchanged = cur
-				return store.ErrUnchanged
 			}
-			t := cur.Type
-			if in.hasTyp {
-				t = newType
-			}
-			switch {
-			case in.hasValue:
-				v, err := rec.parseValue(in, t, cur.ID)
-				if err != nil {
-					return err
-				}
-				cur.Value = v
-			case in.hasTyp && cur.Type.IsCredential() && !t.IsCredential():
-				return &store.ValidationError{Message: "changing a credential record to a non-credential type needs a new value"}
-			case in.hasTyp && t != cur.Type:
-				v, err := t.ParseJSON(cur.Value)
-				if err != nil {
-					return &store.ValidationError{Message: "the current value does not fit the new type: " + err.Error()}
-				}
-				if cur.Value, err = rec.creds.seal(t, cur.ID, v); err != nil {
-					return err
-				}
-			}
-			cur.Type = t
-			if in.hasName {
-				cur.Name = in.name
-			}
-			return nil
+			return err
 		})
 		if errors.Is(err, store.ErrUnchanged) {
 			// The store returned before checking the condition: check it
@@ -256,6 +229,47 @@ func (rec records) handleUpdate() queryHandler {
 			return
 		}
 		rec.respond(w, r, http.StatusOK, updated, reveal, "Record updated")
+	}
+}
+
+// updater returns the update of a record by in (PUT R, and a batch's
+// update): any of a new value, type and name, checked together against
+// the current record. A rename alone to the current name changes
+// nothing (store.ErrUnchanged). newType is in's type, parsed.
+func (rec records) updater(in recordInput, newType store.DataType) func(*store.Record) error {
+	renameOnly := in.hasName && !in.hasTyp && !in.hasValue
+	return func(cur *store.Record) error {
+		if renameOnly && cur.Name == in.name {
+			// A rename to the current name is a no-op: no new version.
+			return store.ErrUnchanged
+		}
+		t := cur.Type
+		if in.hasTyp {
+			t = newType
+		}
+		switch {
+		case in.hasValue:
+			v, err := rec.parseValue(in, t, cur.ID)
+			if err != nil {
+				return err
+			}
+			cur.Value = v
+		case in.hasTyp && cur.Type.IsCredential() && !t.IsCredential():
+			return &store.ValidationError{Message: "changing a credential record to a non-credential type needs a new value"}
+		case in.hasTyp && t != cur.Type:
+			v, err := t.ParseJSON(cur.Value)
+			if err != nil {
+				return &store.ValidationError{Message: "the current value does not fit the new type: " + err.Error()}
+			}
+			if cur.Value, err = rec.creds.seal(t, cur.ID, v); err != nil {
+				return err
+			}
+		}
+		cur.Type = t
+		if in.hasName {
+			cur.Name = in.name
+		}
+		return nil
 	}
 }
 

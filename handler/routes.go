@@ -46,6 +46,9 @@ func routes(cfg Config) *router {
 	limitBody := middleware.BodyLimit(cfg.MaxBodyBytes)
 	// The query string is parsed, strictly, last (withQuery).
 	protect := func(h queryHandler) http.Handler { return authn(byUser(limitBody(withQuery(cfg.Store, h)))) }
+	// Batches and imports take larger bodies (limits.max_import_bytes).
+	limitImport := middleware.BodyLimit(cfg.MaxImportBytes)
+	protectImport := func(h queryHandler) http.Handler { return authn(byUser(limitImport(withQuery(cfg.Store, h)))) }
 	rt := newRouter(byIP)
 	s := cfg.Store
 
@@ -235,6 +238,27 @@ func routes(cfg Config) *router {
 		description: "Makes the type and value of version N (?version=N or a body {\"version\": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.",
 		access:      bearer, counted: true, query: []string{"restoreVersion", "reveal"}, headers: []string{"ifMatch"}, body: "Restore", status: 200, success: "Record",
 		errors: slices.Concat(underProject, []int{412, 428}),
+	})
+
+	rt.handle("POST "+pathP+"/batch", protectImport(rec.handleBatch()), operation{
+		id: "applyBatch", tag: "projects", summary: "Apply record operations, all or none",
+		description: "1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting \"operation N: \" (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).",
+		access:      bearer, counted: true, body: "Batch", status: 200, success: "BatchResults",
+		errors: slices.Concat(underProject, []int{409, 428}),
+		other:  map[int]string{412: "OpPreconditionFailed"},
+	})
+	rt.handle("GET "+pathP+"/export", protect(rec.handleExport()), operation{
+		id: "exportProject", tag: "projects", summary: "Export a whole project",
+		description: "The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.",
+		access:      bearer, counted: true, query: []string{"reveal"}, status: 200, success: "ExportDocument",
+		errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/import", protectImport(rec.handleImport()), operation{
+		id: "importProject", tag: "projects", summary: "Import an export document",
+		description: "merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).",
+		access:      bearer, counted: true, query: []string{"importMode", "dryRun"}, body: "Import", status: 200, success: "ImportResult",
+		errors: slices.Concat(underProject, []int{409}),
+		other:  map[int]string{412: "OpPreconditionFailed"},
 	})
 
 	return rt

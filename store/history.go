@@ -29,7 +29,12 @@ type PreconditionError struct {
 }
 
 // Error returns, for example, "current version is 7".
+// A Version of 0 means that the record does not exist (a conditional
+// upsert of a batch that found none): "the record does not exist".
 func (e *PreconditionError) Error() string {
+	if e.Version == 0 {
+		return "the record does not exist"
+	}
 	return "current version is " + strconv.FormatInt(e.Version, 10)
 }
 

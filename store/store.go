@@ -215,6 +215,29 @@ type Store interface {
 	// aborts it and is returned unchanged.
 	ResealRecord(ctx context.Context, id string, reseal Resealer) (bool, error)
 
+	// Apply runs the operations of b on the project p.Project in one
+	// atomic step: all of them, in order, or none. Concurrent batches and
+	// single writes never see a batch half applied. It returns one
+	// OpResult per op.
+	//
+	// Errors: ErrNotFound (the project) and ErrPermissionDenied, as for
+	// any Path, before any op runs; then the error of the first op that
+	// fails, as an *OpError naming its index and wrapping the error the op
+	// would get alone (in the order of that single method: ErrNotFound
+	// naming the first missing level, the Update's own error,
+	// *ValidationError for a bad name, ErrAlreadyExists, and last
+	// *PreconditionError). When it fails, nothing of b has changed.
+	Apply(ctx context.Context, p Path, b Batch) ([]OpResult, error)
+	// ExportProject reads the project p.Project in one consistent
+	// snapshot and calls visit with each of its collections, clusters and
+	// records: every collection (in name order, byte-wise) followed by
+	// each of its clusters (in name order), each cluster followed by its
+	// records (in name order). Path errors are returned before the first
+	// visit; visit's error stops the walk and is returned unchanged.
+	// Writes that commit during the walk are not seen. The store holds no
+	// lock that blocks writers while visit runs.
+	ExportProject(ctx context.Context, p Path, visit func(ExportItem) error) error
+
 	// FindCredentialRecords lists, in id order, up to limit records whose
 	// current state or any kept version is of type CREDENTIAL or
 	// []CREDENTIAL and whose id sorts after afterID (all of them from the

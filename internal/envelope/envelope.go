@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/reqinfo"
@@ -143,6 +144,10 @@ func detailsOf[E error](err error) string {
 // A request whose client went away (its context canceled, and err caused
 // by that) gets StatusClientClosedRequest and no body: nobody reads it,
 // and the log shows why the request ended instead of a 500.
+//
+// The error of one operation of a batch (a *store.OpError) is the error
+// that operation would get alone, its details prefixed "operation N: "
+// (API.md section 18).
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
 		w.WriteHeader(StatusClientClosedRequest)
@@ -151,6 +156,10 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	p, known := classify(err)
 	if !known {
 		reqinfo.From(r.Context()).Err = err
+	}
+	var oe *store.OpError
+	if known && errors.As(err, &oe) {
+		p.details = "operation " + strconv.Itoa(oe.Index) + ": " + p.details
 	}
 	write(w, p.status, errorBody{Error: errorDetail{Code: p.code, Message: p.message, Details: p.details}})
 }

@@ -568,19 +568,28 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, 
 	if err != nil {
 		return nil, err
 	}
-	if err := store.ValidateName(p.Record); err != nil {
+	r, err := s.createRecord(k, p.Record, in, w, s.now())
+	if err != nil {
 		return nil, err
 	}
-	if _, ok := k.records[p.Record]; ok {
-		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
+	return r.Clone(), nil
+}
+
+// createRecord adds the record name to k from in; the caller holds the
+// write lock.
+func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.Write, now time.Time) (*record, error) {
+	if err := store.ValidateName(name); err != nil {
+		return nil, err
 	}
-	if id, ok := store.CanonicalUUID(p.Record); ok && k.byID[id] != nil {
+	if _, ok := k.records[name]; ok {
+		return nil, &store.ExistsError{Kind: "record", Name: name}
+	}
+	if id, ok := store.CanonicalUUID(name); ok && k.byID[id] != nil {
 		// The segment names that record, so it exists (API.md section 2).
-		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
+		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
-	now := s.now()
 	r := &record{Record: *in.Clone()}
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, w.Actor
 	if r.ID == "" {
 		r.ID = store.NewID()
 	} else if s.idTaken(r.ID) {
@@ -590,7 +599,7 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, 
 	k.records[r.Name] = r
 	k.byID[r.ID] = r
 	k.sorted.Store(nil)
-	return r.Clone(), nil
+	return r, nil
 }
 
 // idTaken reports whether any record anywhere has id. Only used for
@@ -605,26 +614,35 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, upd
 	if err != nil {
 		return nil, err
 	}
+	if err := s.updateRecord(k, r, w, update); err != nil {
+		return nil, err
+	}
+	return r.Clone(), nil
+}
+
+// updateRecord applies update to r, in k, with the checks of
+// UpdateRecord; the caller holds the write lock.
+func (s *Store) updateRecord(k *cluster, r *record, w store.Write, update func(*store.Record) error) error {
 	next := r.Clone()
 	if err := update(next); err != nil {
-		return nil, err
+		return err
 	}
 	if next.Name != r.Name {
 		if err := store.ValidateName(next.Name); err != nil {
-			return nil, err
+			return err
 		}
 		if _, ok := k.records[next.Name]; ok {
-			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 		if id, ok := store.CanonicalUUID(next.Name); ok && k.byID[id] != nil && id != r.ID {
-			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
 	if err := w.Check(&r.Record); err != nil {
-		return nil, err
+		return err
 	}
 	s.write(k, r, next.Name, next.Type, next.Value, w)
-	return r.Clone(), nil
+	return nil
 }
 
 // write makes name, type and value the record's new state, keeping the
@@ -656,10 +674,22 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 	if err := w.Check(&r.Record); err != nil {
 		return err
 	}
+	k.remove(r)
+	return nil
+}
+
+// remove takes r out of k.
+func (k *cluster) remove(r *record) {
 	delete(k.records, r.Name)
 	delete(k.byID, r.ID)
 	k.sorted.Store(nil)
-	return nil
+}
+
+// add puts r into k.
+func (k *cluster) add(r *record) {
+	k.records[r.Name] = r
+	k.byID[r.ID] = r
+	k.sorted.Store(nil)
 }
 
 // versions returns the record's states, newest first.

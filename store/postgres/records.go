@@ -220,24 +220,30 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	if err != nil {
 		return nil, err
 	}
-	if err := store.ValidateName(p.Record); err != nil {
+	return q.createRecord(ctx, res.cluster.String, p.Cluster, p.Record, in, w, s.now())
+}
+
+// createRecord inserts the record name into the cluster with that id
+// (named clusterName) from in.
+func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name string, in *store.Record,
+	w store.Write, now time.Time) (*store.Record, error) {
+	if err := store.ValidateName(name); err != nil {
 		return nil, err
 	}
-	if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
+	if err := q.nameIsNoID(ctx, clusterID, name, ""); err != nil {
 		return nil, err
 	}
-	now := s.now()
 	r := in.Clone()
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, w.Actor
 	if r.ID == "" {
 		r.ID = store.NewID()
 	}
 	vc := valueColumnsOf(r.Type, r.Value)
-	err = q.insert(ctx, "record", r.Name, "cluster", p.Cluster, `INSERT INTO hds_records
+	err := q.insert(ctx, "record", r.Name, "cluster", clusterName, `INSERT INTO hds_records
 		(id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
 		VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12, $13)
 		ON CONFLICT (cluster_id, name) DO NOTHING RETURNING 1`,
-		r.ID, res.cluster.String, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
+		r.ID, clusterID, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
 		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, w.Actor)
 	if err != nil {
 		return nil, err
@@ -260,27 +266,37 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 		if err != nil {
 			return err
 		}
-		next := cur.Clone()
-		if err := update(next); err != nil {
-			return callerError{err}
-		}
-		if next.Name != cur.Name {
-			if err := store.ValidateName(next.Name); err != nil {
-				return err
-			}
-			if err := q.nameIsNoID(ctx, clusterID, next.Name, cur.ID); err != nil {
-				return err
-			}
-		}
-		if out, err = q.write(ctx, cur, next.Name, next.Type, next.Value, s.now(), w); err != nil {
-			return err
-		}
-		return w.Check(cur)
+		out, err = q.updateLocked(ctx, cur, clusterID, w, update, s.now())
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// updateLocked applies update to cur, locked in the transaction q runs
+// in, with the checks of UpdateRecord. Update's error comes back as a
+// callerError; a failed precondition must roll the transaction back.
+func (q queryer) updateLocked(ctx context.Context, cur *store.Record, clusterID string, w store.Write,
+	update func(*store.Record) error, now time.Time) (*store.Record, error) {
+	next := cur.Clone()
+	if err := update(next); err != nil {
+		return nil, callerError{err}
+	}
+	if next.Name != cur.Name {
+		if err := store.ValidateName(next.Name); err != nil {
+			return nil, err
+		}
+		if err := q.nameIsNoID(ctx, clusterID, next.Name, cur.ID); err != nil {
+			return nil, err
+		}
+	}
+	out, err := q.write(ctx, cur, next.Name, next.Type, next.Value, now, w)
+	if err != nil {
+		return nil, err
+	}
+	return out, w.Check(cur)
 }
 
 // writeSQL writes a record's new state and, in the same statement, keeps

@@ -18,6 +18,66 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for BatchOperationOp.
+const (
+	BatchOperationOpCreate BatchOperationOp = "create"
+	BatchOperationOpDelete BatchOperationOp = "delete"
+	BatchOperationOpUpdate BatchOperationOp = "update"
+	BatchOperationOpUpsert BatchOperationOp = "upsert"
+)
+
+// Valid indicates whether the value is a known member of the BatchOperationOp enum.
+func (e BatchOperationOp) Valid() bool {
+	switch e {
+	case BatchOperationOpCreate:
+		return true
+	case BatchOperationOpDelete:
+		return true
+	case BatchOperationOpUpdate:
+		return true
+	case BatchOperationOpUpsert:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BatchResultStatus.
+const (
+	N200 BatchResultStatus = 200
+	N201 BatchResultStatus = 201
+	N204 BatchResultStatus = 204
+)
+
+// Valid indicates whether the value is a known member of the BatchResultStatus enum.
+func (e BatchResultStatus) Valid() bool {
+	switch e {
+	case N200:
+		return true
+	case N201:
+		return true
+	case N204:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BatchResultsEnvelopeSuccess.
+const (
+	BatchResultsEnvelopeSuccessTrue BatchResultsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the BatchResultsEnvelopeSuccess enum.
+func (e BatchResultsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case BatchResultsEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClusterDataEnvelopeSuccess.
 const (
 	ClusterDataEnvelopeSuccessTrue ClusterDataEnvelopeSuccess = true
@@ -153,6 +213,21 @@ func (e ErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for ExportDocumentFormat.
+const (
+	ExportDocumentFormatHds1 ExportDocumentFormat = "hds/1"
+)
+
+// Valid indicates whether the value is a known member of the ExportDocumentFormat enum.
+func (e ExportDocumentFormat) Valid() bool {
+	switch e {
+	case ExportDocumentFormatHds1:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthChecksRateLimit.
 const (
 	HealthChecksRateLimitLocal       HealthChecksRateLimit = "local"
@@ -207,6 +282,57 @@ func (e HealthStatus) Valid() bool {
 	case HealthStatusOk:
 		return true
 	case HealthStatusUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportChangeAction.
+const (
+	ImportChangeActionCreate ImportChangeAction = "create"
+	ImportChangeActionDelete ImportChangeAction = "delete"
+	ImportChangeActionUpdate ImportChangeAction = "update"
+)
+
+// Valid indicates whether the value is a known member of the ImportChangeAction enum.
+func (e ImportChangeAction) Valid() bool {
+	switch e {
+	case ImportChangeActionCreate:
+		return true
+	case ImportChangeActionDelete:
+		return true
+	case ImportChangeActionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportDocumentFormat.
+const (
+	ImportDocumentFormatHds1 ImportDocumentFormat = "hds/1"
+)
+
+// Valid indicates whether the value is a known member of the ImportDocumentFormat enum.
+func (e ImportDocumentFormat) Valid() bool {
+	switch e {
+	case ImportDocumentFormatHds1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportResultEnvelopeSuccess.
+const (
+	ImportResultEnvelopeSuccessTrue ImportResultEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ImportResultEnvelopeSuccess enum.
+func (e ImportResultEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ImportResultEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -384,6 +510,24 @@ const (
 func (e FormatQuery) Valid() bool {
 	switch e {
 	case FormatQueryEnv:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportModeQuery.
+const (
+	ImportModeQueryMerge   ImportModeQuery = "merge"
+	ImportModeQueryReplace ImportModeQuery = "replace"
+)
+
+// Valid indicates whether the value is a known member of the ImportModeQuery enum.
+func (e ImportModeQuery) Valid() bool {
+	switch e {
+	case ImportModeQueryMerge:
+		return true
+	case ImportModeQueryReplace:
 		return true
 	default:
 		return false
@@ -651,8 +795,100 @@ func (e ListRecordsParamsSortOrder) Valid() bool {
 	}
 }
 
+// Defines values for ImportProjectParamsMode.
+const (
+	ImportProjectParamsModeMerge   ImportProjectParamsMode = "merge"
+	ImportProjectParamsModeReplace ImportProjectParamsMode = "replace"
+)
+
+// Valid indicates whether the value is a known member of the ImportProjectParamsMode enum.
+func (e ImportProjectParamsMode) Valid() bool {
+	switch e {
+	case ImportProjectParamsModeMerge:
+		return true
+	case ImportProjectParamsModeReplace:
+		return true
+	default:
+		return false
+	}
+}
+
 // ArrayValue The value of a []T record: every element a value of T.
 type ArrayValue = []*ScalarValue
+
+// BatchOperation One operation of a batch. name (a new name) is for update only; if_match is an ETag header value, quotes included (update, upsert and delete). create and upsert need type; a value left out is null.
+type BatchOperation struct {
+	// Cluster 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Cluster Name `json:"cluster"`
+
+	// Collection 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Collection Name `json:"collection"`
+
+	// IfMatch * or a comma-separated list of entity tags, as for If-Match.
+	IfMatch *string `json:"if_match,omitempty"`
+
+	// Name 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Name *Name            `json:"name,omitempty"`
+	Op   BatchOperationOp `json:"op"`
+
+	// Record The record's name, or its id (update, upsert, delete).
+	Record string `json:"record"`
+
+	// Type A record type as input: a RecordType name in any case, or a short form STR, INT, FLT, BOOL, []STR, []INT, []FLT, []BOOL. An unknown type is 400 VALIDATION_ERROR listing every supported type.
+	//
+	// Examples: STRING, int, []FLOAT
+	Type *TypeName `json:"type,omitempty"`
+
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	//
+	// Examples: 5432, db.internal, ["a","b"], null
+	Value *RecordValue `json:"value,omitempty"`
+}
+
+// BatchOperationOp defines model for BatchOperation.Op.
+type BatchOperationOp string
+
+// BatchRequest A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.
+type BatchRequest struct {
+	CreateParents *bool            `json:"create_parents,omitempty"`
+	Operations    []BatchOperation `json:"operations"`
+}
+
+// BatchResult What one operation did: status is the HTTP status it would get alone (201 created, 200 updated, 204 deleted); record is null for a delete, credentials masked.
+type BatchResult struct {
+	Index  int               `json:"index"`
+	Record *RecordItem       `json:"record"`
+	Status BatchResultStatus `json:"status"`
+}
+
+// BatchResultStatus defines model for BatchResult.Status.
+type BatchResultStatus int
+
+// BatchResults The result of every operation, in order.
+type BatchResults struct {
+	Results []BatchResult `json:"results"`
+}
+
+// BatchResultsEnvelope The success envelope.
+type BatchResultsEnvelope struct {
+	// Data The result of every operation, in order.
+	Data BatchResults `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                     `json:"message"`
+	Success BatchResultsEnvelopeSuccess `json:"success"`
+}
+
+// BatchResultsEnvelopeSuccess defines model for BatchResultsEnvelope.Success.
+type BatchResultsEnvelopeSuccess bool
 
 // BooleanValue The value of a BOOLEAN record.
 type BooleanValue = bool
@@ -875,6 +1111,52 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
+// ExportCluster A cluster of an export.
+type ExportCluster struct {
+	// Records Every record, by name.
+	Records map[string]ExportRecord `json:"records"`
+}
+
+// ExportCollection A collection of an export.
+type ExportCollection struct {
+	// Clusters Every cluster, by name.
+	Clusters map[string]ExportCluster `json:"clusters"`
+}
+
+// ExportDocument A whole project: every collection, cluster and record, empty ones included, from one consistent snapshot.
+type ExportDocument struct {
+	// Collections Every collection, by name.
+	Collections map[string]ExportCollection `json:"collections"`
+
+	// ExportedAt RFC 3339 in UTC with exactly six fraction digits and Z.
+	//
+	// Examples: 2026-11-22T08:18:19.123000Z
+	ExportedAt Timestamp            `json:"exported_at"`
+	Format     ExportDocumentFormat `json:"format"`
+
+	// Project 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Project Name `json:"project"`
+
+	// Revision The newest audit revision the snapshot includes (0 until the audit log exists).
+	Revision int `json:"revision"`
+}
+
+// ExportDocumentFormat defines model for ExportDocument.Format.
+type ExportDocumentFormat string
+
+// ExportRecord A record of an export: credentials masked unless reveal=true.
+type ExportRecord struct {
+	// Type The canonical name of a record type, as responses give it.
+	Type RecordType `json:"type"`
+
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	//
+	// Examples: 5432, db.internal, ["a","b"], null
+	Value *RecordValue `json:"value"`
+}
+
 // Health The service's health; not enveloped.
 type Health struct {
 	// Checks Each dependency's state.
@@ -905,6 +1187,101 @@ type HealthStatus string
 //
 // Examples: 019a7b2e-4c1d-7f3a-9b2e-5d6c7e8f9a0b
 type Id = openapi_types.UUID
+
+// ImportChange A record the import creates, updates or deletes.
+type ImportChange struct {
+	Action ImportChangeAction `json:"action"`
+
+	// Cluster 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Cluster Name `json:"cluster"`
+
+	// Collection 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Collection Name `json:"collection"`
+
+	// Record 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Record Name `json:"record"`
+}
+
+// ImportChangeAction defines model for ImportChange.Action.
+type ImportChangeAction string
+
+// ImportCluster A cluster to import.
+type ImportCluster struct {
+	// Records Its records, by name.
+	Records map[string]ImportRecord `json:"records"`
+}
+
+// ImportCollection A collection to import.
+type ImportCollection struct {
+	// Clusters Its clusters, by name.
+	Clusters map[string]ImportCluster `json:"clusters"`
+}
+
+// ImportDocument An export document; format must be hds/1.
+type ImportDocument struct {
+	// Collections The collections, by name.
+	Collections map[string]ImportCollection `json:"collections"`
+
+	// ExportedAt Ignored.
+	ExportedAt interface{}          `json:"exported_at,omitempty"`
+	Format     ImportDocumentFormat `json:"format"`
+
+	// Project Ignored.
+	Project interface{} `json:"project,omitempty"`
+
+	// Revision Ignored.
+	Revision interface{} `json:"revision,omitempty"`
+}
+
+// ImportDocumentFormat defines model for ImportDocument.Format.
+type ImportDocumentFormat string
+
+// ImportRecord A record to import. A credential given masked ("********", or an array of them) leaves the existing value as it is.
+type ImportRecord struct {
+	// Type A record type as input: a RecordType name in any case, or a short form STR, INT, FLT, BOOL, []STR, []INT, []FLT, []BOOL. An unknown type is 400 VALIDATION_ERROR listing every supported type.
+	//
+	// Examples: STRING, int, []FLOAT
+	Type TypeName `json:"type"`
+
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	//
+	// Examples: 5432, db.internal, ["a","b"], null
+	Value *RecordValue `json:"value,omitempty"`
+}
+
+// ImportResult What the import changed, counting records only.
+type ImportResult struct {
+	// Changes By collection, cluster and record name.
+	Changes []ImportChange `json:"changes"`
+	Created int            `json:"created"`
+	Deleted int            `json:"deleted"`
+
+	// Revision The newest audit revision after the import (0 until the audit log exists).
+	Revision  int `json:"revision"`
+	Unchanged int `json:"unchanged"`
+	Updated   int `json:"updated"`
+}
+
+// ImportResultEnvelope The success envelope.
+type ImportResultEnvelope struct {
+	// Data What the import changed, counting records only.
+	Data ImportResult `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                     `json:"message"`
+	Success ImportResultEnvelopeSuccess `json:"success"`
+}
+
+// ImportResultEnvelopeSuccess defines model for ImportResultEnvelope.Success.
+type ImportResultEnvelopeSuccess bool
 
 // LoginRequest Credentials.
 type LoginRequest struct {
@@ -1266,6 +1643,9 @@ type ClusterPath = Name
 // Examples: webshop
 type CollectionPath = Name
 
+// DryRunQuery defines model for DryRunQuery.
+type DryRunQuery = bool
+
 // FormatQuery defines model for FormatQuery.
 type FormatQuery string
 
@@ -1274,6 +1654,9 @@ type IfMatchHeader = string
 
 // IfNoneMatchHeader defines model for IfNoneMatchHeader.
 type IfNoneMatchHeader = string
+
+// ImportModeQuery defines model for ImportModeQuery.
+type ImportModeQuery string
 
 // LimitQuery defines model for LimitQuery.
 type LimitQuery = int
@@ -1339,6 +1722,9 @@ type VersionQuery = int
 // BadRequestResponse The error envelope of every error under /api/v1/.
 type BadRequestResponse = ErrorEnvelope
 
+// BatchResultsResponse The success envelope.
+type BatchResultsResponse = BatchResultsEnvelope
+
 // ClusterDataResponse The success envelope.
 type ClusterDataResponse = ClusterDataEnvelope
 
@@ -1357,6 +1743,9 @@ type CollectionResponse = CollectionEnvelope
 // ConflictResponse The error envelope of every error under /api/v1/.
 type ConflictResponse = ErrorEnvelope
 
+// ExportDocumentResponse A whole project: every collection, cluster and record, empty ones included, from one consistent snapshot.
+type ExportDocumentResponse = ExportDocument
+
 // ForbiddenResponse The error envelope of every error under /api/v1/.
 type ForbiddenResponse = ErrorEnvelope
 
@@ -1366,8 +1755,14 @@ type HealthResponse = Health
 // HealthUnavailableResponse The service's health; not enveloped.
 type HealthUnavailableResponse = Health
 
+// ImportResultResponse The success envelope.
+type ImportResultResponse = ImportResultEnvelope
+
 // NotFoundResponse The error envelope of every error under /api/v1/.
 type NotFoundResponse = ErrorEnvelope
+
+// OpPreconditionFailedResponse The error envelope of every error under /api/v1/.
+type OpPreconditionFailedResponse = ErrorEnvelope
 
 // OpenAPIDocumentResponse An OpenAPI 3.1 document (this one).
 type OpenAPIDocumentResponse = OpenAPIDocument
@@ -1401,6 +1796,12 @@ type TokenResponse = TokenEnvelope
 
 // UnauthorizedResponse The error envelope of every error under /api/v1/.
 type UnauthorizedResponse = ErrorEnvelope
+
+// BatchBody A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.
+type BatchBody = BatchRequest
+
+// ImportBody An export document; format must be hds/1.
+type ImportBody = ImportDocument
 
 // LoginBody Credentials.
 type LoginBody = LoginRequest
@@ -1642,6 +2043,24 @@ type ListRecordVersionsParams struct {
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
 }
 
+// ExportProjectParams defines parameters for ExportProject.
+type ExportProjectParams struct {
+	// Reveal true returns credential values in plain text instead of masked.
+	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+}
+
+// ImportProjectParams defines parameters for ImportProject.
+type ImportProjectParams struct {
+	// Mode merge creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks.
+	Mode *ImportProjectParamsMode `form:"mode,omitempty" json:"mode,omitempty"`
+
+	// DryRun true changes nothing and answers what the import would do.
+	DryRun *DryRunQuery `form:"dry_run,omitempty" json:"dry_run,omitempty"`
+}
+
+// ImportProjectParamsMode defines parameters for ImportProject.
+type ImportProjectParamsMode string
+
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
 
@@ -1653,6 +2072,9 @@ type CreateProjectAtJSONRequestBody = PathNameRequest
 
 // RenameProjectJSONRequestBody defines body for RenameProject for application/json ContentType.
 type RenameProjectJSONRequestBody = NameRequest
+
+// ApplyBatchJSONRequestBody defines body for ApplyBatch for application/json ContentType.
+type ApplyBatchJSONRequestBody = BatchRequest
 
 // CreateCollectionJSONRequestBody defines body for CreateCollection for application/json ContentType.
 type CreateCollectionJSONRequestBody = NameRequest
@@ -1683,6 +2105,9 @@ type UpdateRecordJSONRequestBody = RecordUpdateRequest
 
 // RestoreRecordJSONRequestBody defines body for RestoreRecord for application/json ContentType.
 type RestoreRecordJSONRequestBody = RestoreRequest
+
+// ImportProjectJSONRequestBody defines body for ImportProject for application/json ContentType.
+type ImportProjectJSONRequestBody = ImportDocument
 
 // AsStringValue returns the union data inside the RecordValue as a StringValue
 func (t RecordValue) AsStringValue() (StringValue, error) {
@@ -2067,6 +2492,24 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/projects/{project} (the `RenameProject` operationId).
 	RenameProject(ctx context.Context, project ProjectPath, params *RenameProjectParams, body RenameProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApplyBatchWithBody Apply record operations, all or none
+	//
+	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+	ApplyBatchWithBody(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApplyBatch Apply record operations, all or none
+	//
+	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+	ApplyBatch(ctx context.Context, project ProjectPath, body ApplyBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCollections List the collections of a project
 	//
 	// The project's collections, one page at a time: limit, offset, search, sortBy and sortOrder.
@@ -2317,6 +2760,31 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
 	ListRecordVersions(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportProject Export a whole project
+	//
+	// The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.
+	//
+	// Corresponds with GET /api/v1/projects/{project}/export (the `ExportProject` operationId).
+	ExportProject(ctx context.Context, project ProjectPath, params *ExportProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportProjectWithBody Import an export document
+	//
+	// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+	ImportProjectWithBody(ctx context.Context, project ProjectPath, params *ImportProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportProject Import an export document
+	//
+	// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+	ImportProject(ctx context.Context, project ProjectPath, params *ImportProjectParams, body ImportProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Health of the service and its store
 	//
 	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
@@ -2552,6 +3020,44 @@ func (c *Client) RenameProjectWithBody(ctx context.Context, project ProjectPath,
 // Corresponds with PUT /api/v1/projects/{project} (the `RenameProject` operationId).
 func (c *Client) RenameProject(ctx context.Context, project ProjectPath, params *RenameProjectParams, body RenameProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRenameProjectRequest(c.Server, project, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApplyBatchWithBody Apply record operations, all or none
+//
+// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+func (c *Client) ApplyBatchWithBody(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyBatchRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApplyBatch Apply record operations, all or none
+//
+// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+func (c *Client) ApplyBatch(ctx context.Context, project ProjectPath, body ApplyBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyBatchRequest(c.Server, project, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3112,6 +3618,61 @@ func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, co
 	return c.Client.Do(req)
 }
 
+// ExportProject Export a whole project
+//
+// The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.
+//
+// Corresponds with GET /api/v1/projects/{project}/export (the `ExportProject` operationId).
+func (c *Client) ExportProject(ctx context.Context, project ProjectPath, params *ExportProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportProjectRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportProjectWithBody Import an export document
+//
+// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+func (c *Client) ImportProjectWithBody(ctx context.Context, project ProjectPath, params *ImportProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportProjectRequestWithBody(c.Server, project, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportProject Import an export document
+//
+// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+func (c *Client) ImportProject(ctx context.Context, project ProjectPath, params *ImportProjectParams, body ImportProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportProjectRequest(c.Server, project, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealth Health of the service and its store
 //
 // Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
@@ -3545,6 +4106,53 @@ func NewRenameProjectRequestWithBody(server string, project ProjectPath, params 
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewApplyBatchRequest calls the generic ApplyBatch builder with application/json body
+func NewApplyBatchRequest(server string, project ProjectPath, body ApplyBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApplyBatchRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewApplyBatchRequestWithBody constructs an http.Request for the ApplyBatch method, with any body, and a specified content type
+func NewApplyBatchRequestWithBody(server string, project ProjectPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/batch", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -5312,6 +5920,153 @@ func NewListRecordVersionsRequest(server string, project ProjectPath, collection
 	return req, nil
 }
 
+// NewExportProjectRequest constructs an http.Request for the ExportProject method
+func NewExportProjectRequest(server string, project ProjectPath, params *ExportProjectParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Reveal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reveal", *params.Reveal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportProjectRequest calls the generic ImportProject builder with application/json body
+func NewImportProjectRequest(server string, project ProjectPath, params *ImportProjectParams, body ImportProjectJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewImportProjectRequestWithBody(server, project, params, "application/json", bodyReader)
+}
+
+// NewImportProjectRequestWithBody constructs an http.Request for the ImportProject method, with any body, and a specified content type
+func NewImportProjectRequestWithBody(server string, project ProjectPath, params *ImportProjectParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/import", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Mode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mode", *params.Mode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DryRun != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dry_run", *params.DryRun, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -5499,6 +6254,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/projects/{project} (the `RenameProject` operationId).
 	RenameProjectWithResponse(ctx context.Context, project ProjectPath, params *RenameProjectParams, body RenameProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*RenameProjectResponse, error)
+
+	// ApplyBatchWithBodyWithResponse Apply record operations, all or none
+	//
+	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+	ApplyBatchWithBodyWithResponse(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApplyBatchResponse, error)
+
+	// ApplyBatchWithResponse Apply record operations, all or none
+	//
+	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+	ApplyBatchWithResponse(ctx context.Context, project ProjectPath, body ApplyBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*ApplyBatchResponse, error)
 
 	// ListCollectionsWithResponse List the collections of a project
 	//
@@ -5769,6 +6542,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
 	ListRecordVersionsWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*ListRecordVersionsResponse, error)
+
+	// ExportProjectWithResponse Export a whole project
+	//
+	// The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/export (the `ExportProject` operationId).
+	ExportProjectWithResponse(ctx context.Context, project ProjectPath, params *ExportProjectParams, reqEditors ...RequestEditorFn) (*ExportProjectResponse, error)
+
+	// ImportProjectWithBodyWithResponse Import an export document
+	//
+	// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+	ImportProjectWithBodyWithResponse(ctx context.Context, project ProjectPath, params *ImportProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportProjectResponse, error)
+
+	// ImportProjectWithResponse Import an export document
+	//
+	// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+	ImportProjectWithResponse(ctx context.Context, project ProjectPath, params *ImportProjectParams, body ImportProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*ImportProjectResponse, error)
 
 	// GetHealthWithResponse Health of the service and its store
 	//
@@ -6850,6 +7650,195 @@ func (r RenameProjectResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RenameProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApplyBatchResponse200Headers the declared response headers of an HTTP 200 response for ApplyBatch
+type ApplyBatchResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse400Headers the declared response headers of an HTTP 400 response for ApplyBatch
+type ApplyBatchResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse401Headers the declared response headers of an HTTP 401 response for ApplyBatch
+type ApplyBatchResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse403Headers the declared response headers of an HTTP 403 response for ApplyBatch
+type ApplyBatchResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse404Headers the declared response headers of an HTTP 404 response for ApplyBatch
+type ApplyBatchResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse409Headers the declared response headers of an HTTP 409 response for ApplyBatch
+type ApplyBatchResponse409Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse412Headers the declared response headers of an HTTP 412 response for ApplyBatch
+type ApplyBatchResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponse428Headers the declared response headers of an HTTP 428 response for ApplyBatch
+type ApplyBatchResponse428Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ApplyBatchResponseDefaultHeaders the declared response headers of an HTTP default response for ApplyBatch
+type ApplyBatchResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type ApplyBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BatchResultsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *OpPreconditionFailedResponse
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequiredResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApplyBatchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ApplyBatchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ApplyBatchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ApplyBatchResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ApplyBatchResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ApplyBatchResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ApplyBatchResponse412Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *ApplyBatchResponse428Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ApplyBatchResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApplyBatchResponse) GetJSON200() *BatchResultsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApplyBatchResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApplyBatchResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApplyBatchResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApplyBatchResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApplyBatchResponse) GetJSON409() *ConflictResponse {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ApplyBatchResponse) GetJSON412() *OpPreconditionFailedResponse {
+	return r.JSON412
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r ApplyBatchResponse) GetJSON428() *PreconditionRequiredResponse {
+	return r.JSON428
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ApplyBatchResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ApplyBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApplyBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApplyBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApplyBatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9870,6 +10859,317 @@ func (r ListRecordVersionsResponse) ContentType() string {
 	return ""
 }
 
+// ExportProjectResponse200Headers the declared response headers of an HTTP 200 response for ExportProject
+type ExportProjectResponse200Headers struct {
+	ContentDisposition  string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ExportProjectResponse400Headers the declared response headers of an HTTP 400 response for ExportProject
+type ExportProjectResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ExportProjectResponse401Headers the declared response headers of an HTTP 401 response for ExportProject
+type ExportProjectResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ExportProjectResponse403Headers the declared response headers of an HTTP 403 response for ExportProject
+type ExportProjectResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ExportProjectResponse404Headers the declared response headers of an HTTP 404 response for ExportProject
+type ExportProjectResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ExportProjectResponseDefaultHeaders the declared response headers of an HTTP default response for ExportProject
+type ExportProjectResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type ExportProjectResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExportDocumentResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportProjectResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportProjectResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportProjectResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportProjectResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExportProjectResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ExportProjectResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExportProjectResponse) GetJSON200() *ExportDocumentResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportProjectResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportProjectResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportProjectResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportProjectResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ExportProjectResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportProjectResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportProjectResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportProjectResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ImportProjectResponse200Headers the declared response headers of an HTTP 200 response for ImportProject
+type ImportProjectResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponse400Headers the declared response headers of an HTTP 400 response for ImportProject
+type ImportProjectResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponse401Headers the declared response headers of an HTTP 401 response for ImportProject
+type ImportProjectResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponse403Headers the declared response headers of an HTTP 403 response for ImportProject
+type ImportProjectResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponse404Headers the declared response headers of an HTTP 404 response for ImportProject
+type ImportProjectResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponse409Headers the declared response headers of an HTTP 409 response for ImportProject
+type ImportProjectResponse409Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponse412Headers the declared response headers of an HTTP 412 response for ImportProject
+type ImportProjectResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ImportProjectResponseDefaultHeaders the declared response headers of an HTTP default response for ImportProject
+type ImportProjectResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type ImportProjectResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ImportResultResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *OpPreconditionFailedResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ImportProjectResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ImportProjectResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportProjectResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ImportProjectResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ImportProjectResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ImportProjectResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *ImportProjectResponse412Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ImportProjectResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportProjectResponse) GetJSON200() *ImportResultResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportProjectResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportProjectResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportProjectResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ImportProjectResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ImportProjectResponse) GetJSON409() *ConflictResponse {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r ImportProjectResponse) GetJSON412() *OpPreconditionFailedResponse {
+	return r.JSON412
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ImportProjectResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportProjectResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportProjectResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportProjectResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthResponse200Headers the declared response headers of an HTTP 200 response for GetHealth
 type GetHealthResponse200Headers struct {
 	CacheControl string
@@ -10165,6 +11465,36 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 		return nil, err
 	}
 	return ParseRenameProjectResponse(rsp)
+}
+
+// ApplyBatchWithBodyWithResponse Apply record operations, all or none
+//
+// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+func (c *ClientWithResponses) ApplyBatchWithBodyWithResponse(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApplyBatchResponse, error) {
+	rsp, err := c.ApplyBatchWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyBatchResponse(rsp)
+}
+
+// ApplyBatchWithResponse Apply record operations, all or none
+//
+// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/batch (the `ApplyBatch` operationId).
+func (c *ClientWithResponses) ApplyBatchWithResponse(ctx context.Context, project ProjectPath, body ApplyBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*ApplyBatchResponse, error) {
+	rsp, err := c.ApplyBatch(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyBatchResponse(rsp)
 }
 
 // ListCollectionsWithResponse List the collections of a project
@@ -10615,6 +11945,51 @@ func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseListRecordVersionsResponse(rsp)
+}
+
+// ExportProjectWithResponse Export a whole project
+//
+// The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/export (the `ExportProject` operationId).
+func (c *ClientWithResponses) ExportProjectWithResponse(ctx context.Context, project ProjectPath, params *ExportProjectParams, reqEditors ...RequestEditorFn) (*ExportProjectResponse, error) {
+	rsp, err := c.ExportProject(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportProjectResponse(rsp)
+}
+
+// ImportProjectWithBodyWithResponse Import an export document
+//
+// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+func (c *ClientWithResponses) ImportProjectWithBodyWithResponse(ctx context.Context, project ProjectPath, params *ImportProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportProjectResponse, error) {
+	rsp, err := c.ImportProjectWithBody(ctx, project, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportProjectResponse(rsp)
+}
+
+// ImportProjectWithResponse Import an export document
+//
+// merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/import (the `ImportProject` operationId).
+func (c *ClientWithResponses) ImportProjectWithResponse(ctx context.Context, project ProjectPath, params *ImportProjectParams, body ImportProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*ImportProjectResponse, error) {
+	rsp, err := c.ImportProject(ctx, project, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportProjectResponse(rsp)
 }
 
 // GetHealthWithResponse Health of the service and its store
@@ -12617,6 +13992,384 @@ func ParseRenameProjectResponse(rsp *http.Response) (*RenameProjectResponse, err
 		response.Headers409 = &headers
 	case true:
 		var headers RenameProjectResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApplyBatchResponse parses an HTTP response from a ApplyBatchWithResponse call
+func ParseApplyBatchResponse(rsp *http.Response) (*ApplyBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApplyBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BatchResultsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest OpPreconditionFailedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequiredResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApplyBatchResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ApplyBatchResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ApplyBatchResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ApplyBatchResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ApplyBatchResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ApplyBatchResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers ApplyBatchResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 428:
+		var headers ApplyBatchResponse428Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers428 = &headers
+	case true:
+		var headers ApplyBatchResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18562,6 +20315,617 @@ func ParseListRecordVersionsResponse(rsp *http.Response) (*ListRecordVersionsRes
 		response.Headers404 = &headers
 	case true:
 		var headers ListRecordVersionsResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportProjectResponse parses an HTTP response from a ExportProjectWithResponse call
+func ParseExportProjectResponse(rsp *http.Response) (*ExportProjectResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportProjectResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExportDocumentResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportProjectResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportProjectResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportProjectResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportProjectResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExportProjectResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers ExportProjectResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportProjectResponse parses an HTTP response from a ImportProjectWithResponse call
+func ParseImportProjectResponse(rsp *http.Response) (*ImportProjectResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportProjectResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ImportResultResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest OpPreconditionFailedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ImportProjectResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ImportProjectResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ImportProjectResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ImportProjectResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ImportProjectResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ImportProjectResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers ImportProjectResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers412 = &headers
+	case true:
+		var headers ImportProjectResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -15,6 +15,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$": ogenregex.MustCompile("^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"),
 	"^[\\x21-\\x7e]+$":              ogenregex.MustCompile("^[\\x21-\\x7e]+$"),
 	"^[^/\\x00-\\x1f\\x7f-\\x9f]+$": ogenregex.MustCompile("^[^/\\x00-\\x1f\\x7f-\\x9f]+$"),
+	"^attachment":                   ogenregex.MustCompile("^attachment"),
 }
 
 type (

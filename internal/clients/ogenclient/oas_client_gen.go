@@ -22,6 +22,17 @@ func trimTrailingSlashes(u *url.URL) {
 
 // Invoker invokes operations described by OpenAPI v3 specification.
 type Invoker interface {
+	// ApplyBatch invokes applyBatch operation.
+	//
+	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all
+	// apply (200, one result each) or none does, and the answer is the error the first failing operation
+	// would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400
+	// without that prefix. An operation may name a record an earlier one created. Updates keep history as
+	// PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to
+	// limits.max_import_bytes (16 MiB by default).
+	//
+	// POST /api/v1/projects/{project}/batch
+	ApplyBatch(ctx context.Context, request *BatchRequest, params ApplyBatchParams) (ApplyBatchRes, error)
 	// CreateCluster invokes createCluster operation.
 	//
 	// The name is in the body. A name the collection already has is 409.
@@ -98,6 +109,14 @@ type Invoker interface {
 	//
 	// DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	DeleteRecord(ctx context.Context, params DeleteRecordParams) (DeleteRecordRes, error)
+	// ExportProject invokes exportProject operation.
+	//
+	// The bare document (not enveloped), an attachment: every collection, cluster and record from one
+	// consistent snapshot, empty collections and clusters included. Credentials are masked unless
+	// reveal=true.
+	//
+	// GET /api/v1/projects/{project}/export
+	ExportProject(ctx context.Context, params ExportProjectParams) (ExportProjectRes, error)
 	// GetClusterData invokes getClusterData operation.
 	//
 	// Data maps every record name to its value; credential values are masked unless reveal=true. With
@@ -143,6 +162,15 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	GetRecord(ctx context.Context, params GetRecordParams) (GetRecordRes, error)
+	// ImportProject invokes importProject operation.
+	//
+	// Merge (default) creates and updates what the document holds and keeps what it lacks; replace also
+	// deletes what it lacks (records, clusters, collections). A masked credential leaves the existing
+	// value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and
+	// answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+	//
+	// POST /api/v1/projects/{project}/import
+	ImportProject(ctx context.Context, request *ImportDocument, params ImportProjectParams) (ImportProjectRes, error)
 	// ListClusters invokes listClusters operation.
 	//
 	// The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.
@@ -272,6 +300,121 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 		return c.serverURL
 	}
 	return u
+}
+
+// ApplyBatch invokes applyBatch operation.
+//
+// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all
+// apply (200, one result each) or none does, and the answer is the error the first failing operation
+// would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400
+// without that prefix. An operation may name a record an earlier one created. Updates keep history as
+// PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to
+// limits.max_import_bytes (16 MiB by default).
+//
+// POST /api/v1/projects/{project}/batch
+func (c *Client) ApplyBatch(ctx context.Context, request *BatchRequest, params ApplyBatchParams) (ApplyBatchRes, error) {
+	res, err := c.sendApplyBatch(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendApplyBatch(ctx context.Context, request *BatchRequest, params ApplyBatchParams) (res ApplyBatchRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/batch"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeApplyBatchRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ApplyBatchOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeApplyBatchResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
 }
 
 // CreateCluster invokes createCluster operation.
@@ -1971,6 +2114,126 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 	return result, nil
 }
 
+// ExportProject invokes exportProject operation.
+//
+// The bare document (not enveloped), an attachment: every collection, cluster and record from one
+// consistent snapshot, empty collections and clusters included. Credentials are masked unless
+// reveal=true.
+//
+// GET /api/v1/projects/{project}/export
+func (c *Client) ExportProject(ctx context.Context, params ExportProjectParams) (ExportProjectRes, error) {
+	res, err := c.sendExportProject(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendExportProject(ctx context.Context, params ExportProjectParams) (res ExportProjectRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/export"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "reveal" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "reveal",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Reveal.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ExportProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeExportProjectResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetClusterData invokes getClusterData operation.
 //
 // Data maps every record name to its value; credential values are masked unless reveal=true. With
@@ -2669,6 +2932,156 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 	}()
 
 	result, err := decodeGetRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ImportProject invokes importProject operation.
+//
+// Merge (default) creates and updates what the document holds and keeps what it lacks; replace also
+// deletes what it lacks (records, clusters, collections). A masked credential leaves the existing
+// value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and
+// answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).
+//
+// POST /api/v1/projects/{project}/import
+func (c *Client) ImportProject(ctx context.Context, request *ImportDocument, params ImportProjectParams) (ImportProjectRes, error) {
+	res, err := c.sendImportProject(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendImportProject(ctx context.Context, request *ImportDocument, params ImportProjectParams) (res ImportProjectRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/import"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "mode" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "mode",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Mode.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "dry_run" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "dry_run",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DryRun.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeImportProjectRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ImportProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeImportProjectResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

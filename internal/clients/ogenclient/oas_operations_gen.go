@@ -6,6 +6,7 @@ package ogenclient
 type OperationName = string
 
 const (
+	ApplyBatchOperation         OperationName = "ApplyBatch"
 	CreateClusterOperation      OperationName = "CreateCluster"
 	CreateClusterAtOperation    OperationName = "CreateClusterAt"
 	CreateCollectionOperation   OperationName = "CreateCollection"
@@ -18,12 +19,14 @@ const (
 	DeleteCollectionOperation   OperationName = "DeleteCollection"
 	DeleteProjectOperation      OperationName = "DeleteProject"
 	DeleteRecordOperation       OperationName = "DeleteRecord"
+	ExportProjectOperation      OperationName = "ExportProject"
 	GetClusterDataOperation     OperationName = "GetClusterData"
 	GetCollectionOperation      OperationName = "GetCollection"
 	GetHealthOperation          OperationName = "GetHealth"
 	GetOpenAPIOperation         OperationName = "GetOpenAPI"
 	GetProjectOperation         OperationName = "GetProject"
 	GetRecordOperation          OperationName = "GetRecord"
+	ImportProjectOperation      OperationName = "ImportProject"
 	ListClustersOperation       OperationName = "ListClusters"
 	ListCollectionsOperation    OperationName = "ListCollections"
 	ListProjectsOperation       OperationName = "ListProjects"

@@ -2,6 +2,12 @@
 
 package ogenclient
 
+// ApplyBatchParams is parameters of applyBatch operation.
+type ApplyBatchParams struct {
+	// The project's name.
+	Project Name
+}
+
 // CreateClusterParams is parameters of createCluster operation.
 type CreateClusterParams struct {
 	// The project's name.
@@ -111,6 +117,14 @@ type DeleteRecordParams struct {
 	Record Name
 }
 
+// ExportProjectParams is parameters of exportProject operation.
+type ExportProjectParams struct {
+	// True returns credential values in plain text instead of masked.
+	Reveal OptBool `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
 // GetClusterDataParams is parameters of getClusterData operation.
 type GetClusterDataParams struct {
 	// True returns credential values in plain text instead of masked.
@@ -155,6 +169,17 @@ type GetRecordParams struct {
 	Cluster Name
 	// The record's id, if a record of the cluster has that id; its name otherwise.
 	Record Name
+}
+
+// ImportProjectParams is parameters of importProject operation.
+type ImportProjectParams struct {
+	// Merge creates and updates what the document holds and keeps what it lacks; replace also deletes what
+	// it lacks.
+	Mode OptImportModeQuery `json:",omitempty,omitzero"`
+	// True changes nothing and answers what the import would do.
+	DryRun OptBool `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
 }
 
 // ListClustersParams is parameters of listClusters operation.

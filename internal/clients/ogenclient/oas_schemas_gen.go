@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-faster/errors"
+	"github.com/go-faster/jx"
 	"github.com/google/uuid"
 )
 
@@ -76,6 +77,7 @@ func (s *BadRequestResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
+func (*BadRequestResponseHeaders) applyBatchRes()         {}
 func (*BadRequestResponseHeaders) createClusterAtRes()    {}
 func (*BadRequestResponseHeaders) createClusterRes()      {}
 func (*BadRequestResponseHeaders) createCollectionAtRes() {}
@@ -88,10 +90,12 @@ func (*BadRequestResponseHeaders) deleteClusterRes()      {}
 func (*BadRequestResponseHeaders) deleteCollectionRes()   {}
 func (*BadRequestResponseHeaders) deleteProjectRes()      {}
 func (*BadRequestResponseHeaders) deleteRecordRes()       {}
+func (*BadRequestResponseHeaders) exportProjectRes()      {}
 func (*BadRequestResponseHeaders) getClusterDataRes()     {}
 func (*BadRequestResponseHeaders) getCollectionRes()      {}
 func (*BadRequestResponseHeaders) getProjectRes()         {}
 func (*BadRequestResponseHeaders) getRecordRes()          {}
+func (*BadRequestResponseHeaders) importProjectRes()      {}
 func (*BadRequestResponseHeaders) listClustersRes()       {}
 func (*BadRequestResponseHeaders) listCollectionsRes()    {}
 func (*BadRequestResponseHeaders) listProjectsRes()       {}
@@ -104,6 +108,356 @@ func (*BadRequestResponseHeaders) renameCollectionRes()   {}
 func (*BadRequestResponseHeaders) renameProjectRes()      {}
 func (*BadRequestResponseHeaders) restoreRecordRes()      {}
 func (*BadRequestResponseHeaders) updateRecordRes()       {}
+
+// One operation of a batch. name (a new name) is for update only; if_match is an ETag header value,
+// quotes included (update, upsert and delete). create and upsert need type; a value left out is null.
+// Ref: #/components/schemas/BatchOperation
+type BatchOperation struct {
+	Cluster    Name `json:"cluster"`
+	Collection Name `json:"collection"`
+	//  - or a comma-separated list of entity tags, as for If-Match.
+	IfMatch OptString        `json:"if_match"`
+	Name    OptName          `json:"name"`
+	Op      BatchOperationOp `json:"op"`
+	// The record's name, or its id (update, upsert, delete).
+	Record string         `json:"record"`
+	Type   OptTypeName    `json:"type"`
+	Value  OptRecordValue `json:"value"`
+}
+
+// GetCluster returns the value of Cluster.
+func (s *BatchOperation) GetCluster() Name {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *BatchOperation) GetCollection() Name {
+	return s.Collection
+}
+
+// GetIfMatch returns the value of IfMatch.
+func (s *BatchOperation) GetIfMatch() OptString {
+	return s.IfMatch
+}
+
+// GetName returns the value of Name.
+func (s *BatchOperation) GetName() OptName {
+	return s.Name
+}
+
+// GetOp returns the value of Op.
+func (s *BatchOperation) GetOp() BatchOperationOp {
+	return s.Op
+}
+
+// GetRecord returns the value of Record.
+func (s *BatchOperation) GetRecord() string {
+	return s.Record
+}
+
+// GetType returns the value of Type.
+func (s *BatchOperation) GetType() OptTypeName {
+	return s.Type
+}
+
+// GetValue returns the value of Value.
+func (s *BatchOperation) GetValue() OptRecordValue {
+	return s.Value
+}
+
+// SetCluster sets the value of Cluster.
+func (s *BatchOperation) SetCluster(val Name) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *BatchOperation) SetCollection(val Name) {
+	s.Collection = val
+}
+
+// SetIfMatch sets the value of IfMatch.
+func (s *BatchOperation) SetIfMatch(val OptString) {
+	s.IfMatch = val
+}
+
+// SetName sets the value of Name.
+func (s *BatchOperation) SetName(val OptName) {
+	s.Name = val
+}
+
+// SetOp sets the value of Op.
+func (s *BatchOperation) SetOp(val BatchOperationOp) {
+	s.Op = val
+}
+
+// SetRecord sets the value of Record.
+func (s *BatchOperation) SetRecord(val string) {
+	s.Record = val
+}
+
+// SetType sets the value of Type.
+func (s *BatchOperation) SetType(val OptTypeName) {
+	s.Type = val
+}
+
+// SetValue sets the value of Value.
+func (s *BatchOperation) SetValue(val OptRecordValue) {
+	s.Value = val
+}
+
+type BatchOperationOp string
+
+const (
+	BatchOperationOpCreate BatchOperationOp = "create"
+	BatchOperationOpUpdate BatchOperationOp = "update"
+	BatchOperationOpUpsert BatchOperationOp = "upsert"
+	BatchOperationOpDelete BatchOperationOp = "delete"
+)
+
+// AllValues returns all BatchOperationOp values.
+func (BatchOperationOp) AllValues() []BatchOperationOp {
+	return []BatchOperationOp{
+		BatchOperationOpCreate,
+		BatchOperationOpUpdate,
+		BatchOperationOpUpsert,
+		BatchOperationOpDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s BatchOperationOp) MarshalText() ([]byte, error) {
+	switch s {
+	case BatchOperationOpCreate:
+		return []byte(s), nil
+	case BatchOperationOpUpdate:
+		return []byte(s), nil
+	case BatchOperationOpUpsert:
+		return []byte(s), nil
+	case BatchOperationOpDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *BatchOperationOp) UnmarshalText(data []byte) error {
+	switch BatchOperationOp(data) {
+	case BatchOperationOpCreate:
+		*s = BatchOperationOpCreate
+		return nil
+	case BatchOperationOpUpdate:
+		*s = BatchOperationOpUpdate
+		return nil
+	case BatchOperationOpUpsert:
+		*s = BatchOperationOpUpsert
+		return nil
+	case BatchOperationOpDelete:
+		*s = BatchOperationOpDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create
+// and upsert.
+// Ref: #/components/schemas/BatchRequest
+type BatchRequest struct {
+	CreateParents OptBool          `json:"create_parents"`
+	Operations    []BatchOperation `json:"operations"`
+}
+
+// GetCreateParents returns the value of CreateParents.
+func (s *BatchRequest) GetCreateParents() OptBool {
+	return s.CreateParents
+}
+
+// GetOperations returns the value of Operations.
+func (s *BatchRequest) GetOperations() []BatchOperation {
+	return s.Operations
+}
+
+// SetCreateParents sets the value of CreateParents.
+func (s *BatchRequest) SetCreateParents(val OptBool) {
+	s.CreateParents = val
+}
+
+// SetOperations sets the value of Operations.
+func (s *BatchRequest) SetOperations(val []BatchOperation) {
+	s.Operations = val
+}
+
+// What one operation did: status is the HTTP status it would get alone (201 created, 200 updated, 204
+// deleted); record is null for a delete, credentials masked.
+// Ref: #/components/schemas/BatchResult
+type BatchResult struct {
+	Index  int               `json:"index"`
+	Record NilRecordItem     `json:"record"`
+	Status BatchResultStatus `json:"status"`
+}
+
+// GetIndex returns the value of Index.
+func (s *BatchResult) GetIndex() int {
+	return s.Index
+}
+
+// GetRecord returns the value of Record.
+func (s *BatchResult) GetRecord() NilRecordItem {
+	return s.Record
+}
+
+// GetStatus returns the value of Status.
+func (s *BatchResult) GetStatus() BatchResultStatus {
+	return s.Status
+}
+
+// SetIndex sets the value of Index.
+func (s *BatchResult) SetIndex(val int) {
+	s.Index = val
+}
+
+// SetRecord sets the value of Record.
+func (s *BatchResult) SetRecord(val NilRecordItem) {
+	s.Record = val
+}
+
+// SetStatus sets the value of Status.
+func (s *BatchResult) SetStatus(val BatchResultStatus) {
+	s.Status = val
+}
+
+type BatchResultStatus int
+
+const (
+	BatchResultStatus200 BatchResultStatus = 200
+	BatchResultStatus201 BatchResultStatus = 201
+	BatchResultStatus204 BatchResultStatus = 204
+)
+
+// AllValues returns all BatchResultStatus values.
+func (BatchResultStatus) AllValues() []BatchResultStatus {
+	return []BatchResultStatus{
+		BatchResultStatus200,
+		BatchResultStatus201,
+		BatchResultStatus204,
+	}
+}
+
+// The result of every operation, in order.
+// Ref: #/components/schemas/BatchResults
+type BatchResults struct {
+	Results []BatchResult `json:"results"`
+}
+
+// GetResults returns the value of Results.
+func (s *BatchResults) GetResults() []BatchResult {
+	return s.Results
+}
+
+// SetResults sets the value of Results.
+func (s *BatchResults) SetResults(val []BatchResult) {
+	s.Results = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/BatchResultsEnvelope
+type BatchResultsEnvelope struct {
+	Data    BatchResults `json:"data"`
+	Message Message      `json:"message"`
+	Success bool         `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *BatchResultsEnvelope) GetData() BatchResults {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *BatchResultsEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *BatchResultsEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *BatchResultsEnvelope) SetData(val BatchResults) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *BatchResultsEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *BatchResultsEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// BatchResultsResponseHeaders wraps BatchResultsEnvelope with response headers.
+type BatchResultsResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            BatchResultsEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *BatchResultsResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *BatchResultsResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *BatchResultsResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *BatchResultsResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *BatchResultsResponseHeaders) GetResponse() BatchResultsEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *BatchResultsResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *BatchResultsResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *BatchResultsResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *BatchResultsResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *BatchResultsResponseHeaders) SetResponse(val BatchResultsEnvelope) {
+	s.Response = val
+}
+
+func (*BatchResultsResponseHeaders) applyBatchRes() {}
 
 type BearerAuth struct {
 	Token string
@@ -1161,6 +1515,7 @@ func (s *ConflictResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
+func (*ConflictResponseHeaders) applyBatchRes()         {}
 func (*ConflictResponseHeaders) createClusterAtRes()    {}
 func (*ConflictResponseHeaders) createClusterRes()      {}
 func (*ConflictResponseHeaders) createCollectionAtRes() {}
@@ -1169,6 +1524,7 @@ func (*ConflictResponseHeaders) createProjectAtRes()    {}
 func (*ConflictResponseHeaders) createProjectRes()      {}
 func (*ConflictResponseHeaders) createRecordAtRes()     {}
 func (*ConflictResponseHeaders) createRecordRes()       {}
+func (*ConflictResponseHeaders) importProjectRes()      {}
 func (*ConflictResponseHeaders) renameClusterRes()      {}
 func (*ConflictResponseHeaders) renameCollectionRes()   {}
 func (*ConflictResponseHeaders) renameProjectRes()      {}
@@ -1347,6 +1703,238 @@ func (s *ErrorEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
+// A cluster of an export.
+// Ref: #/components/schemas/ExportCluster
+type ExportCluster struct {
+	// Every record, by name.
+	Records ExportClusterRecords `json:"records"`
+}
+
+// GetRecords returns the value of Records.
+func (s *ExportCluster) GetRecords() ExportClusterRecords {
+	return s.Records
+}
+
+// SetRecords sets the value of Records.
+func (s *ExportCluster) SetRecords(val ExportClusterRecords) {
+	s.Records = val
+}
+
+// Every record, by name.
+type ExportClusterRecords map[string]ExportRecord
+
+func (s *ExportClusterRecords) init() ExportClusterRecords {
+	m := *s
+	if m == nil {
+		m = map[string]ExportRecord{}
+		*s = m
+	}
+	return m
+}
+
+// A collection of an export.
+// Ref: #/components/schemas/ExportCollection
+type ExportCollection struct {
+	// Every cluster, by name.
+	Clusters ExportCollectionClusters `json:"clusters"`
+}
+
+// GetClusters returns the value of Clusters.
+func (s *ExportCollection) GetClusters() ExportCollectionClusters {
+	return s.Clusters
+}
+
+// SetClusters sets the value of Clusters.
+func (s *ExportCollection) SetClusters(val ExportCollectionClusters) {
+	s.Clusters = val
+}
+
+// Every cluster, by name.
+type ExportCollectionClusters map[string]ExportCluster
+
+func (s *ExportCollectionClusters) init() ExportCollectionClusters {
+	m := *s
+	if m == nil {
+		m = map[string]ExportCluster{}
+		*s = m
+	}
+	return m
+}
+
+// A whole project: every collection, cluster and record, empty ones included, from one consistent
+// snapshot.
+// Ref: #/components/schemas/ExportDocument
+type ExportDocument struct {
+	// Every collection, by name.
+	Collections ExportDocumentCollections `json:"collections"`
+	ExportedAt  Timestamp                 `json:"exported_at"`
+	Format      string                    `json:"format"`
+	Project     Name                      `json:"project"`
+	// The newest audit revision the snapshot includes (0 until the audit log exists).
+	Revision int `json:"revision"`
+}
+
+// GetCollections returns the value of Collections.
+func (s *ExportDocument) GetCollections() ExportDocumentCollections {
+	return s.Collections
+}
+
+// GetExportedAt returns the value of ExportedAt.
+func (s *ExportDocument) GetExportedAt() Timestamp {
+	return s.ExportedAt
+}
+
+// GetFormat returns the value of Format.
+func (s *ExportDocument) GetFormat() string {
+	return s.Format
+}
+
+// GetProject returns the value of Project.
+func (s *ExportDocument) GetProject() Name {
+	return s.Project
+}
+
+// GetRevision returns the value of Revision.
+func (s *ExportDocument) GetRevision() int {
+	return s.Revision
+}
+
+// SetCollections sets the value of Collections.
+func (s *ExportDocument) SetCollections(val ExportDocumentCollections) {
+	s.Collections = val
+}
+
+// SetExportedAt sets the value of ExportedAt.
+func (s *ExportDocument) SetExportedAt(val Timestamp) {
+	s.ExportedAt = val
+}
+
+// SetFormat sets the value of Format.
+func (s *ExportDocument) SetFormat(val string) {
+	s.Format = val
+}
+
+// SetProject sets the value of Project.
+func (s *ExportDocument) SetProject(val Name) {
+	s.Project = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *ExportDocument) SetRevision(val int) {
+	s.Revision = val
+}
+
+// Every collection, by name.
+type ExportDocumentCollections map[string]ExportCollection
+
+func (s *ExportDocumentCollections) init() ExportDocumentCollections {
+	m := *s
+	if m == nil {
+		m = map[string]ExportCollection{}
+		*s = m
+	}
+	return m
+}
+
+// ExportDocumentResponseHeaders wraps ExportDocument with response headers.
+type ExportDocumentResponseHeaders struct {
+	ContentDisposition  string
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ExportDocument
+}
+
+// GetContentDisposition returns the value of ContentDisposition.
+func (s *ExportDocumentResponseHeaders) GetContentDisposition() string {
+	return s.ContentDisposition
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *ExportDocumentResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *ExportDocumentResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *ExportDocumentResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *ExportDocumentResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *ExportDocumentResponseHeaders) GetResponse() ExportDocument {
+	return s.Response
+}
+
+// SetContentDisposition sets the value of ContentDisposition.
+func (s *ExportDocumentResponseHeaders) SetContentDisposition(val string) {
+	s.ContentDisposition = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *ExportDocumentResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *ExportDocumentResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *ExportDocumentResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *ExportDocumentResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *ExportDocumentResponseHeaders) SetResponse(val ExportDocument) {
+	s.Response = val
+}
+
+func (*ExportDocumentResponseHeaders) exportProjectRes() {}
+
+// A record of an export: credentials masked unless reveal=true.
+// Ref: #/components/schemas/ExportRecord
+type ExportRecord struct {
+	Type  RecordType  `json:"type"`
+	Value RecordValue `json:"value"`
+}
+
+// GetType returns the value of Type.
+func (s *ExportRecord) GetType() RecordType {
+	return s.Type
+}
+
+// GetValue returns the value of Value.
+func (s *ExportRecord) GetValue() RecordValue {
+	return s.Value
+}
+
+// SetType sets the value of Type.
+func (s *ExportRecord) SetType(val RecordType) {
+	s.Type = val
+}
+
+// SetValue sets the value of Value.
+func (s *ExportRecord) SetValue(val RecordValue) {
+	s.Value = val
+}
+
 // ForbiddenResponseHeaders wraps ErrorEnvelope with response headers.
 type ForbiddenResponseHeaders struct {
 	XRateLimitLimit     OptInt
@@ -1406,6 +1994,7 @@ func (s *ForbiddenResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
+func (*ForbiddenResponseHeaders) applyBatchRes()         {}
 func (*ForbiddenResponseHeaders) createClusterAtRes()    {}
 func (*ForbiddenResponseHeaders) createClusterRes()      {}
 func (*ForbiddenResponseHeaders) createCollectionAtRes() {}
@@ -1416,10 +2005,12 @@ func (*ForbiddenResponseHeaders) deleteClusterRes()      {}
 func (*ForbiddenResponseHeaders) deleteCollectionRes()   {}
 func (*ForbiddenResponseHeaders) deleteProjectRes()      {}
 func (*ForbiddenResponseHeaders) deleteRecordRes()       {}
+func (*ForbiddenResponseHeaders) exportProjectRes()      {}
 func (*ForbiddenResponseHeaders) getClusterDataRes()     {}
 func (*ForbiddenResponseHeaders) getCollectionRes()      {}
 func (*ForbiddenResponseHeaders) getProjectRes()         {}
 func (*ForbiddenResponseHeaders) getRecordRes()          {}
+func (*ForbiddenResponseHeaders) importProjectRes()      {}
 func (*ForbiddenResponseHeaders) listClustersRes()       {}
 func (*ForbiddenResponseHeaders) listCollectionsRes()    {}
 func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
@@ -1761,6 +2352,478 @@ func (*HealthUnavailableResponseHeaders) getHealthRes() {}
 
 type ID uuid.UUID
 
+// A record the import creates, updates or deletes.
+// Ref: #/components/schemas/ImportChange
+type ImportChange struct {
+	Action     ImportChangeAction `json:"action"`
+	Cluster    Name               `json:"cluster"`
+	Collection Name               `json:"collection"`
+	Record     Name               `json:"record"`
+}
+
+// GetAction returns the value of Action.
+func (s *ImportChange) GetAction() ImportChangeAction {
+	return s.Action
+}
+
+// GetCluster returns the value of Cluster.
+func (s *ImportChange) GetCluster() Name {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *ImportChange) GetCollection() Name {
+	return s.Collection
+}
+
+// GetRecord returns the value of Record.
+func (s *ImportChange) GetRecord() Name {
+	return s.Record
+}
+
+// SetAction sets the value of Action.
+func (s *ImportChange) SetAction(val ImportChangeAction) {
+	s.Action = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *ImportChange) SetCluster(val Name) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *ImportChange) SetCollection(val Name) {
+	s.Collection = val
+}
+
+// SetRecord sets the value of Record.
+func (s *ImportChange) SetRecord(val Name) {
+	s.Record = val
+}
+
+type ImportChangeAction string
+
+const (
+	ImportChangeActionCreate ImportChangeAction = "create"
+	ImportChangeActionUpdate ImportChangeAction = "update"
+	ImportChangeActionDelete ImportChangeAction = "delete"
+)
+
+// AllValues returns all ImportChangeAction values.
+func (ImportChangeAction) AllValues() []ImportChangeAction {
+	return []ImportChangeAction{
+		ImportChangeActionCreate,
+		ImportChangeActionUpdate,
+		ImportChangeActionDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ImportChangeAction) MarshalText() ([]byte, error) {
+	switch s {
+	case ImportChangeActionCreate:
+		return []byte(s), nil
+	case ImportChangeActionUpdate:
+		return []byte(s), nil
+	case ImportChangeActionDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ImportChangeAction) UnmarshalText(data []byte) error {
+	switch ImportChangeAction(data) {
+	case ImportChangeActionCreate:
+		*s = ImportChangeActionCreate
+		return nil
+	case ImportChangeActionUpdate:
+		*s = ImportChangeActionUpdate
+		return nil
+	case ImportChangeActionDelete:
+		*s = ImportChangeActionDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A cluster to import.
+// Ref: #/components/schemas/ImportCluster
+type ImportCluster struct {
+	// Its records, by name.
+	Records ImportClusterRecords `json:"records"`
+}
+
+// GetRecords returns the value of Records.
+func (s *ImportCluster) GetRecords() ImportClusterRecords {
+	return s.Records
+}
+
+// SetRecords sets the value of Records.
+func (s *ImportCluster) SetRecords(val ImportClusterRecords) {
+	s.Records = val
+}
+
+// Its records, by name.
+type ImportClusterRecords map[string]ImportRecord
+
+func (s *ImportClusterRecords) init() ImportClusterRecords {
+	m := *s
+	if m == nil {
+		m = map[string]ImportRecord{}
+		*s = m
+	}
+	return m
+}
+
+// A collection to import.
+// Ref: #/components/schemas/ImportCollection
+type ImportCollection struct {
+	// Its clusters, by name.
+	Clusters ImportCollectionClusters `json:"clusters"`
+}
+
+// GetClusters returns the value of Clusters.
+func (s *ImportCollection) GetClusters() ImportCollectionClusters {
+	return s.Clusters
+}
+
+// SetClusters sets the value of Clusters.
+func (s *ImportCollection) SetClusters(val ImportCollectionClusters) {
+	s.Clusters = val
+}
+
+// Its clusters, by name.
+type ImportCollectionClusters map[string]ImportCluster
+
+func (s *ImportCollectionClusters) init() ImportCollectionClusters {
+	m := *s
+	if m == nil {
+		m = map[string]ImportCluster{}
+		*s = m
+	}
+	return m
+}
+
+// An export document; format must be hds/1.
+// Ref: #/components/schemas/ImportDocument
+type ImportDocument struct {
+	// The collections, by name.
+	Collections ImportDocumentCollections `json:"collections"`
+	// Ignored.
+	ExportedAt jx.Raw `json:"exported_at"`
+	Format     string `json:"format"`
+	// Ignored.
+	Project jx.Raw `json:"project"`
+	// Ignored.
+	Revision jx.Raw `json:"revision"`
+}
+
+// GetCollections returns the value of Collections.
+func (s *ImportDocument) GetCollections() ImportDocumentCollections {
+	return s.Collections
+}
+
+// GetExportedAt returns the value of ExportedAt.
+func (s *ImportDocument) GetExportedAt() jx.Raw {
+	return s.ExportedAt
+}
+
+// GetFormat returns the value of Format.
+func (s *ImportDocument) GetFormat() string {
+	return s.Format
+}
+
+// GetProject returns the value of Project.
+func (s *ImportDocument) GetProject() jx.Raw {
+	return s.Project
+}
+
+// GetRevision returns the value of Revision.
+func (s *ImportDocument) GetRevision() jx.Raw {
+	return s.Revision
+}
+
+// SetCollections sets the value of Collections.
+func (s *ImportDocument) SetCollections(val ImportDocumentCollections) {
+	s.Collections = val
+}
+
+// SetExportedAt sets the value of ExportedAt.
+func (s *ImportDocument) SetExportedAt(val jx.Raw) {
+	s.ExportedAt = val
+}
+
+// SetFormat sets the value of Format.
+func (s *ImportDocument) SetFormat(val string) {
+	s.Format = val
+}
+
+// SetProject sets the value of Project.
+func (s *ImportDocument) SetProject(val jx.Raw) {
+	s.Project = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *ImportDocument) SetRevision(val jx.Raw) {
+	s.Revision = val
+}
+
+// The collections, by name.
+type ImportDocumentCollections map[string]ImportCollection
+
+func (s *ImportDocumentCollections) init() ImportDocumentCollections {
+	m := *s
+	if m == nil {
+		m = map[string]ImportCollection{}
+		*s = m
+	}
+	return m
+}
+
+type ImportModeQuery string
+
+const (
+	ImportModeQueryMerge   ImportModeQuery = "merge"
+	ImportModeQueryReplace ImportModeQuery = "replace"
+)
+
+// AllValues returns all ImportModeQuery values.
+func (ImportModeQuery) AllValues() []ImportModeQuery {
+	return []ImportModeQuery{
+		ImportModeQueryMerge,
+		ImportModeQueryReplace,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ImportModeQuery) MarshalText() ([]byte, error) {
+	switch s {
+	case ImportModeQueryMerge:
+		return []byte(s), nil
+	case ImportModeQueryReplace:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ImportModeQuery) UnmarshalText(data []byte) error {
+	switch ImportModeQuery(data) {
+	case ImportModeQueryMerge:
+		*s = ImportModeQueryMerge
+		return nil
+	case ImportModeQueryReplace:
+		*s = ImportModeQueryReplace
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A record to import. A credential given masked ("********", or an array of them) leaves the existing
+// value as it is.
+// Ref: #/components/schemas/ImportRecord
+type ImportRecord struct {
+	Type  TypeName       `json:"type"`
+	Value OptRecordValue `json:"value"`
+}
+
+// GetType returns the value of Type.
+func (s *ImportRecord) GetType() TypeName {
+	return s.Type
+}
+
+// GetValue returns the value of Value.
+func (s *ImportRecord) GetValue() OptRecordValue {
+	return s.Value
+}
+
+// SetType sets the value of Type.
+func (s *ImportRecord) SetType(val TypeName) {
+	s.Type = val
+}
+
+// SetValue sets the value of Value.
+func (s *ImportRecord) SetValue(val OptRecordValue) {
+	s.Value = val
+}
+
+// What the import changed, counting records only.
+// Ref: #/components/schemas/ImportResult
+type ImportResult struct {
+	// By collection, cluster and record name.
+	Changes []ImportChange `json:"changes"`
+	Created int            `json:"created"`
+	Deleted int            `json:"deleted"`
+	// The newest audit revision after the import (0 until the audit log exists).
+	Revision  int `json:"revision"`
+	Unchanged int `json:"unchanged"`
+	Updated   int `json:"updated"`
+}
+
+// GetChanges returns the value of Changes.
+func (s *ImportResult) GetChanges() []ImportChange {
+	return s.Changes
+}
+
+// GetCreated returns the value of Created.
+func (s *ImportResult) GetCreated() int {
+	return s.Created
+}
+
+// GetDeleted returns the value of Deleted.
+func (s *ImportResult) GetDeleted() int {
+	return s.Deleted
+}
+
+// GetRevision returns the value of Revision.
+func (s *ImportResult) GetRevision() int {
+	return s.Revision
+}
+
+// GetUnchanged returns the value of Unchanged.
+func (s *ImportResult) GetUnchanged() int {
+	return s.Unchanged
+}
+
+// GetUpdated returns the value of Updated.
+func (s *ImportResult) GetUpdated() int {
+	return s.Updated
+}
+
+// SetChanges sets the value of Changes.
+func (s *ImportResult) SetChanges(val []ImportChange) {
+	s.Changes = val
+}
+
+// SetCreated sets the value of Created.
+func (s *ImportResult) SetCreated(val int) {
+	s.Created = val
+}
+
+// SetDeleted sets the value of Deleted.
+func (s *ImportResult) SetDeleted(val int) {
+	s.Deleted = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *ImportResult) SetRevision(val int) {
+	s.Revision = val
+}
+
+// SetUnchanged sets the value of Unchanged.
+func (s *ImportResult) SetUnchanged(val int) {
+	s.Unchanged = val
+}
+
+// SetUpdated sets the value of Updated.
+func (s *ImportResult) SetUpdated(val int) {
+	s.Updated = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/ImportResultEnvelope
+type ImportResultEnvelope struct {
+	Data    ImportResult `json:"data"`
+	Message Message      `json:"message"`
+	Success bool         `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *ImportResultEnvelope) GetData() ImportResult {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *ImportResultEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *ImportResultEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *ImportResultEnvelope) SetData(val ImportResult) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *ImportResultEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *ImportResultEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// ImportResultResponseHeaders wraps ImportResultEnvelope with response headers.
+type ImportResultResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ImportResultEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *ImportResultResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *ImportResultResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *ImportResultResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *ImportResultResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *ImportResultResponseHeaders) GetResponse() ImportResultEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *ImportResultResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *ImportResultResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *ImportResultResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *ImportResultResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *ImportResultResponseHeaders) SetResponse(val ImportResultEnvelope) {
+	s.Response = val
+}
+
+func (*ImportResultResponseHeaders) importProjectRes() {}
+
 // Credentials.
 // Ref: #/components/schemas/LoginRequest
 type LoginRequest struct {
@@ -1806,6 +2869,51 @@ func (s *NameRequest) GetName() Name {
 // SetName sets the value of Name.
 func (s *NameRequest) SetName(val Name) {
 	s.Name = val
+}
+
+// NewNilRecordItem returns new NilRecordItem with value set to v.
+func NewNilRecordItem(v RecordItem) NilRecordItem {
+	return NilRecordItem{
+		Value: v,
+	}
+}
+
+// NilRecordItem is nullable RecordItem.
+type NilRecordItem struct {
+	Value RecordItem
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilRecordItem) SetTo(v RecordItem) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilRecordItem) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilRecordItem) SetToNull() {
+	o.Null = true
+	var v RecordItem
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilRecordItem) Get() (v RecordItem, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilRecordItem) Or(d RecordItem) RecordItem {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // NewNilString returns new NilString with value set to v.
@@ -1965,6 +3073,7 @@ func (s *NotFoundResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
+func (*NotFoundResponseHeaders) applyBatchRes()         {}
 func (*NotFoundResponseHeaders) createClusterAtRes()    {}
 func (*NotFoundResponseHeaders) createClusterRes()      {}
 func (*NotFoundResponseHeaders) createCollectionAtRes() {}
@@ -1975,10 +3084,12 @@ func (*NotFoundResponseHeaders) deleteClusterRes()      {}
 func (*NotFoundResponseHeaders) deleteCollectionRes()   {}
 func (*NotFoundResponseHeaders) deleteProjectRes()      {}
 func (*NotFoundResponseHeaders) deleteRecordRes()       {}
+func (*NotFoundResponseHeaders) exportProjectRes()      {}
 func (*NotFoundResponseHeaders) getClusterDataRes()     {}
 func (*NotFoundResponseHeaders) getCollectionRes()      {}
 func (*NotFoundResponseHeaders) getProjectRes()         {}
 func (*NotFoundResponseHeaders) getRecordRes()          {}
+func (*NotFoundResponseHeaders) importProjectRes()      {}
 func (*NotFoundResponseHeaders) listClustersRes()       {}
 func (*NotFoundResponseHeaders) listCollectionsRes()    {}
 func (*NotFoundResponseHeaders) listRecordVersionsRes() {}
@@ -2020,6 +3131,68 @@ func (*NotModifiedResponse) getOpenAPIRes() {}
 type NullValue struct{}
 
 type NumberValue float64
+
+// OpPreconditionFailedResponseHeaders wraps ErrorEnvelope with response headers.
+type OpPreconditionFailedResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ErrorEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *OpPreconditionFailedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *OpPreconditionFailedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *OpPreconditionFailedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *OpPreconditionFailedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *OpPreconditionFailedResponseHeaders) GetResponse() ErrorEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *OpPreconditionFailedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *OpPreconditionFailedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *OpPreconditionFailedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *OpPreconditionFailedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *OpPreconditionFailedResponseHeaders) SetResponse(val ErrorEnvelope) {
+	s.Response = val
+}
+
+func (*OpPreconditionFailedResponseHeaders) applyBatchRes()    {}
+func (*OpPreconditionFailedResponseHeaders) importProjectRes() {}
 
 // An OpenAPI 3.1 document (this one).
 // Ref: #/components/schemas/OpenAPIDocument
@@ -2256,6 +3429,52 @@ func (o OptFormatQuery) Get() (v FormatQuery, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptFormatQuery) Or(d FormatQuery) FormatQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptImportModeQuery returns new OptImportModeQuery with value set to v.
+func NewOptImportModeQuery(v ImportModeQuery) OptImportModeQuery {
+	return OptImportModeQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptImportModeQuery is optional ImportModeQuery.
+type OptImportModeQuery struct {
+	Value ImportModeQuery
+	Set   bool
+}
+
+// IsSet returns true if OptImportModeQuery was set.
+func (o OptImportModeQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptImportModeQuery) Reset() {
+	var v ImportModeQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptImportModeQuery) SetTo(v ImportModeQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptImportModeQuery) Get() (v ImportModeQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptImportModeQuery) Or(d ImportModeQuery) ImportModeQuery {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -3104,6 +4323,7 @@ func (s *PreconditionRequiredResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
+func (*PreconditionRequiredResponseHeaders) applyBatchRes()    {}
 func (*PreconditionRequiredResponseHeaders) deleteRecordRes()  {}
 func (*PreconditionRequiredResponseHeaders) restoreRecordRes() {}
 func (*PreconditionRequiredResponseHeaders) updateRecordRes()  {}
@@ -5000,6 +6220,7 @@ func (s *UnauthorizedResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
+func (*UnauthorizedResponseHeaders) applyBatchRes()         {}
 func (*UnauthorizedResponseHeaders) createClusterAtRes()    {}
 func (*UnauthorizedResponseHeaders) createClusterRes()      {}
 func (*UnauthorizedResponseHeaders) createCollectionAtRes() {}
@@ -5012,10 +6233,12 @@ func (*UnauthorizedResponseHeaders) deleteClusterRes()      {}
 func (*UnauthorizedResponseHeaders) deleteCollectionRes()   {}
 func (*UnauthorizedResponseHeaders) deleteProjectRes()      {}
 func (*UnauthorizedResponseHeaders) deleteRecordRes()       {}
+func (*UnauthorizedResponseHeaders) exportProjectRes()      {}
 func (*UnauthorizedResponseHeaders) getClusterDataRes()     {}
 func (*UnauthorizedResponseHeaders) getCollectionRes()      {}
 func (*UnauthorizedResponseHeaders) getProjectRes()         {}
 func (*UnauthorizedResponseHeaders) getRecordRes()          {}
+func (*UnauthorizedResponseHeaders) importProjectRes()      {}
 func (*UnauthorizedResponseHeaders) listClustersRes()       {}
 func (*UnauthorizedResponseHeaders) listCollectionsRes()    {}
 func (*UnauthorizedResponseHeaders) listProjectsRes()       {}

@@ -18,6 +18,7 @@ type SecuritySource interface {
 
 // operationRolesBearerAuth is a private map storing roles per operation.
 var operationRolesBearerAuth = map[string][]string{
+	ApplyBatchOperation:         []string{},
 	CreateClusterOperation:      []string{},
 	CreateClusterAtOperation:    []string{},
 	CreateCollectionOperation:   []string{},
@@ -30,10 +31,12 @@ var operationRolesBearerAuth = map[string][]string{
 	DeleteCollectionOperation:   []string{},
 	DeleteProjectOperation:      []string{},
 	DeleteRecordOperation:       []string{},
+	ExportProjectOperation:      []string{},
 	GetClusterDataOperation:     []string{},
 	GetCollectionOperation:      []string{},
 	GetProjectOperation:         []string{},
 	GetRecordOperation:          []string{},
+	ImportProjectOperation:      []string{},
 	ListClustersOperation:       []string{},
 	ListCollectionsOperation:    []string{},
 	ListProjectsOperation:       []string{},

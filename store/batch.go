@@ -1,0 +1,117 @@
+package store
+
+import (
+	"strconv"
+)
+
+// OpKind names what an Op of a Batch does.
+type OpKind string
+
+// The kinds of Op. The record kinds are those of API.md section 18's
+// batch; the container kinds serve imports, which create empty
+// collections and clusters and, in replace mode, delete them.
+const (
+	// OpCreate creates the record Op.Record (a name) from Op.New, like
+	// Store.CreateRecord.
+	OpCreate OpKind = "create"
+	// OpUpdate changes the record Op.Record (a name or an id) with
+	// Op.Update, like Store.UpdateRecord.
+	OpUpdate OpKind = "update"
+	// OpUpsert updates the record Op.Record with Op.Update when it
+	// exists, and otherwise creates a record of that name from Op.New.
+	OpUpsert OpKind = "upsert"
+	// OpDelete deletes the record Op.Record, like Store.DeleteRecord.
+	OpDelete OpKind = "delete"
+	// OpEnsureCollection creates the collection Op.Collection unless it
+	// exists (neither is an error).
+	OpEnsureCollection OpKind = "ensure-collection"
+	// OpEnsureCluster creates the cluster Op.Cluster, and its collection,
+	// unless they exist.
+	OpEnsureCluster OpKind = "ensure-cluster"
+	// OpDeleteCollection deletes the collection Op.Collection and
+	// everything beneath it; a missing one is ErrNotFound.
+	OpDeleteCollection OpKind = "delete-collection"
+	// OpDeleteCluster deletes the cluster Op.Cluster and its records; a
+	// missing one is ErrNotFound.
+	OpDeleteCluster OpKind = "delete-cluster"
+)
+
+// Op is one operation of a Batch, on a resource of the batch's project.
+type Op struct {
+	Kind OpKind
+	// Collection, Cluster and Record name the resource below the project.
+	// Record is a name or an id as Path.Record is (for OpCreate, and for
+	// the create of an OpUpsert, the new record's name).
+	Collection string
+	Cluster    string
+	Record     string
+	// New is the record OpCreate creates, and OpUpsert when the cluster
+	// has no record Record: its ID (empty for the store to choose one,
+	// or a new UUID the caller sealed credentials to), Type and Value.
+	New *Record
+	// Update changes a copy of the current record, for OpUpdate and for
+	// an OpUpsert that finds the record, as UpdateRecord's update does:
+	// it changes Name, Type or Value, or returns an error that aborts the
+	// whole batch. ErrUnchanged leaves the record as it is (the op still
+	// checks IfMatch, and OpResult.Unchanged reports it).
+	Update func(*Record) error
+	// IfMatch, when not nil, conditions OpUpdate, OpDelete and OpUpsert
+	// as Write.IfMatch does a single write. An OpUpsert that finds no
+	// record fails a non-nil IfMatch (a *PreconditionError of Version 0).
+	IfMatch []string
+}
+
+// OpResult is what one Op of an applied Batch did.
+type OpResult struct {
+	// Record is the record after the op; nil for OpDelete and the
+	// container kinds.
+	Record *Record
+	// Created reports that the op created its record (OpCreate, or an
+	// OpUpsert that found none) or, for the ensure kinds, the container.
+	Created bool
+	// Unchanged reports that Update returned ErrUnchanged.
+	Unchanged bool
+}
+
+// Batch is a list of operations applied in one atomic step.
+type Batch struct {
+	// Ops run in order; each sees what the ones before it did, so one
+	// record may appear in several of them (created, then updated).
+	Ops []Op
+	// CreateParents makes OpCreate and OpUpsert create the missing
+	// collection and cluster of their record instead of failing with
+	// ErrNotFound. OpUpdate and OpDelete never create anything.
+	CreateParents bool
+	// Write is who makes the changes and how much history each updated
+	// record keeps; its IfMatch is ignored (each Op has its own).
+	Write Write
+	// DryRun runs the batch, with every check, and then undoes it: the
+	// result (and the error) are those the batch would have, and nothing
+	// changes.
+	DryRun bool
+}
+
+// OpError is the error of a Batch whose op Index (from 0) failed: Err is
+// the error the op would get alone (from CreateRecord, UpdateRecord,
+// DeleteRecord, ...), or the error of its Update, unchanged. It matches
+// what Err matches.
+type OpError struct {
+	Index int
+	Err   error
+}
+
+// Error returns "operation N: " and Err's message.
+func (e *OpError) Error() string { return "operation " + strconv.Itoa(e.Index) + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// ExportItem is one resource of a project's export (Store.ExportProject):
+// a collection (Cluster empty, Record nil), a cluster (Record nil) or a
+// record.
+type ExportItem struct {
+	Collection string
+	Cluster    string
+	// Record is the record, its value as stored (credentials sealed).
+	Record *Record
+}

@@ -1,0 +1,263 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hds-go/hds/store"
+)
+
+// Apply implements store.Store: every op runs under the write lock, each
+// change noting how to undo it, and a failure (or a dry run) undoes them
+// all, newest first, before the lock is released.
+func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	tx := &memTx{s: s, pr: pr, b: b, now: s.now()}
+	results := make([]store.OpResult, len(b.Ops))
+	for i, op := range b.Ops {
+		res, err := tx.apply(op)
+		if err != nil {
+			tx.rollback()
+			return nil, &store.OpError{Index: i, Err: err}
+		}
+		results[i] = res
+	}
+	if b.DryRun {
+		tx.rollback()
+	}
+	return results, nil
+}
+
+// memTx is a batch being applied, with the undo of every change so far.
+type memTx struct {
+	s    *Store
+	pr   *project
+	b    store.Batch
+	now  time.Time
+	undo []func()
+}
+
+// rollback undoes every change of the batch, newest first.
+func (tx *memTx) rollback() {
+	for _, u := range slices.Backward(tx.undo) {
+		u()
+	}
+	tx.undo = nil
+}
+
+func (tx *memTx) collection(name string) (*collection, error) {
+	if c, ok := tx.pr.collections[name]; ok {
+		return c, nil
+	}
+	return nil, &store.NotFoundError{Kind: "collection", Name: name}
+}
+
+func (tx *memTx) cluster(op store.Op) (*cluster, error) {
+	c, err := tx.collection(op.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if k, ok := c.clusters[op.Cluster]; ok {
+		return k, nil
+	}
+	return nil, &store.NotFoundError{Kind: "cluster", Name: op.Cluster}
+}
+
+// ensureCollection returns the collection name, creating it when missing.
+func (tx *memTx) ensureCollection(name string) (*collection, bool, error) {
+	if c, ok := tx.pr.collections[name]; ok {
+		return c, false, nil
+	}
+	if err := store.ValidateName(name); err != nil {
+		return nil, false, err
+	}
+	c := &collection{
+		Collection: store.Collection{ID: store.NewID(), Name: name, CreatedAt: tx.now, UpdatedAt: tx.now},
+		parent:     tx.pr,
+		clusters:   make(map[string]*cluster),
+	}
+	tx.pr.collections[name] = c
+	tx.undo = append(tx.undo, func() { delete(tx.pr.collections, name) })
+	return c, true, nil
+}
+
+// ensureCluster returns the cluster of op, creating it and its collection
+// when missing.
+func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
+	c, created, err := tx.ensureCollection(op.Collection)
+	if err != nil {
+		return nil, false, err
+	}
+	if k, ok := c.clusters[op.Cluster]; ok {
+		return k, created, nil
+	}
+	if err := store.ValidateName(op.Cluster); err != nil {
+		return nil, false, err
+	}
+	k := &cluster{
+		Cluster: store.Cluster{ID: store.NewID(), Name: op.Cluster, CreatedAt: tx.now, UpdatedAt: tx.now},
+		parent:  c,
+		records: make(map[string]*record),
+		byID:    make(map[string]*record),
+	}
+	c.clusters[k.Name] = k
+	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
+	return k, true, nil
+}
+
+// recordCluster returns the cluster of a record op: created when missing
+// if the op creates and the batch creates parents.
+func (tx *memTx) recordCluster(op store.Op) (*cluster, error) {
+	if tx.b.CreateParents && (op.Kind == store.OpCreate || op.Kind == store.OpUpsert) {
+		k, _, err := tx.ensureCluster(op)
+		return k, err
+	}
+	return tx.cluster(op)
+}
+
+// find returns the record op names in k, or nil.
+func find(k *cluster, name string) *record {
+	if id, ok := store.CanonicalUUID(name); ok {
+		if r, ok := k.byID[id]; ok {
+			return r
+		}
+	}
+	return k.records[name]
+}
+
+func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
+	w := tx.b.Write
+	w.IfMatch = op.IfMatch
+	switch op.Kind {
+	case store.OpEnsureCollection:
+		_, created, err := tx.ensureCollection(op.Collection)
+		return store.OpResult{Created: created}, err
+	case store.OpEnsureCluster:
+		_, created, err := tx.ensureCluster(op)
+		return store.OpResult{Created: created}, err
+	case store.OpDeleteCollection:
+		c, err := tx.collection(op.Collection)
+		if err != nil {
+			return store.OpResult{}, err
+		}
+		delete(tx.pr.collections, c.Name)
+		tx.undo = append(tx.undo, func() { tx.pr.collections[c.Name] = c })
+		return store.OpResult{}, nil
+	case store.OpDeleteCluster:
+		k, err := tx.cluster(op)
+		if err != nil {
+			return store.OpResult{}, err
+		}
+		delete(k.parent.clusters, k.Name)
+		tx.undo = append(tx.undo, func() { k.parent.clusters[k.Name] = k })
+		return store.OpResult{}, nil
+	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
+	default:
+		return store.OpResult{}, &store.ValidationError{Message: "unknown operation " + string(op.Kind)}
+	}
+	k, err := tx.recordCluster(op)
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	r := find(k, op.Record)
+	switch {
+	case op.Kind == store.OpCreate, op.Kind == store.OpUpsert && r == nil:
+		if op.Kind == store.OpUpsert && op.IfMatch != nil {
+			return store.OpResult{}, &store.PreconditionError{}
+		}
+		if op.New == nil {
+			return store.OpResult{}, errors.New("memory: a create without a record")
+		}
+		created, err := tx.s.createRecord(k, op.Record, op.New, w, tx.now)
+		if err != nil {
+			return store.OpResult{}, err
+		}
+		tx.undo = append(tx.undo, func() { k.remove(created) })
+		return store.OpResult{Record: created.Clone(), Created: true}, nil
+	case r == nil:
+		return store.OpResult{}, &store.NotFoundError{Kind: "record", Name: op.Record}
+	case op.Kind == store.OpDelete:
+		if err := w.Check(&r.Record); err != nil {
+			return store.OpResult{}, err
+		}
+		k.remove(r)
+		tx.undo = append(tx.undo, func() { k.add(r) })
+		return store.OpResult{}, nil
+	}
+	if op.Update == nil {
+		return store.OpResult{}, errors.New("memory: an update without a function")
+	}
+	saved := *r
+	saved.history = slices.Clone(r.history)
+	err = tx.s.updateRecord(k, r, w, op.Update)
+	if errors.Is(err, store.ErrUnchanged) {
+		if err := w.Check(&r.Record); err != nil {
+			return store.OpResult{}, err
+		}
+		return store.OpResult{Record: r.Clone(), Unchanged: true}, nil
+	}
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	tx.undo = append(tx.undo, func() {
+		delete(k.records, r.Name)
+		*r = saved
+		k.records[r.Name] = r
+		k.sorted.Store(nil)
+	})
+	return store.OpResult{Record: r.Clone()}, nil
+}
+
+// ExportProject implements store.Store. The project is copied under the
+// read lock (names and record headers; values are never changed in
+// place, so they are shared), and visited after the lock is released,
+// so that a slow visit blocks no writer.
+func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.ExportItem) error) error {
+	items, err := s.snapshot(p)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Record != nil {
+			it.Record = it.Record.Clone()
+		}
+		if err := visit(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshot lists the export items of the project under the read lock.
+func (s *Store) snapshot(p store.Path) ([]store.ExportItem, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	var items []store.ExportItem
+	for _, cn := range slices.Sorted(maps.Keys(pr.collections)) {
+		c := pr.collections[cn]
+		items = append(items, store.ExportItem{Collection: cn})
+		for _, kn := range slices.Sorted(maps.Keys(c.clusters)) {
+			k := c.clusters[kn]
+			items = append(items, store.ExportItem{Collection: cn, Cluster: kn})
+			recs := k.byName()
+			heads := make([]store.Record, len(recs))
+			for i, r := range recs {
+				heads[i] = r.Record // Value shared: never changed in place
+				items = append(items, store.ExportItem{Collection: cn, Cluster: kn, Record: &heads[i]})
+			}
+		}
+	}
+	return items, nil
+}

@@ -1,0 +1,337 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hds-go/hds/store"
+)
+
+// errDryRun rolls back the transaction of a dry-run batch.
+var errDryRun = errors.New("dry run")
+
+// Apply implements store.Store, in one transaction. The project row is
+// locked first (FOR NO KEY UPDATE, which single writes do not take), so
+// that batches on one project run one after another and never deadlock
+// on each other's record locks; each op then locks the record it
+// changes, as the single writes do.
+func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	results := make([]store.OpResult, len(b.Ops))
+	err = s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `SELECT id, owner_id FROM hds_projects WHERE name = $1 FOR NO KEY UPDATE`, lookupName(p.Project))
+		if err != nil {
+			return err
+		}
+		tx := &pgTx{q: q, b: b, now: s.now(), project: p.Project}
+		var owner string
+		if err := row.Scan(&tx.projectID, &owner); err != nil {
+			return notFoundOr(err, "project", p.Project)
+		}
+		if p.Owner != "" && owner != p.Owner {
+			return store.ErrPermissionDenied
+		}
+		for i, op := range b.Ops {
+			res, err := tx.apply(ctx, op)
+			if err != nil {
+				var ce callerError
+				if errors.As(err, &ce) {
+					err = ce.err
+				}
+				return &store.OpError{Index: i, Err: err}
+			}
+			results[i] = res
+		}
+		if b.DryRun {
+			return errDryRun
+		}
+		return nil
+	})
+	if errors.Is(err, errDryRun) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// pgTx is a batch being applied in a transaction.
+type pgTx struct {
+	q         queryer
+	b         store.Batch
+	now       time.Time
+	project   string
+	projectID string
+}
+
+// path is the Path of op, without an owner (the batch checked it).
+func (tx *pgTx) path(op store.Op) store.Path {
+	return store.Path{Project: tx.project, Collection: op.Collection, Cluster: op.Cluster, Record: op.Record}
+}
+
+// lookup returns the ids of the collection and (when it exists) the
+// cluster of op, or the NotFoundError of the first missing level down to
+// depth.
+func (tx *pgTx) lookup(ctx context.Context, op store.Op, depth int) (string, string, error) {
+	row, err := tx.q.row(ctx, `SELECT c.id, k.id FROM hds_collections c
+		LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
+		WHERE c.project_id = $1 AND c.name = $2`, tx.projectID, lookupName(op.Collection), lookupName(op.Cluster))
+	if err != nil {
+		return "", "", err
+	}
+	var collectionID string
+	var clusterID sql.NullString
+	if err := row.Scan(&collectionID, &clusterID); err != nil {
+		return "", "", notFoundOr(err, "collection", op.Collection)
+	}
+	if depth >= levelCluster && !clusterID.Valid {
+		return "", "", &store.NotFoundError{Kind: "cluster", Name: op.Cluster}
+	}
+	return collectionID, clusterID.String, nil
+}
+
+// ensureCollection returns the id of the collection name, creating it
+// when missing.
+func (tx *pgTx) ensureCollection(ctx context.Context, name string) (string, bool, error) {
+	id, _, err := tx.lookup(ctx, store.Op{Collection: name}, levelCollection)
+	if !errors.Is(err, store.ErrNotFound) {
+		return id, false, err
+	}
+	if err := store.ValidateName(name); err != nil {
+		return "", false, err
+	}
+	id = store.NewID()
+	err = tx.q.insert(ctx, "collection", name, "project", tx.project, `INSERT INTO hds_collections
+		(id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (project_id, name) DO NOTHING RETURNING 1`,
+		id, tx.projectID, name, strings.ToLower(name), tx.now)
+	return id, err == nil, err
+}
+
+// ensureCluster returns the id of the cluster of op, creating it and its
+// collection when missing.
+func (tx *pgTx) ensureCluster(ctx context.Context, op store.Op) (string, bool, error) {
+	collectionID, clusterID, err := tx.lookup(ctx, op, levelCollection)
+	created := false
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if collectionID, created, err = tx.ensureCollection(ctx, op.Collection); err != nil {
+			return "", false, err
+		}
+	case err != nil:
+		return "", false, err
+	case clusterID != "":
+		return clusterID, false, nil
+	}
+	if err := store.ValidateName(op.Cluster); err != nil {
+		return "", false, err
+	}
+	clusterID = store.NewID()
+	err = tx.q.insert(ctx, "cluster", op.Cluster, "collection", op.Collection, `INSERT INTO hds_clusters
+		(id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (collection_id, name) DO NOTHING RETURNING 1`,
+		clusterID, collectionID, op.Cluster, strings.ToLower(op.Cluster), tx.now)
+	return clusterID, err == nil || created, err
+}
+
+func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) {
+	w := tx.b.Write
+	w.IfMatch = op.IfMatch
+	switch op.Kind {
+	case store.OpEnsureCollection:
+		_, created, err := tx.ensureCollection(ctx, op.Collection)
+		return store.OpResult{Created: created}, err
+	case store.OpEnsureCluster:
+		_, created, err := tx.ensureCluster(ctx, op)
+		return store.OpResult{Created: created}, err
+	case store.OpDeleteCollection:
+		id, _, err := tx.lookup(ctx, op, levelCollection)
+		if err == nil {
+			err = tx.q.deleteByID(ctx, "hds_collections", id, "collection", op.Collection)
+		}
+		return store.OpResult{}, err
+	case store.OpDeleteCluster:
+		_, id, err := tx.lookup(ctx, op, levelCluster)
+		if err == nil {
+			err = tx.q.deleteByID(ctx, "hds_clusters", id, "cluster", op.Cluster)
+		}
+		return store.OpResult{}, err
+	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
+	default:
+		return store.OpResult{}, &store.ValidationError{Message: "unknown operation " + string(op.Kind)}
+	}
+	creates := op.Kind == store.OpCreate || op.Kind == store.OpUpsert
+	var cur *store.Record
+	var clusterID string
+	if op.Kind != store.OpCreate {
+		var err error
+		cur, clusterID, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		var nf *store.NotFoundError
+		switch {
+		case err == nil:
+		case op.Kind == store.OpUpsert && errors.As(err, &nf) && (nf.Kind == "record" || tx.b.CreateParents):
+			cur = nil
+		default:
+			return store.OpResult{}, err
+		}
+	}
+	if cur == nil && creates {
+		if op.Kind == store.OpUpsert && op.IfMatch != nil {
+			return store.OpResult{}, &store.PreconditionError{}
+		}
+		if op.New == nil {
+			return store.OpResult{}, errors.New("postgres: a create without a record")
+		}
+		var err error
+		if tx.b.CreateParents {
+			clusterID, _, err = tx.ensureCluster(ctx, op)
+		} else {
+			_, clusterID, err = tx.lookup(ctx, op, levelCluster)
+		}
+		if err != nil {
+			return store.OpResult{}, err
+		}
+		r, err := tx.q.createRecord(ctx, clusterID, op.Cluster, op.Record, op.New, w, tx.now)
+		if err != nil {
+			return store.OpResult{}, err
+		}
+		return store.OpResult{Record: r, Created: true}, nil
+	}
+	if op.Kind == store.OpDelete {
+		if err := w.Check(cur); err != nil {
+			return store.OpResult{}, err
+		}
+		return store.OpResult{}, tx.q.deleteByID(ctx, "hds_records", cur.ID, "record", op.Record)
+	}
+	if op.Update == nil {
+		return store.OpResult{}, errors.New("postgres: an update without a function")
+	}
+	r, err := tx.q.updateLocked(ctx, cur, clusterID, w, op.Update, tx.now)
+	if errors.Is(err, store.ErrUnchanged) {
+		if err := w.Check(cur); err != nil {
+			return store.OpResult{}, err
+		}
+		return store.OpResult{Record: cur, Unchanged: true}, nil
+	}
+	if err != nil {
+		return store.OpResult{}, err
+	}
+	return store.OpResult{Record: r}, nil
+}
+
+// exportSQL reads a project's tree, every collection with its clusters
+// and every cluster with its records, in name order: a collection without
+// clusters is one row with a NULL cluster, a cluster without records one
+// row with a NULL record.
+const exportSQL = `SELECT c.name, k.name, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
+FROM hds_collections c
+LEFT JOIN hds_clusters k ON k.collection_id = c.id
+LEFT JOIN hds_records r ON r.cluster_id = k.id
+WHERE c.project_id = $1
+ORDER BY c.name, k.name, r.name`
+
+// ExportProject implements store.Store: one read-only REPEATABLE READ
+// transaction, whose rows are visited as they arrive. The store's
+// timeout applies until the first row has arrived, not to the visits:
+// an export to a slow client takes as long as it takes (it holds a
+// snapshot and a connection, no lock that blocks writers).
+func (s *Store) ExportProject(ctx context.Context, p store.Path, visit func(store.ExportItem) error) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
+	if s.timeout > 0 {
+		timer := time.AfterFunc(s.timeout, func() { timedOut.Store(true); cancel() })
+		defer timer.Stop()
+		visit = stopOnFirst(visit, timer)
+	}
+	defer func() {
+		var ce callerError
+		switch {
+		case errors.As(err, &ce):
+			err = ce.err
+		case err != nil && timedOut.Load() && !errors.Is(err, store.ErrUnavailable):
+			err = fmt.Errorf("%w: %w (%v)", store.ErrUnavailable, context.DeadlineExceeded, err)
+		}
+	}()
+	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return classify(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	q := queryer{s: s, tx: tx}
+	res, err := q.resolve(ctx, p, levelProject)
+	if err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, exportSQL, res.project)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	var coll, clus string
+	first := true
+	for rows.Next() {
+		var c string
+		var k, rid, name, typ, value, updatedBy sql.NullString
+		var version sql.NullInt64
+		var created, updated sql.NullTime
+		if err := rows.Scan(&c, &k, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy); err != nil {
+			return classify(err)
+		}
+		if first || c != coll {
+			coll, clus = c, ""
+			if err := visit(store.ExportItem{Collection: c}); err != nil {
+				return callerError{err}
+			}
+			if !k.Valid {
+				first = false
+				continue
+			}
+			clus = k.String
+			if err := visit(store.ExportItem{Collection: c, Cluster: clus}); err != nil {
+				return callerError{err}
+			}
+		} else if k.String != clus {
+			clus = k.String
+			if err := visit(store.ExportItem{Collection: c, Cluster: clus}); err != nil {
+				return callerError{err}
+			}
+		}
+		first = false
+		if !rid.Valid {
+			continue
+		}
+		r := &store.Record{ID: rid.String, Name: name.String, Type: store.DataType(typ.String),
+			Value: []byte(value.String), Version: version.Int64, CreatedAt: created.Time.UTC(),
+			UpdatedAt: updated.Time.UTC(), UpdatedBy: updatedBy.String}
+		if err := visit(store.ExportItem{Collection: c, Cluster: clus, Record: r}); err != nil {
+			return callerError{err}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	return classify(tx.Commit())
+}
+
+// stopOnFirst returns visit that stops timer before its first call, or
+// fails when it has fired.
+func stopOnFirst(visit func(store.ExportItem) error, timer *time.Timer) func(store.ExportItem) error {
+	started := false
+	return func(it store.ExportItem) error {
+		if !started {
+			started = true
+			if !timer.Stop() {
+				return fmt.Errorf("%w: %w", store.ErrUnavailable, context.DeadlineExceeded)
+			}
+		}
+		return visit(it)
+	}
+}
