@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,10 @@ import (
 )
 
 // Store keeps everything in maps behind one read-write mutex. Values are
-// copied in and out. The zero value is not usable; call New.
+// copied in and out of the store.Store methods; the store.Streamer
+// methods hand out the stored states themselves, which are never changed
+// in place (a write replaces them). The zero value is not usable; call
+// New.
 type Store struct {
 	// Now returns the current time; timestamps are truncated to
 	// microseconds in UTC. Tests may replace it before first use.
@@ -71,10 +75,15 @@ func (k *cluster) byName() []*record {
 }
 
 type record struct {
-	store.Record
+	// Record is the current state. It is never changed once published
+	// (copy-on-write: a write replaces the pointer), and neither is its
+	// Value, so that a snapshot of these pointers taken under the read
+	// lock can be read after the lock is released (store.Streamer).
+	*store.Record
 	// history holds the states the record had before, oldest first, at
-	// most the MaxVersions of the last write.
-	history []store.RecordVersion
+	// most the MaxVersions of the last write. Each state is immutable like
+	// Record.
+	history []*store.RecordVersion
 	// Computed at write time for the filters and sorting, so that a list
 	// lower-cases nothing but its query.
 	key       store.ValueKey
@@ -91,6 +100,7 @@ func (r *record) index() {
 
 var (
 	_ store.Store         = (*Store)(nil)
+	_ store.Streamer      = (*Store)(nil)
 	_ store.UserDirectory = (*Store)(nil)
 )
 
@@ -466,6 +476,13 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	if err != nil {
 		return nil, 0, err
 	}
+	page, total := matchRecords(k, q)
+	return cloneRecords(page), total, nil
+}
+
+// matchRecords returns the records of k that match q, in q's order, and
+// the number of matches. Callers hold s.mu.
+func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 	var matches []*record
 	m := newRecordMatcher(q)
 	for _, r := range k.byName() {
@@ -480,7 +497,55 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	default:
 		slices.SortFunc(matches, recordOrder(q.ListQuery))
 	}
-	return cloneRecords(window(matches, q.ListQuery)), len(matches), nil
+	return window(matches, q.ListQuery), len(matches)
+}
+
+// snapshot returns the current states of recs: immutable pointers, safe
+// to read once s.mu is released.
+func snapshot(recs []*record) []*store.Record {
+	out := make([]*store.Record, len(recs))
+	for i, r := range recs {
+		out[i] = r.Record
+	}
+	return out
+}
+
+// StreamRecords implements store.Streamer: the page is a snapshot of
+// immutable record pointers taken under the read lock; no value is
+// copied and no lock is held while the caller reads.
+func (s *Store) StreamRecords(_ context.Context, p store.Path, q store.RecordQuery) (int, iter.Seq2[*store.Record, error], error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return 0, nil, err
+	}
+	page, total := matchRecords(k, q)
+	return total, store.Items(snapshot(page)), nil
+}
+
+// StreamClusterRecords implements store.Streamer, as StreamRecords does.
+func (s *Store) StreamClusterRecords(_ context.Context, p store.Path) (*store.Cluster, iter.Seq2[*store.Record, error], error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k.out(false), store.Items(snapshot(k.byName())), nil
+}
+
+// StreamRecordVersions implements store.Streamer: the states are shared,
+// immutable, as StreamRecords does.
+func (s *Store) StreamRecordVersions(_ context.Context, p store.Path, q store.ListQuery) (int, iter.Seq2[*store.RecordVersion, error], error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, r, err := s.record(p)
+	if err != nil {
+		return 0, nil, err
+	}
+	all := r.versions()
+	return len(all), store.Items(window(all, q)), nil
 }
 
 // cloneRecords copies records out with three allocations in all: the
@@ -494,7 +559,7 @@ func cloneRecords(src []*record) []*store.Record {
 	out := make([]*store.Record, len(src))
 	buf := make([]byte, 0, size)
 	for i, r := range src {
-		recs[i] = r.Record
+		recs[i] = *r.Record
 		start := len(buf)
 		buf = append(buf, r.Value...)
 		recs[i].Value = buf[start:len(buf):len(buf)]
@@ -579,7 +644,7 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, 
 		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
 	}
 	now := s.now()
-	r := &record{Record: *in.Clone()}
+	r := &record{Record: in.Clone()}
 	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
 	if r.ID == "" {
 		r.ID = store.NewID()
@@ -620,7 +685,7 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, upd
 			return nil, &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
-	if err := w.Check(&r.Record); err != nil {
+	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
 	s.write(k, r, next.Name, next.Type, next.Value, w)
@@ -631,15 +696,17 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, upd
 // state it replaces in its history, cut to w.MaxVersions.
 func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) {
 	if w.MaxVersions > 0 {
-		r.history = append(r.history, *store.VersionOf(&r.Record))
+		r.history = append(r.history, sharedVersion(r.Record))
 	}
 	if drop := len(r.history) - max(w.MaxVersions, 0); drop > 0 {
 		r.history = slices.Delete(r.history, 0, drop)
 	}
 	delete(k.records, r.Name)
-	r.Name, r.Type, r.Value = name, t, append(json.RawMessage(nil), value...)
-	r.Version++
-	r.UpdatedAt, r.UpdatedBy = s.now(), w.Actor
+	next := *r.Record
+	next.Name, next.Type, next.Value = name, t, append(json.RawMessage(nil), value...)
+	next.Version++
+	next.UpdatedAt, next.UpdatedBy = s.now(), w.Actor
+	r.Record = &next
 	r.index()
 	k.records[r.Name] = r
 	k.sorted.Store(nil)
@@ -653,7 +720,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 	if err != nil {
 		return err
 	}
-	if err := w.Check(&r.Record); err != nil {
+	if err := w.Check(r.Record); err != nil {
 		return err
 	}
 	delete(k.records, r.Name)
@@ -662,24 +729,31 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 	return nil
 }
 
-// versions returns the record's states, newest first.
+// sharedVersion returns the state cur as a RecordVersion sharing cur's
+// (immutable) value.
+func sharedVersion(cur *store.Record) *store.RecordVersion {
+	return &store.RecordVersion{RecordID: cur.ID, Version: cur.Version, Name: cur.Name, Type: cur.Type,
+		Value: cur.Value, ChangedAt: cur.UpdatedAt, ChangedBy: cur.UpdatedBy}
+}
+
+// versions returns the record's states, newest first, shared (read-only).
 func (r *record) versions() []*store.RecordVersion {
 	out := make([]*store.RecordVersion, 0, len(r.history)+1)
-	out = append(out, store.VersionOf(&r.Record))
+	out = append(out, sharedVersion(r.Record))
 	for i := len(r.history) - 1; i >= 0; i-- {
-		out = append(out, r.history[i].Clone())
+		out = append(out, r.history[i])
 	}
 	return out
 }
 
-// version returns the record's state at version v, or nil.
+// version returns a copy of the record's state at version v, or nil.
 func (r *record) version(v int64) *store.RecordVersion {
 	if v == r.Version {
-		return store.VersionOf(&r.Record)
+		return store.VersionOf(r.Record)
 	}
-	for i := range r.history {
-		if r.history[i].Version == v {
-			return r.history[i].Clone()
+	for _, h := range r.history {
+		if h.Version == v {
+			return h.Clone()
 		}
 	}
 	return nil
@@ -694,7 +768,11 @@ func (s *Store) FindRecordVersions(_ context.Context, p store.Path, q store.List
 		return nil, 0, err
 	}
 	all := r.versions()
-	return window(all, q), len(all), nil
+	page := window(all, q)
+	for i, v := range page {
+		page[i] = v.Clone()
+	}
+	return page, len(all), nil
 }
 
 // FindRecordVersion implements store.Store.
@@ -709,7 +787,7 @@ func (s *Store) FindRecordVersion(_ context.Context, p store.Path, version int64
 	if v == nil {
 		return nil, store.VersionNotFound(version)
 	}
-	return v.At(&r.Record), nil
+	return v.At(r.Record), nil
 }
 
 // RestoreRecord implements store.Store.
@@ -724,7 +802,7 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if v == nil {
 		return nil, store.VersionNotFound(version)
 	}
-	if err := w.Check(&r.Record); err != nil {
+	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
 	s.write(k, r, r.Name, v.Type, v.Value, w)
@@ -766,9 +844,18 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 			hist[i], changed = append(json.RawMessage(nil), v...), true
 		}
 	}
-	r.Value = cur
-	for i := range r.history {
-		r.history[i].Value = hist[i]
+	// Copy-on-write: states already handed to readers stay as they are.
+	if changed {
+		next := *r.Record
+		next.Value = cur
+		r.Record = &next
+		for i, h := range r.history {
+			if string(hist[i]) != string(h.Value) {
+				c := *h
+				c.Value = hist[i]
+				r.history[i] = &c
+			}
+		}
 	}
 	return changed, nil
 }
