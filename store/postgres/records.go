@@ -25,10 +25,10 @@ func scanRecordWith(row interface{ Scan(...any) error }, lead ...any) (*store.Re
 
 func scanRecordAt(row interface{ Scan(...any) error }, lead, extra []any) (*store.Record, error) {
 	var r store.Record
-	var typ, value string
-	dest := append(lead, &r.ID, &r.Name, &typ, &value, &r.Version, &r.CreatedAt, &r.UpdatedAt, &r.UpdatedBy)
-	err := row.Scan(append(dest, extra...)...)
-	r.Type, r.Value = store.DataType(typ), json.RawMessage(value)
+	var typ string
+	dest := append(lead, &r.ID, &r.Name, &typ, (*[]byte)(&r.Value), &r.Version, &r.CreatedAt, &r.UpdatedAt, &r.UpdatedBy)
+	err := row.Scan(append(dest, extra...)...) // the value is copied once
+	r.Type = store.DataType(typ)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return &r, err
 }
@@ -137,7 +137,14 @@ var recordSortColumns = map[store.SortField]string{
 
 // FindRecords implements store.Store. Filters run in SQL; only the filters
 // in use appear in the statement, so each combination gets its own plan.
-func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) (_ []*store.Record, _ int, err error) {
+func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) ([]*store.Record, int, error) {
+	return findRecords(s, ctx, p, rq, recordColumns, scanRecord)
+}
+
+// findRecords runs FindRecords' statement with the record columns given
+// (recordColumns, or lazyRecordColumns for streaming), scanned by scan.
+func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.RecordQuery, columns string,
+	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) (_ []T, _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
@@ -160,7 +167,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 	}
 	if rq.HasValue {
 		if !storable(rq.Value) {
-			return []*store.Record{}, 0, nil
+			return []T{}, 0, nil
 		}
 		// The prefix is what hds_records_vtext_prefix holds.
 		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
@@ -169,13 +176,13 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 	}
 	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+recordColumns+`, count(*) OVER () FROM hds_records r WHERE `+where.String()+
+	rows, err := q.rows(ctx, `SELECT `+columns+`, count(*) OVER () FROM hds_records r WHERE `+where.String()+
 		` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 		append(args, rq.Limit, rq.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.Record, error) { return scanRecord(r, total) },
+	return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) },
 		func() (int, error) {
 			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), args...)
 		})
@@ -357,15 +364,29 @@ const versionColumns = `version, name, type, value, changed_at, changed_by`
 
 func scanVersion(row interface{ Scan(...any) error }, extra ...any) (*store.RecordVersion, error) {
 	var v store.RecordVersion
-	var typ, value string
-	err := row.Scan(append([]any{&v.Version, &v.Name, &typ, &value, &v.ChangedAt, &v.ChangedBy}, extra...)...)
-	v.Type, v.Value, v.ChangedAt = store.DataType(typ), json.RawMessage(value), v.ChangedAt.UTC()
+	var typ string
+	err := row.Scan(append([]any{&v.Version, &v.Name, &typ, (*[]byte)(&v.Value), &v.ChangedAt, &v.ChangedBy}, extra...)...)
+	v.Type, v.ChangedAt = store.DataType(typ), v.ChangedAt.UTC()
 	return &v, err
 }
 
 // FindRecordVersions implements store.Store: the record's path in one
 // round trip, its states in another.
-func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.RecordVersion, _ int, err error) {
+func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.RecordVersion, int, error) {
+	page, total, err := s.findRecordVersions(ctx, p, lq, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*store.RecordVersion, len(page))
+	for i, v := range page {
+		out[i] = v.item
+	}
+	return out, total, nil
+}
+
+// findRecordVersions reads a page of the record's states; with lazy, the
+// values of kept versions larger than inlineBytes are left out.
+func (s *Store) findRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery, lazily bool) (_ []lazy[*store.RecordVersion], _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
@@ -381,28 +402,39 @@ func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.L
 	if err != nil {
 		return nil, 0, err
 	}
-	out := []*store.RecordVersion{}
+	out := []lazy[*store.RecordVersion]{}
 	offset, limit := lq.Offset, lq.Limit
 	if offset == 0 && limit > 0 {
-		out = append(out, store.VersionOf(cur))
+		v := store.VersionOf(cur)
+		v.Value = cur.Value // cur is ours: no copy
+		out = append(out, lazy[*store.RecordVersion]{item: v})
 		limit--
 	} else if offset > 0 {
 		offset--
 	}
 	if limit > 0 && offset < kept {
-		rows, err := q.rows(ctx, `SELECT `+versionColumns+` FROM hds_record_versions WHERE record_id = $1
+		columns := versionColumns
+		if lazily {
+			columns = lazyVersionColumns
+		}
+		rows, err := q.rows(ctx, `SELECT `+columns+` FROM hds_record_versions v WHERE record_id = $1
 			ORDER BY version DESC LIMIT $2 OFFSET $3`, cur.ID, limit, offset)
 		if err != nil {
 			return nil, 0, err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			v, err := scanVersion(rows)
+			var it lazy[*store.RecordVersion]
+			if lazily {
+				it, err = scanLazyVersion(rows)
+			} else {
+				it.item, err = scanVersion(rows)
+			}
 			if err != nil {
 				return nil, 0, classify(err)
 			}
-			v.RecordID = cur.ID
-			out = append(out, v)
+			it.item.RecordID = cur.ID
+			out = append(out, it)
 		}
 		if err := rows.Err(); err != nil {
 			return nil, 0, classify(err)

@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
 	t.Run("Preconditions", func(t *testing.T) { testPreconditions(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
+	t.Run("Streaming", func(t *testing.T) { testStreaming(t, newStore) })
 	t.Run("Ping", func(t *testing.T) {
 		assert.NoError(t, newStore(t).Ping(t.Context()), "Ping on a healthy store")
 	})
