@@ -1,9 +1,9 @@
 package hds_test
 
 import (
-	"hash/crc64"
 	"encoding/json"
 	"fmt"
+	"hash/crc64"
 	"io"
 	"net/http"
 	"net/http/httptest"

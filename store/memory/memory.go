@@ -31,6 +31,7 @@ type Store struct {
 
 	mu       sync.RWMutex
 	projects map[string]*project // by name
+	quotas   store.Quotas        // under mu
 
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
@@ -40,6 +41,8 @@ type Store struct {
 type project struct {
 	store.Project
 	collections map[string]*collection
+	// bytes is what store.Quotas.MaxBytesPerProject counts.
+	bytes int64
 }
 
 type collection struct {
@@ -101,17 +104,79 @@ func (r *record) index() {
 var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Streamer      = (*Store)(nil)
+	_ store.QuotaSetter   = (*Store)(nil)
 	_ store.UserDirectory = (*Store)(nil)
 )
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithQuotas sets the quotas the store enforces (default
+// store.DefaultQuotas; the zero Quotas enforces none).
+func WithQuotas(q store.Quotas) Option {
+	return func(s *Store) { s.quotas = q }
+}
+
 // New returns an empty store.
-func New() *Store {
-	return &Store{
+func New(opts ...Option) *Store {
+	s := &Store{
 		Now:         time.Now,
 		projects:    make(map[string]*project),
+		quotas:      store.DefaultQuotas,
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// SetQuotas implements store.QuotaSetter.
+func (s *Store) SetQuotas(q store.Quotas) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.quotas = q
+}
+
+// grow adds delta bytes to the project, or returns the *QuotaError of
+// growing past its quota and changes nothing. Callers hold s.mu.
+func (s *Store) grow(pr *project, delta int64) error {
+	if err := s.quotas.CheckBytes(pr.bytes, delta); err != nil {
+		return err
+	}
+	pr.bytes += delta
+	return nil
+}
+
+// size is what a name and a value count against the project's quota.
+func size(name string, value json.RawMessage) int64 { return int64(len(name) + len(value)) }
+
+// bytes is what the record counts: its current state and its history.
+func (r *record) bytes() int64 {
+	n := size(r.Name, r.Value)
+	for _, h := range r.history {
+		n += size(h.Name, h.Value)
+	}
+	return n
+}
+
+// bytes is what the cluster counts: its name and its records.
+func (k *cluster) bytes() int64 {
+	n := int64(len(k.Name))
+	for _, r := range k.records {
+		n += r.bytes()
+	}
+	return n
+}
+
+// bytes is what the collection counts: its name and its clusters.
+func (c *collection) bytes() int64 {
+	n := int64(len(c.Name))
+	for _, k := range c.clusters {
+		n += k.bytes()
+	}
+	return n
 }
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
@@ -240,6 +305,15 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	if _, ok := s.projects[p.Project]; ok {
 		return nil, &store.ExistsError{Kind: "project", Name: p.Project}
 	}
+	owned := 0
+	for _, pr := range s.projects {
+		if pr.OwnerID == p.Owner {
+			owned++
+		}
+	}
+	if err := s.quotas.CheckProjects(owned); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	pr := &project{
 		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now},
@@ -330,6 +404,9 @@ func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collec
 	if _, ok := pr.collections[p.Collection]; ok {
 		return nil, &store.ExistsError{Kind: "collection", Name: p.Collection}
 	}
+	if err := s.grow(pr, int64(len(p.Collection))); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	c := &collection{
 		Collection: store.Collection{ID: store.NewID(), Name: p.Collection, CreatedAt: now, UpdatedAt: now},
@@ -355,6 +432,9 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 		if _, ok := c.parent.collections[newName]; ok {
 			return nil, &store.ExistsError{Kind: "collection", Name: newName}
 		}
+		if err := s.grow(c.parent, int64(len(newName)-len(c.Name))); err != nil {
+			return nil, err
+		}
 		delete(c.parent.collections, c.Name)
 		c.Name, c.UpdatedAt = newName, s.now()
 		c.parent.collections[newName] = c
@@ -370,6 +450,7 @@ func (s *Store) DeleteCollection(_ context.Context, p store.Path) error {
 	if err != nil {
 		return err
 	}
+	c.parent.bytes -= c.bytes()
 	delete(c.parent.collections, c.Name)
 	return nil
 }
@@ -421,6 +502,9 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 	if _, ok := c.clusters[p.Cluster]; ok {
 		return nil, &store.ExistsError{Kind: "cluster", Name: p.Cluster}
 	}
+	if err := s.grow(c.parent, int64(len(p.Cluster))); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	k := &cluster{
 		Cluster: store.Cluster{ID: store.NewID(), Name: p.Cluster, CreatedAt: now, UpdatedAt: now},
@@ -447,6 +531,9 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 		if _, ok := k.parent.clusters[newName]; ok {
 			return nil, &store.ExistsError{Kind: "cluster", Name: newName}
 		}
+		if err := s.grow(k.parent.parent, int64(len(newName)-len(k.Name))); err != nil {
+			return nil, err
+		}
 		delete(k.parent.clusters, k.Name)
 		k.Name, k.UpdatedAt = newName, s.now()
 		k.parent.clusters[newName] = k
@@ -462,6 +549,7 @@ func (s *Store) DeleteCluster(_ context.Context, p store.Path) error {
 	if err != nil {
 		return err
 	}
+	k.parent.parent.bytes -= k.bytes()
 	delete(k.parent.clusters, k.Name)
 	return nil
 }
@@ -643,6 +731,12 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, 
 		// The segment names that record, so it exists (API.md section 2).
 		return nil, &store.ExistsError{Kind: "record", Name: p.Record}
 	}
+	if err := s.quotas.CheckRecords(len(k.records)); err != nil {
+		return nil, err
+	}
+	if err := s.quotas.CheckBytes(k.project().bytes, size(p.Record, in.Value)); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	r := &record{Record: in.Clone()}
 	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
@@ -655,6 +749,7 @@ func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, 
 	k.records[r.Name] = r
 	k.byID[r.ID] = r
 	k.sorted.Store(nil)
+	k.project().bytes += size(r.Name, r.Value)
 	return r.Clone(), nil
 }
 
@@ -688,13 +783,30 @@ func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, upd
 	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
-	s.write(k, r, next.Name, next.Type, next.Value, w)
+	if err := s.write(k, r, next.Name, next.Type, next.Value, w); err != nil {
+		return nil, err
+	}
 	return r.Clone(), nil
 }
 
 // write makes name, type and value the record's new state, keeping the
-// state it replaces in its history, cut to w.MaxVersions.
-func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) {
+// state it replaces in its history, cut to w.MaxVersions; or returns the
+// *QuotaError of a project that would grow past its quota and changes
+// nothing.
+func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) error {
+	old := size(r.Name, r.Value)
+	delta := size(name, value) - old
+	kept := len(r.history)
+	if w.MaxVersions > 0 {
+		delta += old
+		kept++
+	}
+	for i := 0; i < kept-max(w.MaxVersions, 0); i++ { // the versions dropped
+		delta -= size(r.history[i].Name, r.history[i].Value)
+	}
+	if err := s.grow(k.project(), delta); err != nil {
+		return err
+	}
 	if w.MaxVersions > 0 {
 		r.history = append(r.history, sharedVersion(r.Record))
 	}
@@ -710,7 +822,11 @@ func (s *Store) write(k *cluster, r *record, name string, t store.DataType, valu
 	r.index()
 	k.records[r.Name] = r
 	k.sorted.Store(nil)
+	return nil
 }
+
+// project returns the project the cluster is in.
+func (k *cluster) project() *project { return k.parent.parent }
 
 // DeleteRecord implements store.Store.
 func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) error {
@@ -723,6 +839,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 	if err := w.Check(r.Record); err != nil {
 		return err
 	}
+	k.project().bytes -= r.bytes()
 	delete(k.records, r.Name)
 	delete(k.byID, r.ID)
 	k.sorted.Store(nil)
@@ -805,7 +922,9 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
-	s.write(k, r, r.Name, v.Type, v.Value, w)
+	if err := s.write(k, r, r.Name, v.Type, v.Value, w); err != nil {
+		return nil, err
+	}
 	return r.Clone(), nil
 }
 
@@ -814,10 +933,11 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.recordByID(id)
+	k, r := s.clusterRecordByID(id)
 	if r == nil {
 		return false, &store.NotFoundError{Kind: "record", Name: id}
 	}
+	before := r.bytes()
 	// Every new value is computed first, so that an error changes nothing.
 	cur := r.Value
 	changed := false
@@ -856,26 +976,34 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 				r.history[i] = &c
 			}
 		}
+		k.project().bytes += r.bytes() - before // re-sealing is never refused
 	}
 	return changed, nil
 }
 
 // recordByID returns the record with id anywhere in the store, or nil.
 func (s *Store) recordByID(id string) *record {
+	_, r := s.clusterRecordByID(id)
+	return r
+}
+
+// clusterRecordByID returns the record with id anywhere in the store and
+// its cluster, or nils.
+func (s *Store) clusterRecordByID(id string) (*cluster, *record) {
 	id, ok := store.CanonicalUUID(id)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	for _, pr := range s.projects {
 		for _, c := range pr.collections {
 			for _, k := range c.clusters {
 				if r, ok := k.byID[id]; ok {
-					return r
+					return k, r
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // FindCredentialRecords implements store.Store.
