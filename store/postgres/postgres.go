@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +41,7 @@ type Store struct {
 	db      *sqlx.DB
 	timeout time.Duration
 	stmts   sync.Map // query text -> *sqlx.Stmt
+	quotas  atomic.Pointer[store.Quotas]
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is

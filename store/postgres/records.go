@@ -230,9 +230,6 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	if err := store.ValidateName(p.Record); err != nil {
 		return nil, err
 	}
-	if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
-		return nil, err
-	}
 	now := s.now()
 	r := in.Clone()
 	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = p.Record, 1, now, now, w.Actor
@@ -240,12 +237,36 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 		r.ID = store.NewID()
 	}
 	vc := valueColumnsOf(r.Type, r.Value)
-	err = q.insert(ctx, "record", r.Name, "cluster", p.Cluster, `INSERT INTO hds_records
-		(id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
-		VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12, $13)
-		ON CONFLICT (cluster_id, name) DO NOTHING RETURNING 1`,
-		r.ID, res.cluster.String, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
-		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, w.Actor)
+	quotas := s.currentQuotas()
+	err = s.inTx(ctx, func(q queryer) error {
+		// The cluster's row is locked so that its records are counted
+		// exactly (store.Quotas).
+		if err := q.lockCluster(ctx, res.cluster.String, p.Cluster); err != nil {
+			return err
+		}
+		if quotas.MaxRecordsPerCluster > 0 {
+			n, err := q.count(ctx, `SELECT count(*) FROM hds_records WHERE cluster_id = $1`, res.cluster.String)
+			if err != nil {
+				return err
+			}
+			if err := quotas.CheckRecords(n); err != nil {
+				return err
+			}
+		}
+		if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
+			return err
+		}
+		err := q.insert(ctx, "record", r.Name, "cluster", p.Cluster, `INSERT INTO hds_records
+			(id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
+			VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12, $13)
+			ON CONFLICT (cluster_id, name) DO NOTHING RETURNING 1`,
+			r.ID, res.cluster.String, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
+			vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, w.Actor)
+		if err != nil {
+			return err
+		}
+		return q.addBytes(ctx, res.project, size(r.Name, r.Value), quotas, p.Project)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -279,10 +300,14 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 				return err
 			}
 		}
-		if out, err = q.write(ctx, cur, next.Name, next.Type, next.Value, s.now(), w); err != nil {
+		var delta int64
+		if out, delta, err = q.write(ctx, cur, next.Name, next.Type, next.Value, s.now(), w); err != nil {
 			return err
 		}
-		return w.Check(cur)
+		if err := w.Check(cur); err != nil {
+			return err
+		}
+		return q.addBytesOfCluster(ctx, clusterID, delta, s.currentQuotas(), p.Project)
 	})
 	if err != nil {
 		return nil, err
@@ -308,56 +333,65 @@ WHERE id = $1`
 
 // write makes name, t and value the new state of the locked record cur,
 // written at now by w.Actor, keeping cur's state in the history as
-// w.MaxVersions says. It returns the new record.
+// w.MaxVersions says. It returns the new record and by how many bytes
+// its project grows (store.Quotas), which the caller adds.
 func (q queryer) write(ctx context.Context, cur *store.Record, name string, t store.DataType, value json.RawMessage,
-	now time.Time, w store.Write) (*store.Record, error) {
+	now time.Time, w store.Write) (*store.Record, int64, error) {
 	next := &store.Record{ID: cur.ID, Name: name, Type: t, Value: append(json.RawMessage(nil), value...),
 		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: now, UpdatedBy: w.Actor}
 	keep := max(w.MaxVersions, 0)
+	// The versions writeSQL drops.
+	pruned, err := q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
+		FROM hds_record_versions WHERE record_id = $1 AND version <= $2`, cur.ID, cur.Version-int64(keep))
+	if err != nil {
+		return nil, 0, err
+	}
+	delta := size(next.Name, next.Value) - size(cur.Name, cur.Value) - pruned
+	if keep > 0 {
+		delta += size(cur.Name, cur.Value)
+	}
 	vc := valueColumnsOf(next.Type, next.Value)
-	_, err := q.exec(ctx, writeSQL,
+	_, err = q.exec(ctx, writeSQL,
 		next.ID, next.Name, strings.ToLower(next.Name), string(next.Type), string(next.Value), next.Version,
 		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, next.UpdatedAt, next.UpdatedBy,
 		cur.Version, keep > 0, keep,
 		cur.Name, string(cur.Type), string(cur.Value), cur.UpdatedAt, cur.UpdatedBy)
 	if isUniqueViolation(err) {
-		return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+		return nil, 0, &store.ExistsError{Kind: "record", Name: next.Name}
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return next, nil
+	return next, delta, nil
 }
 
-// DeleteRecord implements store.Store. A conditional delete is one
-// statement that deletes the record only at the version it was found at
-// (DELETE ... WHERE id AND version); when that finds no row, the record
-// changed or went meanwhile and is looked up again.
+// size is what a name and a value count against a project's quota.
+func size(name string, value json.RawMessage) int64 { return int64(len(name) + len(value)) }
+
+// DeleteRecord implements store.Store, in one transaction on the locked
+// record: the condition is checked on it, and the bytes it and its
+// history held are given back to its project (store.Quotas).
 func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	q := s.q()
-	for {
-		r, _, err := q.findRecord(ctx, p, findRecordQuery)
+	return s.inTx(ctx, func(q queryer) error {
+		r, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
-		}
-		if w.IfMatch == nil {
-			return q.deleteByID(ctx, "hds_records", r.ID, "record", p.Record)
 		}
 		if err := w.Check(r); err != nil {
 			return err
 		}
-		res, err := q.exec(ctx, `DELETE FROM hds_records WHERE id = $1 AND version = $2`, r.ID, r.Version)
+		history, err := q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
+			FROM hds_record_versions WHERE record_id = $1`, r.ID)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return classify(err)
-		} else if n == 1 {
-			return nil
+		if err := q.deleteByID(ctx, "hds_records", r.ID, "record", p.Record); err != nil {
+			return err
 		}
-	}
+		return q.addBytesOfCluster(ctx, clusterID, -size(r.Name, r.Value)-history, store.Quotas{}, p.Project)
+	})
 }
 
 const versionColumns = `version, name, type, value, changed_at, changed_by`
@@ -486,7 +520,7 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 	defer end(&err)
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
-		cur, _, err := q.findRecord(ctx, p, lockRecordQuery)
+		cur, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
@@ -497,8 +531,11 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 		if err := w.Check(cur); err != nil {
 			return err
 		}
-		out, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), w)
-		return err
+		var delta int64
+		if out, delta, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), w); err != nil {
+			return err
+		}
+		return q.addBytesOfCluster(ctx, clusterID, delta, s.currentQuotas(), p.Project)
 	})
 	if err != nil {
 		return nil, err
@@ -518,12 +555,13 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 	}
 	changed := false
 	err = s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT type, value FROM hds_records WHERE id = $1 FOR UPDATE`, rid)
+		row, err := q.row(ctx, `SELECT type, value, cluster_id FROM hds_records WHERE id = $1 FOR UPDATE`, rid)
 		if err != nil {
 			return err
 		}
-		var typ, value string
-		switch err := row.Scan(&typ, &value); {
+		var typ, value, clusterID string
+		var delta int64 // what re-sealing changes in the project's bytes (never refused)
+		switch err := row.Scan(&typ, &value, &clusterID); {
 		case errors.Is(err, sql.ErrNoRows):
 			return &store.NotFoundError{Kind: "record", Name: id}
 		case err != nil:
@@ -539,6 +577,7 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 					return err
 				}
 				changed = true
+				delta += int64(len(v) - len(value))
 			}
 		}
 		rows, err := q.rows(ctx, `SELECT version, type, value FROM hds_record_versions
@@ -549,6 +588,7 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 		type stale struct {
 			version int64
 			value   json.RawMessage
+			was     int
 		}
 		var updates []stale
 		for rows.Next() {
@@ -563,7 +603,7 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 				return err
 			}
 			if ok {
-				updates = append(updates, stale{version, v})
+				updates = append(updates, stale{version, v, len(value)})
 			}
 		}
 		if err := rows.Err(); err != nil {
@@ -576,8 +616,9 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 				return err
 			}
 			changed = true
+			delta += int64(len(u.value) - u.was)
 		}
-		return nil
+		return q.addBytesOfCluster(ctx, clusterID, delta, store.Quotas{}, "")
 	})
 	if err != nil {
 		return false, err

@@ -104,7 +104,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 
 		// Deletes give the space back.
 		require.NoError(t, s.DeleteRecord(ctx, rec, store.Write{})) // 7
-		mustRecord(t, s, rec, store.String, big)                   // 100
+		mustRecord(t, s, rec, store.String, big)                    // 100
 		require.NoError(t, s.DeleteCluster(ctx, base))              // 3
 		mustCluster(t, s, base)                                     // 6
 		mustRecord(t, s, rec, store.String, big)                    // 99
