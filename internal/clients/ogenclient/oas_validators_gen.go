@@ -1585,6 +1585,8 @@ func (s ErrorCode) Validate() error {
 		return nil
 	case "PRECONDITION_REQUIRED":
 		return nil
+	case "QUOTA_EXCEEDED":
+		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
 	}
