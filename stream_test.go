@@ -224,3 +224,57 @@ func checkBody(t *testing.T, url, tok string, sum uint64) {
 
 // crcTable checks that concurrent readers read the same body.
 var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// TestStreamingFailure: a failure before anything was written is answered
+// with its error envelope; one after the first chunk went out cuts the
+// response off, so that the client never takes a short list for a whole
+// one. A slow reader holds no lock: writes go on while it reads nothing.
+func TestStreamingFailure(t *testing.T) {
+	c := newServer(t, storeKinds[0], hds.WithCredentialKey(testKey))
+	srv := httptest.NewServer(c.h)
+	t.Cleanup(srv.Close)
+	tok := c.token("alice")
+	c.tree(tok, "p", "c", "k")
+	k := store.Path{Owner: c.ids["alice"], Project: "p", Collection: "c", Cluster: "k", Record: "zz-broken"}
+	// A credential that does not open (sealed by no key of ours).
+	_, err := c.store.CreateRecord(t.Context(), k, &store.Record{Type: store.Credential, Value: json.RawMessage(`"not sealed"`)}, store.Write{})
+	require.NoError(t, err)
+
+	status, _, env := c.do("GET", pathK("p", "c", "k")+"?reveal=true", "", tok)
+	wantError(t, "a small cluster with a broken credential", status, env, http.StatusInternalServerError, "SERVER_ERROR", "Internal server error")
+
+	for i := range 4 {
+		k.Record = fmt.Sprintf("big-%d", i)
+		_, err := c.store.CreateRecord(t.Context(), k, &store.Record{Type: store.String,
+			Value: json.RawMessage(`"` + strings.Repeat("b", 100_000) + `"`)}, store.Write{})
+		require.NoError(t, err)
+	}
+	req, err := http.NewRequest(http.MethodGet, srv.URL+pathK("p", "c", "k")+"?reveal=true", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the status went out with the first chunk")
+	body, err := io.ReadAll(resp.Body)
+	assert.Error(t, err, "the body is cut off, not ended")
+	assert.False(t, json.Valid(body), "what arrived is not a whole JSON document")
+
+	// A reader that reads nothing: the server blocks writing to it, and a
+	// write to the same cluster still goes through.
+	req, err = http.NewRequest(http.MethodGet, srv.URL+pathK("p", "c", "k"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	for i := range 200 { // ~20 MB, more than the socket buffers hold
+		k.Record = fmt.Sprintf("fill-%03d", i)
+		_, err := c.store.CreateRecord(t.Context(), k, &store.Record{Type: store.String,
+			Value: json.RawMessage(`"` + strings.Repeat("f", 100_000) + `"`)}, store.Write{})
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.store.DeleteRecord(t.Context(), store.Path{Owner: c.ids["alice"], Project: "p", Collection: "c", Cluster: "k", Record: "zz-broken"}, store.Write{}))
+	slow, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer slow.Body.Close()
+	sendTo(t, http.MethodPut, srv.URL+pathR("p", "c", "k", "fill-000"), `{"value":"changed"}`, tok, http.StatusOK)
+	sendTo(t, http.MethodPost, srv.URL+pathK("p", "c", "k")+"/records", `{"name":"new","type":"INTEGER","value":1}`, tok, http.StatusCreated)
+}
