@@ -24,6 +24,7 @@ import (
 	"github.com/hds-go/hds/handler"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 )
 
@@ -76,17 +77,27 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	if err != nil {
 		c.fail("WithTrustedProxies: %v", err)
 	}
+	var quotaSetter store.QuotaSetter
+	if c.quotas != nil && c.store != nil {
+		var ok bool
+		if quotaSetter, ok = c.store.(store.QuotaSetter); !ok {
+			c.fail("WithQuotas: the store does not enforce quotas (it implements no store.QuotaSetter)")
+		}
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("hds: %w", err)
 	}
 	if c.store == nil || c.users == nil {
 		mem := memory.New()
 		if c.store == nil {
-			c.store = mem
+			c.store, quotaSetter = mem, mem
 		}
 		if c.users == nil {
 			c.users = mem
 		}
+	}
+	if c.quotas != nil {
+		quotaSetter.SetQuotas(*c.quotas)
 	}
 
 	// A configured store (Redis) is shared between instances; while it is

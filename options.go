@@ -37,6 +37,7 @@ type config struct {
 	loginWindow  time.Duration
 	requireMatch bool
 	maxVersions  int
+	quotas       *store.Quotas
 	errs         []error
 }
 
@@ -260,6 +261,24 @@ func WithMaxVersions(n int) Option {
 			c.fail("WithMaxVersions: the number of versions must not be negative, got %d", n)
 		}
 		c.maxVersions = n
+	}
+}
+
+// WithQuotas sets the quotas of API.md section 8 (config limits.*): the
+// records of a cluster, the bytes of a project (names and values, history
+// included) and the projects of a user; 0 means no bound. A write that
+// would pass one is refused with 403 QUOTA_EXCEEDED and changes nothing.
+// The store enforces them, atomically with the write: New sets them on
+// the store (which must implement store.QuotaSetter, as both shipped
+// stores do; shared by every handler that serves it). Default: the
+// store's own quotas, store.DefaultQuotas (100,000 records, 256 MiB,
+// 1,000 projects) unless the store was built with others.
+func WithQuotas(q store.Quotas) Option {
+	return func(c *config) {
+		if q.MaxRecordsPerCluster < 0 || q.MaxBytesPerProject < 0 || q.MaxProjectsPerUser < 0 {
+			c.fail("WithQuotas: quotas must not be negative")
+		}
+		c.quotas = &q
 	}
 }
 

@@ -64,7 +64,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 	}
 	// Read and checked, not wired yet (hds has no option for them so far):
 	// database.timeout, concurrency.require_if_match, history.max_versions,
-	// events.*, limits.* and console.enabled.
+	// events.*, limits.max_import_bytes and console.enabled. The quotas
+	// of limits.* are the store's (openStore).
 	switch keys := cfg.credentialKeys; {
 	case len(keys) > 0:
 		opts = append(opts, hds.WithCredentialKey(keys[0], keys[1:]...))

@@ -14,13 +14,18 @@ import (
 // openStore returns the store and user directory the configuration
 // names: the in-memory store when database_url is empty, otherwise the
 // PostgreSQL database, migrated, with database.timeout as the deadline
-// of each call. close releases it.
+// of each call; both enforce the quotas of limits.*. close releases it.
 func openStore(ctx context.Context, cfg *config) (st store.Store, users store.UserDirectory, closeFn func(), err error) {
+	quotas := store.Quotas{
+		MaxRecordsPerCluster: int(cfg.limits.maxRecordsPerCluster),
+		MaxBytesPerProject:   cfg.limits.maxBytesPerProject,
+		MaxProjectsPerUser:   int(cfg.limits.maxProjectsPerUser),
+	}
 	if cfg.databaseURL == "" {
-		mem := memory.New()
+		mem := memory.New(memory.WithQuotas(quotas))
 		return mem, mem, func() {}, nil
 	}
-	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.db.maxOpenConns, postgres.WithTimeout(cfg.db.timeout))
+	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.db.maxOpenConns, postgres.WithTimeout(cfg.db.timeout), postgres.WithQuotas(quotas))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %s", cfg.databaseURLFrom, redact(err, cfg.databaseURL))
 	}

@@ -23,6 +23,9 @@ type level[T any] struct {
 	remove func(s store.Store, ctx context.Context, p store.Path) error
 	list   func(s store.Store, ctx context.Context, p store.Path, q store.ListQuery) ([]T, int, error)
 	json   func(T) any
+	// appendJSON appends the JSON of one item as json writes it, for
+	// streamed lists.
+	appendJSON func(b []byte, v T) []byte
 }
 
 var projects = level[*store.Project]{
@@ -36,19 +39,21 @@ var projects = level[*store.Project]{
 	list: func(s store.Store, ctx context.Context, p store.Path, q store.ListQuery) ([]*store.Project, int, error) {
 		return s.FindProjects(ctx, p.Owner, q)
 	},
-	json: func(p *store.Project) any { return projectJSON(p) },
+	json:       func(p *store.Project) any { return projectJSON(p) },
+	appendJSON: appendProject,
 }
 
 var collections = level[*store.Collection]{
-	title:   "Collection",
-	setName: func(p *store.Path, name string) { p.Collection = name },
-	name:    func(p store.Path) string { return p.Collection },
-	find:    store.Store.FindCollection,
-	create:  store.Store.CreateCollection,
-	rename:  store.Store.RenameCollection,
-	remove:  store.Store.DeleteCollection,
-	list:    store.Store.FindCollections,
-	json:    func(c *store.Collection) any { return collectionJSON(c) },
+	title:      "Collection",
+	setName:    func(p *store.Path, name string) { p.Collection = name },
+	name:       func(p store.Path) string { return p.Collection },
+	find:       store.Store.FindCollection,
+	create:     store.Store.CreateCollection,
+	rename:     store.Store.RenameCollection,
+	remove:     store.Store.DeleteCollection,
+	list:       store.Store.FindCollections,
+	json:       func(c *store.Collection) any { return collectionJSON(c) },
+	appendJSON: appendCollection,
 }
 
 var clusters = level[*store.Cluster]{
@@ -63,6 +68,9 @@ var clusters = level[*store.Cluster]{
 	remove: store.Store.DeleteCluster,
 	list:   store.Store.FindClusters,
 	json:   func(k *store.Cluster) any { return clusterJSON(k) },
+	appendJSON: func(b []byte, k *store.Cluster) []byte {
+		return append(appendCluster(b, k), '}')
+	},
 }
 
 // nameBody is the body of the container routes.
@@ -192,6 +200,18 @@ func handleList[T any](s store.Store, lvl level[T]) queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusOK, newPage(items, total, q, lvl.json), "OK")
+		out := newStream(w, r, http.StatusOK)
+		out.b = append(out.b, `{"items":[`...)
+		for i, it := range items {
+			if i > 0 {
+				out.b = append(out.b, ',')
+			}
+			out.b = lvl.appendJSON(out.b, it)
+			if !out.more() {
+				break
+			}
+		}
+		out.b = pageEnd(out.b, total, q)
+		out.end("OK")
 	}
 }

@@ -42,14 +42,24 @@ func writeJSON(w http.ResponseWriter, status int, message string, fill func([]by
 // appendRecord appends the JSON of a record with the given (masked or
 // revealed) value.
 func appendRecord(b []byte, r *store.Record, value json.RawMessage) []byte {
+	b = appendRecordHead(b, r)
+	b = append(b, value...)
+	return appendRecordTail(b, r)
+}
+
+// appendRecordHead appends the JSON of a record up to its value.
+func appendRecordHead(b []byte, r *store.Record) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonstr.Append(b, r.ID)
 	b = append(b, `,"name":`...)
 	b = jsonstr.Append(b, r.Name)
 	b = append(b, `,"type":`...)
 	b = jsonstr.Append(b, string(r.Type))
-	b = append(b, `,"value":`...)
-	b = append(b, value...)
+	return append(b, `,"value":`...)
+}
+
+// appendRecordTail appends the JSON of a record after its value.
+func appendRecordTail(b []byte, r *store.Record) []byte {
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, r.Version, 10)
 	b = append(b, `,"created_at":`...)

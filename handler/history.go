@@ -58,48 +58,54 @@ func (rec records) handleVersions() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		items, total, err := rec.store.FindRecordVersions(r.Context(), pathOf(r), q)
+		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, pathOf(r), q)
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		err = writeJSON(w, http.StatusOK, "OK", func(b []byte) ([]byte, error) {
-			b = append(b, `{"items":[`...)
-			for i, it := range items {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				v, err := rec.creds.visible(&store.Record{ID: it.RecordID, Type: it.Type, Value: it.Value}, reveal)
-				if err != nil {
-					return b, err
-				}
-				b = appendVersion(b, it, v)
+		out := newStream(w, r, http.StatusOK)
+		out.b = append(out.b, `{"items":[`...)
+		first := true
+		for it, err := range items {
+			var v json.RawMessage
+			if err == nil {
+				v, err = rec.creds.visible(&store.Record{ID: it.RecordID, Type: it.Type, Value: it.Value}, reveal)
 			}
-			b = append(b, `],"total":`...)
-			b = strconv.AppendInt(b, int64(total), 10)
-			b = append(b, `,"limit":`...)
-			b = strconv.AppendInt(b, int64(q.Limit), 10)
-			b = append(b, `,"offset":`...)
-			b = strconv.AppendInt(b, int64(q.Offset), 10)
-			return append(b, '}'), nil
-		})
-		if err != nil {
-			envelope.Error(w, r, err)
+			if err != nil {
+				out.fail(err)
+				return
+			}
+			if !first {
+				out.b = append(out.b, ',')
+			}
+			out.b = appendVersionHead(out.b, it)
+			out.value(v)
+			out.b = appendVersionTail(out.b, it)
+			if !out.more() {
+				break
+			}
+			first = false
 		}
+		out.b = pageEnd(out.b, total, q)
+		out.end("OK")
 	}
 }
 
-// appendVersion appends the JSON of one state of a record with the given
-// (masked or revealed) value. An unknown author is null.
-func appendVersion(b []byte, v *store.RecordVersion, value json.RawMessage) []byte {
+// appendVersionHead appends the JSON of one state of a record up to its
+// (masked or revealed) value; appendVersionTail the rest. An unknown
+// author is null.
+func appendVersionHead(b []byte, v *store.RecordVersion) []byte {
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, v.Version, 10)
 	b = append(b, `,"name":`...)
 	b = jsonstr.Append(b, v.Name)
 	b = append(b, `,"type":`...)
 	b = jsonstr.Append(b, string(v.Type))
-	b = append(b, `,"value":`...)
-	b = append(b, value...)
+	return append(b, `,"value":`...)
+}
+
+// appendVersionTail appends the JSON of a state after its value.
+func appendVersionTail(b []byte, v *store.RecordVersion) []byte {
 	b = append(b, `,"changed_at":`...)
 	b = appendTime(b, v.ChangedAt)
 	b = append(b, `,"changed_by":`...)

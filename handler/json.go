@@ -50,6 +50,43 @@ func clusterJSON(k *store.Cluster) clusterOut {
 	return clusterOut{k.ID, k.Name, k.Project, k.Collection, formatTime(k.CreatedAt), formatTime(k.UpdatedAt), k.RecordCount}
 }
 
+// appendProject appends the JSON of a project, as projectJSON encodes.
+func appendProject(b []byte, p *store.Project) []byte {
+	b = append(b, `{"id":`...)
+	b = jsonstr.Append(b, p.ID)
+	b = append(b, `,"name":`...)
+	b = jsonstr.Append(b, p.Name)
+	b = append(b, `,"owner_id":`...)
+	b = jsonstr.Append(b, p.OwnerID)
+	b = append(b, `,"created_at":`...)
+	b = appendTime(b, p.CreatedAt)
+	b = append(b, `,"updated_at":`...)
+	b = appendTime(b, p.UpdatedAt)
+	b = append(b, `,"collection_count":`...)
+	b = strconv.AppendInt(b, int64(p.CollectionCount), 10)
+	return append(b, '}')
+}
+
+// appendCollection appends the JSON of a collection, as collectionJSON
+// encodes.
+func appendCollection(b []byte, c *store.Collection) []byte {
+	b = append(b, `{"id":`...)
+	b = jsonstr.Append(b, c.ID)
+	b = append(b, `,"name":`...)
+	b = jsonstr.Append(b, c.Name)
+	b = append(b, `,"project":`...)
+	b = jsonstr.Append(b, c.Project)
+	b = append(b, `,"created_at":`...)
+	b = appendTime(b, c.CreatedAt)
+	b = append(b, `,"updated_at":`...)
+	b = appendTime(b, c.UpdatedAt)
+	b = append(b, `,"cluster_count":`...)
+	b = strconv.AppendInt(b, int64(c.ClusterCount), 10)
+	b = append(b, `,"record_count":`...)
+	b = strconv.AppendInt(b, int64(c.RecordCount), 10)
+	return append(b, '}')
+}
+
 // appendCluster appends the JSON of a cluster without its closing brace,
 // so that cluster data can add its "data" member.
 func appendCluster(b []byte, k *store.Cluster) []byte {

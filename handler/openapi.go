@@ -115,7 +115,9 @@ type errorResponse struct {
 var errorResponses = map[int]errorResponse{
 	400: {name: "BadRequest", description: "400 INVALID_REQUEST (\"Invalid request\"): malformed JSON, an unknown field, a missing field, a bad query parameter, a body mixed with the path form. 400 VALIDATION_ERROR (\"Validation failed\"): a bad name, a value that does not fit its type, an unknown type; details says which."},
 	401: {name: "Unauthorized", description: "401 AUTHENTICATION_FAILED: the token is missing (\"No authorization token provided\"), malformed (\"Invalid or expired token\"), badly signed (\"Invalid token signature\"), expired (\"Token has expired\"), or names an unknown or disabled user; for login, a wrong username or password (\"Invalid username or password\")."},
-	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the project belongs to another user."},
+	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the project belongs to another user. " +
+		"403 QUOTA_EXCEEDED (\"Quota exceeded\"), on the writes that create or grow something: the write would pass a quota " +
+		"(limits.max_projects_per_user, limits.max_records_per_cluster or limits.max_bytes_per_project), details names it; nothing changed."},
 	404: {name: "NotFound", description: "404 RESOURCE_NOT_FOUND: a resource of the path is missing; details names the missing level (e.g. collection \"prod\" not found). Also the answer to any path this document does not list."},
 	409: {name: "Conflict", description: "409 RESOURCE_EXISTS: a create or rename onto a name already taken."},
 	412: {name: "PreconditionFailed", description: "412 PRECONDITION_FAILED (\"Precondition failed\"): If-Match names none of the record's current tags; nothing changed. ETag is the current one, details names the current version.",
@@ -449,7 +451,7 @@ func schemas() obj {
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
 			envelope.CodeAuthorization, envelope.CodeNotFound, envelope.CodeExists, envelope.CodeRateLimit,
 			envelope.CodeServer, envelope.CodeServiceUnavailable, envelope.CodePreconditionFailed,
-			envelope.CodePreconditionNeeded},
+			envelope.CodePreconditionNeeded, envelope.CodeQuotaExceeded},
 			"description": "The error code; each response's description says which codes it carries."},
 		"ErrorDetail": object("What went wrong.", obj{
 			"code":    schemaRef("ErrorCode"),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/jsonstr"
@@ -299,39 +298,51 @@ func (rec records) handleList() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		items, total, err := rec.store.FindRecords(r.Context(), pathOf(r), q)
+		total, items, err := store.StreamRecords(r.Context(), rec.store, pathOf(r), q)
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		err = writeJSON(w, http.StatusOK, "OK", func(b []byte) ([]byte, error) {
-			b = append(b, `{"items":[`...)
-			for i, it := range items {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				v, err := rec.creds.visible(it, reveal)
-				if err != nil {
-					return b, err
-				}
-				b = appendRecord(b, it, v)
+		out := newStream(w, r, http.StatusOK)
+		out.b = append(out.b, `{"items":[`...)
+		first := true
+		for it, err := range items {
+			if err == nil {
+				err = rec.writeRecord(out, it, reveal, first)
 			}
-			b = append(b, `],"total":`...)
-			b = strconv.AppendInt(b, int64(total), 10)
-			b = append(b, `,"limit":`...)
-			b = strconv.AppendInt(b, int64(q.Limit), 10)
-			b = append(b, `,"offset":`...)
-			b = strconv.AppendInt(b, int64(q.Offset), 10)
-			return append(b, '}'), nil
-		})
-		if err != nil {
-			envelope.Error(w, r, err)
+			if err != nil {
+				out.fail(err)
+				return
+			}
+			if !out.more() {
+				break
+			}
+			first = false
 		}
+		out.b = pageEnd(out.b, total, q.ListQuery)
+		out.end("OK")
 	}
 }
 
+// writeRecord appends one record of a list to out, its value masked or
+// revealed, after a comma unless it is the first.
+func (rec records) writeRecord(out *stream, it *store.Record, reveal, first bool) error {
+	v, err := rec.creds.visible(it, reveal)
+	if err != nil {
+		return err
+	}
+	if !first {
+		out.b = append(out.b, ',')
+	}
+	out.b = appendRecordHead(out.b, it)
+	out.value(v)
+	out.b = appendRecordTail(out.b, it)
+	return nil
+}
+
 // handleClusterData serves GET K: the cluster with every record's value,
-// or with ?format=env its environment file (envfile.go).
+// streamed as it is read, or with ?format=env its environment file
+// (envfile.go).
 func (rec records) handleClusterData() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
@@ -343,36 +354,46 @@ func (rec records) handleClusterData() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)
-		if err != nil {
-			envelope.Error(w, r, err)
-			return
-		}
 		if env {
-			if err := rec.writeEnvFile(w, k, reveal); err != nil {
+			k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)
+			if err == nil {
+				err = rec.writeEnvFile(w, k, reveal)
+			}
+			if err != nil {
 				envelope.Error(w, r, err)
 			}
 			return
 		}
-		err = writeJSON(w, http.StatusOK, "OK", func(b []byte) ([]byte, error) {
-			b = appendCluster(b, k)
-			b = append(b, `,"data":{`...)
-			for i, it := range k.Records {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				v, err := rec.creds.visible(it, reveal)
-				if err != nil {
-					return b, err
-				}
-				b = jsonstr.Append(b, it.Name)
-				b = append(b, ':')
-				b = append(b, v...)
-			}
-			return append(b, "}}"...), nil
-		})
+		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, pathOf(r))
 		if err != nil {
 			envelope.Error(w, r, err)
+			return
 		}
+		out := newStream(w, r, http.StatusOK)
+		out.b = appendCluster(out.b, k)
+		out.b = append(out.b, `,"data":{`...)
+		first := true
+		for it, err := range items {
+			var v json.RawMessage
+			if err == nil {
+				v, err = rec.creds.visible(it, reveal)
+			}
+			if err != nil {
+				out.fail(err)
+				return
+			}
+			if !first {
+				out.b = append(out.b, ',')
+			}
+			out.b = jsonstr.Append(out.b, it.Name)
+			out.b = append(out.b, ':')
+			out.value(v)
+			if !out.more() {
+				break
+			}
+			first = false
+		}
+		out.b = append(out.b, "}}"...)
+		out.end("OK")
 	}
 }

@@ -83,22 +83,6 @@ const timeLayout = "2006-01-02T15:04:05.000000Z"
 // formatTime formats t as the API does.
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// listPage is the payload of every list.
-type listPage[T any] struct {
-	Items  []T `json:"items"`
-	Total  int `json:"total"`
-	Limit  int `json:"limit"`
-	Offset int `json:"offset"`
-}
-
-func newPage[S, T any](items []S, total int, q store.ListQuery, convert func(S) T) listPage[T] {
-	out := make([]T, len(items))
-	for i, it := range items {
-		out[i] = convert(it)
-	}
-	return listPage[T]{Items: out, Total: total, Limit: q.Limit, Offset: q.Offset}
-}
-
 // reject answers a request refused before it reached the store. Every
 // route under someone else's project is 403, whatever else is wrong with
 // the request (API.md section 2), so the project's owner is looked up

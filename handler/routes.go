@@ -87,13 +87,13 @@ func routes(cfg Config) *router {
 		id: "createProject", tag: "projects", summary: "Create a project (body form)",
 		description: "Project names are unique across the whole service: a name anyone already uses is 409.",
 		access:      bearer, counted: true, body: "Name", status: 201, success: "Project",
-		errors: []int{400, 409},
+		errors: []int{400, 403, 409},
 	})
 	rt.handle("POST "+pathP, protect(handleCreate(s, projects)), operation{
 		id: "createProjectAt", tag: "projects", summary: "Create a project (path form)",
 		description: "The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.",
 		access:      bearer, counted: true, body: "PathName", status: 201, success: "Project",
-		errors: []int{400, 409},
+		errors: []int{400, 403, 409},
 	})
 	rt.handle("GET "+pathP, protect(handleGet(s, projects)), operation{
 		id: "getProject", tag: "projects", summary: "Get a project",

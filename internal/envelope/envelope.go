@@ -30,6 +30,7 @@ const (
 	CodePreconditionNeeded = "PRECONDITION_REQUIRED"
 	CodeServer             = "SERVER_ERROR"
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
+	CodeQuotaExceeded      = "QUOTA_EXCEEDED"
 )
 
 // ContentType is the Content-Type of every enveloped response.
@@ -107,6 +108,8 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid or expired token", ""}, true
 	case errors.Is(err, auth.ErrBadCredentials):
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid username or password", ""}, true
+	case errors.Is(err, store.ErrQuotaExceeded):
+		return problem{http.StatusForbidden, CodeQuotaExceeded, "Quota exceeded", detailsOf[*store.QuotaError](err)}, true
 	case errors.Is(err, store.ErrPermissionDenied):
 		return problem{http.StatusForbidden, CodeAuthorization, "Insufficient permissions", ""}, true
 	case errors.Is(err, ErrRateLimited):

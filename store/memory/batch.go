@@ -20,7 +20,7 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 	if err != nil {
 		return nil, err
 	}
-	tx := &memTx{s: s, pr: pr, b: b, now: s.now()}
+	tx := &memTx{s: s, pr: pr, b: b, now: s.now(), bytes: pr.bytes}
 	results := make([]store.OpResult, len(b.Ops))
 	for i, op := range b.Ops {
 		res, err := tx.apply(op)
@@ -43,6 +43,9 @@ type memTx struct {
 	b    store.Batch
 	now  time.Time
 	undo []func()
+	// bytes is the project's byte count before the batch, restored by a
+	// rollback (store.Quotas).
+	bytes int64
 }
 
 // rollback undoes every change of the batch, newest first.
@@ -51,6 +54,7 @@ func (tx *memTx) rollback() {
 		u()
 	}
 	tx.undo = nil
+	tx.pr.bytes = tx.bytes
 }
 
 func (tx *memTx) collection(name string) (*collection, error) {
@@ -79,6 +83,9 @@ func (tx *memTx) ensureCollection(name string) (*collection, bool, error) {
 	if err := store.ValidateName(name); err != nil {
 		return nil, false, err
 	}
+	if err := tx.s.grow(tx.pr, int64(len(name))); err != nil {
+		return nil, false, err
+	}
 	c := &collection{
 		Collection: store.Collection{ID: store.NewID(), Name: name, CreatedAt: tx.now, UpdatedAt: tx.now},
 		parent:     tx.pr,
@@ -100,6 +107,9 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 		return k, created, nil
 	}
 	if err := store.ValidateName(op.Cluster); err != nil {
+		return nil, false, err
+	}
+	if err := tx.s.grow(tx.pr, int64(len(op.Cluster))); err != nil {
 		return nil, false, err
 	}
 	k := &cluster{
@@ -149,6 +159,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 			return store.OpResult{}, err
 		}
 		delete(tx.pr.collections, c.Name)
+		tx.pr.bytes -= c.bytes()
 		tx.undo = append(tx.undo, func() { tx.pr.collections[c.Name] = c })
 		return store.OpResult{}, nil
 	case store.OpDeleteCluster:
@@ -157,6 +168,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 			return store.OpResult{}, err
 		}
 		delete(k.parent.clusters, k.Name)
+		tx.pr.bytes -= k.bytes()
 		tx.undo = append(tx.undo, func() { k.parent.clusters[k.Name] = k })
 		return store.OpResult{}, nil
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
@@ -185,7 +197,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	case r == nil:
 		return store.OpResult{}, &store.NotFoundError{Kind: "record", Name: op.Record}
 	case op.Kind == store.OpDelete:
-		if err := w.Check(&r.Record); err != nil {
+		if err := w.Check(r.Record); err != nil {
 			return store.OpResult{}, err
 		}
 		k.remove(r)
@@ -199,7 +211,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	saved.history = slices.Clone(r.history)
 	err = tx.s.updateRecord(k, r, w, op.Update)
 	if errors.Is(err, store.ErrUnchanged) {
-		if err := w.Check(&r.Record); err != nil {
+		if err := w.Check(r.Record); err != nil {
 			return store.OpResult{}, err
 		}
 		return store.OpResult{Record: r.Clone(), Unchanged: true}, nil
@@ -227,7 +239,7 @@ func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.
 	}
 	for _, it := range items {
 		if it.Record != nil {
-			it.Record = it.Record.Clone()
+			it.Record = it.Record.Clone() // the visitor may keep or change it
 		}
 		if err := visit(it); err != nil {
 			return err
@@ -251,11 +263,10 @@ func (s *Store) snapshot(p store.Path) ([]store.ExportItem, error) {
 		for _, kn := range slices.Sorted(maps.Keys(c.clusters)) {
 			k := c.clusters[kn]
 			items = append(items, store.ExportItem{Collection: cn, Cluster: kn})
-			recs := k.byName()
-			heads := make([]store.Record, len(recs))
-			for i, r := range recs {
-				heads[i] = r.Record // Value shared: never changed in place
-				items = append(items, store.ExportItem{Collection: cn, Cluster: kn, Record: &heads[i]})
+			for _, r := range k.byName() {
+				// The published state is immutable (copy-on-write), so it
+				// is shared, not copied.
+				items = append(items, store.ExportItem{Collection: cn, Cluster: kn, Record: r.Record})
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,10 @@ import (
 )
 
 // Store keeps everything in maps behind one read-write mutex. Values are
-// copied in and out. The zero value is not usable; call New.
+// copied in and out of the store.Store methods; the store.Streamer
+// methods hand out the stored states themselves, which are never changed
+// in place (a write replaces them). The zero value is not usable; call
+// New.
 type Store struct {
 	// Now returns the current time; timestamps are truncated to
 	// microseconds in UTC. Tests may replace it before first use.
@@ -27,6 +31,7 @@ type Store struct {
 
 	mu       sync.RWMutex
 	projects map[string]*project // by name
+	quotas   store.Quotas        // under mu
 
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
@@ -36,6 +41,8 @@ type Store struct {
 type project struct {
 	store.Project
 	collections map[string]*collection
+	// bytes is what store.Quotas.MaxBytesPerProject counts.
+	bytes int64
 }
 
 type collection struct {
@@ -71,10 +78,15 @@ func (k *cluster) byName() []*record {
 }
 
 type record struct {
-	store.Record
+	// Record is the current state. It is never changed once published
+	// (copy-on-write: a write replaces the pointer), and neither is its
+	// Value, so that a snapshot of these pointers taken under the read
+	// lock can be read after the lock is released (store.Streamer).
+	*store.Record
 	// history holds the states the record had before, oldest first, at
-	// most the MaxVersions of the last write.
-	history []store.RecordVersion
+	// most the MaxVersions of the last write. Each state is immutable like
+	// Record.
+	history []*store.RecordVersion
 	// Computed at write time for the filters and sorting, so that a list
 	// lower-cases nothing but its query.
 	key       store.ValueKey
@@ -91,17 +103,80 @@ func (r *record) index() {
 
 var (
 	_ store.Store         = (*Store)(nil)
+	_ store.Streamer      = (*Store)(nil)
+	_ store.QuotaSetter   = (*Store)(nil)
 	_ store.UserDirectory = (*Store)(nil)
 )
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithQuotas sets the quotas the store enforces (default
+// store.DefaultQuotas; the zero Quotas enforces none).
+func WithQuotas(q store.Quotas) Option {
+	return func(s *Store) { s.quotas = q }
+}
+
 // New returns an empty store.
-func New() *Store {
-	return &Store{
+func New(opts ...Option) *Store {
+	s := &Store{
 		Now:         time.Now,
 		projects:    make(map[string]*project),
+		quotas:      store.DefaultQuotas,
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// SetQuotas implements store.QuotaSetter.
+func (s *Store) SetQuotas(q store.Quotas) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.quotas = q
+}
+
+// grow adds delta bytes to the project, or returns the *QuotaError of
+// growing past its quota and changes nothing. Callers hold s.mu.
+func (s *Store) grow(pr *project, delta int64) error {
+	if err := s.quotas.CheckBytes(pr.bytes, delta); err != nil {
+		return err
+	}
+	pr.bytes += delta
+	return nil
+}
+
+// size is what a name and a value count against the project's quota.
+func size(name string, value json.RawMessage) int64 { return int64(len(name) + len(value)) }
+
+// bytes is what the record counts: its current state and its history.
+func (r *record) bytes() int64 {
+	n := size(r.Name, r.Value)
+	for _, h := range r.history {
+		n += size(h.Name, h.Value)
+	}
+	return n
+}
+
+// bytes is what the cluster counts: its name and its records.
+func (k *cluster) bytes() int64 {
+	n := int64(len(k.Name))
+	for _, r := range k.records {
+		n += r.bytes()
+	}
+	return n
+}
+
+// bytes is what the collection counts: its name and its clusters.
+func (c *collection) bytes() int64 {
+	n := int64(len(c.Name))
+	for _, k := range c.clusters {
+		n += k.bytes()
+	}
+	return n
 }
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
@@ -230,6 +305,15 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	if _, ok := s.projects[p.Project]; ok {
 		return nil, &store.ExistsError{Kind: "project", Name: p.Project}
 	}
+	owned := 0
+	for _, pr := range s.projects {
+		if pr.OwnerID == p.Owner {
+			owned++
+		}
+	}
+	if err := s.quotas.CheckProjects(owned); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	pr := &project{
 		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now},
@@ -320,6 +404,9 @@ func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collec
 	if _, ok := pr.collections[p.Collection]; ok {
 		return nil, &store.ExistsError{Kind: "collection", Name: p.Collection}
 	}
+	if err := s.grow(pr, int64(len(p.Collection))); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	c := &collection{
 		Collection: store.Collection{ID: store.NewID(), Name: p.Collection, CreatedAt: now, UpdatedAt: now},
@@ -345,6 +432,9 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 		if _, ok := c.parent.collections[newName]; ok {
 			return nil, &store.ExistsError{Kind: "collection", Name: newName}
 		}
+		if err := s.grow(c.parent, int64(len(newName)-len(c.Name))); err != nil {
+			return nil, err
+		}
 		delete(c.parent.collections, c.Name)
 		c.Name, c.UpdatedAt = newName, s.now()
 		c.parent.collections[newName] = c
@@ -360,6 +450,7 @@ func (s *Store) DeleteCollection(_ context.Context, p store.Path) error {
 	if err != nil {
 		return err
 	}
+	c.parent.bytes -= c.bytes()
 	delete(c.parent.collections, c.Name)
 	return nil
 }
@@ -411,6 +502,9 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 	if _, ok := c.clusters[p.Cluster]; ok {
 		return nil, &store.ExistsError{Kind: "cluster", Name: p.Cluster}
 	}
+	if err := s.grow(c.parent, int64(len(p.Cluster))); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	k := &cluster{
 		Cluster: store.Cluster{ID: store.NewID(), Name: p.Cluster, CreatedAt: now, UpdatedAt: now},
@@ -437,6 +531,9 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 		if _, ok := k.parent.clusters[newName]; ok {
 			return nil, &store.ExistsError{Kind: "cluster", Name: newName}
 		}
+		if err := s.grow(k.parent.parent, int64(len(newName)-len(k.Name))); err != nil {
+			return nil, err
+		}
 		delete(k.parent.clusters, k.Name)
 		k.Name, k.UpdatedAt = newName, s.now()
 		k.parent.clusters[newName] = k
@@ -452,6 +549,7 @@ func (s *Store) DeleteCluster(_ context.Context, p store.Path) error {
 	if err != nil {
 		return err
 	}
+	k.parent.parent.bytes -= k.bytes()
 	delete(k.parent.clusters, k.Name)
 	return nil
 }
@@ -466,6 +564,13 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	if err != nil {
 		return nil, 0, err
 	}
+	page, total := matchRecords(k, q)
+	return cloneRecords(page), total, nil
+}
+
+// matchRecords returns the records of k that match q, in q's order, and
+// the number of matches. Callers hold s.mu.
+func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 	var matches []*record
 	m := newRecordMatcher(q)
 	for _, r := range k.byName() {
@@ -480,7 +585,55 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	default:
 		slices.SortFunc(matches, recordOrder(q.ListQuery))
 	}
-	return cloneRecords(window(matches, q.ListQuery)), len(matches), nil
+	return window(matches, q.ListQuery), len(matches)
+}
+
+// snapshot returns the current states of recs: immutable pointers, safe
+// to read once s.mu is released.
+func snapshot(recs []*record) []*store.Record {
+	out := make([]*store.Record, len(recs))
+	for i, r := range recs {
+		out[i] = r.Record
+	}
+	return out
+}
+
+// StreamRecords implements store.Streamer: the page is a snapshot of
+// immutable record pointers taken under the read lock; no value is
+// copied and no lock is held while the caller reads.
+func (s *Store) StreamRecords(_ context.Context, p store.Path, q store.RecordQuery) (int, iter.Seq2[*store.Record, error], error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return 0, nil, err
+	}
+	page, total := matchRecords(k, q)
+	return total, store.Items(snapshot(page)), nil
+}
+
+// StreamClusterRecords implements store.Streamer, as StreamRecords does.
+func (s *Store) StreamClusterRecords(_ context.Context, p store.Path) (*store.Cluster, iter.Seq2[*store.Record, error], error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, err := s.cluster(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k.out(false), store.Items(snapshot(k.byName())), nil
+}
+
+// StreamRecordVersions implements store.Streamer: the states are shared,
+// immutable, as StreamRecords does.
+func (s *Store) StreamRecordVersions(_ context.Context, p store.Path, q store.ListQuery) (int, iter.Seq2[*store.RecordVersion, error], error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, r, err := s.record(p)
+	if err != nil {
+		return 0, nil, err
+	}
+	all := r.versions()
+	return len(all), store.Items(window(all, q)), nil
 }
 
 // cloneRecords copies records out with three allocations in all: the
@@ -494,7 +647,7 @@ func cloneRecords(src []*record) []*store.Record {
 	out := make([]*store.Record, len(src))
 	buf := make([]byte, 0, size)
 	for i, r := range src {
-		recs[i] = r.Record
+		recs[i] = *r.Record
 		start := len(buf)
 		buf = append(buf, r.Value...)
 		recs[i].Value = buf[start:len(buf):len(buf)]
@@ -588,7 +741,13 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.
 		// The segment names that record, so it exists (API.md section 2).
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
-	r := &record{Record: *in.Clone()}
+	if err := s.quotas.CheckRecords(len(k.records)); err != nil {
+		return nil, err
+	}
+	if err := s.quotas.CheckBytes(k.project().bytes, size(name, in.Value)); err != nil {
+		return nil, err
+	}
+	r := &record{Record: in.Clone()}
 	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, w.Actor
 	if r.ID == "" {
 		r.ID = store.NewID()
@@ -599,6 +758,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.
 	k.records[r.Name] = r
 	k.byID[r.ID] = r
 	k.sorted.Store(nil)
+	k.project().bytes += size(r.Name, r.Value)
 	return r, nil
 }
 
@@ -638,30 +798,50 @@ func (s *Store) updateRecord(k *cluster, r *record, w store.Write, update func(*
 			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
-	if err := w.Check(&r.Record); err != nil {
+	if err := w.Check(r.Record); err != nil {
 		return err
 	}
-	s.write(k, r, next.Name, next.Type, next.Value, w)
-	return nil
+	return s.write(k, r, next.Name, next.Type, next.Value, w)
 }
 
 // write makes name, type and value the record's new state, keeping the
-// state it replaces in its history, cut to w.MaxVersions.
-func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) {
+// state it replaces in its history, cut to w.MaxVersions; or returns the
+// *QuotaError of a project that would grow past its quota and changes
+// nothing.
+func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) error {
+	old := size(r.Name, r.Value)
+	delta := size(name, value) - old
+	kept := len(r.history)
 	if w.MaxVersions > 0 {
-		r.history = append(r.history, *store.VersionOf(&r.Record))
+		delta += old
+		kept++
+	}
+	for i := 0; i < kept-max(w.MaxVersions, 0); i++ { // the versions dropped
+		delta -= size(r.history[i].Name, r.history[i].Value)
+	}
+	if err := s.grow(k.project(), delta); err != nil {
+		return err
+	}
+	if w.MaxVersions > 0 {
+		r.history = append(r.history, sharedVersion(r.Record))
 	}
 	if drop := len(r.history) - max(w.MaxVersions, 0); drop > 0 {
 		r.history = slices.Delete(r.history, 0, drop)
 	}
 	delete(k.records, r.Name)
-	r.Name, r.Type, r.Value = name, t, append(json.RawMessage(nil), value...)
-	r.Version++
-	r.UpdatedAt, r.UpdatedBy = s.now(), w.Actor
+	next := *r.Record
+	next.Name, next.Type, next.Value = name, t, append(json.RawMessage(nil), value...)
+	next.Version++
+	next.UpdatedAt, next.UpdatedBy = s.now(), w.Actor
+	r.Record = &next
 	r.index()
 	k.records[r.Name] = r
 	k.sorted.Store(nil)
+	return nil
 }
+
+// project returns the project the cluster is in.
+func (k *cluster) project() *project { return k.parent.parent }
 
 // DeleteRecord implements store.Store.
 func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) error {
@@ -671,45 +851,54 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 	if err != nil {
 		return err
 	}
-	if err := w.Check(&r.Record); err != nil {
+	if err := w.Check(r.Record); err != nil {
 		return err
 	}
 	k.remove(r)
 	return nil
 }
 
-// remove takes r out of k.
+// remove takes r out of k, and its bytes out of the project's count.
 func (k *cluster) remove(r *record) {
+	k.project().bytes -= r.bytes()
 	delete(k.records, r.Name)
 	delete(k.byID, r.ID)
 	k.sorted.Store(nil)
 }
 
-// add puts r into k.
+// add puts r into k, and its bytes into the project's count.
 func (k *cluster) add(r *record) {
+	k.project().bytes += r.bytes()
 	k.records[r.Name] = r
 	k.byID[r.ID] = r
 	k.sorted.Store(nil)
 }
 
-// versions returns the record's states, newest first.
+// sharedVersion returns the state cur as a RecordVersion sharing cur's
+// (immutable) value.
+func sharedVersion(cur *store.Record) *store.RecordVersion {
+	return &store.RecordVersion{RecordID: cur.ID, Version: cur.Version, Name: cur.Name, Type: cur.Type,
+		Value: cur.Value, ChangedAt: cur.UpdatedAt, ChangedBy: cur.UpdatedBy}
+}
+
+// versions returns the record's states, newest first, shared (read-only).
 func (r *record) versions() []*store.RecordVersion {
 	out := make([]*store.RecordVersion, 0, len(r.history)+1)
-	out = append(out, store.VersionOf(&r.Record))
+	out = append(out, sharedVersion(r.Record))
 	for i := len(r.history) - 1; i >= 0; i-- {
-		out = append(out, r.history[i].Clone())
+		out = append(out, r.history[i])
 	}
 	return out
 }
 
-// version returns the record's state at version v, or nil.
+// version returns a copy of the record's state at version v, or nil.
 func (r *record) version(v int64) *store.RecordVersion {
 	if v == r.Version {
-		return store.VersionOf(&r.Record)
+		return store.VersionOf(r.Record)
 	}
-	for i := range r.history {
-		if r.history[i].Version == v {
-			return r.history[i].Clone()
+	for _, h := range r.history {
+		if h.Version == v {
+			return h.Clone()
 		}
 	}
 	return nil
@@ -724,7 +913,11 @@ func (s *Store) FindRecordVersions(_ context.Context, p store.Path, q store.List
 		return nil, 0, err
 	}
 	all := r.versions()
-	return window(all, q), len(all), nil
+	page := window(all, q)
+	for i, v := range page {
+		page[i] = v.Clone()
+	}
+	return page, len(all), nil
 }
 
 // FindRecordVersion implements store.Store.
@@ -739,7 +932,7 @@ func (s *Store) FindRecordVersion(_ context.Context, p store.Path, version int64
 	if v == nil {
 		return nil, store.VersionNotFound(version)
 	}
-	return v.At(&r.Record), nil
+	return v.At(r.Record), nil
 }
 
 // RestoreRecord implements store.Store.
@@ -754,10 +947,12 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if v == nil {
 		return nil, store.VersionNotFound(version)
 	}
-	if err := w.Check(&r.Record); err != nil {
+	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
-	s.write(k, r, r.Name, v.Type, v.Value, w)
+	if err := s.write(k, r, r.Name, v.Type, v.Value, w); err != nil {
+		return nil, err
+	}
 	return r.Clone(), nil
 }
 
@@ -766,10 +961,11 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.recordByID(id)
+	k, r := s.clusterRecordByID(id)
 	if r == nil {
 		return false, &store.NotFoundError{Kind: "record", Name: id}
 	}
+	before := r.bytes()
 	// Every new value is computed first, so that an error changes nothing.
 	cur := r.Value
 	changed := false
@@ -796,29 +992,46 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 			hist[i], changed = append(json.RawMessage(nil), v...), true
 		}
 	}
-	r.Value = cur
-	for i := range r.history {
-		r.history[i].Value = hist[i]
+	// Copy-on-write: states already handed to readers stay as they are.
+	if changed {
+		next := *r.Record
+		next.Value = cur
+		r.Record = &next
+		for i, h := range r.history {
+			if string(hist[i]) != string(h.Value) {
+				c := *h
+				c.Value = hist[i]
+				r.history[i] = &c
+			}
+		}
+		k.project().bytes += r.bytes() - before // re-sealing is never refused
 	}
 	return changed, nil
 }
 
 // recordByID returns the record with id anywhere in the store, or nil.
 func (s *Store) recordByID(id string) *record {
+	_, r := s.clusterRecordByID(id)
+	return r
+}
+
+// clusterRecordByID returns the record with id anywhere in the store and
+// its cluster, or nils.
+func (s *Store) clusterRecordByID(id string) (*cluster, *record) {
 	id, ok := store.CanonicalUUID(id)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	for _, pr := range s.projects {
 		for _, c := range pr.collections {
 			for _, k := range c.clusters {
 				if r, ok := k.byID[id]; ok {
-					return r
+					return k, r
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // FindCredentialRecords implements store.Store.

@@ -15,3 +15,7 @@ func TestConformance(t *testing.T) {
 func TestUsersConformance(t *testing.T) {
 	storetest.RunUsers(t, func(t *testing.T) store.UserDirectory { return memory.New() })
 }
+
+func TestQuotas(t *testing.T) {
+	storetest.RunQuotas(t, func(t *testing.T, q store.Quotas) store.Store { return memory.New(memory.WithQuotas(q)) })
+}

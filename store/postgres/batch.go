@@ -29,7 +29,7 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 		if err != nil {
 			return err
 		}
-		tx := &pgTx{q: q, b: b, now: s.now(), project: p.Project}
+		tx := &pgTx{q: q, b: b, now: s.now(), project: p.Project, quotas: s.currentQuotas()}
 		var owner string
 		if err := row.Scan(&tx.projectID, &owner); err != nil {
 			return notFoundOr(err, "project", p.Project)
@@ -69,6 +69,7 @@ type pgTx struct {
 	now       time.Time
 	project   string
 	projectID string
+	quotas    store.Quotas
 }
 
 // path is the Path of op, without an owner (the batch checked it).
@@ -112,6 +113,9 @@ func (tx *pgTx) ensureCollection(ctx context.Context, name string) (string, bool
 		(id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 		ON CONFLICT (project_id, name) DO NOTHING RETURNING 1`,
 		id, tx.projectID, name, strings.ToLower(name), tx.now)
+	if err == nil {
+		err = tx.q.addBytes(ctx, tx.projectID, int64(len(name)), tx.quotas, tx.project)
+	}
 	return id, err == nil, err
 }
 
@@ -138,6 +142,9 @@ func (tx *pgTx) ensureCluster(ctx context.Context, op store.Op) (string, bool, e
 		(id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 		ON CONFLICT (collection_id, name) DO NOTHING RETURNING 1`,
 		clusterID, collectionID, op.Cluster, strings.ToLower(op.Cluster), tx.now)
+	if err == nil {
+		err = tx.q.addBytes(ctx, tx.projectID, int64(len(op.Cluster)), tx.quotas, tx.project)
+	}
 	return clusterID, err == nil || created, err
 }
 
@@ -154,13 +161,13 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	case store.OpDeleteCollection:
 		id, _, err := tx.lookup(ctx, op, levelCollection)
 		if err == nil {
-			err = tx.q.deleteByID(ctx, "hds_collections", id, "collection", op.Collection)
+			err = tx.q.deleteCollection(ctx, id, op.Collection, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpDeleteCluster:
 		_, id, err := tx.lookup(ctx, op, levelCluster)
 		if err == nil {
-			err = tx.q.deleteByID(ctx, "hds_clusters", id, "cluster", op.Cluster)
+			err = tx.q.deleteCluster(ctx, id, op.Cluster, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
@@ -198,7 +205,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err != nil {
 			return store.OpResult{}, err
 		}
-		r, err := tx.q.createRecord(ctx, clusterID, op.Cluster, op.Record, op.New, w, tx.now)
+		r, err := tx.q.createRecord(ctx, clusterID, op.Cluster, op.Record, op.New, w, tx.now, tx.quotas, tx.project)
 		if err != nil {
 			return store.OpResult{}, err
 		}
@@ -208,12 +215,12 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err
 		}
-		return store.OpResult{}, tx.q.deleteByID(ctx, "hds_records", cur.ID, "record", op.Record)
+		return store.OpResult{}, tx.q.deleteRecord(ctx, cur, clusterID, op.Record, tx.project)
 	}
 	if op.Update == nil {
 		return store.OpResult{}, errors.New("postgres: an update without a function")
 	}
-	r, err := tx.q.updateLocked(ctx, cur, clusterID, w, op.Update, tx.now)
+	r, err := tx.q.updateLocked(ctx, cur, clusterID, w, op.Update, tx.now, tx.quotas, tx.project)
 	if errors.Is(err, store.ErrUnchanged) {
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err

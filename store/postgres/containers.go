@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/hds-go/hds/store"
@@ -240,10 +241,31 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 	}
 	now := s.now()
 	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now}
-	err = s.q().insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
-		(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
-		ON CONFLICT (name) DO NOTHING RETURNING 1`,
-		pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
+	insert := func(q queryer) error {
+		return q.insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
+			(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+			ON CONFLICT (name) DO NOTHING RETURNING 1`,
+			pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
+	}
+	if quotas := s.currentQuotas(); quotas.MaxProjectsPerUser == 0 {
+		err = insert(s.q())
+	} else {
+		err = s.inTx(ctx, func(q queryer) error {
+			// The owner's projects are counted and the new one inserted
+			// under a lock on the owner.
+			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Owner); err != nil {
+				return err
+			}
+			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, p.Owner)
+			if err != nil {
+				return err
+			}
+			if err := quotas.CheckProjects(n); err != nil {
+				return err
+			}
+			return insert(q)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -368,10 +390,16 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (_ *store.Co
 	}
 	now := s.now()
 	c := &store.Collection{ID: store.NewID(), Name: p.Collection, Project: p.Project, CreatedAt: now, UpdatedAt: now}
-	err = q.insert(ctx, "collection", c.Name, "project", p.Project, `INSERT INTO hds_collections
-		(id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
-		ON CONFLICT (project_id, name) DO NOTHING RETURNING 1`,
-		c.ID, r.project, c.Name, strings.ToLower(c.Name), now)
+	err = s.inTx(ctx, func(q queryer) error {
+		err := q.insert(ctx, "collection", c.Name, "project", p.Project, `INSERT INTO hds_collections
+			(id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+			ON CONFLICT (project_id, name) DO NOTHING RETURNING 1`,
+			c.ID, r.project, c.Name, strings.ToLower(c.Name), now)
+		if err != nil {
+			return err
+		}
+		return q.addBytes(ctx, r.project, int64(len(c.Name)), s.currentQuotas(), p.Project)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -395,20 +423,27 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 	if err != nil {
 		return nil, err
 	}
-	row, err := q.row(ctx, `UPDATE hds_collections c SET name = $3, name_lower = $4, updated_at = $5
-		WHERE c.project_id = $1 AND c.name = $2 RETURNING `+collectionColumns,
-		r.project, p.Collection, newName, strings.ToLower(newName), s.now())
+	var c *store.Collection
+	err = s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `UPDATE hds_collections c SET name = $3, name_lower = $4, updated_at = $5
+			WHERE c.project_id = $1 AND c.name = $2 RETURNING `+collectionColumns,
+			r.project, p.Collection, newName, strings.ToLower(newName), s.now())
+		if err != nil {
+			return err
+		}
+		c, err = scanCollection(row, p.Project)
+		switch err = renamed(err, "collection", newName); {
+		case errors.Is(err, sql.ErrNoRows):
+			return &store.NotFoundError{Kind: "collection", Name: p.Collection}
+		case err != nil:
+			return err
+		}
+		return q.addBytes(ctx, r.project, int64(len(newName)-len(p.Collection)), s.currentQuotas(), p.Project)
+	})
 	if err != nil {
 		return nil, err
 	}
-	c, err := scanCollection(row, p.Project)
-	switch err = renamed(err, "collection", newName); {
-	case err == nil:
-		return c, nil
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, &store.NotFoundError{Kind: "collection", Name: p.Collection}
-	}
-	return nil, err
+	return c, nil
 }
 
 // DeleteCollection implements store.Store.
@@ -420,7 +455,33 @@ func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) 
 	if err != nil {
 		return err
 	}
-	return q.deleteByID(ctx, "hds_collections", r.collection.String, "collection", p.Collection)
+	return s.inTx(ctx, func(q queryer) error {
+		return q.deleteCollection(ctx, r.collection.String, p.Collection, r.project, p.Project)
+	})
+}
+
+// deleteCollection deletes the collection with id (named name) of the
+// project with projectID, and takes what it counted off the project's
+// bytes (store.Quotas).
+func (q queryer) deleteCollection(ctx context.Context, id, name, projectID, projectName string) error {
+	// Lock what goes, so that the bytes counted are the bytes deleted.
+	if _, err := q.exec(ctx, `SELECT 1 FROM hds_clusters WHERE collection_id = $1 FOR UPDATE`, id); err != nil {
+		return err
+	}
+	in := `r.cluster_id IN (SELECT id FROM hds_clusters WHERE collection_id = $1)`
+	if _, err := q.exec(ctx, `SELECT 1 FROM hds_records r WHERE `+in+` FOR UPDATE`, id); err != nil {
+		return err
+	}
+	n, err := q.sum(ctx, `SELECT (`+fmt.Sprintf(bytesSQL, in, in)+`)
+		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_clusters WHERE collection_id = $1)
+		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_collections WHERE id = $1)`, id)
+	if err != nil {
+		return err
+	}
+	if err := q.deleteByID(ctx, "hds_collections", id, "collection", name); err != nil {
+		return err
+	}
+	return q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName)
 }
 
 // --- clusters ---
@@ -514,10 +575,16 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (_ *store.Clust
 	}
 	now := s.now()
 	k := &store.Cluster{ID: store.NewID(), Name: p.Cluster, Project: p.Project, Collection: p.Collection, CreatedAt: now, UpdatedAt: now}
-	err = q.insert(ctx, "cluster", k.Name, "collection", p.Collection, `INSERT INTO hds_clusters
-		(id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
-		ON CONFLICT (collection_id, name) DO NOTHING RETURNING 1`,
-		k.ID, r.collection.String, k.Name, strings.ToLower(k.Name), now)
+	err = s.inTx(ctx, func(q queryer) error {
+		err := q.insert(ctx, "cluster", k.Name, "collection", p.Collection, `INSERT INTO hds_clusters
+			(id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+			ON CONFLICT (collection_id, name) DO NOTHING RETURNING 1`,
+			k.ID, r.collection.String, k.Name, strings.ToLower(k.Name), now)
+		if err != nil {
+			return err
+		}
+		return q.addBytes(ctx, r.project, int64(len(k.Name)), s.currentQuotas(), p.Project)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -541,20 +608,27 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 	if newName == p.Cluster {
 		return q.findCluster(ctx, p, r.cluster.String)
 	}
-	row, err := q.row(ctx, `UPDATE hds_clusters k SET name = $3, name_lower = $4, updated_at = $5
-		WHERE k.collection_id = $1 AND k.name = $2 RETURNING `+clusterColumns,
-		r.collection.String, p.Cluster, newName, strings.ToLower(newName), s.now())
+	var k *store.Cluster
+	err = s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `UPDATE hds_clusters k SET name = $3, name_lower = $4, updated_at = $5
+			WHERE k.collection_id = $1 AND k.name = $2 RETURNING `+clusterColumns,
+			r.collection.String, p.Cluster, newName, strings.ToLower(newName), s.now())
+		if err != nil {
+			return err
+		}
+		k, err = scanCluster(row, p)
+		switch err = renamed(err, "cluster", newName); {
+		case errors.Is(err, sql.ErrNoRows):
+			return &store.NotFoundError{Kind: "cluster", Name: p.Cluster}
+		case err != nil:
+			return err
+		}
+		return q.addBytes(ctx, r.project, int64(len(newName)-len(p.Cluster)), s.currentQuotas(), p.Project)
+	})
 	if err != nil {
 		return nil, err
 	}
-	k, err := scanCluster(row, p)
-	switch err = renamed(err, "cluster", newName); {
-	case err == nil:
-		return k, nil
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, &store.NotFoundError{Kind: "cluster", Name: p.Cluster}
-	}
-	return nil, err
+	return k, nil
 }
 
 // DeleteCluster implements store.Store.
@@ -566,5 +640,30 @@ func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
 	if err != nil {
 		return err
 	}
-	return q.deleteByID(ctx, "hds_clusters", r.cluster.String, "cluster", p.Cluster)
+	return s.inTx(ctx, func(q queryer) error {
+		return q.deleteCluster(ctx, r.cluster.String, p.Cluster, r.project, p.Project)
+	})
+}
+
+// deleteCluster deletes the cluster with id (named name) of the project
+// with projectID, and takes what it counted off the project's bytes
+// (store.Quotas).
+func (q queryer) deleteCluster(ctx context.Context, id, name, projectID, projectName string) error {
+	// Lock what goes, so that the bytes counted are the bytes deleted.
+	if err := q.lockCluster(ctx, id, name); err != nil {
+		return err
+	}
+	if _, err := q.exec(ctx, `SELECT 1 FROM hds_records WHERE cluster_id = $1 FOR UPDATE`, id); err != nil {
+		return err
+	}
+	in := `r.cluster_id = $1`
+	n, err := q.sum(ctx, `SELECT (`+fmt.Sprintf(bytesSQL, in, in)+`)
+		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_clusters WHERE id = $1)`, id)
+	if err != nil {
+		return err
+	}
+	if err := q.deleteByID(ctx, "hds_clusters", id, "cluster", name); err != nil {
+		return err
+	}
+	return q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName)
 }

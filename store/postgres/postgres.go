@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +41,7 @@ type Store struct {
 	db      *sqlx.DB
 	timeout time.Duration
 	stmts   sync.Map // query text -> *sqlx.Stmt
+	quotas  atomic.Pointer[store.Quotas]
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -186,7 +188,28 @@ func (q queryer) exec(ctx context.Context, query string, args ...any) (sql.Resul
 }
 
 // inTx runs f in one transaction, committed when f returns nil.
+//
+// A transaction that PostgreSQL aborts as a deadlock victim (40P01) or a
+// serialization failure (40001) is run again, f included, up to
+// txAttempts times in all: single writes lock a record and then their
+// project's byte count, batches the project and then records, so a write
+// and a batch on one project can deadlock, and the loser retries.
 func (s *Store) inTx(ctx context.Context, f func(q queryer) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.tryTx(ctx, f)
+		if attempt < txAttempts && pq.As(err, "40P01", "40001") != nil && ctx.Err() == nil {
+			continue
+		}
+		return err
+	}
+}
+
+// txAttempts is how many times inTx runs a transaction that lost a
+// deadlock or a serialization conflict.
+const txAttempts = 3
+
+// tryTx runs f in one transaction, committed when f returns nil.
+func (s *Store) tryTx(ctx context.Context, f func(q queryer) error) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return classify(err)

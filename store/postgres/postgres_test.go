@@ -19,3 +19,9 @@ func TestStore(t *testing.T) {
 func TestUsers(t *testing.T) {
 	storetest.RunUsers(t, func(t *testing.T) store.UserDirectory { return postgres.New(pgtest.New(t)) })
 }
+
+func TestQuotas(t *testing.T) {
+	storetest.RunQuotas(t, func(t *testing.T, q store.Quotas) store.Store {
+		return postgres.New(pgtest.New(t), postgres.WithQuotas(q))
+	})
+}

@@ -25,10 +25,10 @@ func scanRecordWith(row interface{ Scan(...any) error }, lead ...any) (*store.Re
 
 func scanRecordAt(row interface{ Scan(...any) error }, lead, extra []any) (*store.Record, error) {
 	var r store.Record
-	var typ, value string
-	dest := append(lead, &r.ID, &r.Name, &typ, &value, &r.Version, &r.CreatedAt, &r.UpdatedAt, &r.UpdatedBy)
-	err := row.Scan(append(dest, extra...)...)
-	r.Type, r.Value = store.DataType(typ), json.RawMessage(value)
+	var typ string
+	dest := append(lead, &r.ID, &r.Name, &typ, (*[]byte)(&r.Value), &r.Version, &r.CreatedAt, &r.UpdatedAt, &r.UpdatedBy)
+	err := row.Scan(append(dest, extra...)...) // the value is copied once
+	r.Type = store.DataType(typ)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return &r, err
 }
@@ -137,7 +137,14 @@ var recordSortColumns = map[store.SortField]string{
 
 // FindRecords implements store.Store. Filters run in SQL; only the filters
 // in use appear in the statement, so each combination gets its own plan.
-func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) (_ []*store.Record, _ int, err error) {
+func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) ([]*store.Record, int, error) {
+	return findRecords(s, ctx, p, rq, recordColumns, scanRecord)
+}
+
+// findRecords runs FindRecords' statement with the record columns given
+// (recordColumns, or lazyRecordColumns for streaming), scanned by scan.
+func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.RecordQuery, columns string,
+	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) (_ []T, _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
@@ -160,7 +167,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 	}
 	if rq.HasValue {
 		if !storable(rq.Value) {
-			return []*store.Record{}, 0, nil
+			return []T{}, 0, nil
 		}
 		// The prefix is what hds_records_vtext_prefix holds.
 		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
@@ -169,13 +176,13 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 	}
 	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+recordColumns+`, count(*) OVER () FROM hds_records r WHERE `+where.String()+
+	rows, err := q.rows(ctx, `SELECT `+columns+`, count(*) OVER () FROM hds_records r WHERE `+where.String()+
 		` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 		append(args, rq.Limit, rq.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.Record, error) { return scanRecord(r, total) },
+	return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) },
 		func() (int, error) {
 			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), args...)
 		})
@@ -220,15 +227,37 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	if err != nil {
 		return nil, err
 	}
-	return q.createRecord(ctx, res.cluster.String, p.Cluster, p.Record, in, w, s.now())
+	var out *store.Record
+	err = s.inTx(ctx, func(q queryer) error {
+		out, err = q.createRecord(ctx, res.cluster.String, p.Cluster, p.Record, in, w, s.now(), s.currentQuotas(), p.Project)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // createRecord inserts the record name into the cluster with that id
 // (named clusterName) from in.
 func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name string, in *store.Record,
-	w store.Write, now time.Time) (*store.Record, error) {
+	w store.Write, now time.Time, quotas store.Quotas, projectName string) (*store.Record, error) {
 	if err := store.ValidateName(name); err != nil {
 		return nil, err
+	}
+	// The cluster's row is locked so that its records are counted exactly
+	// (store.Quotas).
+	if err := q.lockCluster(ctx, clusterID, clusterName); err != nil {
+		return nil, err
+	}
+	if quotas.MaxRecordsPerCluster > 0 {
+		n, err := q.count(ctx, `SELECT count(*) FROM hds_records WHERE cluster_id = $1`, clusterID)
+		if err != nil {
+			return nil, err
+		}
+		if err := quotas.CheckRecords(n); err != nil {
+			return nil, err
+		}
 	}
 	if err := q.nameIsNoID(ctx, clusterID, name, ""); err != nil {
 		return nil, err
@@ -245,6 +274,9 @@ func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name 
 		ON CONFLICT (cluster_id, name) DO NOTHING RETURNING 1`,
 		r.ID, clusterID, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
 		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, w.Actor)
+	if err == nil {
+		err = q.addBytesOfCluster(ctx, clusterID, size(r.Name, r.Value), quotas, projectName)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +298,7 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 		if err != nil {
 			return err
 		}
-		out, err = q.updateLocked(ctx, cur, clusterID, w, update, s.now())
+		out, err = q.updateLocked(ctx, cur, clusterID, w, update, s.now(), s.currentQuotas(), p.Project)
 		return err
 	})
 	if err != nil {
@@ -279,7 +311,7 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 // in, with the checks of UpdateRecord. Update's error comes back as a
 // callerError; a failed precondition must roll the transaction back.
 func (q queryer) updateLocked(ctx context.Context, cur *store.Record, clusterID string, w store.Write,
-	update func(*store.Record) error, now time.Time) (*store.Record, error) {
+	update func(*store.Record) error, now time.Time, quotas store.Quotas, projectName string) (*store.Record, error) {
 	next := cur.Clone()
 	if err := update(next); err != nil {
 		return nil, callerError{err}
@@ -292,11 +324,14 @@ func (q queryer) updateLocked(ctx context.Context, cur *store.Record, clusterID 
 			return nil, err
 		}
 	}
-	out, err := q.write(ctx, cur, next.Name, next.Type, next.Value, now, w)
+	out, delta, err := q.write(ctx, cur, next.Name, next.Type, next.Value, now, w)
 	if err != nil {
 		return nil, err
 	}
-	return out, w.Check(cur)
+	if err := w.Check(cur); err != nil {
+		return nil, err
+	}
+	return out, q.addBytesOfCluster(ctx, clusterID, delta, quotas, projectName)
 }
 
 // writeSQL writes a record's new state and, in the same statement, keeps
@@ -317,71 +352,101 @@ WHERE id = $1`
 
 // write makes name, t and value the new state of the locked record cur,
 // written at now by w.Actor, keeping cur's state in the history as
-// w.MaxVersions says. It returns the new record.
+// w.MaxVersions says. It returns the new record and by how many bytes
+// its project grows (store.Quotas), which the caller adds.
 func (q queryer) write(ctx context.Context, cur *store.Record, name string, t store.DataType, value json.RawMessage,
-	now time.Time, w store.Write) (*store.Record, error) {
+	now time.Time, w store.Write) (*store.Record, int64, error) {
 	next := &store.Record{ID: cur.ID, Name: name, Type: t, Value: append(json.RawMessage(nil), value...),
 		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: now, UpdatedBy: w.Actor}
 	keep := max(w.MaxVersions, 0)
+	// The versions writeSQL drops.
+	pruned, err := q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
+		FROM hds_record_versions WHERE record_id = $1 AND version <= $2`, cur.ID, cur.Version-int64(keep))
+	if err != nil {
+		return nil, 0, err
+	}
+	delta := size(next.Name, next.Value) - size(cur.Name, cur.Value) - pruned
+	if keep > 0 {
+		delta += size(cur.Name, cur.Value)
+	}
 	vc := valueColumnsOf(next.Type, next.Value)
-	_, err := q.exec(ctx, writeSQL,
+	_, err = q.exec(ctx, writeSQL,
 		next.ID, next.Name, strings.ToLower(next.Name), string(next.Type), string(next.Value), next.Version,
 		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, next.UpdatedAt, next.UpdatedBy,
 		cur.Version, keep > 0, keep,
 		cur.Name, string(cur.Type), string(cur.Value), cur.UpdatedAt, cur.UpdatedBy)
 	if isUniqueViolation(err) {
-		return nil, &store.ExistsError{Kind: "record", Name: next.Name}
+		return nil, 0, &store.ExistsError{Kind: "record", Name: next.Name}
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return next, nil
+	return next, delta, nil
 }
 
-// DeleteRecord implements store.Store. A conditional delete is one
-// statement that deletes the record only at the version it was found at
-// (DELETE ... WHERE id AND version); when that finds no row, the record
-// changed or went meanwhile and is looked up again.
+// size is what a name and a value count against a project's quota.
+func size(name string, value json.RawMessage) int64 { return int64(len(name) + len(value)) }
+
+// DeleteRecord implements store.Store, in one transaction on the locked
+// record: the condition is checked on it, and the bytes it and its
+// history held are given back to its project (store.Quotas).
 func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	q := s.q()
-	for {
-		r, _, err := q.findRecord(ctx, p, findRecordQuery)
+	return s.inTx(ctx, func(q queryer) error {
+		r, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
-		}
-		if w.IfMatch == nil {
-			return q.deleteByID(ctx, "hds_records", r.ID, "record", p.Record)
 		}
 		if err := w.Check(r); err != nil {
 			return err
 		}
-		res, err := q.exec(ctx, `DELETE FROM hds_records WHERE id = $1 AND version = $2`, r.ID, r.Version)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return classify(err)
-		} else if n == 1 {
-			return nil
-		}
+		return q.deleteRecord(ctx, r, clusterID, p.Record, p.Project)
+	})
+}
+
+// deleteRecord deletes the locked record r of the cluster with clusterID
+// (named name in the request), and takes it and its history off the
+// project's bytes (store.Quotas).
+func (q queryer) deleteRecord(ctx context.Context, r *store.Record, clusterID, name, projectName string) error {
+	history, err := q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
+		FROM hds_record_versions WHERE record_id = $1`, r.ID)
+	if err != nil {
+		return err
 	}
+	if err := q.deleteByID(ctx, "hds_records", r.ID, "record", name); err != nil {
+		return err
+	}
+	return q.addBytesOfCluster(ctx, clusterID, -size(r.Name, r.Value)-history, store.Quotas{}, projectName)
 }
 
 const versionColumns = `version, name, type, value, changed_at, changed_by`
 
 func scanVersion(row interface{ Scan(...any) error }, extra ...any) (*store.RecordVersion, error) {
 	var v store.RecordVersion
-	var typ, value string
-	err := row.Scan(append([]any{&v.Version, &v.Name, &typ, &value, &v.ChangedAt, &v.ChangedBy}, extra...)...)
-	v.Type, v.Value, v.ChangedAt = store.DataType(typ), json.RawMessage(value), v.ChangedAt.UTC()
+	var typ string
+	err := row.Scan(append([]any{&v.Version, &v.Name, &typ, (*[]byte)(&v.Value), &v.ChangedAt, &v.ChangedBy}, extra...)...)
+	v.Type, v.ChangedAt = store.DataType(typ), v.ChangedAt.UTC()
 	return &v, err
 }
 
 // FindRecordVersions implements store.Store: the record's path in one
 // round trip, its states in another.
-func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.RecordVersion, _ int, err error) {
+func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.RecordVersion, int, error) {
+	page, total, err := s.findRecordVersions(ctx, p, lq, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*store.RecordVersion, len(page))
+	for i, v := range page {
+		out[i] = v.item
+	}
+	return out, total, nil
+}
+
+// findRecordVersions reads a page of the record's states; with lazy, the
+// values of kept versions larger than inlineBytes are left out.
+func (s *Store) findRecordVersions(ctx context.Context, p store.Path, lq store.ListQuery, lazily bool) (_ []lazy[*store.RecordVersion], _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
@@ -397,28 +462,39 @@ func (s *Store) FindRecordVersions(ctx context.Context, p store.Path, lq store.L
 	if err != nil {
 		return nil, 0, err
 	}
-	out := []*store.RecordVersion{}
+	out := []lazy[*store.RecordVersion]{}
 	offset, limit := lq.Offset, lq.Limit
 	if offset == 0 && limit > 0 {
-		out = append(out, store.VersionOf(cur))
+		v := store.VersionOf(cur)
+		v.Value = cur.Value // cur is ours: no copy
+		out = append(out, lazy[*store.RecordVersion]{item: v})
 		limit--
 	} else if offset > 0 {
 		offset--
 	}
 	if limit > 0 && offset < kept {
-		rows, err := q.rows(ctx, `SELECT `+versionColumns+` FROM hds_record_versions WHERE record_id = $1
+		columns := versionColumns
+		if lazily {
+			columns = lazyVersionColumns
+		}
+		rows, err := q.rows(ctx, `SELECT `+columns+` FROM hds_record_versions v WHERE record_id = $1
 			ORDER BY version DESC LIMIT $2 OFFSET $3`, cur.ID, limit, offset)
 		if err != nil {
 			return nil, 0, err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			v, err := scanVersion(rows)
+			var it lazy[*store.RecordVersion]
+			if lazily {
+				it, err = scanLazyVersion(rows)
+			} else {
+				it.item, err = scanVersion(rows)
+			}
 			if err != nil {
 				return nil, 0, classify(err)
 			}
-			v.RecordID = cur.ID
-			out = append(out, v)
+			it.item.RecordID = cur.ID
+			out = append(out, it)
 		}
 		if err := rows.Err(); err != nil {
 			return nil, 0, classify(err)
@@ -470,7 +546,7 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 	defer end(&err)
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
-		cur, _, err := q.findRecord(ctx, p, lockRecordQuery)
+		cur, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
@@ -481,8 +557,11 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 		if err := w.Check(cur); err != nil {
 			return err
 		}
-		out, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), w)
-		return err
+		var delta int64
+		if out, delta, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), w); err != nil {
+			return err
+		}
+		return q.addBytesOfCluster(ctx, clusterID, delta, s.currentQuotas(), p.Project)
 	})
 	if err != nil {
 		return nil, err
@@ -502,12 +581,13 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 	}
 	changed := false
 	err = s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT type, value FROM hds_records WHERE id = $1 FOR UPDATE`, rid)
+		row, err := q.row(ctx, `SELECT type, value, cluster_id FROM hds_records WHERE id = $1 FOR UPDATE`, rid)
 		if err != nil {
 			return err
 		}
-		var typ, value string
-		switch err := row.Scan(&typ, &value); {
+		var typ, value, clusterID string
+		var delta int64 // what re-sealing changes in the project's bytes (never refused)
+		switch err := row.Scan(&typ, &value, &clusterID); {
 		case errors.Is(err, sql.ErrNoRows):
 			return &store.NotFoundError{Kind: "record", Name: id}
 		case err != nil:
@@ -523,6 +603,7 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 					return err
 				}
 				changed = true
+				delta += int64(len(v) - len(value))
 			}
 		}
 		rows, err := q.rows(ctx, `SELECT version, type, value FROM hds_record_versions
@@ -533,6 +614,7 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 		type stale struct {
 			version int64
 			value   json.RawMessage
+			was     int
 		}
 		var updates []stale
 		for rows.Next() {
@@ -547,7 +629,7 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 				return err
 			}
 			if ok {
-				updates = append(updates, stale{version, v})
+				updates = append(updates, stale{version, v, len(value)})
 			}
 		}
 		if err := rows.Err(); err != nil {
@@ -560,8 +642,9 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 				return err
 			}
 			changed = true
+			delta += int64(len(u.value) - u.was)
 		}
-		return nil
+		return q.addBytesOfCluster(ctx, clusterID, delta, store.Quotas{}, "")
 	})
 	if err != nil {
 		return false, err

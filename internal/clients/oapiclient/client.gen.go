@@ -160,6 +160,7 @@ const (
 	INVALIDREQUEST       ErrorCode = "INVALID_REQUEST"
 	PRECONDITIONFAILED   ErrorCode = "PRECONDITION_FAILED"
 	PRECONDITIONREQUIRED ErrorCode = "PRECONDITION_REQUIRED"
+	QUOTAEXCEEDED        ErrorCode = "QUOTA_EXCEEDED"
 	RATELIMITEXCEEDED    ErrorCode = "RATE_LIMIT_EXCEEDED"
 	RESOURCEEXISTS       ErrorCode = "RESOURCE_EXISTS"
 	RESOURCENOTFOUND     ErrorCode = "RESOURCE_NOT_FOUND"
@@ -180,6 +181,8 @@ func (e ErrorCode) Valid() bool {
 	case PRECONDITIONFAILED:
 		return true
 	case PRECONDITIONREQUIRED:
+		return true
+	case QUOTAEXCEEDED:
 		return true
 	case RATELIMITEXCEEDED:
 		return true
@@ -7014,6 +7017,14 @@ type CreateProjectResponse401Headers struct {
 	XRequestID          string
 }
 
+// CreateProjectResponse403Headers the declared response headers of an HTTP 403 response for CreateProject
+type CreateProjectResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // CreateProjectResponse409Headers the declared response headers of an HTTP 409 response for CreateProject
 type CreateProjectResponse409Headers struct {
 	XRateLimitLimit     *int
@@ -7041,6 +7052,8 @@ type CreateProjectResponse struct {
 	JSON400 *BadRequestResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictResponse
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -7051,6 +7064,8 @@ type CreateProjectResponse struct {
 	Headers400 *CreateProjectResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateProjectResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateProjectResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateProjectResponse409Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -7070,6 +7085,11 @@ func (r CreateProjectResponse) GetJSON400() *BadRequestResponse {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateProjectResponse) GetJSON401() *UnauthorizedResponse {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProjectResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -7404,6 +7424,14 @@ type CreateProjectAtResponse401Headers struct {
 	XRequestID          string
 }
 
+// CreateProjectAtResponse403Headers the declared response headers of an HTTP 403 response for CreateProjectAt
+type CreateProjectAtResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
 // CreateProjectAtResponse409Headers the declared response headers of an HTTP 409 response for CreateProjectAt
 type CreateProjectAtResponse409Headers struct {
 	XRateLimitLimit     *int
@@ -7431,6 +7459,8 @@ type CreateProjectAtResponse struct {
 	JSON400 *BadRequestResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ConflictResponse
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -7441,6 +7471,8 @@ type CreateProjectAtResponse struct {
 	Headers400 *CreateProjectAtResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateProjectAtResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateProjectAtResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateProjectAtResponse409Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -7460,6 +7492,11 @@ func (r CreateProjectAtResponse) GetJSON400() *BadRequestResponse {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateProjectAtResponse) GetJSON401() *UnauthorizedResponse {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProjectAtResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -12797,6 +12834,13 @@ func ParseCreateProjectResponse(rsp *http.Response) (*CreateProjectResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest ConflictResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12907,6 +12951,37 @@ func ParseCreateProjectResponse(rsp *http.Response) (*CreateProjectResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateProjectResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateProjectResponse409Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -13547,6 +13622,13 @@ func ParseCreateProjectAtResponse(rsp *http.Response) (*CreateProjectAtResponse,
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest ConflictResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13657,6 +13739,37 @@ func ParseCreateProjectAtResponse(rsp *http.Response) (*CreateProjectAtResponse,
 			headers.XRequestID = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateProjectAtResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateProjectAtResponse409Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {

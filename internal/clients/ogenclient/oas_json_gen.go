@@ -2482,6 +2482,8 @@ func (s *ErrorCode) Decode(d *jx.Decoder) error {
 		*s = ErrorCodePRECONDITIONFAILED
 	case ErrorCodePRECONDITIONREQUIRED:
 		*s = ErrorCodePRECONDITIONREQUIRED
+	case ErrorCodeQUOTAEXCEEDED:
+		*s = ErrorCodeQUOTAEXCEEDED
 	default:
 		*s = ErrorCode(v)
 	}

@@ -1546,6 +1546,7 @@ const (
 	ErrorCodeSERVICEUNAVAILABLE   ErrorCode = "SERVICE_UNAVAILABLE"
 	ErrorCodePRECONDITIONFAILED   ErrorCode = "PRECONDITION_FAILED"
 	ErrorCodePRECONDITIONREQUIRED ErrorCode = "PRECONDITION_REQUIRED"
+	ErrorCodeQUOTAEXCEEDED        ErrorCode = "QUOTA_EXCEEDED"
 )
 
 // AllValues returns all ErrorCode values.
@@ -1562,6 +1563,7 @@ func (ErrorCode) AllValues() []ErrorCode {
 		ErrorCodeSERVICEUNAVAILABLE,
 		ErrorCodePRECONDITIONFAILED,
 		ErrorCodePRECONDITIONREQUIRED,
+		ErrorCodeQUOTAEXCEEDED,
 	}
 }
 
@@ -1589,6 +1591,8 @@ func (s ErrorCode) MarshalText() ([]byte, error) {
 	case ErrorCodePRECONDITIONFAILED:
 		return []byte(s), nil
 	case ErrorCodePRECONDITIONREQUIRED:
+		return []byte(s), nil
+	case ErrorCodeQUOTAEXCEEDED:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1630,6 +1634,9 @@ func (s *ErrorCode) UnmarshalText(data []byte) error {
 		return nil
 	case ErrorCodePRECONDITIONREQUIRED:
 		*s = ErrorCodePRECONDITIONREQUIRED
+		return nil
+	case ErrorCodeQUOTAEXCEEDED:
+		*s = ErrorCodeQUOTAEXCEEDED
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1999,6 +2006,8 @@ func (*ForbiddenResponseHeaders) createClusterAtRes()    {}
 func (*ForbiddenResponseHeaders) createClusterRes()      {}
 func (*ForbiddenResponseHeaders) createCollectionAtRes() {}
 func (*ForbiddenResponseHeaders) createCollectionRes()   {}
+func (*ForbiddenResponseHeaders) createProjectAtRes()    {}
+func (*ForbiddenResponseHeaders) createProjectRes()      {}
 func (*ForbiddenResponseHeaders) createRecordAtRes()     {}
 func (*ForbiddenResponseHeaders) createRecordRes()       {}
 func (*ForbiddenResponseHeaders) deleteClusterRes()      {}

@@ -2183,6 +2183,8 @@ func (s ErrorCode) Validate() error {
 		return nil
 	case "PRECONDITION_REQUIRED":
 		return nil
+	case "QUOTA_EXCEEDED":
+		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
 	}

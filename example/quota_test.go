@@ -1,0 +1,42 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/store"
+)
+
+// TestConfigQuotas: the quotas of limits.* reach the store the example
+// serves (API.md section 8).
+func TestConfigQuotas(t *testing.T) {
+	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_projects_per_user": 1, "max_records_per_cluster": 1,
+		"max_bytes_per_project": 0}}`), environ(nil))
+	require.NoError(t, err, "loadConfig")
+	st, _, closeFn, err := openStore(t.Context(), cfg)
+	require.NoError(t, err, "openStore")
+	defer closeFn()
+	ctx := t.Context()
+	p := store.Path{Owner: "u", Project: "p", Collection: "c", Cluster: "k", Record: "a"}
+	_, err = st.CreateProject(ctx, p)
+	require.NoError(t, err)
+	_, err = st.CreateProject(ctx, store.Path{Owner: "u", Project: "q"})
+	var qe *store.QuotaError
+	if assert.ErrorAs(t, err, &qe, "a 2nd project") {
+		assert.Equal(t, store.QuotaProjectsPerUser, qe.Quota)
+	}
+	_, err = st.CreateCollection(ctx, p)
+	require.NoError(t, err)
+	_, err = st.CreateCluster(ctx, p)
+	require.NoError(t, err)
+	_, err = st.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	require.NoError(t, err)
+	p.Record = "b"
+	_, err = st.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	if assert.ErrorAs(t, err, &qe, "a 2nd record") {
+		assert.Equal(t, store.QuotaRecordsPerCluster, qe.Quota)
+	}
+}

@@ -1,0 +1,132 @@
+package handler
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/jsonstr"
+	"github.com/hds-go/hds/internal/reqinfo"
+	"github.com/hds-go/hds/store"
+)
+
+// Lists, cluster data and history are written to the client as they are
+// read (API.md section 8): items are appended to a pooled buffer that is
+// written out whenever it holds chunkBytes, and a value of chunkBytes or
+// more goes to the client straight from where it is, never copied into
+// the buffer. A response therefore holds at most about chunkBytes plus
+// one item, whatever the size of the list, and no store lock is held
+// while it is written (see store.Streamer).
+//
+// Until the first chunk is written nothing has gone to the client, so a
+// failure (a credential that does not open, a store error) is still
+// answered with its error envelope. A failure after that can no longer
+// change the status: the response is aborted (http.ErrAbortHandler), so
+// that the client sees a broken response rather than a short list that
+// looks complete, and the cause is kept for the log.
+
+// chunkBytes is how much of a response is gathered before it is written.
+const chunkBytes = 32 << 10
+
+// stream writes one success envelope in chunks.
+type stream struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	status int
+	bp     *[]byte
+	b      []byte
+	sent   bool // the status line went out: errors can no longer be answered
+	gone   bool // a write failed: the client went away
+}
+
+// newStream starts the success envelope of a streamed response; data
+// follows.
+func newStream(w http.ResponseWriter, r *http.Request, status int) *stream {
+	bp := bufPool.Get().(*[]byte)
+	s := &stream{w: w, r: r, status: status, bp: bp}
+	s.b = append((*bp)[:0], `{"success":true,"data":`...)
+	return s
+}
+
+// flush writes what the buffer holds, with the status line first.
+func (s *stream) flush() {
+	if !s.sent {
+		s.w.Header().Set("Content-Type", envelope.ContentType)
+		s.w.WriteHeader(s.status)
+		s.sent = true
+	}
+	if len(s.b) > 0 && !s.gone {
+		if _, err := s.w.Write(s.b); err != nil {
+			s.gone = true
+		}
+	}
+	s.b = s.b[:0]
+}
+
+// more writes the buffer out once it holds a chunk, and reports whether
+// the client is still there to read more.
+func (s *stream) more() bool {
+	if len(s.b) >= chunkBytes {
+		s.flush()
+	}
+	return !s.gone
+}
+
+// value appends v, a JSON value: a large one is written to the client as
+// it is, never copied.
+func (s *stream) value(v []byte) {
+	if len(v) < chunkBytes {
+		s.b = append(s.b, v...)
+		return
+	}
+	s.flush()
+	if !s.gone {
+		if _, err := s.w.Write(v); err != nil {
+			s.gone = true
+		}
+	}
+}
+
+// end closes the envelope with message and writes what remains.
+func (s *stream) end(message string) {
+	s.b = append(s.b, `,"message":`...)
+	s.b = jsonstr.Append(s.b, message)
+	s.b = append(s.b, "}\n"...)
+	s.flush()
+	s.release()
+}
+
+// fail answers err: with its error envelope when nothing was sent yet,
+// else by aborting the response (the cause goes to the log).
+func (s *stream) fail(err error) {
+	s.release()
+	if !s.sent {
+		envelope.Error(s.w, s.r, err)
+		return
+	}
+	reqinfo.From(s.r.Context()).Err = err
+	panic(http.ErrAbortHandler)
+}
+
+// release returns the buffer to the pool.
+func (s *stream) release() {
+	if s.bp == nil {
+		return
+	}
+	if cap(s.b) <= maxPooled {
+		*s.bp = s.b
+		bufPool.Put(s.bp)
+	}
+	s.bp, s.b = nil, nil
+}
+
+// pageEnd appends the members of a list page after its items.
+func pageEnd(b []byte, total int, q store.ListQuery) []byte {
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(total), 10)
+	b = append(b, `,"limit":`...)
+	b = strconv.AppendInt(b, int64(q.Limit), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(q.Offset), 10)
+	return append(b, '}')
+}

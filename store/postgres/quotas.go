@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/hds-go/hds/store"
+)
+
+// Quotas (store.Quotas, API.md section 8). Each write that changes what a
+// quota counts runs in one transaction that takes its locks child first,
+// the project's row last: a cluster's row (FOR UPDATE) before counting
+// its records, the records a delete removes, then the UPDATE of
+// hds_projects.bytes (migration 0004), whose row lock serialises the
+// writes that grow one project until they commit. Projects per owner are
+// counted under a transaction-scoped advisory lock on the owner.
+
+// WithQuotas sets the quotas the store enforces (default
+// store.DefaultQuotas; the zero Quotas enforces none).
+func WithQuotas(q store.Quotas) Option {
+	return func(s *Store) { s.quotas.Store(&q) }
+}
+
+// SetQuotas implements store.QuotaSetter.
+func (s *Store) SetQuotas(q store.Quotas) { s.quotas.Store(&q) }
+
+var _ store.QuotaSetter = (*Store)(nil)
+
+// currentQuotas returns the quotas in force.
+func (s *Store) currentQuotas() store.Quotas {
+	if q := s.quotas.Load(); q != nil {
+		return *q
+	}
+	return store.DefaultQuotas
+}
+
+// addBytes adds delta to the byte count of the project with id, in q's
+// transaction, and returns the *QuotaError of growing it past quotas (the
+// caller then rolls back). A project gone meanwhile is ErrNotFound.
+func (q queryer) addBytes(ctx context.Context, projectID string, delta int64, quotas store.Quotas, name string) error {
+	return q.addBytesWhere(ctx, `id = $1`, projectID, delta, quotas, name)
+}
+
+// addBytesOfCluster is addBytes for the project of the cluster with id.
+func (q queryer) addBytesOfCluster(ctx context.Context, clusterID string, delta int64, quotas store.Quotas, name string) error {
+	return q.addBytesWhere(ctx, `id = (SELECT c.project_id FROM hds_clusters k
+		JOIN hds_collections c ON c.id = k.collection_id WHERE k.id = $1)`, clusterID, delta, quotas, name)
+}
+
+func (q queryer) addBytesWhere(ctx context.Context, where, id string, delta int64, quotas store.Quotas, name string) error {
+	if delta == 0 {
+		return nil
+	}
+	row, err := q.row(ctx, `UPDATE hds_projects SET bytes = bytes + $2 WHERE `+where+` RETURNING bytes`, id, delta)
+	if err != nil {
+		return err
+	}
+	var after int64
+	switch err := row.Scan(&after); {
+	case errors.Is(err, sql.ErrNoRows):
+		return &store.NotFoundError{Kind: "project", Name: name}
+	case err != nil:
+		return classify(err)
+	}
+	return quotas.CheckBytes(after-delta, delta)
+}
+
+// lockCluster locks the cluster's row until the transaction ends, so that
+// no record is added to or removed from it meanwhile.
+func (q queryer) lockCluster(ctx context.Context, id, name string) error {
+	row, err := q.row(ctx, `SELECT 1 FROM hds_clusters WHERE id = $1 FOR UPDATE`, id)
+	if err != nil {
+		return err
+	}
+	var one int
+	if err := row.Scan(&one); err != nil {
+		return notFoundOr(err, "cluster", name)
+	}
+	return nil
+}
+
+// bytesSQL sums what records (and their versions) matching a condition on
+// r count; the records are locked first by the caller.
+const bytesSQL = `SELECT coalesce(sum(octet_length(r.name) + octet_length(r.value)), 0)
+	+ coalesce((SELECT sum(octet_length(v.name) + octet_length(v.value)) FROM hds_record_versions v
+		WHERE v.record_id IN (SELECT r.id FROM hds_records r WHERE %s)), 0)
+FROM hds_records r WHERE %s`
+
+// sum runs a query returning one bigint.
+func (q queryer) sum(ctx context.Context, query string, args ...any) (int64, error) {
+	row, err := q.row(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	return n, classify(row.Scan(&n))
+}

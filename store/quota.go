@@ -1,0 +1,97 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Quotas bound what one user, cluster or project may hold (API.md section
+// 8, config limits.*). A zero field means no bound. Stores check them
+// atomically with the write that would pass them: such a write fails with
+// a *QuotaError and changes nothing. A write that does not grow what a
+// quota counts (a delete, a shorter value) always passes, even when a
+// lowered quota is already passed.
+type Quotas struct {
+	// MaxRecordsPerCluster bounds the records of one cluster.
+	MaxRecordsPerCluster int
+	// MaxBytesPerProject bounds the bytes of one project: the names of its
+	// collections, clusters and records and the values of its records
+	// (as stored: credentials sealed), current states and kept versions
+	// of the history alike (a version counts its name and value).
+	MaxBytesPerProject int64
+	// MaxProjectsPerUser bounds the projects one owner has.
+	MaxProjectsPerUser int
+}
+
+// DefaultQuotas are the quotas of API.md section 8, which both shipped
+// stores apply unless told otherwise.
+var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000}
+
+// The names of the quotas, as the configuration spells them.
+const (
+	QuotaRecordsPerCluster = "max_records_per_cluster"
+	QuotaBytesPerProject   = "max_bytes_per_project"
+	QuotaProjectsPerUser   = "max_projects_per_user"
+)
+
+// ErrQuotaExceeded reports a write refused because it would pass a quota.
+// Stores return a *QuotaError, which matches it.
+var ErrQuotaExceeded = errors.New("quota exceeded")
+
+// QuotaError names the quota a write would pass and its bound. It matches
+// ErrQuotaExceeded; its message is safe to show to the client.
+type QuotaError struct {
+	Quota string // QuotaRecordsPerCluster, QuotaBytesPerProject or QuotaProjectsPerUser
+	Limit int64
+}
+
+// Error returns, for example, "max_records_per_cluster: at most 100000
+// records per cluster".
+func (e *QuotaError) Error() string {
+	switch e.Quota {
+	case QuotaRecordsPerCluster:
+		return fmt.Sprintf("%s: at most %d records per cluster", e.Quota, e.Limit)
+	case QuotaBytesPerProject:
+		return fmt.Sprintf("%s: at most %d bytes of names and values per project", e.Quota, e.Limit)
+	case QuotaProjectsPerUser:
+		return fmt.Sprintf("%s: at most %d projects per user", e.Quota, e.Limit)
+	}
+	return fmt.Sprintf("%s: at most %d", e.Quota, e.Limit)
+}
+
+// Is reports whether target is ErrQuotaExceeded.
+func (e *QuotaError) Is(target error) bool { return target == ErrQuotaExceeded }
+
+// QuotaSetter is implemented by stores that enforce Quotas (both shipped
+// stores do); hds.WithQuotas sets them through it. SetQuotas is safe to
+// call while the store serves: writes that start after it use q.
+type QuotaSetter interface {
+	SetQuotas(q Quotas)
+}
+
+// CheckRecords returns the *QuotaError of a cluster that holds n records
+// and would get one more, or nil.
+func (q Quotas) CheckRecords(n int) error {
+	if q.MaxRecordsPerCluster > 0 && n >= q.MaxRecordsPerCluster {
+		return &QuotaError{Quota: QuotaRecordsPerCluster, Limit: int64(q.MaxRecordsPerCluster)}
+	}
+	return nil
+}
+
+// CheckProjects returns the *QuotaError of an owner who has n projects
+// and would get one more, or nil.
+func (q Quotas) CheckProjects(n int) error {
+	if q.MaxProjectsPerUser > 0 && n >= q.MaxProjectsPerUser {
+		return &QuotaError{Quota: QuotaProjectsPerUser, Limit: int64(q.MaxProjectsPerUser)}
+	}
+	return nil
+}
+
+// CheckBytes returns the *QuotaError of a project that holds used bytes
+// and would grow by delta, or nil. A delta of 0 or less always passes.
+func (q Quotas) CheckBytes(used, delta int64) error {
+	if delta > 0 && q.MaxBytesPerProject > 0 && used+delta > q.MaxBytesPerProject {
+		return &QuotaError{Quota: QuotaBytesPerProject, Limit: q.MaxBytesPerProject}
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/store"
+)
+
+// RunQuotas runs the conformance suite of store.Quotas (API.md section 8):
+// every quota at its boundary, writes refused with a *store.QuotaError that
+// change nothing, space given back by deletes, and concurrent writes at
+// the boundary (exactly the allowed number succeed). newStore must return
+// a fresh, empty store that enforces q.
+func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
+	t.Run("RecordsPerCluster", func(t *testing.T) {
+		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 3})
+		f := &fixture{s: s, ctx: t.Context()}
+		f.proj = mustProject(t, s, owner, projName)
+		f.coll = mustCollection(t, s, f.path(1))
+		f.clus = mustCluster(t, s, f.path(2))
+		other := mustCluster(t, s, setLevel(f.path(2), 2, "other"))
+		for i := range 3 {
+			mustRecord(t, s, setLevel(f.path(3), 3, fmt.Sprint("r", i)), store.Integer, "1")
+		}
+		_, err := s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "r3"), &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+		assertQuota(t, err, store.QuotaRecordsPerCluster, 3, "the 4th record of a cluster")
+		_, err = s.FindRecord(f.ctx, setLevel(f.path(3), 3, "r3"))
+		assert.ErrorIs(t, err, store.ErrNotFound, "the refused record was not created")
+		mustRecord(t, s, store.Path{Owner: owner, Project: projName, Collection: collName, Cluster: other.Name, Record: "r0"}, store.Integer, "1")
+		require.NoError(t, s.DeleteRecord(f.ctx, setLevel(f.path(3), 3, "r0"), store.Write{}))
+		mustRecord(t, s, setLevel(f.path(3), 3, "r3"), store.Integer, "1")
+	})
+
+	t.Run("ProjectsPerUser", func(t *testing.T) {
+		s := newStore(t, store.Quotas{MaxProjectsPerUser: 2})
+		mustProject(t, s, owner, "a")
+		mustProject(t, s, owner, "b")
+		_, err := s.CreateProject(t.Context(), store.Path{Owner: owner, Project: "c"})
+		assertQuota(t, err, store.QuotaProjectsPerUser, 2, "a 3rd project")
+		_, err = s.FindProject(t.Context(), store.Path{Project: "c"})
+		assert.ErrorIs(t, err, store.ErrNotFound, "the refused project was not created")
+		mustProject(t, s, bob, "c") // another owner
+		require.NoError(t, s.DeleteProject(t.Context(), store.Path{Owner: owner, Project: "a"}))
+		mustProject(t, s, owner, "d")
+	})
+
+	t.Run("BytesPerProject", func(t *testing.T) {
+		// The project counts names of collections, clusters and records,
+		// values as stored, and kept versions.
+		s := newStore(t, store.Quotas{MaxBytesPerProject: 100})
+		ctx := t.Context()
+		base := store.Path{Owner: owner, Project: projName, Collection: "c1", Cluster: "k1"}
+		mustProject(t, s, owner, projName)
+		mustCollection(t, s, base) // 2
+		mustCluster(t, s, base)    // 4
+		rec := base
+		rec.Record = "r"
+		big := `"` + strings.Repeat("x", 90) + `"`
+		mustRecord(t, s, rec, store.String, big) // 1 + 92: 97
+		s1 := base
+		s1.Record = "s"
+		_, err := s.CreateRecord(ctx, s1, &store.Record{Type: store.String, Value: json.RawMessage(`"ab"`)}, store.Write{})
+		assertQuota(t, err, store.QuotaBytesPerProject, 100, "a record of 5 bytes onto 97")
+		mustRecord(t, s, s1, store.Integer, "12") // 3: 100, exactly the quota
+
+		// An update that keeps the old state in the history grows by the
+		// new state; one that keeps no history by the difference.
+		_, err = s.UpdateRecord(ctx, s1, store.Write{MaxVersions: 10}, func(r *store.Record) error {
+			r.Value = json.RawMessage("1")
+			return nil
+		})
+		assertQuota(t, err, store.QuotaBytesPerProject, 100, "an update whose old state joins the history")
+		got, err := s.FindRecord(ctx, s1)
+		require.NoError(t, err)
+		assert.Equal(t, "12", string(got.Value), "the refused update changed nothing")
+		assert.Equal(t, int64(1), got.Version, "the refused update changed nothing")
+		_, err = s.UpdateRecord(ctx, s1, store.Write{}, func(r *store.Record) error {
+			r.Value = json.RawMessage("1")
+			return nil
+		})
+		require.NoError(t, err, "a shrinking update without history") // 99
+		_, err = s.RenameCollection(ctx, base, "c12")
+		require.NoError(t, err, "a rename to 1 byte more") // 100
+		base.Collection, rec.Collection, s1.Collection = "c12", "c12", "c12"
+		_, err = s.RenameCluster(ctx, base, "k12")
+		assertQuota(t, err, store.QuotaBytesPerProject, 100, "a rename of the cluster to 1 byte more")
+		_, err = s.CreateCluster(ctx, setLevel(base, 2, "k"))
+		assertQuota(t, err, store.QuotaBytesPerProject, 100, "a new cluster")
+		_, err = s.CreateCollection(ctx, setLevel(base, 1, "c"))
+		assertQuota(t, err, store.QuotaBytesPerProject, 100, "a new collection")
+		_, err = s.UpdateRecord(ctx, rec, store.Write{}, func(r *store.Record) error {
+			r.Name = "rr"
+			return nil
+		})
+		assertQuota(t, err, store.QuotaBytesPerProject, 100, "a record rename to 1 byte more")
+
+		// Deletes give the space back.
+		require.NoError(t, s.DeleteRecord(ctx, rec, store.Write{})) // 7
+		mustRecord(t, s, rec, store.String, big)                    // 100
+		require.NoError(t, s.DeleteCluster(ctx, base))              // 3
+		mustCluster(t, s, base)                                     // 6
+		mustRecord(t, s, rec, store.String, big)                    // 99
+		require.NoError(t, s.DeleteCollection(ctx, base))           // 0
+		mustCollection(t, s, base)
+		mustCluster(t, s, base)
+		mustRecord(t, s, rec, store.String, big) // 99
+		// Another project has its own count.
+		mustProject(t, s, owner, "other")
+		other := store.Path{Owner: owner, Project: "other", Collection: "c12", Cluster: "k12", Record: "r"}
+		mustCollection(t, s, other)
+		mustCluster(t, s, other)
+		mustRecord(t, s, other, store.String, big)
+	})
+
+	t.Run("ZeroMeansNone", func(t *testing.T) {
+		s := newStore(t, store.Quotas{})
+		f := newFixture(t, s)
+		for i := range 5 {
+			mustProject(t, s, owner, fmt.Sprint("p", i))
+			mustRecord(t, s, setLevel(f.path(3), 3, fmt.Sprint("r", i)), store.String, `"`+strings.Repeat("z", 1000)+`"`)
+		}
+	})
+
+	t.Run("ConcurrentAtBoundary", func(t *testing.T) {
+		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 5, MaxProjectsPerUser: 3, MaxBytesPerProject: 2 + 2 + 4*(3+10)})
+		ctx := t.Context()
+		const n = 12
+		count := func(f func(i int) error) (ok, refused int) {
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { errs[i] = f(i) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				switch {
+				case err == nil:
+					ok++
+				case errors.Is(err, store.ErrQuotaExceeded):
+					refused++
+				default:
+					t.Errorf("write %d: %v", i, err)
+				}
+			}
+			return ok, refused
+		}
+		ok, refused := count(func(i int) error {
+			_, err := s.CreateProject(ctx, store.Path{Owner: owner, Project: fmt.Sprint("p", i)})
+			return err
+		})
+		assert.Equal(t, 3, ok, "concurrent projects created at the quota of 3")
+		assert.Equal(t, n-3, refused, "concurrent projects refused")
+
+		// Bytes: "c0" + "k0" + records of 3-byte names and 10-byte values:
+		// room for exactly 4 of them.
+		p := store.Path{Owner: owner, Project: "p0", Collection: "c0", Cluster: "k0"}
+		_, err := s.FindProject(ctx, store.Path{Project: "p0"})
+		if err != nil { // p0 may have lost: use a project that won
+			for i := range n {
+				if _, err := s.FindProject(ctx, store.Path{Project: fmt.Sprint("p", i)}); err == nil {
+					p.Project = fmt.Sprint("p", i)
+					break
+				}
+			}
+		}
+		mustCollection(t, s, p)
+		mustCluster(t, s, p)
+		ok, refused = count(func(i int) error {
+			r := p
+			r.Record = fmt.Sprintf("b%02d", i)
+			_, err := s.CreateRecord(ctx, r, &store.Record{Type: store.String, Value: json.RawMessage(`"12345678"`)}, store.Write{})
+			return err
+		})
+		assert.Equal(t, 4, ok, "concurrent records created at the byte quota")
+		assert.Equal(t, n-4, refused, "concurrent records refused by the byte quota")
+
+		// Records, in a store without the other quotas.
+		s2 := newStore(t, store.Quotas{MaxRecordsPerCluster: 5})
+		q := store.Path{Owner: owner, Project: "q", Collection: "c", Cluster: "k"}
+		mustProject(t, s2, owner, q.Project)
+		mustCollection(t, s2, q)
+		mustCluster(t, s2, q)
+		ok, refused = count(func(i int) error {
+			r := q
+			r.Record = fmt.Sprint("r", i)
+			_, err := s2.CreateRecord(ctx, r, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+			return err
+		})
+		assert.Equal(t, 5, ok, "concurrent records created at the quota of 5")
+		assert.Equal(t, n-5, refused, "concurrent records refused")
+	})
+
+	t.Run("SetQuotas", func(t *testing.T) {
+		s := newStore(t, store.Quotas{})
+		qs, ok := s.(store.QuotaSetter)
+		if !ok {
+			return // the quotas come from the constructor only
+		}
+		mustProject(t, s, owner, "a")
+		qs.SetQuotas(store.Quotas{MaxProjectsPerUser: 1})
+		_, err := s.CreateProject(t.Context(), store.Path{Owner: owner, Project: "b"})
+		assertQuota(t, err, store.QuotaProjectsPerUser, 1, "after SetQuotas")
+	})
+}
+
+// assertQuota checks that err is the *store.QuotaError of quota at limit.
+func assertQuota(t *testing.T, err error, quota string, limit int64, what string) {
+	t.Helper()
+	var qe *store.QuotaError
+	if assert.ErrorAs(t, err, &qe, "%s: want a *store.QuotaError", what) {
+		assert.ErrorIs(t, err, store.ErrQuotaExceeded, what)
+		assert.Equal(t, quota, qe.Quota, "%s: the quota", what)
+		assert.Equal(t, limit, qe.Limit, "%s: the limit", what)
+	}
+}
