@@ -250,6 +250,14 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 				return err
 			}
 			if err := quotas.CheckRecords(n); err != nil {
+				// A taken name is 409 first, as the insert would say.
+				if err := q.nameTaken(ctx, `SELECT EXISTS (SELECT 1 FROM hds_records WHERE cluster_id = $1 AND name = $2)`,
+					"record", p.Record, res.cluster.String, p.Record); err != nil {
+					return err
+				}
+				if err := q.nameIsNoID(ctx, res.cluster.String, p.Record, ""); err != nil {
+					return err
+				}
 				return err
 			}
 		}
