@@ -261,6 +261,11 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 				return err
 			}
 			if err := quotas.CheckProjects(n); err != nil {
+				// A taken name is 409 first, as the insert would say.
+				if err := q.nameTaken(ctx, `SELECT EXISTS (SELECT 1 FROM hds_projects WHERE name = $1)`,
+					"project", p.Project, p.Project); err != nil {
+					return err
+				}
 				return err
 			}
 			return insert(q)

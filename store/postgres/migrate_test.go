@@ -31,14 +31,21 @@ func TestMigrateFromVersion1(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, s.MigrateTo(ctx, "migrations/0001_schema.sql"), "migrate to version 1")
 
+	// The containers as version 1 held them (the Store's statements are
+	// written for the current schema: migration 0004 added a column).
 	in := store.Path{Owner: "alice", Project: "p", Collection: "c", Cluster: "k"}
-	_, err = s.CreateProject(ctx, in)
-	require.NoError(t, err)
-	_, err = s.CreateCollection(ctx, in)
-	require.NoError(t, err)
-	cluster, err := s.CreateCluster(ctx, in)
-	require.NoError(t, err)
-	clusterID := cluster.ID
+	projectID, collectionID, clusterID := store.NewID(), store.NewID(), store.NewID()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO hds_projects (id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, 'p', 'p', 'alice', now(), now())`, []any{projectID}},
+		{`INSERT INTO hds_collections (id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, 'c', 'c', now(), now())`, []any{collectionID, projectID}},
+		{`INSERT INTO hds_clusters (id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, 'k', 'k', now(), now())`, []any{clusterID, collectionID}},
+	} {
+		_, err := db.ExecContext(ctx, q.sql, q.args...)
+		require.NoError(t, err, "fill version 1: %s", q.sql)
+	}
 
 	common := strings.Repeat("0123456789abcdef", 100) // 1,600 bytes
 	values := map[string]struct {

@@ -96,3 +96,20 @@ func (q queryer) sum(ctx context.Context, query string, args ...any) (int64, err
 	var n int64
 	return n, classify(row.Scan(&n))
 }
+
+// nameTaken returns the *ExistsError of kind and name when query (SELECT
+// EXISTS ...) finds the name taken.
+func (q queryer) nameTaken(ctx context.Context, query, kind, name string, args ...any) error {
+	row, err := q.row(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	var taken bool
+	if err := row.Scan(&taken); err != nil {
+		return classify(err)
+	}
+	if taken {
+		return &store.ExistsError{Kind: kind, Name: name}
+	}
+	return nil
+}

@@ -256,6 +256,14 @@ func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name 
 			return nil, err
 		}
 		if err := quotas.CheckRecords(n); err != nil {
+			// A taken name is 409 first, as the insert would say.
+			if err := q.nameTaken(ctx, `SELECT EXISTS (SELECT 1 FROM hds_records WHERE cluster_id = $1 AND name = $2)`,
+				"record", name, clusterID, name); err != nil {
+				return nil, err
+			}
+			if err := q.nameIsNoID(ctx, clusterID, name, ""); err != nil {
+				return nil, err
+			}
 			return nil, err
 		}
 	}

@@ -32,6 +32,8 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		}
 		_, err := s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "r3"), &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
 		assertQuota(t, err, store.QuotaRecordsPerCluster, 3, "the 4th record of a cluster")
+		_, err = s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "r0"), &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+		assertExists(t, err, "record", "r0", "a taken name at the quota is ErrAlreadyExists first")
 		_, err = s.FindRecord(f.ctx, setLevel(f.path(3), 3, "r3"))
 		assert.ErrorIs(t, err, store.ErrNotFound, "the refused record was not created")
 		mustRecord(t, s, store.Path{Owner: owner, Project: projName, Collection: collName, Cluster: other.Name, Record: "r0"}, store.Integer, "1")
@@ -45,6 +47,8 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		mustProject(t, s, owner, "b")
 		_, err := s.CreateProject(t.Context(), store.Path{Owner: owner, Project: "c"})
 		assertQuota(t, err, store.QuotaProjectsPerUser, 2, "a 3rd project")
+		_, err = s.CreateProject(t.Context(), store.Path{Owner: owner, Project: "a"})
+		assertExists(t, err, "project", "a", "a taken name at the quota is ErrAlreadyExists first")
 		_, err = s.FindProject(t.Context(), store.Path{Project: "c"})
 		assert.ErrorIs(t, err, store.ErrNotFound, "the refused project was not created")
 		mustProject(t, s, bob, "c") // another owner
