@@ -4,6 +4,7 @@ package hds_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,9 +27,7 @@ func TestLogin(t *testing.T) {
 			r.Header.Set("Content-Type", ct)
 			status, h, env := c.send(r)
 			require.EqualValues(t, http.StatusOK, status, "login (Content-Type %s): status %d, want 200: %s", ct, status, env.raw)
-			if cc := h.Get("Cache-Control"); cc != "no-store" {
-				t.Errorf("login: Cache-Control %q, want no-store", cc)
-			}
+			assert.Equal(t, "no-store", h.Get("Cache-Control"), "login: Cache-Control")
 			wantFields(t, "login data", env.Data, "token", "expires_in", "user_id")
 			var out struct {
 				Token     string `json:"token"`
@@ -39,14 +38,16 @@ func TestLogin(t *testing.T) {
 			assert.EqualValues(t, 3600, out.ExpiresIn, "login: expires_in %d, want 3600", out.ExpiresIn)
 			assert.EqualValues(t, c.ids["alice"], out.UserID, "login: user_id %q, want %q", out.UserID, c.ids["alice"])
 			m := parseToken(t, out.Token)
-			assert.False(t, m["sub"] != c.ids["alice"] || m["iss"] != testIssuer, "login token: sub %v iss %v, want %s %s", m["sub"], m["iss"], c.ids["alice"], testIssuer)
-			if jti, _ := m["jti"].(string); jti == "" {
-				t.Errorf("login token: no jti: %v", m)
-			}
+			assert.Equal(t, c.ids["alice"], m["sub"], "login token: sub")
+			assert.Equal(t, testIssuer, m["iss"], "login token: iss")
+			jti, _ := m["jti"].(string)
+			assert.NotEmpty(t, jti, "login token: jti (claims %v)", m)
 			iat, _ := m["iat"].(float64)
 			exp, _ := m["exp"].(float64)
 			orig, _ := m["orig_iat"].(float64)
-			assert.False(t, exp-iat != 3600 || orig != iat || time.Since(time.Unix(int64(iat), 0)) > time.Minute, "login token: iat %v exp %v orig_iat %v, want exp = iat+3600 and orig_iat = iat = now", iat, exp, orig)
+			assert.Equal(t, float64(3600), exp-iat, "login token: exp = iat+3600 (iat %v exp %v)", iat, exp)
+			assert.Equal(t, iat, orig, "login token: orig_iat = iat")
+			assert.LessOrEqual(t, time.Since(time.Unix(int64(iat), 0)), time.Minute, "login token: iat %v is now", iat)
 			c.mustDo("GET", "/api/v1/projects", "", out.Token, http.StatusOK)
 		}
 	})
@@ -56,9 +57,7 @@ func TestLoginFailures(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)
 		c.addUser("carol", "carol-password")
-		if err := c.users.SetUserActive(t.Context(), "carol", false); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.users.SetUserActive(t.Context(), "carol", false), "deactivate carol")
 		long := strings.Repeat("p", 72) // the most bcrypt hashes
 		c.addUser("dave", long)
 		c.login("dave", long) // the 72-byte password itself works
@@ -148,14 +147,10 @@ func TestAuthenticationFailures(t *testing.T) {
 		alice := c.ids["alice"]
 		erin := c.addUser("erin", "erin-password")
 		erinToken := c.login("erin", "erin-password")
-		if err := c.users.DeleteUser(t.Context(), "erin"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.users.DeleteUser(t.Context(), "erin"), "delete erin")
 		c.addUser("frank", "frank-password")
 		frankToken := c.login("frank", "frank-password")
-		if err := c.users.SetUserActive(t.Context(), "frank", false); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.users.SetUserActive(t.Context(), "frank", false), "deactivate frank")
 		valid := claims(alice)
 		past := time.Now().Add(-time.Hour)
 		expired := with(valid, map[string]any{"iat": past.Add(-time.Hour).Unix(), "exp": past.Unix(), "orig_iat": past.Add(-time.Hour).Unix()})
@@ -244,7 +239,7 @@ func TestTokenOnlyFromHeader(t *testing.T) {
 		r := httptest.NewRequest("POST", "/api/v1/projects/formproj", strings.NewReader("access_token="+tok))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		status, _, env := c.send(r)
-		assert.False(t, status == http.StatusCreated || status/100 != 4, "token in a form body: status %d, want a 4xx: %s", status, env.raw)
+		assert.Equal(t, 4, status/100, "token in a form body: status %d, want a 4xx: %s", status, env.raw)
 	})
 }
 
@@ -271,13 +266,10 @@ func TestRefresh(t *testing.T) {
 		}
 		for _, tt := range tests {
 			status, h, env := c.do("POST", "/api/v1/auth/refresh", "", tt.token)
-			if status != http.StatusOK {
-				t.Errorf("refresh %s: status %d, want 200: %s", tt.name, status, env.raw)
+			if !assert.Equal(t, http.StatusOK, status, "refresh %s: %s", tt.name, env.raw) {
 				continue
 			}
-			if cc := h.Get("Cache-Control"); cc != "no-store" {
-				t.Errorf("refresh %s: Cache-Control %q, want no-store", tt.name, cc)
-			}
+			assert.Equal(t, "no-store", h.Get("Cache-Control"), "refresh %s: Cache-Control", tt.name)
 			wantFields(t, "refresh data", env.Data, "token", "expires_in", "user_id")
 			var out struct {
 				Token     string `json:"token"`
@@ -285,15 +277,17 @@ func TestRefresh(t *testing.T) {
 				UserID    string `json:"user_id"`
 			}
 			env.decode(t, &out)
-			assert.False(t, out.ExpiresIn != 3600 || out.UserID != alice, "refresh %s: expires_in %d user_id %q, want 3600 %q", tt.name, out.ExpiresIn, out.UserID, alice)
+			assert.EqualValues(t, 3600, out.ExpiresIn, "refresh %s: expires_in", tt.name)
+			assert.Equal(t, alice, out.UserID, "refresh %s: user_id", tt.name)
 			m := parseToken(t, out.Token)
 			assert.EqualValues(t, tt.origIat, m["orig_iat"], "refresh %s: orig_iat %v, want it unchanged: %v", tt.name, m["orig_iat"], tt.origIat)
-			assert.False(t, m["sub"] != alice || m["iss"] != testIssuer, "refresh %s: sub %v iss %v", tt.name, m["sub"], m["iss"])
-			if jti, _ := m["jti"].(string); jti == "" || m["jti"] == tt.oldJTI {
-				t.Errorf("refresh %s: jti %v, want a new one", tt.name, m["jti"])
-			}
+			assert.Equal(t, alice, m["sub"], "refresh %s: sub", tt.name)
+			assert.Equal(t, testIssuer, m["iss"], "refresh %s: iss", tt.name)
+			jti, _ := m["jti"].(string)
+			assert.NotEmpty(t, jti, "refresh %s: jti, want a new one", tt.name)
+			assert.NotEqual(t, tt.oldJTI, m["jti"], "refresh %s: jti, want a new one", tt.name)
 			exp, _ := m["exp"].(float64)
-			assert.False(t, time.Until(time.Unix(int64(exp), 0)) < 59*time.Minute, "refresh %s: the new token expires at %v, want in an hour", tt.name, exp)
+			assert.GreaterOrEqual(t, time.Until(time.Unix(int64(exp), 0)), 59*time.Minute, "refresh %s: the new token expires at %v, want in an hour", tt.name, exp)
 			assert.NotEqualValues(t, tt.token, out.Token, "refresh %s: the same token came back", tt.name)
 			c.mustDo("GET", "/api/v1/projects", "", out.Token, http.StatusOK)
 		}
@@ -306,14 +300,10 @@ func TestRefreshFailures(t *testing.T) {
 		alice := c.ids["alice"]
 		c.addUser("carol", "carol-password")
 		carolToken := c.login("carol", "carol-password")
-		if err := c.users.SetUserActive(t.Context(), "carol", false); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.users.SetUserActive(t.Context(), "carol", false), "deactivate carol")
 		c.addUser("erin", "erin-password")
 		erinToken := c.login("erin", "erin-password")
-		if err := c.users.DeleteUser(t.Context(), "erin"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.users.DeleteUser(t.Context(), "erin"), "delete erin")
 		now := time.Now()
 		days := func(n int) int64 { return now.Add(-time.Duration(n) * 24 * time.Hour).Unix() }
 		valid := claims(alice)
@@ -376,7 +366,9 @@ func TestTokenSettings(t *testing.T) {
 		m := parseToken(t, out.Token)
 		iat, _ := m["iat"].(float64)
 		exp, _ := m["exp"].(float64)
-		assert.False(t, out.ExpiresIn != 5400 || exp-iat != 5400 || m["iss"] != "custom", "JWTExpiration 90m, JWTIssuer custom: expires_in %d, exp-iat %v, iss %v", out.ExpiresIn, exp-iat, m["iss"])
+		assert.EqualValues(t, 5400, out.ExpiresIn, "JWTExpiration 90m: expires_in")
+		assert.Equal(t, float64(5400), exp-iat, "JWTExpiration 90m: exp-iat")
+		assert.Equal(t, "custom", m["iss"], "JWTIssuer custom: iss")
 
 		custom := with(claims(alice), map[string]any{"iss": "custom"})
 		status, _, env = c.do("GET", "/api/v1/projects", "", hs256(t, claims(alice)))
@@ -417,14 +409,17 @@ func TestRequireAuthFalse(t *testing.T) {
 		env = c.mustDo("GET", "/api/v1/projects", "", "", http.StatusOK)
 		var list listJSON[projectJSON]
 		env.decode(t, &list)
-		assert.False(t, list.Total != 1 || len(list.Items) != 1 || list.Items[0].Name != "anon-proj", "anonymous list: %s", env.Data)
+		assert.Equal(t, 1, list.Total, "anonymous list: total (%s)", env.Data)
+		if assert.Len(t, list.Items, 1, "anonymous list: items (%s)", env.Data) {
+			assert.Equal(t, "anon-proj", list.Items[0].Name, "anonymous list: name")
+		}
 
 		// A request that sends a token is still checked.
 		for _, h := range []string{"Bearer notajwt", "Basic x", "Bearer " + sign(t, claims(c.ids["alice"]), jwt.SigningMethodHS256, []byte("another-secret-another-secret-012"))} {
 			r := request("GET", "/api/v1/projects", "", "")
 			r.Header.Set("Authorization", h)
 			status, _, env := c.send(r)
-			assert.False(t, status != http.StatusUnauthorized || env.code() != "AUTHENTICATION_FAILED", "require_auth false, Authorization %.20q: got %d %s, want 401", h, status, env.code())
+			wantError(t, fmt.Sprintf("require_auth false, Authorization %.20q", h), status, env, http.StatusUnauthorized, "AUTHENTICATION_FAILED", "")
 		}
 
 		// A user with a token is that user, and anonymous's projects are

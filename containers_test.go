@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +34,10 @@ func TestProjects(t *testing.T) {
 			env.decode(t, &p)
 			wantID(t, what, p.ID)
 			wantTimestamps(t, what, p.CreatedAt, p.UpdatedAt)
-			assert.False(t, p.Name != cr.name || p.OwnerID != c.ids["alice"] || p.CollectionCount != 0 || p.CreatedAt != p.UpdatedAt, "%s: %s", what, env.Data)
+			assert.Equal(t, cr.name, p.Name, "%s: name", what)
+			assert.Equal(t, c.ids["alice"], p.OwnerID, "%s: owner_id", what)
+			assert.Zero(t, p.CollectionCount, "%s: collection_count", what)
+			assert.Equal(t, p.CreatedAt, p.UpdatedAt, "%s: updated_at is created_at", what)
 			ids[cr.name] = p.ID
 
 			env = c.mustDo("GET", pathP(cr.name), "", alice, http.StatusOK)
@@ -44,7 +46,8 @@ func TestProjects(t *testing.T) {
 			env.decode(t, &got)
 			assert.EqualValues(t, p, got, "GET %s: %+v, want what create returned: %+v", cr.name, got, p)
 		}
-		assert.False(t, ids["web"] >= ids["api"] || ids["api"] >= ids["docs"], "ids do not sort by creation time: %v", ids)
+		assert.Less(t, ids["web"], ids["api"], "ids sort by creation time: %v", ids)
+		assert.Less(t, ids["api"], ids["docs"], "ids sort by creation time: %v", ids)
 
 		c.mustDo("POST", pathP("bobs"), "", bob, http.StatusCreated)
 		lists := []struct {
@@ -60,7 +63,10 @@ func TestProjects(t *testing.T) {
 			for _, p := range list.Items {
 				names = append(names, p.Name)
 			}
-			assert.False(t, !slices.Equal(names, l.want) || list.Total != len(l.want) || list.Limit != 100 || list.Offset != 0, "GET /api/v1/projects: %s, want only %v with limit 100 offset 0", env.Data, l.want)
+			assert.Equal(t, l.want, names, "GET /api/v1/projects: names (only the caller's)")
+			assert.Equal(t, len(l.want), list.Total, "GET /api/v1/projects: total")
+			assert.Equal(t, 100, list.Limit, "GET /api/v1/projects: limit")
+			assert.Equal(t, 0, list.Offset, "GET /api/v1/projects: offset")
 		}
 	})
 }
@@ -106,7 +112,10 @@ func TestCollectionsAndClusters(t *testing.T) {
 			env.decode(t, &col)
 			wantID(t, what, col.ID)
 			wantTimestamps(t, what, col.CreatedAt, col.UpdatedAt)
-			assert.False(t, col.Name != cr.name || col.Project != "web" || col.ClusterCount != 0 || col.RecordCount != 0, "%s: %s", what, env.Data)
+			assert.Equal(t, cr.name, col.Name, "%s: name", what)
+			assert.Equal(t, "web", col.Project, "%s: project", what)
+			assert.Zero(t, col.ClusterCount, "%s: cluster_count", what)
+			assert.Zero(t, col.RecordCount, "%s: record_count", what)
 		}
 		for _, cr := range []struct{ form, target, body, name string }{
 			{"path form", pathK("web", "prod", "k1"), "", "k1"},
@@ -120,7 +129,10 @@ func TestCollectionsAndClusters(t *testing.T) {
 			env.decode(t, &k)
 			wantID(t, what, k.ID)
 			wantTimestamps(t, what, k.CreatedAt, k.UpdatedAt)
-			assert.False(t, k.Name != cr.name || k.Project != "web" || k.Collection != "prod" || k.RecordCount != 0, "%s: %s", what, env.Data)
+			assert.Equal(t, cr.name, k.Name, "%s: name", what)
+			assert.Equal(t, "web", k.Project, "%s: project", what)
+			assert.Equal(t, "prod", k.Collection, "%s: collection", what)
+			assert.Zero(t, k.RecordCount, "%s: record_count", what)
 		}
 		k1, k2 := pathK("web", "prod", "k1"), pathK("web", "prod", "k2")
 		c.addRecord(alice, k1, "a", "STRING", `"x"`)
@@ -137,17 +149,20 @@ func TestCollectionsAndClusters(t *testing.T) {
 		wantFields(t, "GET collection", env.Data, collectionFields...)
 		var col collectionJSON
 		env.decode(t, &col)
-		assert.False(t, col.ClusterCount != 3 || col.RecordCount != 5, "collection prod: cluster_count %d record_count %d, want 3 and 5 (records of all clusters)", col.ClusterCount, col.RecordCount)
+		assert.Equal(t, 3, col.ClusterCount, "collection prod: cluster_count")
+		assert.Equal(t, 5, col.RecordCount, "collection prod: record_count (records of all clusters)")
 
 		env = c.mustDo("GET", pathP("web")+"/collections", "", alice, http.StatusOK)
 		var cols listJSON[collectionJSON]
 		env.decode(t, &cols)
 		want := map[string][2]int{"dev": {0, 0}, "prod": {3, 5}}
-		assert.False(t, cols.Total != 2 || len(cols.Items) != 2, "collection list: %s", env.Data)
+		assert.Equal(t, 2, cols.Total, "collection list: total")
+		assert.Len(t, cols.Items, 2, "collection list: items")
 		for _, it := range cols.Items {
-			if w := want[it.Name]; it.ClusterCount != w[0] || it.RecordCount != w[1] || it.Project != "web" {
-				t.Errorf("collection list item %s: %+v, want counts %v", it.Name, it, w)
-			}
+			w := want[it.Name]
+			assert.Equal(t, w[0], it.ClusterCount, "collection list item %s: cluster_count", it.Name)
+			assert.Equal(t, w[1], it.RecordCount, "collection list item %s: record_count", it.Name)
+			assert.Equal(t, "web", it.Project, "collection list item %s: project", it.Name)
 		}
 
 		env = c.mustDo("GET", pathC("web", "prod")+"/clusters", "", alice, http.StatusOK)
@@ -158,14 +173,18 @@ func TestCollectionsAndClusters(t *testing.T) {
 			counts[it.Name] = it.RecordCount
 			assert.Nil(t, it.Data, "cluster list item %s carries data", it.Name)
 		}
-		assert.False(t, ks.Total != 3 || counts["k1"] != 2 || counts["k2"] != 3 || counts["k3"] != 0, "cluster list: %s", env.Data)
+		assert.Equal(t, 3, ks.Total, "cluster list: total")
+		assert.Equal(t, map[string]int{"k1": 2, "k2": 3, "k3": 0}, counts, "cluster list: record counts")
 
 		// GET K is the cluster data: the cluster fields plus data.
 		env = c.mustDo("GET", k1, "", alice, http.StatusOK)
 		wantFields(t, "GET cluster", env.Data, append(clusterFields, "data")...)
 		var k clusterJSON
 		env.decode(t, &k)
-		assert.False(t, k.RecordCount != 2 || len(k.Data) != 2 || string(k.Data["a"]) != `"x"` || string(k.Data["b"]) != `1`, "cluster data of k1: %s", env.Data)
+		assert.Equal(t, 2, k.RecordCount, "cluster data of k1: record_count")
+		assert.Len(t, k.Data, 2, "cluster data of k1: data")
+		assert.Equal(t, `"x"`, string(k.Data["a"]), "cluster data of k1: a")
+		assert.Equal(t, `1`, string(k.Data["b"]), "cluster data of k1: b")
 		env = c.mustDo("GET", pathK("web", "prod", "k3"), "", alice, http.StatusOK)
 		var raw struct {
 			Data json.RawMessage `json:"data"`
@@ -243,11 +262,10 @@ func TestRename(t *testing.T) {
 					target, body := f.rename(lv.path(lv.orig), "renamed")
 					env := c.mustDo("PUT", target, body, alice, http.StatusOK)
 					env.decode(t, &after)
-					assert.False(t, after.ID != before.ID || after.Name != "renamed", "rename: %s, want id %s and name renamed", env.Data, before.ID)
-					if after.UpdatedAt <= before.UpdatedAt || after.CreatedAt != before.CreatedAt {
-						t.Errorf("rename: created_at %s -> %s, updated_at %s -> %s; want updated_at moved, created_at kept",
-							before.CreatedAt, after.CreatedAt, before.UpdatedAt, after.UpdatedAt)
-					}
+					assert.Equal(t, before.ID, after.ID, "rename: id")
+					assert.Equal(t, "renamed", after.Name, "rename: name")
+					assert.Greater(t, after.UpdatedAt, before.UpdatedAt, "rename: updated_at moved")
+					assert.Equal(t, before.CreatedAt, after.CreatedAt, "rename: created_at kept")
 					var reread common
 					c.mustDo("GET", lv.path("renamed"), "", alice, http.StatusOK).decode(t, &reread)
 					assert.EqualValues(t, after, reread, "GET after rename: %+v, want %+v", reread, after)
@@ -270,7 +288,8 @@ func TestRename(t *testing.T) {
 					var same common
 					target, body = f.rename(lv.path("renamed"), "renamed")
 					c.mustDo("PUT", target, body, alice, http.StatusOK).decode(t, &same)
-					assert.False(t, same.ID != before.ID || same.Name != "renamed", "rename to the current name: %+v", same)
+					assert.Equal(t, before.ID, same.ID, "rename to the current name: id")
+					assert.Equal(t, "renamed", same.Name, "rename to the current name: name")
 				})
 			}
 		}
@@ -298,13 +317,15 @@ func TestDeleteCascades(t *testing.T) {
 		gone("deleted record", pathR("web", "prod", "k", "r"))
 		var kk clusterJSON
 		c.mustDo("GET", k, "", alice, http.StatusOK).decode(t, &kk)
-		assert.False(t, kk.RecordCount != 1 || len(kk.Data) != 1, "after deleting a record: %+v", kk)
+		assert.Equal(t, 1, kk.RecordCount, "after deleting a record: record_count")
+		assert.Len(t, kk.Data, 1, "after deleting a record: data")
 
 		c.mustDo("DELETE", k, "", alice, http.StatusNoContent)
 		gone("deleted cluster", k, k+"/records", pathR("web", "prod", "k", "s"))
 		var col collectionJSON
 		c.mustDo("GET", pathC("web", "prod"), "", alice, http.StatusOK).decode(t, &col)
-		assert.False(t, col.ClusterCount != 0 || col.RecordCount != 0, "after deleting the cluster: %+v", col)
+		assert.Zero(t, col.ClusterCount, "after deleting the cluster: cluster_count")
+		assert.Zero(t, col.RecordCount, "after deleting the cluster: record_count")
 
 		c.mustDo("POST", k, "", alice, http.StatusCreated)
 		c.addRecord(alice, k, "r", "STRING", `"v"`)
@@ -323,7 +344,8 @@ func TestDeleteCascades(t *testing.T) {
 		assert.EqualValues(t, 0, list.Total, "the deleted project is still listed: %+v", list)
 		var newP projectJSON
 		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated).decode(t, &newP)
-		assert.False(t, newP.ID == oldP.ID || newP.CollectionCount != 0, "re-created project: %+v (old id %s)", newP, oldP.ID)
+		assert.NotEqual(t, oldP.ID, newP.ID, "re-created project: a new id")
+		assert.Zero(t, newP.CollectionCount, "re-created project: collection_count")
 		gone("children of the deleted project", pathC("web", "prod"))
 
 		for _, target := range []string{pathP("nope"), pathC("web", "nope"), pathK("web", "nope", "k"), pathR("web", "nope", "k", "r")} {
@@ -426,12 +448,15 @@ func TestOtherUsersProjectForbidden(t *testing.T) {
 
 		var got recordJSON
 		c.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &got)
-		assert.False(t, got.Version != 1 || string(got.Value) != `"v"`, "alice's record changed: %+v", got)
+		assert.EqualValues(t, 1, got.Version, "alice's record changed: version")
+		assert.Equal(t, `"v"`, string(got.Value), "alice's record changed: value")
 		var col collectionJSON
 		c.mustDo("GET", C, "", alice, http.StatusOK).decode(t, &col)
-		assert.False(t, col.ClusterCount != 1 || col.RecordCount != 1, "alice's collection changed: %+v", col)
+		assert.Equal(t, 1, col.ClusterCount, "alice's collection changed: cluster_count")
+		assert.Equal(t, 1, col.RecordCount, "alice's collection changed: record_count")
 		var list listJSON[projectJSON]
 		c.mustDo("GET", "/api/v1/projects", "", bob, http.StatusOK).decode(t, &list)
-		assert.False(t, list.Total != 0 || len(list.Items) != 0, "bob's list shows alice's project: %+v", list)
+		assert.Zero(t, list.Total, "bob's list shows alice's project: total")
+		assert.Empty(t, list.Items, "bob's list shows alice's project")
 	})
 }

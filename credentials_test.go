@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,6 +22,8 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/pgtest"
@@ -54,14 +55,11 @@ func credNewServer(t *testing.T, kind storeKind, opts ...hds.Option) *credServer
 	case "postgres":
 		dbURL := pgtest.NewURL(t) // skips, or fails, as pgtest decides
 		served, err := sqlx.Open("postgres", dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "open the served connection")
 		served.SetMaxOpenConns(4)
 		t.Cleanup(func() { served.Close() })
-		if cs.db, err = sqlx.Open("postgres", dbURL); err != nil {
-			t.Fatal(err)
-		}
+		cs.db, err = sqlx.Open("postgres", dbURL)
+		require.NoError(t, err, "open the test's own connection")
 		cs.db.SetMaxOpenConns(2)
 		t.Cleanup(func() { cs.db.Close() })
 		pg := postgres.New(served)
@@ -80,16 +78,13 @@ func (cs *credServer) rawValue(t *testing.T, p store.Path) string {
 	t.Helper()
 	if cs.db != nil {
 		var v string
-		if err := cs.db.GetContext(t.Context(), &v, `SELECT value FROM hds_records WHERE id = $1`, p.Record); err != nil {
-			t.Fatalf("select the value of %s: %v", p.Record, err)
-		}
+		err := cs.db.GetContext(t.Context(), &v, `SELECT value FROM hds_records WHERE id = $1`, p.Record)
+		require.NoError(t, err, "select the value of %s", p.Record)
 		return v
 	}
 	p.Owner = ""
 	r, err := cs.store.FindRecord(t.Context(), p)
-	if err != nil {
-		t.Fatalf("store: find %s: %v", p.Record, err)
-	}
+	require.NoError(t, err, "store: find %s", p.Record)
 	return string(r.Value)
 }
 
@@ -99,21 +94,17 @@ func (cs *credServer) setRaw(t *testing.T, p store.Path, value string) {
 	t.Helper()
 	if cs.db != nil {
 		res, err := cs.db.ExecContext(t.Context(), `UPDATE hds_records SET value = $1 WHERE id = $2`, value, p.Record)
-		if err != nil {
-			t.Fatalf("update the value of %s: %v", p.Record, err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			t.Fatalf("update the value of %s: %d rows", p.Record, n)
-		}
+		require.NoError(t, err, "update the value of %s", p.Record)
+		n, _ := res.RowsAffected()
+		require.EqualValues(t, 1, n, "update the value of %s: rows affected", p.Record)
 		return
 	}
 	p.Owner = ""
-	if _, err := cs.store.UpdateRecord(t.Context(), p, store.Write{}, func(r *store.Record) error {
+	_, err := cs.store.UpdateRecord(t.Context(), p, store.Write{}, func(r *store.Record) error {
 		r.Value = json.RawMessage(value)
 		return nil
-	}); err != nil {
-		t.Fatalf("store: update %s: %v", p.Record, err)
-	}
+	})
+	require.NoError(t, err, "store: update %s", p.Record)
 }
 
 // rawDump returns everything the store holds as text: for PostgreSQL
@@ -125,18 +116,14 @@ func (cs *credServer) rawDump(t *testing.T, clusters ...store.Path) []string {
 	var out []string
 	if cs.db != nil {
 		var tables []string
-		if err := cs.db.SelectContext(t.Context(), &tables,
-			`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`); err != nil {
-			t.Fatalf("list tables: %v", err)
-		}
-		if !slices.Contains(tables, "hds_records") {
-			t.Fatalf("no hds_records among the tables %v", tables)
-		}
+		err := cs.db.SelectContext(t.Context(), &tables,
+			`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
+		require.NoError(t, err, "list tables")
+		require.Contains(t, tables, "hds_records", "hds_records among the tables")
 		for _, tbl := range tables {
 			var rows []string
-			if err := cs.db.SelectContext(t.Context(), &rows, `SELECT t::text FROM "`+tbl+`" t`); err != nil {
-				t.Fatalf("dump %s: %v", tbl, err)
-			}
+			err := cs.db.SelectContext(t.Context(), &rows, `SELECT t::text FROM "`+tbl+`" t`)
+			require.NoError(t, err, "dump %s", tbl)
 			out = append(out, rows...)
 		}
 		return out
@@ -145,9 +132,7 @@ func (cs *credServer) rawDump(t *testing.T, clusters ...store.Path) []string {
 	for _, p := range clusters {
 		p.Owner = ""
 		k, err := cs.store.FindCluster(t.Context(), p, true)
-		if err != nil {
-			t.Fatalf("store: find cluster %s: %v", p.Cluster, err)
-		}
+		require.NoError(t, err, "store: find cluster %s", p.Cluster)
 		for _, r := range k.Records {
 			out = append(out, r.Name+"="+string(r.Value))
 		}
@@ -235,9 +220,8 @@ func credSecret(tag string) string { return "cred-" + tag + "-" + randomID() }
 func credKey(t testing.TB) []byte {
 	t.Helper()
 	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		t.Fatal(err)
-	}
+	_, err := rand.Read(k)
+	require.NoError(t, err, "random key")
 	return k
 }
 
@@ -269,12 +253,8 @@ func (cs *credServer) credReveal(target, token string) recordJSON {
 func credWant500(t *testing.T, what string, status int, env envelope, hidden ...string) {
 	t.Helper()
 	wantError(t, what, status, env, http.StatusInternalServerError, "SERVER_ERROR", "Internal server error")
-	if env.details() != "" {
-		t.Errorf("%s: details %q, want empty", what, env.details())
-	}
-	if leaks := credFindLeaks([]string{string(env.raw)}, hidden); len(leaks) > 0 {
-		t.Errorf("%s: the body holds %q: %s", what, leaks, env.raw)
-	}
+	assert.Empty(t, env.details(), "%s: details", what)
+	assert.Empty(t, credFindLeaks([]string{string(env.raw)}, hidden), "%s: the body holds hidden values: %s", what, env.raw)
 }
 
 // Section 3: credentials through the API.
@@ -295,9 +275,7 @@ func TestCredentials(t *testing.T) {
 			t.Helper()
 			env := c.mustDo(method, target, body, alice, status)
 			if !strings.Contains(target, "reveal=true") {
-				if strings.Contains(string(env.raw), "s3cr3t") {
-					t.Errorf("%s: the secret appears in a masked response: %s", what, env.raw)
-				}
+				assert.NotContains(t, string(env.raw), "s3cr3t", "%s: the secret appears in a masked response", what)
 			}
 			var r recordJSON
 			env.decode(t, &r)
@@ -329,49 +307,36 @@ func TestCredentials(t *testing.T) {
 		}
 		c.addRecord(alice, K, "plain2", "STRING", `"x"`)
 		for _, tt := range tests {
-			if got := value(tt.what, tt.method, tt.target, tt.body, tt.status); got != tt.want {
-				t.Errorf("%s: value %s, want %s", tt.what, got, tt.want)
-			}
+			assert.Equal(t, tt.want, value(tt.what, tt.method, tt.target, tt.body, tt.status), "%s: value", tt.what)
 		}
 
 		// Lists and cluster data.
 		env := c.mustDo("GET", K+"/records", "", alice, http.StatusOK)
-		if strings.Contains(string(env.raw), "s3cr3t") {
-			t.Errorf("record list leaks a secret: %s", env.raw)
-		}
+		assert.NotContains(t, string(env.raw), "s3cr3t", "record list leaks a secret")
 		var list listJSON[recordJSON]
 		env.decode(t, &list)
 		for _, r := range list.Items {
 			switch r.Type {
 			case "CREDENTIAL":
-				if string(r.Value) != mask {
-					t.Errorf("record list: %s = %s, want masked", r.Name, r.Value)
-				}
+				assert.Equal(t, mask, string(r.Value), "record list: %s, want masked", r.Name)
 			case "[]CREDENTIAL":
-				if !regexp.MustCompile(`^\[("\*{8}"(,"\*{8}")*)?\]$`).Match(r.Value) {
-					t.Errorf("record list: %s = %s, want each element masked", r.Name, r.Value)
-				}
+				assert.Regexp(t, regexp.MustCompile(`^\[("\*{8}"(,"\*{8}")*)?\]$`), string(r.Value), "record list: %s, want each element masked", r.Name)
 			}
 		}
 		env = c.mustDo("GET", K+"/records?reveal=true", "", alice, http.StatusOK)
 		for _, s := range []string{"s3cr3t-new", "s3cr3t-newer", "s3cr3t-a", "s3cr3t-c", "s3cr3t-x"} {
-			if !strings.Contains(string(env.raw), s) {
-				t.Errorf("record list with reveal=true lacks %s: %s", s, env.raw)
-			}
+			assert.Contains(t, string(env.raw), s, "record list with reveal=true lacks %s", s)
 		}
 		env = c.mustDo("GET", K, "", alice, http.StatusOK)
-		if strings.Contains(string(env.raw), "s3cr3t") {
-			t.Errorf("cluster data leaks a secret: %s", env.raw)
-		}
+		assert.NotContains(t, string(env.raw), "s3cr3t", "cluster data leaks a secret")
 		var k clusterJSON
 		env.decode(t, &k)
-		if string(k.Data["pw"]) != mask || compact(t, k.Data["arr"]) != `["********","********"]` || string(k.Data["plain"]) != `"visible"` {
-			t.Errorf("cluster data: %s", env.Data)
-		}
+		assert.Equal(t, mask, string(k.Data["pw"]), "cluster data: pw in %s", env.Data)
+		assert.Equal(t, `["********","********"]`, compact(t, k.Data["arr"]), "cluster data: arr in %s", env.Data)
+		assert.Equal(t, `"visible"`, string(k.Data["plain"]), "cluster data: plain in %s", env.Data)
 		c.mustDo("GET", K+"?reveal=true", "", alice, http.StatusOK).decode(t, &k)
-		if string(k.Data["pw"]) != `"s3cr3t-new"` || compact(t, k.Data["arr"]) != `["s3cr3t-a","s3cr3t-b"]` {
-			t.Errorf("cluster data with reveal=true: %v", k.Data)
-		}
+		assert.Equal(t, `"s3cr3t-new"`, string(k.Data["pw"]), "cluster data with reveal=true: pw")
+		assert.Equal(t, `["s3cr3t-a","s3cr3t-b"]`, compact(t, k.Data["arr"]), "cluster data with reveal=true: arr")
 
 		// reveal takes true or false only.
 		for _, v := range []string{"yes", "1", "TRUE", "True", "", "no"} {
@@ -388,26 +353,18 @@ func TestCredentials(t *testing.T) {
 			}
 		}
 		status, _, _ := c.do("GET", R("never"), "", alice)
-		if status != http.StatusNotFound {
-			t.Errorf("a create with a bad reveal created the record: %d", status)
-		}
-		if got := value("after the bad reveals", "GET", R("pw")+"?reveal=true", "", 200); got != `"s3cr3t-new"` {
-			t.Errorf("a PUT with a bad reveal changed the secret: %s", got)
-		}
+		assert.Equal(t, http.StatusNotFound, status, "a create with a bad reveal created the record")
+		assert.Equal(t, `"s3cr3t-new"`, value("after the bad reveals", "GET", R("pw")+"?reveal=true", "", 200), "a PUT with a bad reveal changed the secret")
 
 		// Never matched by value filters.
 		for _, q := range []string{"value=s3cr3t-new", "valueContains=s3cr3t", "valueContains=S3CR3T", "valueContains=**", "value=********", `value="s3cr3t-new"`, "valueContains=hds"} {
 			var l listJSON[recordJSON]
 			c.mustDo("GET", K+"/records?"+q, "", alice, http.StatusOK).decode(t, &l)
-			if l.Total != 0 {
-				t.Errorf("?%s matched %d records: %+v", q, l.Total, l.Items)
-			}
+			assert.Zero(t, l.Total, "?%s matched records: %+v", q, l.Items)
 		}
 		var l listJSON[recordJSON]
 		c.mustDo("GET", K+"/records?type=credential", "", alice, http.StatusOK).decode(t, &l)
-		if l.Total != 4 { // pw, pw2, pw4, plain2
-			t.Errorf("?type=credential: total %d, want 4", l.Total)
-		}
+		assert.Equal(t, 4, l.Total, "?type=credential: total (pw, pw2, pw4, plain2)")
 	})
 }
 
@@ -433,20 +390,16 @@ func TestCredentialsWithoutKey(t *testing.T) {
 		for _, tt := range tests {
 			status, _, env := c.do(tt.method, tt.target, tt.body, alice)
 			wantError(t, "without a credential key: "+tt.what, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
-			if !strings.Contains(strings.ToLower(env.details()), "no credential key") {
-				t.Errorf("without a credential key: %s: details %q do not say that no credential key is configured", tt.what, env.details())
-			}
+			assert.Contains(t, strings.ToLower(env.details()), "no credential key", "without a credential key: %s: details say that no credential key is configured", tt.what)
 		}
 		var r recordJSON
 		c.mustDo("GET", R("s"), "", alice, http.StatusOK).decode(t, &r)
-		if r.Type != "STRING" || string(r.Value) != `"plain"` || r.Version != 1 {
-			t.Errorf("the STRING record changed: %+v", r)
-		}
+		assert.Equal(t, "STRING", r.Type, "the STRING record changed: %+v", r)
+		assert.Equal(t, `"plain"`, string(r.Value), "the STRING record changed: %+v", r)
+		assert.EqualValues(t, 1, r.Version, "the STRING record changed: %+v", r)
 		var l listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &l)
-		if l.Total != 1 {
-			t.Errorf("credential records were stored: %+v", l.Items)
-		}
+		assert.Equal(t, 1, l.Total, "credential records were stored: %+v", l.Items)
 	})
 }
 
@@ -468,64 +421,46 @@ func TestCredentialsSealedAtRest(t *testing.T) {
 		// The store never sees the plain text.
 		for _, name := range []string{"one", "many", "two"} {
 			r, err := c.store.FindRecord(t.Context(), at(name))
-			if err != nil {
-				t.Fatalf("store: find %s: %v", name, err)
-			}
-			if strings.Contains(string(r.Value), "plain-marker") {
-				t.Errorf("the store holds the plain text of %s: %s", name, r.Value)
-			}
+			require.NoError(t, err, "store: find %s", name)
+			assert.NotContains(t, string(r.Value), "plain-marker", "the store holds the plain text of %s", name)
 		}
 		recs, _, err := c.store.FindRecords(t.Context(), at(""), store.RecordQuery{ListQuery: store.NewListQuery()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "store: find records")
 		for _, r := range recs {
-			if strings.Contains(string(r.Value), "plain-marker") {
-				t.Errorf("the store lists the plain text of %s: %s", r.Name, r.Value)
-			}
+			assert.NotContains(t, string(r.Value), "plain-marker", "the store lists the plain text of %s", r.Name)
 		}
 
 		// A sealed value moved to another record does not open there.
 		one, err := c.store.FindRecord(t.Context(), at("one"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.store.UpdateRecord(t.Context(), at("two"), store.Write{}, func(r *store.Record) error {
+		require.NoError(t, err, "store: find one")
+		_, err = c.store.UpdateRecord(t.Context(), at("two"), store.Write{}, func(r *store.Record) error {
 			r.Value = one.Value
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
+		require.NoError(t, err, "store: move one's sealed value onto two")
 		r := request("GET", R("two")+"?reveal=true", "", alice)
 		status, _, env := c.send(r)
-		if status == http.StatusOK || strings.Contains(string(env.raw), "plain-marker-1") {
-			t.Errorf("a sealed value moved to another record opened: %d %s", status, env.raw)
-		}
+		assert.NotEqual(t, http.StatusOK, status, "a sealed value moved to another record opened: %s", env.raw)
+		assert.NotContains(t, string(env.raw), "plain-marker-1", "a sealed value moved to another record opened")
 		c.mustDo("GET", R("two"), "", alice, http.StatusOK) // masked, no need to open
 
 		// Keys rotate: a new primary key with the old one still opens.
 		rotated := c.attach(hds.WithCredentialKey(newKey, oldKey))
 		var got recordJSON
 		rotated.mustDo("GET", R("one")+"?reveal=true", "", alice, http.StatusOK).decode(t, &got)
-		if string(got.Value) != `"plain-marker-1"` {
-			t.Errorf("after rotation: %s, want the plain text", got.Value)
-		}
+		assert.Equal(t, `"plain-marker-1"`, string(got.Value), "after rotation: the plain text of one")
 		rotated.mustDo("GET", R("many")+"?reveal=true", "", alice, http.StatusOK).decode(t, &got)
-		if compact(t, got.Value) != `["plain-marker-2","plain-marker-3"]` {
-			t.Errorf("after rotation: %s, want the plain text", got.Value)
-		}
+		assert.Equal(t, `["plain-marker-2","plain-marker-3"]`, compact(t, got.Value), "after rotation: the plain text of many")
 		rotated.addRecord(alice, K, "three", "CREDENTIAL", `"plain-marker-5"`)
 		// Only the key that sealed a value (or a ring holding it) opens it.
 		newOnly := c.attach(hds.WithCredentialKey(newKey))
 		newOnly.mustDo("GET", R("three")+"?reveal=true", "", alice, http.StatusOK)
 		status, _, env = newOnly.send(request("GET", R("one")+"?reveal=true", "", alice))
-		if status == http.StatusOK || strings.Contains(string(env.raw), "plain-marker-1") {
-			t.Errorf("a value sealed by a key not in the ring opened: %d %s", status, env.raw)
-		}
+		assert.NotEqual(t, http.StatusOK, status, "a value sealed by a key not in the ring opened: %s", env.raw)
+		assert.NotContains(t, string(env.raw), "plain-marker-1", "a value sealed by a key not in the ring opened")
 		status, _, env = c.send(request("GET", R("three")+"?reveal=true", "", alice))
-		if status == http.StatusOK || strings.Contains(string(env.raw), "plain-marker-5") {
-			t.Errorf("a value sealed by the new key opened with the old ring: %d %s", status, env.raw)
-		}
+		assert.NotEqual(t, http.StatusOK, status, "a value sealed by the new key opened with the old ring: %s", env.raw)
+		assert.NotContains(t, string(env.raw), "plain-marker-5", "a value sealed by the new key opened with the old ring")
 	})
 }
 
@@ -566,9 +501,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		refreshed := c.mustDo("POST", "/api/v1/auth/refresh", "", alice, http.StatusOK)
 
 		out := logs.String()
-		if out == "" {
-			t.Fatal("nothing was logged")
-		}
+		require.NotEmpty(t, out, "nothing was logged")
 		secrets := []string{"log-s3cret", "alice-password", "wrong-log-password", alice, strings.Split(alice, ".")[2], "Bearer"}
 		var tok struct {
 			Token string `json:"token"`
@@ -576,9 +509,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		refreshed.decode(t, &tok)
 		secrets = append(secrets, tok.Token)
 		for _, s := range secrets {
-			if strings.Contains(out, s) {
-				t.Errorf("the log holds %.24q...:\n%s", s, out)
-			}
+			assert.NotContains(t, out, s, "the log holds %.24q...", s)
 		}
 	})
 }
@@ -663,14 +594,12 @@ func TestCredRawContents(t *testing.T) {
 		add("ta", "alice", cs.mustDo("POST", K+"/records", credJSON(map[string]any{"name": "ta", "type": "[]STRING", "value": pa}), alice, 201), credJSON(pa))
 		var typed recordJSON
 		cs.mustDo("PUT", R("tq")+"?type=CREDENTIAL", "", alice, 200).decode(t, &typed)
-		if typed.Type != "CREDENTIAL" || string(typed.Value) != `"********"` {
-			t.Errorf("STRING -> CREDENTIAL by type alone answered %s %s", typed.Type, typed.Value)
-		}
+		assert.Equal(t, "CREDENTIAL", typed.Type, "STRING -> CREDENTIAL by type alone: type")
+		assert.Equal(t, `"********"`, string(typed.Value), "STRING -> CREDENTIAL by type alone: value")
 		cs.mustDo("PUT", R("tb"), `{"type":"CREDENTIAL"}`, alice, 200)
 		cs.mustDo("PUT", R("ta")+"?type=[]credential", "", alice, 200).decode(t, &typed)
-		if typed.Type != "[]CREDENTIAL" || compact(t, typed.Value) != `["********","********"]` {
-			t.Errorf("[]STRING -> []CREDENTIAL by type alone answered %s %s", typed.Type, typed.Value)
-		}
+		assert.Equal(t, "[]CREDENTIAL", typed.Type, "[]STRING -> []CREDENTIAL by type alone: type")
+		assert.Equal(t, `["********","********"]`, compact(t, typed.Value), "[]STRING -> []CREDENTIAL by type alone: value")
 		recs["tq"].typ, recs["tb"].typ, recs["ta"].typ = "CREDENTIAL", "CREDENTIAL", "[]CREDENTIAL"
 
 		// A plain STRING, to show that the dump does see plain text.
@@ -680,43 +609,36 @@ func TestCredRawContents(t *testing.T) {
 		// Every credential reads back through the API.
 		for name, r := range recs {
 			got := cs.credReveal(r.target, r.token)
-			if compact(t, got.Value) != r.want || got.Type != r.typ {
-				t.Errorf("%s with reveal=true: %s %s, want %s %s", name, got.Type, got.Value, r.typ, r.want)
-			}
+			assert.Equal(t, r.want, compact(t, got.Value), "%s with reveal=true: value", name)
+			assert.Equal(t, r.typ, got.Type, "%s with reveal=true: type", name)
 		}
 
 		// The record values, as the store holds them.
 		for name, r := range recs {
 			raw := cs.rawValue(t, r.path)
-			if leaks := credFindLeaks([]string{raw}, secrets); len(leaks) > 0 {
-				t.Errorf("%s: the store holds the plain text of %q: %s", name, leaks, raw)
-			}
+			assert.Empty(t, credFindLeaks([]string{raw}, secrets), "%s: the store holds the plain text of these secrets: %s", name, raw)
 			if r.typ == "[]CREDENTIAL" {
 				var elems, plain []string
 				_ = json.Unmarshal([]byte(r.want), &plain)
-				if err := json.Unmarshal([]byte(raw), &elems); err != nil || len(elems) != len(plain) {
-					t.Errorf("%s: stored %s, want an array of %d sealed elements", name, raw, len(plain))
-				}
-				for i, e := range elems {
-					if e == "" || e == plain[i] || e == "********" {
-						t.Errorf("%s: element %d stored as %q", name, i, e)
+				assert.NoError(t, json.Unmarshal([]byte(raw), &elems), "%s: stored %s, want an array of %d sealed elements", name, raw, len(plain))
+				if assert.Len(t, elems, len(plain), "%s: stored %s, want an array of %d sealed elements", name, raw, len(plain)) {
+					for i, e := range elems {
+						assert.NotEmpty(t, e, "%s: element %d stored empty", name, i)
+						assert.NotEqual(t, plain[i], e, "%s: element %d stored as its plain text", name, i)
+						assert.NotEqual(t, "********", e, "%s: element %d stored as the mask", name, i)
 					}
 				}
 			} else {
 				var s string
-				if err := json.Unmarshal([]byte(raw), &s); err != nil || s == "" || s == "********" {
-					t.Errorf("%s: stored %s, want a sealed string", name, raw)
-				}
+				assert.NoError(t, json.Unmarshal([]byte(raw), &s), "%s: stored %s, want a sealed string", name, raw)
+				assert.NotEmpty(t, s, "%s: stored %s, want a sealed string", name, raw)
+				assert.NotEqual(t, "********", s, "%s: stored %s, want a sealed string", name, raw)
 			}
 		}
 		// Everything the store holds.
 		dump := cs.rawDump(t, credAt("web", "prod", "k", ""), credAt("bobs", "c", "k", ""))
-		if leaks := credFindLeaks(dump, secrets); len(leaks) > 0 {
-			t.Errorf("the store's raw contents hold the plain text of %d secrets: %q", len(leaks), leaks)
-		}
-		if len(credFindLeaks(dump, []string{visible})) == 0 {
-			t.Errorf("the raw dump does not even show the plain STRING %q: the check is blind", visible)
-		}
+		assert.Empty(t, credFindLeaks(dump, secrets), "the store's raw contents hold the plain text of these secrets")
+		assert.NotEmpty(t, credFindLeaks(dump, []string{visible}), "the raw dump does not even show the plain STRING %q: the check is blind", visible)
 
 		// The same secret twice: two records, and one record updated to the
 		// same secret, and two equal elements of one array.
@@ -726,32 +648,23 @@ func TestCredRawContents(t *testing.T) {
 		cs.mustDo("POST", K+"/records", credJSON(map[string]any{"name": "d2", "type": "CREDENTIAL", "value": same}), alice, 201).decode(t, &d2)
 		raw1 := cs.rawValue(t, credAt("web", "prod", "k", d1.ID))
 		raw2 := cs.rawValue(t, credAt("web", "prod", "k", d2.ID))
-		if raw1 == raw2 {
-			t.Errorf("the same secret in two records is stored as the same value %s", raw1)
-		}
+		assert.NotEqual(t, raw1, raw2, "the same secret in two records is stored as the same value")
 		cs.mustDo("PUT", R("d1")+"?value="+url.QueryEscape(same), "", alice, 200)
-		if again := cs.rawValue(t, credAt("web", "prod", "k", d1.ID)); again == raw1 {
-			t.Errorf("a record updated to the same secret is stored as the same value %s", again)
-		}
+		assert.NotEqual(t, raw1, cs.rawValue(t, credAt("web", "prod", "k", d1.ID)), "a record updated to the same secret is stored as the same value")
 		cs.mustDo("PUT", R("d1"), credJSON(map[string]any{"value": same}), alice, 200)
 		var dup recordJSON
 		cs.mustDo("POST", K+"/records", credJSON(map[string]any{"name": "dup", "type": "[]CREDENTIAL", "value": []string{same, same, same}}), alice, 201).decode(t, &dup)
 		var elems []string
-		if err := json.Unmarshal([]byte(cs.rawValue(t, credAt("web", "prod", "k", dup.ID))), &elems); err != nil || len(elems) != 3 {
-			t.Fatalf("stored []CREDENTIAL of 3: %v %q", err, elems)
-		}
-		if elems[0] == elems[1] || elems[1] == elems[2] || elems[0] == elems[2] {
-			t.Errorf("equal elements of a []CREDENTIAL are stored as equal values: %q", elems)
-		}
+		require.NoError(t, json.Unmarshal([]byte(cs.rawValue(t, credAt("web", "prod", "k", dup.ID))), &elems), "stored []CREDENTIAL of 3")
+		require.Len(t, elems, 3, "stored []CREDENTIAL of 3")
+		assert.NotEqual(t, elems[0], elems[1], "equal elements of a []CREDENTIAL are stored as equal values: %q", elems)
+		assert.NotEqual(t, elems[1], elems[2], "equal elements of a []CREDENTIAL are stored as equal values: %q", elems)
+		assert.NotEqual(t, elems[0], elems[2], "equal elements of a []CREDENTIAL are stored as equal values: %q", elems)
 		dump = cs.rawDump(t, credAt("web", "prod", "k", ""))
-		if leaks := credFindLeaks(dump, []string{same}); len(leaks) > 0 {
-			t.Errorf("the store's raw contents hold the repeated secret")
-		}
+		assert.Empty(t, credFindLeaks(dump, []string{same}), "the store's raw contents hold the repeated secret")
 		for _, name := range []string{"d1", "d2", "dup"} {
 			got := cs.credReveal(R(name), alice)
-			if !strings.Contains(string(got.Value), same) {
-				t.Errorf("%s reads back as %s", name, got.Value)
-			}
+			assert.Contains(t, string(got.Value), same, "%s reads back", name)
 		}
 	})
 }
@@ -789,15 +702,12 @@ func TestCredMovedCiphertext(t *testing.T) {
 		rawOne := cs.rawValue(t, at(one.ID))
 		rawTwo := cs.rawValue(t, at(two.ID))
 		var ea, eb, es []string
-		if err := json.Unmarshal([]byte(cs.rawValue(t, at(arr.ID))), &ea); err != nil || len(ea) != 2 {
-			t.Fatalf("stored arr: %v %q", err, ea)
-		}
-		if err := json.Unmarshal([]byte(cs.rawValue(t, at(brr.ID))), &eb); err != nil || len(eb) != 2 {
-			t.Fatalf("stored brr: %v %q", err, eb)
-		}
-		if err := json.Unmarshal([]byte(cs.rawValue(t, at(swap.ID))), &es); err != nil || len(es) != 2 {
-			t.Fatalf("stored swap: %v %q", err, es)
-		}
+		require.NoError(t, json.Unmarshal([]byte(cs.rawValue(t, at(arr.ID))), &ea), "stored arr")
+		require.Len(t, ea, 2, "stored arr")
+		require.NoError(t, json.Unmarshal([]byte(cs.rawValue(t, at(brr.ID))), &eb), "stored brr")
+		require.Len(t, eb, 2, "stored brr")
+		require.NoError(t, json.Unmarshal([]byte(cs.rawValue(t, at(swap.ID))), &es), "stored swap")
+		require.Len(t, es, 2, "stored swap")
 		// Every stored ciphertext, raw and as its JSON string.
 		var hidden []string
 		hidden = append(hidden, secrets...)
@@ -826,19 +736,14 @@ func TestCredMovedCiphertext(t *testing.T) {
 			// By id too.
 			var got recordJSON
 			cs.mustDo("GET", R(tt.name)+"?reveal=false", "", alice, http.StatusOK).decode(t, &got)
-			if compact(t, got.Value) != tt.mask {
-				t.Errorf("GET %s (moved) without reveal: %s, want %s", tt.name, got.Value, tt.mask)
-			}
+			assert.Equal(t, tt.mask, compact(t, got.Value), "GET %s (moved) without reveal", tt.name)
 			env = cs.mustDo("GET", R(got.ID), "", alice, http.StatusOK)
-			if leaks := credFindLeaks([]string{string(env.raw)}, hidden); len(leaks) > 0 {
-				t.Errorf("GET %s (moved) without reveal shows %q", tt.name, leaks)
-			}
+			assert.Empty(t, credFindLeaks([]string{string(env.raw)}, hidden), "GET %s (moved) without reveal shows hidden values", tt.name)
 			// A rename answers with the record: masked it works, revealed it
 			// cannot open.
 			status, _, env = cs.do("PUT", R(tt.name)+"?rename="+tt.name+"-x&reveal=true", "", alice)
-			if status == http.StatusOK || strings.Contains(string(env.raw), "cred-") {
-				t.Errorf("PUT %s (moved) with reveal=true: %d %s", tt.name, status, env.raw)
-			}
+			assert.NotEqual(t, http.StatusOK, status, "PUT %s (moved) with reveal=true: %s", tt.name, env.raw)
+			assert.NotContains(t, string(env.raw), "cred-", "PUT %s (moved) with reveal=true", tt.name)
 			if status == http.StatusInternalServerError {
 				credWant500(t, "PUT "+tt.name+" (moved) with reveal=true", status, env, hidden...)
 			}
@@ -852,18 +757,12 @@ func TestCredMovedCiphertext(t *testing.T) {
 		}
 		for _, target := range []string{K + "/records", K} {
 			env := cs.mustDo("GET", target, "", alice, http.StatusOK)
-			if leaks := credFindLeaks([]string{string(env.raw)}, hidden); len(leaks) > 0 {
-				t.Errorf("GET %s without reveal shows %q", target, leaks)
-			}
+			assert.Empty(t, credFindLeaks([]string{string(env.raw)}, hidden), "GET %s without reveal shows hidden values", target)
 		}
 
 		// The source records are untouched and still open.
-		if got := cs.credReveal(R("one"), alice); string(got.Value) != credJSON(s1) {
-			t.Errorf("one after its value was copied away: %s", got.Value)
-		}
-		if got := cs.credReveal(R("arr"), alice); compact(t, got.Value) != credJSON(a) {
-			t.Errorf("arr after its element was copied away: %s", got.Value)
-		}
+		assert.Equal(t, credJSON(s1), string(cs.credReveal(R("one"), alice).Value), "one after its value was copied away")
+		assert.Equal(t, credJSON(a), compact(t, cs.credReveal(R("arr"), alice).Value), "arr after its element was copied away")
 
 		// A value moved to a record of the same name in another cluster
 		// does not open either.
@@ -878,17 +777,13 @@ func TestCredMovedCiphertext(t *testing.T) {
 		credWant500(t, "reveal without a credential key", status, env, hidden...)
 		var masked recordJSON
 		nokey.mustDo("GET", R("one"), "", alice, http.StatusOK).decode(t, &masked)
-		if string(masked.Value) != `"********"` {
-			t.Errorf("without a credential key, GET one: %s, want the mask", masked.Value)
-		}
+		assert.Equal(t, `"********"`, string(masked.Value), "without a credential key, GET one: the mask")
 
 		// A new value heals a record (by id: the rename above may or may
 		// not have been kept).
 		fresh := credSecret("fresh")
 		cs.mustDo("PUT", R(two.ID), credJSON(map[string]any{"value": fresh}), alice, http.StatusOK)
-		if got := cs.credReveal(R(two.ID), alice); string(got.Value) != credJSON(fresh) {
-			t.Errorf("after a new value: %s", got.Value)
-		}
+		assert.Equal(t, credJSON(fresh), string(cs.credReveal(R(two.ID), alice).Value), "after a new value")
 	})
 }
 
@@ -929,14 +824,11 @@ func TestCredRotation(t *testing.T) {
 			for _, r := range recs {
 				var got recordJSON
 				status, _, env := c.do("GET", r.target+"?reveal=true", "", r.token)
-				if status != http.StatusOK {
-					t.Errorf("%s: GET %s with reveal=true: %d %s", what, r.target, status, env.raw)
+				if !assert.Equal(t, http.StatusOK, status, "%s: GET %s with reveal=true: %s", what, r.target, env.raw) {
 					continue
 				}
 				env.decode(t, &got)
-				if compact(t, got.Value) != r.want {
-					t.Errorf("%s: %s reads %s, want %s", what, r.target, got.Value, r.want)
-				}
+				assert.Equal(t, r.want, compact(t, got.Value), "%s: %s reads", what, r.target)
 			}
 			c.mustDo("GET", K+"/records?reveal=true", "", alice, http.StatusOK)
 			c.mustDo("GET", BK+"?reveal=true", "", bob, http.StatusOK)
@@ -977,16 +869,10 @@ func TestCredRotation(t *testing.T) {
 		rot := hds.Rotation{Primary: k2, Previous: [][]byte{k1}, BatchSize: 2,
 			Progress: func(p hds.RotationProgress) { reports = append(reports, p) }}
 		got, err := hds.RotateCredentials(ctx, cs.store, rot)
-		if err != nil {
-			t.Fatalf("RotateCredentials: %v", err)
-		}
+		require.NoError(t, err, "RotateCredentials")
 		want := hds.RotationProgress{Seen: len(ids), Resealed: len(ids) - 1, LastID: ids[len(ids)-1]}
-		if got != want {
-			t.Errorf("RotateCredentials = %+v, want %+v", got, want)
-		}
-		if len(reports) < 3 {
-			t.Fatalf("progress reported %d times over %d records in batches of 2: %+v", len(reports), len(ids), reports)
-		}
+		assert.Equal(t, want, got, "RotateCredentials")
+		require.GreaterOrEqual(t, len(reports), 3, "progress reports over %d records in batches of 2: %+v", len(ids), reports)
 		for i, p := range reports[:3] {
 			n := 2 * (i + 1)
 			resealed := 0
@@ -995,13 +881,11 @@ func TestCredRotation(t *testing.T) {
 					resealed++
 				}
 			}
-			if p.Seen != n || p.LastID != ids[n-1] || p.Resealed != resealed {
-				t.Errorf("progress report %d = %+v, want Seen %d, Resealed %d, LastID %s", i, p, n, resealed, ids[n-1])
-			}
+			assert.Equal(t, n, p.Seen, "progress report %d: Seen (%+v)", i, p)
+			assert.Equal(t, resealed, p.Resealed, "progress report %d: Resealed (%+v)", i, p)
+			assert.Equal(t, ids[n-1], p.LastID, "progress report %d: LastID (%+v)", i, p)
 		}
-		if last := reports[len(reports)-1]; last != want {
-			t.Errorf("last progress report %+v, want %+v", last, want)
-		}
+		assert.Equal(t, want, reports[len(reports)-1], "last progress report")
 
 		// K1 can go: K2 alone reads everything; K1 alone reads nothing.
 		k2only := cs.attach(hds.WithCredentialKey(k2))
@@ -1011,25 +895,22 @@ func TestCredRotation(t *testing.T) {
 		}
 		var pl recordJSON
 		k2only.mustDo("GET", pathR("web", "prod", "k", "plain"), "", alice, 200).decode(t, &pl)
-		if pl.Version != plain.Version || string(pl.Value) != `"not a secret"` {
-			t.Errorf("rotation touched a STRING record: %+v", pl)
-		}
+		assert.Equal(t, plain.Version, pl.Version, "rotation touched a STRING record: %+v", pl)
+		assert.Equal(t, `"not a secret"`, string(pl.Value), "rotation touched a STRING record: %+v", pl)
 
 		// Again: nothing to do. With K2 alone: nothing to do either.
 		reports = nil
 		got, err = hds.RotateCredentials(ctx, cs.store, rot)
-		if err != nil || got.Resealed != 0 || got.Seen != len(ids) {
-			t.Errorf("a second rotation: %+v, %v; want %d seen, 0 re-sealed", got, err, len(ids))
-		}
+		assert.NoError(t, err, "a second rotation")
+		assert.Zero(t, got.Resealed, "a second rotation: re-sealed (%+v)", got)
+		assert.Equal(t, len(ids), got.Seen, "a second rotation: seen (%+v)", got)
 		for _, p := range reports {
-			if p.Resealed != 0 {
-				t.Errorf("a second rotation reports re-sealing: %+v", p)
-			}
+			assert.Zero(t, p.Resealed, "a second rotation reports re-sealing: %+v", p)
 		}
 		got, err = hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k2})
-		if err != nil || got.Resealed != 0 || got.Seen != len(ids) {
-			t.Errorf("a rotation with K2 alone: %+v, %v; want %d seen, 0 re-sealed", got, err, len(ids))
-		}
+		assert.NoError(t, err, "a rotation with K2 alone")
+		assert.Zero(t, got.Resealed, "a rotation with K2 alone: re-sealed (%+v)", got)
+		assert.Equal(t, len(ids), got.Seen, "a rotation with K2 alone: seen (%+v)", got)
 		readAll("after the repeated rotations, K2 alone", k2only)
 
 		// Resuming: a rotation to K3 after the first batch's last id visits
@@ -1039,37 +920,31 @@ func TestCredRotation(t *testing.T) {
 		reports = nil
 		got, err = hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k3, Previous: [][]byte{k2}, BatchSize: 2, After: after,
 			Progress: func(p hds.RotationProgress) { reports = append(reports, p) }})
-		if !errors.Is(err, hds.ErrRotationIncomplete) {
-			t.Fatalf("resumed rotation: %v, want ErrRotationIncomplete for the first batch", err)
-		}
-		if want := (hds.RotationProgress{Seen: len(ids) - 2, Resealed: len(ids) - 2, LastID: ids[len(ids)-1], Remaining: 2}); got != want {
-			t.Errorf("resumed rotation = %+v, want %+v", got, want)
-		}
+		require.ErrorIs(t, err, hds.ErrRotationIncomplete, "resumed rotation: ErrRotationIncomplete for the first batch")
+		assert.Equal(t, hds.RotationProgress{Seen: len(ids) - 2, Resealed: len(ids) - 2, LastID: ids[len(ids)-1], Remaining: 2}, got, "resumed rotation")
 		for _, p := range reports {
-			if p.LastID <= after {
-				t.Errorf("resumed rotation reported an id not after %s: %+v", after, p)
-			}
+			assert.Greater(t, p.LastID, after, "resumed rotation reported an id not after %s: %+v", after, p)
 		}
 		k3only := cs.attach(hds.WithCredentialKey(k3))
 		for _, r := range recs {
 			if r.id <= after {
 				cantRead("resumed rotation left the first batch under K2", k3only, r)
-			} else if status, _, env := k3only.do("GET", r.target+"?reveal=true", "", r.token); status != 200 {
-				t.Errorf("after the resumed rotation, K3 alone: %s: %d %s", r.target, status, env.raw)
+			} else {
+				status, _, env := k3only.do("GET", r.target+"?reveal=true", "", r.token)
+				assert.Equal(t, http.StatusOK, status, "after the resumed rotation, K3 alone: %s: %s", r.target, env.raw)
 			}
 		}
 		got, err = hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k3, Previous: [][]byte{k2}, BatchSize: 2})
-		if err != nil || got.Resealed != 2 || got.Seen != len(ids) {
-			t.Errorf("the rotation from the start after the resumed one: %+v, %v; want 2 re-sealed", got, err)
-		}
+		assert.NoError(t, err, "the rotation from the start after the resumed one")
+		assert.Equal(t, 2, got.Resealed, "the rotation from the start after the resumed one: re-sealed (%+v)", got)
+		assert.Equal(t, len(ids), got.Seen, "the rotation from the start after the resumed one: seen (%+v)", got)
 		readAll("after rotating to K3, K3 alone", k3only)
 
 		// Keys must be 32 bytes.
 		for _, bad := range []hds.Rotation{{Primary: k3[:16]}, {Primary: nil}, {Primary: k3, Previous: [][]byte{k2[:31]}}} {
-			if _, err := hds.RotateCredentials(ctx, cs.store, bad); err == nil {
-				t.Errorf("RotateCredentials with a bad key: no error")
-			} else if leaks := credFindLeaks([]string{err.Error()}, []string{string(k3), string(k2)}); len(leaks) > 0 {
-				t.Errorf("RotateCredentials error holds a key: %v", err)
+			_, err := hds.RotateCredentials(ctx, cs.store, bad)
+			if assert.Error(t, err, "RotateCredentials with a bad key") {
+				assert.Empty(t, credFindLeaks([]string{err.Error()}, []string{string(k3), string(k2)}), "RotateCredentials error holds a key: %v", err)
 			}
 		}
 	})
@@ -1095,24 +970,17 @@ func TestCredRotationUnopenable(t *testing.T) {
 			raw := cs.rawValue(t, credAt("web", "prod", "k", lost.ID))
 
 			_, err := hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k2, Previous: [][]byte{k1}, BatchSize: 2})
-			if err == nil {
-				t.Fatal("RotateCredentials over a value no key opens: no error")
-			}
-			if !strings.Contains(err.Error(), lost.ID) {
-				t.Errorf("the error %q does not name the record %s", err, lost.ID)
-			}
+			require.Error(t, err, "RotateCredentials over a value no key opens")
+			assert.ErrorContains(t, err, lost.ID, "the error names the record")
 			var sealed []string
 			_ = json.Unmarshal([]byte(raw), &sealed)
 			hidden := append([]string{lostSecret, raw, string(k1), string(k2), string(lostKey),
 				base64.StdEncoding.EncodeToString(k1), base64.StdEncoding.EncodeToString(k2)}, sealed...)
-			if leaks := credFindLeaks([]string{err.Error()}, hidden); len(leaks) > 0 {
-				t.Errorf("the error %q holds %q", err, leaks)
-			}
+			assert.Empty(t, credFindLeaks([]string{err.Error()}, hidden), "the error %q holds hidden values", err)
 			// Once the record is dealt with, the rotation completes.
 			cs.mustDo("DELETE", pathR("web", "prod", "k", "lost"), "", alice, http.StatusNoContent)
-			if _, err := hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k2, Previous: [][]byte{k1}, BatchSize: 2}); err != nil {
-				t.Fatalf("RotateCredentials after the lost record was deleted: %v", err)
-			}
+			_, err = hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k2, Previous: [][]byte{k1}, BatchSize: 2})
+			require.NoError(t, err, "RotateCredentials after the lost record was deleted")
 			k2only := cs.attach(hds.WithCredentialKey(k2))
 			k2only.credRevealOK(t, pathR("web", "prod", "k", "ok1"), alice)
 			k2only.credRevealOK(t, pathR("web", "prod", "k", "ok2"), alice)
@@ -1129,17 +997,11 @@ func TestCredRotationUnopenable(t *testing.T) {
 			raw := cs.rawValue(t, credAt("web", "prod", "k", m1.ID))
 			cs.setRaw(t, credAt("web", "prod", "k", m2.ID), raw)
 			_, err := hds.RotateCredentials(ctx, cs.store, hds.Rotation{Primary: k2, Previous: [][]byte{k1}})
-			if err == nil {
-				t.Fatal("RotateCredentials over a value moved from another record: no error")
-			}
-			if !strings.Contains(err.Error(), m2.ID) {
-				t.Errorf("the error %q does not name the record %s", err, m2.ID)
-			}
+			require.Error(t, err, "RotateCredentials over a value moved from another record")
+			assert.ErrorContains(t, err, m2.ID, "the error names the record")
 			var v string
 			_ = json.Unmarshal([]byte(raw), &v)
-			if leaks := credFindLeaks([]string{err.Error()}, []string{s1, s2, v}); len(leaks) > 0 {
-				t.Errorf("the error %q holds %q", err, leaks)
-			}
+			assert.Empty(t, credFindLeaks([]string{err.Error()}, []string{s1, s2, v}), "the error %q holds hidden values", err)
 		})
 	})
 }
@@ -1147,9 +1009,8 @@ func TestCredRotationUnopenable(t *testing.T) {
 // credRevealOK reads target with reveal=true and wants 200.
 func (c *client) credRevealOK(t *testing.T, target, token string) {
 	t.Helper()
-	if status, _, env := c.do("GET", target+"?reveal=true", "", token); status != http.StatusOK {
-		t.Errorf("GET %s with reveal=true: %d %s", target, status, env.raw)
-	}
+	status, _, env := c.do("GET", target+"?reveal=true", "", token)
+	assert.Equal(t, http.StatusOK, status, "GET %s with reveal=true: %s", target, env.raw)
 }
 
 // TestCredLogFullScenario: the log of a whole session (logins good and
@@ -1223,12 +1084,8 @@ func TestCredLogFullScenario(t *testing.T) {
 		cs.do("GET", pathP("web"), "", bob) // 403
 
 		out := logs.String()
-		if strings.Count(out, "\n") < 30 {
-			t.Fatalf("expected a log line per request, got:\n%s", out)
-		}
-		if !strings.Contains(out, "status=500") {
-			t.Errorf("the 500 was not logged:\n%s", out)
-		}
+		require.GreaterOrEqual(t, strings.Count(out, "\n"), 30, "expected a log line per request, got:\n%s", out)
+		assert.Contains(t, out, "status=500", "the 500 was not logged")
 		forbidden := append([]string{}, secrets...)
 		forbidden = append(forbidden, "alice-password", "bob-password", wrong, testSecret)
 		for _, tok := range []string{alice, bob, refreshed.Token, bogus, forged} {
@@ -1239,15 +1096,15 @@ func TestCredLogFullScenario(t *testing.T) {
 		}
 		forbidden = append(forbidden, basic, string(key), base64.StdEncoding.EncodeToString(key),
 			base64.RawURLEncoding.EncodeToString(key), hex.EncodeToString(key))
-		if leaks := credFindLeaks([]string{out}, forbidden); len(leaks) > 0 {
-			for _, l := range leaks {
-				t.Errorf("the log holds %.40q", l)
-			}
+		leaks := credFindLeaks([]string{out}, forbidden)
+		for _, l := range leaks {
+			assert.Fail(t, "a secret in the log", "the log holds %.40q", l)
+		}
+		if len(leaks) > 0 {
 			t.Logf("log:\n%s", out)
 		}
-		if strings.Contains(out, "Bearer") || strings.Contains(out, "Authorization") {
-			t.Errorf("the log mentions the Authorization header:\n%s", out)
-		}
+		assert.NotContains(t, out, "Bearer", "the log mentions the Authorization header")
+		assert.NotContains(t, out, "Authorization", "the log mentions the Authorization header")
 	})
 }
 
@@ -1290,15 +1147,11 @@ func TestCredNoSecretInErrors(t *testing.T) {
 		} {
 			status, _, env := cs.do(tt.method, tt.target, tt.body, alice)
 			wantError(t, tt.what, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
-			if leaks := credFindLeaks([]string{string(env.raw)}, markers); len(leaks) > 0 {
-				t.Errorf("%s: the error echoes %q: %s", tt.what, leaks, env.raw)
-			}
+			assert.Empty(t, credFindLeaks([]string{string(env.raw)}, markers), "%s: the error echoes a marker: %s", tt.what, env.raw)
 		}
 		var l listJSON[recordJSON]
 		cs.mustDo("GET", K+"/records", "", alice, 200).decode(t, &l)
-		if l.Total != 0 {
-			t.Errorf("refused credentials were stored: %+v", l.Items)
-		}
+		assert.Zero(t, l.Total, "refused credentials were stored: %+v", l.Items)
 
 		// Updates of existing credentials: refused values and type changes
 		// show neither the new nor the current value, sealed or not.
@@ -1332,19 +1185,15 @@ func TestCredNoSecretInErrors(t *testing.T) {
 		} {
 			status, _, env := cs.do("PUT", tt.target, tt.body, alice)
 			wantError(t, tt.what, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "")
-			if leaks := credFindLeaks([]string{string(env.raw)}, hidden); len(leaks) > 0 {
-				t.Errorf("%s: the error shows %q: %s", tt.what, leaks, env.raw)
-			}
-			if strings.Contains(string(env.raw), "hds1:") {
-				t.Errorf("%s: the error shows a sealed value: %s", tt.what, env.raw)
-			}
+			assert.Empty(t, credFindLeaks([]string{string(env.raw)}, hidden), "%s: the error shows hidden values: %s", tt.what, env.raw)
+			assert.NotContains(t, string(env.raw), "hds1:", "%s: the error shows a sealed value", tt.what)
 		}
 		// Nothing changed.
 		for _, tt := range []struct{ name, typ, want string }{{"c", "CREDENTIAL", credJSON(cur)}, {"ca", "[]CREDENTIAL", credJSON(curArr)}} {
 			got := cs.credReveal(R(tt.name), alice)
-			if got.Type != tt.typ || compact(t, got.Value) != tt.want || got.Version != 1 {
-				t.Errorf("%s after refused updates: %s %s version %d", tt.name, got.Type, got.Value, got.Version)
-			}
+			assert.Equal(t, tt.typ, got.Type, "%s after refused updates: type", tt.name)
+			assert.Equal(t, tt.want, compact(t, got.Value), "%s after refused updates: value", tt.name)
+			assert.EqualValues(t, 1, got.Version, "%s after refused updates: version", tt.name)
 		}
 	})
 }

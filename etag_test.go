@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/pgtest"
@@ -25,9 +27,8 @@ var strongTag = regexp.MustCompile(`^"[\x21\x23-\x7e\x80-\xff]*"$`)
 func etagOf(t *testing.T, what string, h http.Header) string {
 	t.Helper()
 	tag := h.Get("ETag")
-	if !strongTag.MatchString(tag) || len(h.Values("ETag")) != 1 {
-		t.Errorf("%s: ETag %q, want one strong entity tag", what, h.Values("ETag"))
-	}
+	assert.Len(t, h.Values("ETag"), 1, "%s: ETag, want one strong entity tag", what)
+	assert.Regexp(t, strongTag, tag, "%s: ETag, want one strong entity tag", what)
 	return tag
 }
 
@@ -39,51 +40,34 @@ func TestETag(t *testing.T) {
 		K, R := pathK("web", "prod", "k"), pathR("web", "prod", "k", "port")
 
 		status, h, _ := c.do("POST", R+"?type=INTEGER&value=1", "", alice)
-		if status != http.StatusCreated {
-			t.Fatalf("POST R: %d", status)
-		}
+		require.Equal(t, http.StatusCreated, status, "POST R")
 		created := etagOf(t, "POST R", h)
 		_, h, _ = c.do("GET", R, "", alice)
-		if got := etagOf(t, "GET R", h); got != created {
-			t.Errorf("GET R: ETag %s, want the one POST R gave, %s", got, created)
-		}
+		assert.Equal(t, created, etagOf(t, "GET R", h), "GET R: ETag, want the one POST R gave")
 		_, h, _ = c.do("GET", R+"?reveal=true", "", alice)
-		if got := etagOf(t, "GET R?reveal=true", h); got != created {
-			t.Errorf("GET R?reveal=true: ETag %s, want %s: the tag names the state, not the representation", got, created)
-		}
+		assert.Equal(t, created, etagOf(t, "GET R?reveal=true", h), "GET R?reveal=true: ETag: the tag names the state, not the representation")
 		_, h, _ = c.do("PUT", R+"?value=1", "", alice)
 		same := etagOf(t, "PUT R to the same value", h)
-		if same == created {
-			t.Errorf("an update to the same value kept the tag %s", same)
-		}
+		assert.NotEqual(t, created, same, "an update to the same value kept the tag")
 		_, h, _ = c.do("PUT", R+"?rename=port2", "", alice)
 		renamed := etagOf(t, "PUT R rename", h)
-		if renamed == same {
-			t.Errorf("a rename kept the tag %s", renamed)
-		}
+		assert.NotEqual(t, same, renamed, "a rename kept the tag")
 		c.mustDo("DELETE", pathR("web", "prod", "k", "port2"), "", alice, http.StatusNoContent)
 		_, h, _ = c.do("POST", K+"/records", `{"name":"port2","type":"INTEGER","value":1}`, alice)
 		again := etagOf(t, "POST K/records", h)
 		for _, old := range []string{created, same, renamed} {
-			if again == old {
-				t.Errorf("a record deleted and created again has an old tag %s", again)
-			}
+			assert.NotEqual(t, old, again, "a record deleted and created again has an old tag")
 		}
 		_, h, _ = c.do("POST", pathR("web", "prod", "k", "other"), `{"type":"INTEGER","value":1}`, alice)
-		if other := etagOf(t, "POST R (body)", h); other == again {
-			t.Errorf("two records share the tag %s", other)
-		}
+		assert.NotEqual(t, again, etagOf(t, "POST R (body)", h), "two records share the tag")
 		_, h, _ = c.do("POST", K+"/records", `{"name":"pw","type":"CREDENTIAL","value":"s3cret"}`, alice)
 		pw := etagOf(t, "POST credential", h)
 		_, h, _ = c.do("GET", pathR("web", "prod", "k", "pw")+"?reveal=true", "", alice)
-		if got := etagOf(t, "GET credential revealed", h); got != pw {
-			t.Errorf("a revealed credential has the tag %s, masked %s", got, pw)
-		}
+		assert.Equal(t, pw, etagOf(t, "GET credential revealed", h), "a revealed credential has the tag of the masked one")
 		// Lists and cluster data carry no ETag.
 		for _, target := range []string{K, K + "/records"} {
-			if _, h, _ := c.do("GET", target, "", alice); h.Get("ETag") != "" {
-				t.Errorf("GET %s: ETag %q on a response that is not one record", target, h.Get("ETag"))
-			}
+			_, h, _ := c.do("GET", target, "", alice)
+			assert.Empty(t, h.Get("ETag"), "GET %s: ETag on a response that is not one record", target)
 		}
 	})
 }
@@ -105,9 +89,7 @@ func TestIfMatch(t *testing.T) {
 			t.Helper()
 			var r recordJSON
 			c.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
-			if string(r.Value) != want {
-				t.Errorf("%s: value %s, want %s", what, r.Value, want)
-			}
+			assert.Equal(t, want, string(r.Value), "%s: value", what)
 		}
 		for _, tt := range []struct{ name, ifMatch string }{
 			{"stale tag", v1},
@@ -116,32 +98,21 @@ func TestIfMatch(t *testing.T) {
 		} {
 			status, h, env := c.sendWith("PUT", R+"?value=99", "", alice, "If-Match", tt.ifMatch)
 			wantError(t, "PUT with "+tt.name, status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
-			if env.details() != "current version is 2" {
-				t.Errorf("PUT with %s: details %q, want %q", tt.name, env.details(), "current version is 2")
-			}
-			if got := h.Get("ETag"); got != v2 {
-				t.Errorf("PUT with %s: 412 carries ETag %q, want the current %s", tt.name, got, v2)
-			}
+			assert.Equal(t, "current version is 2", env.details(), "PUT with %s: details", tt.name)
+			assert.Equal(t, v2, h.Get("ETag"), "PUT with %s: 412 carries the current ETag", tt.name)
 			wantValue("after a 412", "2")
 		}
 		status, h, _ := c.sendWith("PUT", R+"?value=3", "", alice, "If-Match", v2)
-		if status != http.StatusOK {
-			t.Fatalf("PUT with the current tag: %d", status)
-		}
+		require.Equal(t, http.StatusOK, status, "PUT with the current tag")
 		v3 := etagOf(t, "PUT with the current tag", h)
 		status, h, _ = c.sendWith("PUT", R+"?value=4", "", alice, "If-Match", `"x", W/`+v3+`, `+v3)
-		if status != http.StatusOK {
-			t.Fatalf("PUT with a list holding the current tag: %d", status)
-		}
+		require.Equal(t, http.StatusOK, status, "PUT with a list holding the current tag")
 		v4 := etagOf(t, "PUT with a list", h)
 		status, h, _ = c.sendWith("PUT", R+"?value=5", "", alice, "If-Match", `"x"`, "If-Match", v4)
-		if status != http.StatusOK {
-			t.Fatalf("PUT with two If-Match lines: %d", status)
-		}
+		require.Equal(t, http.StatusOK, status, "PUT with two If-Match lines")
 		v5 := etagOf(t, "PUT with two lines", h)
-		if status, _, _ := c.sendWith("PUT", R+"?value=6", "", alice, "If-Match", "*"); status != http.StatusOK {
-			t.Errorf("PUT with If-Match: *: %d, want 200", status)
-		}
+		status, _, _ = c.sendWith("PUT", R+"?value=6", "", alice, "If-Match", "*")
+		assert.Equal(t, http.StatusOK, status, "PUT with If-Match: *")
 		// A rename to the current name changes nothing but is still conditional.
 		status, _, env := c.sendWith("PUT", R+"?rename=port", "", alice, "If-Match", v5)
 		wantError(t, "no-op rename with a stale tag", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
@@ -173,13 +144,11 @@ func TestIfMatch(t *testing.T) {
 		cur := etagOf(t, "GET", h)
 		status, h, env = c.sendWith("DELETE", R, "", alice, "If-Match", v1)
 		wantError(t, "DELETE with a stale tag", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
-		if h.Get("ETag") != cur || env.details() != "current version is 6" {
-			t.Errorf("DELETE 412: ETag %q details %q, want %s and version 6", h.Get("ETag"), env.details(), cur)
-		}
+		assert.Equal(t, cur, h.Get("ETag"), "DELETE 412: ETag")
+		assert.Equal(t, "current version is 6", env.details(), "DELETE 412: details")
 		wantValue("after a refused delete", "6")
-		if status, _, _ := c.sendWith("DELETE", R, "", alice, "If-Match", cur); status != http.StatusNoContent {
-			t.Errorf("DELETE with the current tag: %d, want 204", status)
-		}
+		status, _, _ = c.sendWith("DELETE", R, "", alice, "If-Match", cur)
+		assert.Equal(t, http.StatusNoContent, status, "DELETE with the current tag")
 		status, _, env = c.sendWith("DELETE", R, "", alice, "If-Match", "*")
 		wantError(t, "DELETE * of a deleted record", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
 	})
@@ -199,16 +168,14 @@ func TestIfNoneMatch(t *testing.T) {
 			res := c.raw(r)
 			body := make([]byte, 1)
 			n, _ := res.Body.Read(body)
-			if res.StatusCode != http.StatusNotModified || n != 0 || res.Header.Get("ETag") != v1 {
-				t.Errorf("GET with If-None-Match %s: %d, %d body bytes, ETag %q; want 304, none, %s",
-					inm, res.StatusCode, n, res.Header.Get("ETag"), v1)
-			}
+			assert.Equal(t, http.StatusNotModified, res.StatusCode, "GET with If-None-Match %s: status", inm)
+			assert.Zero(t, n, "GET with If-None-Match %s: body bytes", inm)
+			assert.Equal(t, v1, res.Header.Get("ETag"), "GET with If-None-Match %s: ETag", inm)
 		}
 		c.mustDo("PUT", R+"?value=2", "", alice, http.StatusOK)
 		status, h, _ := c.sendWith("GET", R, "", alice, "If-None-Match", v1)
-		if status != http.StatusOK || h.Get("ETag") == v1 {
-			t.Errorf("GET with an old tag in If-None-Match: %d ETag %q, want 200 and a new tag", status, h.Get("ETag"))
-		}
+		assert.Equal(t, http.StatusOK, status, "GET with an old tag in If-None-Match: status")
+		assert.NotEqual(t, v1, h.Get("ETag"), "GET with an old tag in If-None-Match: a new tag")
 		status, _, env := c.sendWith("GET", R, "", alice, "If-None-Match", "nope")
 		wantError(t, "malformed If-None-Match", status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
 		status, _, env = c.sendWith("GET", pathR("web", "prod", "k", "missing"), "", alice, "If-None-Match", "*")
@@ -243,16 +210,12 @@ func TestRequireIfMatch(t *testing.T) {
 		status, _, env = c.sendWith("PUT", R+"?value=2", "", alice, "If-Match", `"stale"`)
 		wantError(t, "stale If-Match", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "")
 		status, h, _ = c.sendWith("PUT", R+"?value=2", "", alice, "If-Match", v1)
-		if status != http.StatusOK {
-			t.Fatalf("PUT with If-Match: %d", status)
-		}
+		require.Equal(t, http.StatusOK, status, "PUT with If-Match")
 		v2 := etagOf(t, "PUT", h)
-		if status, _, _ := c.sendWith("POST", R+"/restore?version=1", "", alice, "If-Match", v2); status != http.StatusOK {
-			t.Errorf("restore with If-Match: %d, want 200", status)
-		}
-		if status, _, _ := c.sendWith("DELETE", R, "", alice, "If-Match", "*"); status != http.StatusNoContent {
-			t.Errorf("DELETE with If-Match *: %d, want 204", status)
-		}
+		status, _, _ = c.sendWith("POST", R+"/restore?version=1", "", alice, "If-Match", v2)
+		assert.Equal(t, http.StatusOK, status, "restore with If-Match")
+		status, _, _ = c.sendWith("DELETE", R, "", alice, "If-Match", "*")
+		assert.Equal(t, http.StatusNoContent, status, "DELETE with If-Match *")
 		// Without the option nothing is required.
 		d := newServer(t, kind)
 		dt := d.token("alice")
@@ -271,9 +234,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 	url := pgtest.NewURL(t)
 	open := func() *postgres.Store {
 		db, err := sqlx.Open("postgres", url)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "open a connection pool")
 		db.SetMaxOpenConns(4)
 		t.Cleanup(func() { db.Close() })
 		return postgres.New(db)
@@ -303,8 +264,8 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 		wg.Go(func() {
 			status, _, env := c.sendWith("PUT", fmt.Sprintf("%s?value=%d", R, i+1), "", alice, "If-Match", tag)
 			statuses[i] = status
-			if status == http.StatusPreconditionFailed && (env.code() != "PRECONDITION_FAILED" || env.message() != "Precondition failed") {
-				t.Errorf("PUT %d: 412 %s %q", i, env.code(), env.message())
+			if status == http.StatusPreconditionFailed {
+				wantError(t, fmt.Sprintf("PUT %d", i), status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
 			}
 		})
 	}
@@ -313,14 +274,11 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 	for _, s := range statuses {
 		count[s]++
 	}
-	if count[http.StatusOK] != 1 || count[http.StatusPreconditionFailed] != n-1 {
-		t.Errorf("%d concurrent PUTs with one tag on two instances: statuses %v, want 1 x 200 and %d x 412", n, count, n-1)
-	}
+	assert.Equal(t, map[int]int{http.StatusOK: 1, http.StatusPreconditionFailed: n - 1}, count,
+		"%d concurrent PUTs with one tag on two instances: statuses, want 1 x 200 and %d x 412", n, n-1)
 	var r recordJSON
 	b.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
-	if r.Version != 2 {
-		t.Errorf("after the race: version %d, want 2", r.Version)
-	}
+	assert.EqualValues(t, 2, r.Version, "after the race: version")
 
 	versions := make([]int64, 20)
 	for i := range versions {
@@ -330,8 +288,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 		}
 		wg.Go(func() {
 			status, _, env := c.do("PUT", fmt.Sprintf("%s?value=%d", R, i), "", alice)
-			if status != http.StatusOK {
-				t.Errorf("unconditional PUT %d: %d %s", i, status, env.raw)
+			if !assert.Equal(t, http.StatusOK, status, "unconditional PUT %d: %s", i, env.raw) {
 				return
 			}
 			var r recordJSON
@@ -342,13 +299,9 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 	wg.Wait()
 	seen := map[int64]bool{}
 	for _, v := range versions {
-		if seen[v] {
-			t.Errorf("two concurrent updates both report version %d", v)
-		}
+		assert.False(t, seen[v], "two concurrent updates both report version %d", v)
 		seen[v] = true
 	}
 	b.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
-	if r.Version != 22 {
-		t.Errorf("after 20 unconditional updates: version %d, want 22", r.Version)
-	}
+	assert.EqualValues(t, 22, r.Version, "after 20 unconditional updates: version")
 }

@@ -22,14 +22,10 @@ func TestHealth(t *testing.T) {
 		res := c.raw(httptest.NewRequest("GET", "/health", nil))
 		body, _ := io.ReadAll(res.Body)
 		require.EqualValues(t, http.StatusOK, res.StatusCode, "GET /health: status %d, want 200: %s", res.StatusCode, body)
-		if ct := res.Header.Get("Content-Type"); ct != jsonType {
-			t.Errorf("GET /health: Content-Type %q, want %q", ct, jsonType)
-		}
+		assert.Equal(t, jsonType, res.Header.Get("Content-Type"), "GET /health: Content-Type")
 		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, API.md section 10
 		var h struct{ Status, Timestamp, Version string }
-		if err := json.Unmarshal(body, &h); err != nil {
-			t.Fatalf("GET /health: %v: %s", err, body)
-		}
+		require.NoError(t, json.Unmarshal(body, &h), "GET /health: %s", body)
 		assert.EqualValues(t, "ok", h.Status, "GET /health: status %q, want ok", h.Status)
 		wantTimestamps(t, "GET /health", h.Timestamp)
 		assert.NotEqualValues(t, "", h.Version, "GET /health: empty version")

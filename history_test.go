@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/sealing"
 )
@@ -66,9 +69,9 @@ func TestHistoryVersions(t *testing.T) {
 		R2 := pathR("web", "prod", "k", "port2")
 
 		page := c.versionsOf(t, R2, "", alice)
-		if page.Total != 4 || page.Limit != 100 || page.Offset != 0 {
-			t.Errorf("versions: total %d limit %d offset %d, want 4 100 0", page.Total, page.Limit, page.Offset)
-		}
+		assert.Equal(t, 4, page.Total, "versions: total")
+		assert.Equal(t, 100, page.Limit, "versions: limit")
+		assert.Equal(t, 0, page.Offset, "versions: offset")
 		want := []struct {
 			version     int64
 			name, typ   string
@@ -79,26 +82,26 @@ func TestHistoryVersions(t *testing.T) {
 			{2, "port", "INTEGER", "2", r2.UpdatedAt},
 			{1, "port", "INTEGER", "1", r1.UpdatedAt},
 		}
-		if len(page.Items) != len(want) {
-			t.Fatalf("versions: %d items, want %d", len(page.Items), len(want))
-		}
+		require.Len(t, page.Items, len(want), "versions: items")
 		for i, w := range want {
 			it := page.Items[i]
-			if it.Version != w.version || it.Name != w.name || it.Type != w.typ || string(it.Value) != w.value || it.ChangedAt != w.when {
-				t.Errorf("item %d: %+v (value %s), want %+v", i, it, it.Value, w)
-			}
-			if it.ChangedBy == nil || *it.ChangedBy != c.ids["alice"] {
-				t.Errorf("item %d: changed_by %v, want alice's id %s", i, it.ChangedBy, c.ids["alice"])
+			assert.Equal(t, w.version, it.Version, "item %d: version", i)
+			assert.Equal(t, w.name, it.Name, "item %d: name", i)
+			assert.Equal(t, w.typ, it.Type, "item %d: type", i)
+			assert.Equal(t, w.value, string(it.Value), "item %d: value", i)
+			assert.Equal(t, w.when, it.ChangedAt, "item %d: changed_at", i)
+			if assert.NotNil(t, it.ChangedBy, "item %d: changed_by, want alice's id", i) {
+				assert.Equal(t, c.ids["alice"], *it.ChangedBy, "item %d: changed_by, want alice's id", i)
 			}
 		}
 		page = c.versionsOf(t, R2, "?limit=2&offset=1&sortBy=password&sortOrder=sideways&cursor=x&count=false", alice)
-		if got := versionNumbers(page.Items); fmt.Sprint(got) != "[3 2]" || page.Total != 4 || page.Limit != 2 || page.Offset != 1 {
-			t.Errorf("limit=2&offset=1 (other list parameters ignored): versions %v total %d", got, page.Total)
-		}
+		assert.Equal(t, []int64{3, 2}, versionNumbers(page.Items), "limit=2&offset=1 (other list parameters ignored): versions")
+		assert.Equal(t, 4, page.Total, "limit=2&offset=1 (other list parameters ignored): total")
+		assert.Equal(t, 2, page.Limit, "limit=2&offset=1 (other list parameters ignored): limit")
+		assert.Equal(t, 1, page.Offset, "limit=2&offset=1 (other list parameters ignored): offset")
 		page = c.versionsOf(t, R2, "?offset=10", alice)
-		if len(page.Items) != 0 || page.Total != 4 {
-			t.Errorf("offset past the end: %d items, total %d", len(page.Items), page.Total)
-		}
+		assert.Empty(t, page.Items, "offset past the end: items")
+		assert.Equal(t, 4, page.Total, "offset past the end: total")
 		for _, q := range []string{"?limit=0", "?limit=1001", "?limit=abc", "?offset=-1", "?reveal=yes"} {
 			status, _, env := c.do("GET", R2+"/versions"+q, "", alice)
 			wantError(t, "versions"+q, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
@@ -108,35 +111,24 @@ func TestHistoryVersions(t *testing.T) {
 		status, _, env = c.do("GET", R2+"/versions", "", c.token("bob"))
 		wantError(t, "versions under someone else's project", status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", "Insufficient permissions")
 		// By id too.
-		if byID := c.versionsOf(t, pathR("web", "prod", "k", r1.ID), "", alice); byID.Total != 4 {
-			t.Errorf("versions by id: total %d", byID.Total)
-		}
+		assert.Equal(t, 4, c.versionsOf(t, pathR("web", "prod", "k", r1.ID), "", alice).Total, "versions by id: total")
 
 		// GET R?version=N.
 		var old recordJSON
 		status, h, env := c.do("GET", R2+"?version=2", "", alice)
-		if status != http.StatusOK {
-			t.Fatalf("GET ?version=2: %d %s", status, env.raw)
-		}
+		require.Equal(t, http.StatusOK, status, "GET ?version=2: %s", env.raw)
 		env.decode(t, &old)
-		if fmt.Sprint(old) != fmt.Sprint(recordJSON{ID: r1.ID, Name: "port", Type: "INTEGER", Value: json.RawMessage("2"), Version: 2,
-			CreatedAt: r1.CreatedAt, UpdatedAt: r2.UpdatedAt}) {
-			t.Errorf("GET ?version=2: %+v (value %s), want version 2 as it was", old, old.Value)
-		}
-		if tag := h.Get("ETag"); tag == "" {
-			t.Errorf("GET ?version=2: no ETag")
-		}
+		assert.Equal(t, recordJSON{ID: r1.ID, Name: "port", Type: "INTEGER", Value: json.RawMessage("2"), Version: 2,
+			CreatedAt: r1.CreatedAt, UpdatedAt: r2.UpdatedAt}, old, "GET ?version=2: version 2 as it was")
+		assert.NotEmpty(t, h.Get("ETag"), "GET ?version=2: ETag")
 		_, hv1, _ := c.do("GET", R2+"?version=1", "", alice)
 		_, hcur, _ := c.do("GET", R2+"?version=4", "", alice)
 		_, hnow, _ := c.do("GET", R2, "", alice)
-		if hcur.Get("ETag") != hnow.Get("ETag") || hv1.Get("ETag") == hnow.Get("ETag") {
-			t.Errorf("ETags: version 1 %s, version 4 %s, current %s", hv1.Get("ETag"), hcur.Get("ETag"), hnow.Get("ETag"))
-		}
+		assert.Equal(t, hnow.Get("ETag"), hcur.Get("ETag"), "ETags: version 4 (the current one) and current")
+		assert.NotEqual(t, hnow.Get("ETag"), hv1.Get("ETag"), "ETags: version 1 and current")
 		inm := request("GET", R2+"?version=1", "", alice)
 		inm.Header.Set("If-None-Match", hv1.Get("ETag"))
-		if res := c.raw(inm); res.StatusCode != http.StatusNotModified {
-			t.Errorf("GET ?version=1 with its own tag in If-None-Match: %d, want 304", res.StatusCode)
-		}
+		assert.Equal(t, http.StatusNotModified, c.raw(inm).StatusCode, "GET ?version=1 with its own tag in If-None-Match")
 		for _, v := range []string{"0", "-1", "abc", "1.0", "+1", "1e3", "", "99999999999999999999"} {
 			status, _, env := c.do("GET", R2+"?version="+v, "", alice)
 			wantError(t, "GET ?version="+v, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
@@ -148,9 +140,7 @@ func TestHistoryVersions(t *testing.T) {
 		// Deleting drops the history.
 		c.mustDo("DELETE", R2, "", alice, http.StatusNoContent)
 		c.mustDo("POST", R2+"?type=INTEGER&value=1", "", alice, http.StatusCreated)
-		if page := c.versionsOf(t, R2, "", alice); page.Total != 1 {
-			t.Errorf("a record created again under the name: %d versions, want 1", page.Total)
-		}
+		assert.Equal(t, 1, c.versionsOf(t, R2, "", alice).Total, "a record created again under the name: versions")
 		status, _, env = c.do("GET", R2+"?version=2", "", alice)
 		wantError(t, "an old version of a deleted record", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
 	})
@@ -174,9 +164,7 @@ func TestHistoryMaxVersions(t *testing.T) {
 			for i := 2; i <= 6; i++ {
 				c.mustDo("PUT", fmt.Sprintf("%s?value=%d", R, i), "", alice, http.StatusOK)
 			}
-			if got := fmt.Sprint(versionNumbers(c.versionsOf(t, R, "", alice).Items)); got != tt.want {
-				t.Errorf("max_versions %d (-1: default 10): versions %s, want %s", tt.max, got, tt.want)
-			}
+			assert.Equal(t, tt.want, fmt.Sprint(versionNumbers(c.versionsOf(t, R, "", alice).Items)), "max_versions %d (-1: default 10): versions", tt.max)
 			if tt.max == 2 {
 				status, _, env := c.do("GET", R+"?version=3", "", alice)
 				wantError(t, "a pruned version", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Resource not found")
@@ -185,12 +173,7 @@ func TestHistoryMaxVersions(t *testing.T) {
 			}
 		}
 	})
-	defer func() {
-		if recover() == nil {
-			t.Errorf("WithMaxVersions(-1): New did not panic")
-		}
-	}()
-	hds.New(hds.WithMaxVersions(-1))
+	assert.Panics(t, func() { hds.New(hds.WithMaxVersions(-1)) }, "WithMaxVersions(-1): New panics")
 }
 
 func TestHistoryRestore(t *testing.T) {
@@ -205,34 +188,27 @@ func TestHistoryRestore(t *testing.T) {
 
 		var r recordJSON
 		status, h, env := c.do("POST", R+"/restore?version=1", "", alice)
-		if status != http.StatusOK || env.Message != "Record restored" {
-			t.Fatalf("restore (query): %d %q %s", status, env.Message, env.raw)
-		}
+		require.Equal(t, http.StatusOK, status, "restore (query): %s", env.raw)
+		require.Equal(t, "Record restored", env.Message, "restore (query): message")
 		env.decode(t, &r)
-		if r.Version != 3 || r.Name != "port2" || r.Type != "INTEGER" || string(r.Value) != "1" {
-			t.Errorf("restore of version 1: %+v (value %s), want version 3, name port2, INTEGER 1", r, r.Value)
-		}
+		assert.EqualValues(t, 3, r.Version, "restore of version 1: version")
+		assert.Equal(t, "port2", r.Name, "restore of version 1: name")
+		assert.Equal(t, "INTEGER", r.Type, "restore of version 1: type")
+		assert.Equal(t, "1", string(r.Value), "restore of version 1: value")
 		tag := etagOf(t, "restore", h)
 		_, hget, _ := c.do("GET", R, "", alice)
-		if hget.Get("ETag") != tag {
-			t.Errorf("the restore's ETag %s is not the record's %s", tag, hget.Get("ETag"))
-		}
+		assert.Equal(t, hget.Get("ETag"), tag, "the restore's ETag is the record's")
 		status, h, env = c.do("POST", R+"/restore", `{"version": 2}`, alice)
-		if status != http.StatusOK {
-			t.Fatalf("restore (body): %d %s", status, env.raw)
-		}
+		require.Equal(t, http.StatusOK, status, "restore (body): %s", env.raw)
 		env.decode(t, &r)
-		if r.Version != 4 || r.Type != "STRING" || string(r.Value) != `"two"` {
-			t.Errorf("restore of version 2: %+v (value %s)", r, r.Value)
-		}
+		assert.EqualValues(t, 4, r.Version, "restore of version 2: version")
+		assert.Equal(t, "STRING", r.Type, "restore of version 2: type")
+		assert.Equal(t, `"two"`, string(r.Value), "restore of version 2: value")
 		v4 := etagOf(t, "restore (body)", h)
 		c.mustDo("POST", R+"/restore?version=4", "", alice, http.StatusOK).decode(t, &r)
-		if r.Version != 5 || string(r.Value) != `"two"` {
-			t.Errorf("restore of the current version: %+v, want a new version 5 with the same value", r)
-		}
-		if got := fmt.Sprint(versionNumbers(c.versionsOf(t, R, "", alice).Items)); got != "[5 4 3 2 1]" {
-			t.Errorf("after restores: versions %s", got)
-		}
+		assert.EqualValues(t, 5, r.Version, "restore of the current version: a new version 5")
+		assert.Equal(t, `"two"`, string(r.Value), "restore of the current version: the same value")
+		assert.Equal(t, []int64{5, 4, 3, 2, 1}, versionNumbers(c.versionsOf(t, R, "", alice).Items), "after restores: versions")
 
 		for _, tt := range []struct{ name, query, body string }{
 			{"no version", "", ""},
@@ -259,19 +235,14 @@ func TestHistoryRestore(t *testing.T) {
 		wantError(t, "restore under someone else's project", status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", "Insufficient permissions")
 		status, h, env = c.sendWith("POST", R+"/restore?version=1", "", alice, "If-Match", v4)
 		wantError(t, "restore with a stale tag", status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
-		if env.details() != "current version is 5" || h.Get("ETag") == "" {
-			t.Errorf("restore 412: details %q ETag %q", env.details(), h.Get("ETag"))
-		}
+		assert.Equal(t, "current version is 5", env.details(), "restore 412: details")
+		assert.NotEmpty(t, h.Get("ETag"), "restore 412: ETag")
 		status, _, env = c.sendWith("POST", R+"/restore?version=1", "", alice, "If-Match", "bad")
 		wantError(t, "restore with a malformed If-Match", status, env, http.StatusBadRequest, "INVALID_REQUEST", "")
 		c.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
-		if r.Version != 5 {
-			t.Errorf("refused restores changed the record: version %d", r.Version)
-		}
+		assert.EqualValues(t, 5, r.Version, "refused restores changed the record: version")
 		status, _, _ = c.sendWith("POST", R+"/restore?version=1", "", alice, "If-Match", c.etag(t, R, alice))
-		if status != http.StatusOK {
-			t.Errorf("restore with the current tag: %d", status)
-		}
+		assert.Equal(t, http.StatusOK, status, "restore with the current tag")
 	})
 }
 
@@ -303,79 +274,51 @@ func TestHistoryCredentials(t *testing.T) {
 		masked := cs.versionsOf(t, R, "", alice)
 		wantMasked := []string{`"now plain"`, `["********","********"]`, `"********"`, `"********"`}
 		for i, it := range masked.Items {
-			if compact(t, it.Value) != wantMasked[i] {
-				t.Errorf("masked history item %d: %s, want %s", i, it.Value, wantMasked[i])
-			}
+			assert.Equal(t, wantMasked[i], compact(t, it.Value), "masked history item %d", i)
 		}
 		status, _, env := cs.do("GET", R+"/versions", "", alice)
-		if status != http.StatusOK || strings.Contains(string(env.raw), "cred-") {
-			t.Errorf("the masked history shows a secret: %s", env.raw)
-		}
+		assert.Equal(t, http.StatusOK, status, "the masked history: %s", env.raw)
+		assert.NotContains(t, string(env.raw), "cred-", "the masked history shows a secret")
 		revealed := cs.versionsOf(t, R, "?reveal=true", alice)
 		wantPlain := []string{`"now plain"`, credJSON([]string{s3, s4}), credJSON(s2), credJSON(s1)}
 		for i, it := range revealed.Items {
-			if compact(t, it.Value) != wantPlain[i] {
-				t.Errorf("revealed history item %d: %s, want %s", i, it.Value, wantPlain[i])
-			}
+			assert.Equal(t, wantPlain[i], compact(t, it.Value), "revealed history item %d", i)
 		}
 		var old recordJSON
 		cs.mustDo("GET", R+"?version=2&reveal=true", "", alice, http.StatusOK).decode(t, &old)
-		if string(old.Value) != credJSON(s2) || old.Type != "CREDENTIAL" {
-			t.Errorf("GET ?version=2&reveal=true: %s %s", old.Type, old.Value)
-		}
+		assert.Equal(t, credJSON(s2), string(old.Value), "GET ?version=2&reveal=true: value")
+		assert.Equal(t, "CREDENTIAL", old.Type, "GET ?version=2&reveal=true: type")
 		cs.mustDo("GET", R+"?version=2", "", alice, http.StatusOK).decode(t, &old)
-		if string(old.Value) != `"********"` {
-			t.Errorf("GET ?version=2: %s, want masked", old.Value)
-		}
+		assert.Equal(t, `"********"`, string(old.Value), "GET ?version=2: masked")
 
 		dump := cs.rawDump(t, credAt("web", "prod", "k", ""))
-		if leaks := credFindLeaks(dump, secrets); len(leaks) > 0 {
-			t.Errorf("the store's raw contents hold the plain text of old credential versions: %q", leaks)
-		}
-		if leaks := credFindLeaks(dump, []string{"now plain"}); len(leaks) == 0 {
-			t.Errorf("the raw dump does not even show the plain STRING: the check is blind")
-		}
+		assert.Empty(t, credFindLeaks(dump, secrets), "the store's raw contents hold the plain text of old credential versions")
+		assert.NotEmpty(t, credFindLeaks(dump, []string{"now plain"}), "the raw dump does not even show the plain STRING: the check is blind")
 		oldKey := "hds1:" + sealing.KeyID(k1) + ":"
-		if !strings.Contains(strings.Join(dump, "\n"), oldKey) {
-			t.Fatalf("no value sealed by the first key in the raw dump: the check is blind")
-		}
+		require.Contains(t, strings.Join(dump, "\n"), oldKey, "no value sealed by the first key in the raw dump: the check is blind")
 
 		// Rotation re-seals every version, and changes no version or tag.
 		before := cs.versionsOf(t, R, "", alice)
 		tag := cs.etag(t, R, alice)
 		p, err := hds.RotateCredentials(t.Context(), cs.store, hds.Rotation{Primary: k2, Previous: [][]byte{k1}})
-		if err != nil {
-			t.Fatalf("RotateCredentials: %v", err)
-		}
-		if p.Seen != 1 || p.Resealed != 1 {
-			t.Errorf("RotateCredentials = %+v, want 1 record seen and re-sealed", p)
-		}
+		require.NoError(t, err, "RotateCredentials")
+		assert.Equal(t, 1, p.Seen, "RotateCredentials: 1 record seen (%+v)", p)
+		assert.Equal(t, 1, p.Resealed, "RotateCredentials: 1 record re-sealed (%+v)", p)
 		after := cs.versionsOf(t, R, "", alice)
-		if b, a := credJSON(before), credJSON(after); b != a {
-			t.Errorf("rotation changed the history:\n%v\n%v", before, after)
-		}
-		if got := cs.etag(t, R, alice); got != tag {
-			t.Errorf("rotation changed the ETag: %s -> %s", tag, got)
-		}
+		assert.Equal(t, credJSON(before), credJSON(after), "rotation changed the history")
+		assert.Equal(t, tag, cs.etag(t, R, alice), "rotation changed the ETag")
 		dump = cs.rawDump(t, credAt("web", "prod", "k", ""))
-		if strings.Contains(strings.Join(dump, "\n"), oldKey) {
-			t.Errorf("a value sealed by the old key is left after rotation")
-		}
-		if leaks := credFindLeaks(dump, secrets); len(leaks) > 0 {
-			t.Errorf("after rotation, the raw contents hold plain text: %q", leaks)
-		}
+		assert.NotContains(t, strings.Join(dump, "\n"), oldKey, "a value sealed by the old key is left after rotation")
+		assert.Empty(t, credFindLeaks(dump, secrets), "after rotation, the raw contents hold plain text")
 		withNew := cs.attach(hds.WithCredentialKey(k2))
 		revealed = withNew.versionsOf(t, R, "?reveal=true", alice)
 		for i, it := range revealed.Items {
-			if compact(t, it.Value) != wantPlain[i] {
-				t.Errorf("after rotation, with the new key alone, item %d: %s, want %s", i, it.Value, wantPlain[i])
-			}
+			assert.Equal(t, wantPlain[i], compact(t, it.Value), "after rotation, with the new key alone, item %d", i)
 		}
 		// Restoring an old credential version brings its secret back.
 		var r recordJSON
 		withNew.mustDo("POST", R+"/restore?version=2&reveal=true", "", alice, http.StatusOK).decode(t, &r)
-		if r.Type != "CREDENTIAL" || string(r.Value) != credJSON(s2) {
-			t.Errorf("restore of a credential version: %s %s", r.Type, r.Value)
-		}
+		assert.Equal(t, "CREDENTIAL", r.Type, "restore of a credential version: type")
+		assert.Equal(t, credJSON(s2), string(r.Value), "restore of a credential version: value")
 	})
 }

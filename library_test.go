@@ -91,7 +91,8 @@ func TestMounted(t *testing.T) {
 		res := m.raw(httptest.NewRequest("GET", "/hds/health", nil))
 		assert.EqualValues(t, http.StatusOK, res.StatusCode, "GET /hds/health: %d", res.StatusCode)
 		status, h, env := m.do("POST", "/hds/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, "")
-		require.False(t, status != http.StatusOK || h.Get("Cache-Control") != "no-store", "login under /hds: %d %s", status, env.raw)
+		require.Equal(t, http.StatusOK, status, "login under /hds: %s", env.raw)
+		require.Equal(t, "no-store", h.Get("Cache-Control"), "login under /hds: Cache-Control")
 		var tok struct {
 			Token string `json:"token"`
 		}
@@ -100,7 +101,10 @@ func TestMounted(t *testing.T) {
 		m.mustDo("POST", "/hds"+pathC("mounted", "c"), "", tok.Token, http.StatusCreated)
 		var l listJSON[projectJSON]
 		m.mustDo("GET", "/hds/api/v1/projects", "", tok.Token, http.StatusOK).decode(t, &l)
-		assert.False(t, l.Total != 1 || l.Items[0].Name != "mounted" || l.Items[0].CollectionCount != 1, "list under /hds: %+v", l)
+		if assert.Equal(t, 1, l.Total, "list under /hds: total (%+v)", l) && assert.Len(t, l.Items, 1, "list under /hds: items") {
+			assert.Equal(t, "mounted", l.Items[0].Name, "list under /hds: name")
+			assert.Equal(t, 1, l.Items[0].CollectionCount, "list under /hds: collection_count")
+		}
 		status, _, env = m.do("GET", "/hds/api/v1/nothing", "", tok.Token)
 		wantError(t, "unknown route under /hds", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
 		status, _, env = m.do("DELETE", "/hds/api/v1/projects", "", tok.Token)

@@ -140,8 +140,7 @@ func TestListParameters(t *testing.T) {
 			for _, g := range good {
 				status, _, env := c.do("GET", l.path+"?"+g.query, "", alice)
 				what := l.name + "?" + g.query
-				if status != http.StatusOK {
-					t.Errorf("%s: status %d, want 200: %s", what, status, env.raw)
+				if !assert.Equal(t, http.StatusOK, status, "%s: %s", what, env.raw) {
 					continue
 				}
 				wantFields(t, what, env.Data, "items", "total", "limit", "offset")
@@ -153,16 +152,20 @@ func TestListParameters(t *testing.T) {
 				}
 				env.decode(t, &page)
 				assert.NotNil(t, page.Items, "%s: items is not an array: %s", what, env.Data)
-				assert.False(t, page.Limit != g.limit || page.Offset != g.offset, "%s: limit %d offset %d, want %d %d", what, page.Limit, page.Offset, g.limit, g.offset)
-				assert.False(t, page.Total < len(page.Items) || len(page.Items) > page.Limit, "%s: total %d, %d items, limit %d", what, page.Total, len(page.Items), page.Limit)
+				assert.Equal(t, g.limit, page.Limit, "%s: limit", what)
+				assert.Equal(t, g.offset, page.Offset, "%s: offset", what)
+				assert.GreaterOrEqual(t, page.Total, len(page.Items), "%s: total at least the items", what)
+				assert.LessOrEqual(t, len(page.Items), page.Limit, "%s: items within the limit", what)
 			}
 		}
 		// Paging: total counts every match, the window is cut after.
 		var l listJSON[recordJSON]
 		c.mustDo("GET", K+"/records?limit=2&offset=1", "", alice, http.StatusOK).decode(t, &l)
-		assert.False(t, l.Total != 3 || !slices.Equal(recordNames(l), []string{"r1", "r2"}), "limit=2&offset=1: %+v", l)
+		assert.Equal(t, 3, l.Total, "limit=2&offset=1: total")
+		assert.Equal(t, []string{"r1", "r2"}, recordNames(l), "limit=2&offset=1: records")
 		c.mustDo("GET", K+"/records?offset=3", "", alice, http.StatusOK).decode(t, &l)
-		assert.False(t, l.Total != 3 || len(l.Items) != 0, "offset=3: %+v", l)
+		assert.Equal(t, 3, l.Total, "offset=3: total")
+		assert.Empty(t, l.Items, "offset=3: items")
 	})
 }
 
@@ -185,20 +188,16 @@ func TestListOrderAndSearch(t *testing.T) {
 			c.mustDo("GET", "/api/v1/projects?"+query, "", alice, http.StatusOK).decode(t, &l)
 			return l, names(l.Items, func(p projectJSON) string { return p.Name })
 		}
-		if _, got := list(""); !slices.Equal(got, byteWise) {
-			t.Errorf("default order:\n got %q\nwant %q (byte-wise)", got, byteWise)
-		}
-		if _, got := list("sortBy=name&sortOrder=desc"); !slices.Equal(got, reversed(byteWise)) {
-			t.Errorf("name desc:\n got %q\nwant %q", got, reversed(byteWise))
-		}
+		_, sorted := list("")
+		assert.Equal(t, byteWise, sorted, "default order (byte-wise)")
+		_, sorted = list("sortBy=name&sortOrder=desc")
+		assert.Equal(t, reversed(byteWise), sorted, "name desc")
 		l, _ := list("sortBy=created_at")
-		assert.False(t, !slices.IsSortedFunc(l.Items, func(a, b projectJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) }), "sortBy=created_at is not in created_at order")
-		if _, got := list("sortBy=id"); !slices.Equal(got, all) {
-			t.Errorf("sortBy=id (UUIDv7, creation order):\n got %q\nwant %q", got, all)
-		}
-		if _, got := list("sortBy=id&sortOrder=desc"); !slices.Equal(got, reversed(all)) {
-			t.Errorf("sortBy=id desc:\n got %q", got)
-		}
+		assert.IsNonDecreasing(t, names(l.Items, func(p projectJSON) string { return p.CreatedAt }), "sortBy=created_at is in created_at order")
+		_, sorted = list("sortBy=id")
+		assert.Equal(t, all, sorted, "sortBy=id (UUIDv7, creation order)")
+		_, sorted = list("sortBy=id&sortOrder=desc")
+		assert.Equal(t, reversed(all), sorted, "sortBy=id desc")
 
 		searches := []struct {
 			search string
@@ -220,7 +219,8 @@ func TestListOrderAndSearch(t *testing.T) {
 		}
 		for _, s := range searches {
 			l, got := list("search=" + url.QueryEscape(s.search))
-			assert.False(t, !slices.Equal(got, s.want) || l.Total != len(s.want), "search=%s: %q (total %d), want %q", s.search, got, l.Total, s.want)
+			assert.Equal(t, s.want, got, "search=%s: names", s.search)
+			assert.Equal(t, len(s.want), l.Total, "search=%s: total", s.search)
 		}
 		l, got := list("search=a&limit=2&offset=1&sortOrder=desc")
 		var want []string
@@ -229,7 +229,8 @@ func TestListOrderAndSearch(t *testing.T) {
 				want = append(want, n)
 			}
 		}
-		assert.False(t, l.Total != len(want) || !slices.Equal(got, want[1:3]), "search=a&limit=2&offset=1&sortOrder=desc: %q total %d, want %q total %d", got, l.Total, want[1:3], len(want))
+		assert.Equal(t, len(want), l.Total, "search=a&limit=2&offset=1&sortOrder=desc: total")
+		assert.Equal(t, want[1:3], got, "search=a&limit=2&offset=1&sortOrder=desc: names")
 
 		// The other lists search and sort the same way.
 		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
@@ -286,15 +287,9 @@ func TestListSortByValue(t *testing.T) {
 		// credentials (ties by name).
 		asc := []string{"i2", "f1", "f2", "i1", "f3", "i3", "s2", "s3", "an", "s1", "b", "c", "ca", "n"}
 		desc := []string{"c", "ca", "n", "b", "s1", "an", "s3", "s2", "i3", "f3", "f2", "i1", "f1", "i2"}
-		if got := order("sortBy=value"); !slices.Equal(got, asc) {
-			t.Errorf("sortBy=value:\n got %q\nwant %q", got, asc)
-		}
-		if got := order("sortBy=value&sortOrder=asc"); !slices.Equal(got, asc) {
-			t.Errorf("sortBy=value&sortOrder=asc:\n got %q\nwant %q", got, asc)
-		}
-		if got := order("sortBy=value&sortOrder=desc"); !slices.Equal(got, desc) {
-			t.Errorf("sortBy=value&sortOrder=desc:\n got %q\nwant %q", got, desc)
-		}
+		assert.Equal(t, asc, order("sortBy=value"), "sortBy=value")
+		assert.Equal(t, asc, order("sortBy=value&sortOrder=asc"), "sortBy=value&sortOrder=asc")
+		assert.Equal(t, desc, order("sortBy=value&sortOrder=desc"), "sortBy=value&sortOrder=desc")
 		byType := slices.Clone(records)
 		slices.SortFunc(byType, func(a, b struct{ name, typ, value string }) int {
 			if c := strings.Compare(a.typ, b.typ); c != 0 {
@@ -303,17 +298,11 @@ func TestListSortByValue(t *testing.T) {
 			return strings.Compare(a.name, b.name)
 		})
 		wantType := names(byType, func(r struct{ name, typ, value string }) string { return r.name })
-		if got := order("sortBy=type"); !slices.Equal(got, wantType) {
-			t.Errorf("sortBy=type:\n got %q\nwant %q", got, wantType)
-		}
+		assert.Equal(t, wantType, order("sortBy=type"), "sortBy=type")
 		slices.SortStableFunc(byType, func(a, b struct{ name, typ, value string }) int { return strings.Compare(b.typ, a.typ) })
 		wantType = names(byType, func(r struct{ name, typ, value string }) string { return r.name })
-		if got := order("sortBy=type&sortOrder=desc"); !slices.Equal(got, wantType) {
-			t.Errorf("sortBy=type&sortOrder=desc (ties by name ascending):\n got %q\nwant %q", got, wantType)
-		}
-		if got := order("sortBy=value&type=STRING&sortOrder=desc"); !slices.Equal(got, []string{"s1", "s3", "s2"}) {
-			t.Errorf("sortBy=value&type=STRING desc: %q", got)
-		}
+		assert.Equal(t, wantType, order("sortBy=type&sortOrder=desc"), "sortBy=type&sortOrder=desc (ties by name ascending)")
+		assert.Equal(t, []string{"s1", "s3", "s2"}, order("sortBy=value&type=STRING&sortOrder=desc"), "sortBy=value&type=STRING desc")
 	})
 }
 
@@ -342,13 +331,14 @@ func TestListPaging(t *testing.T) {
 				for offset := 0; offset < n+7; offset += 7 {
 					var page listJSON[recordJSON]
 					c.mustDo("GET", fmt.Sprintf("%s/records?limit=7&offset=%d&%s", K, offset, base), "", alice, http.StatusOK).decode(t, &page)
-					assert.False(t, page.Total != n || page.Limit != 7 || page.Offset != offset, "%s offset %d: total %d limit %d offset %d", base, offset, page.Total, page.Limit, page.Offset)
+					assert.Equal(t, n, page.Total, "%s offset %d: total", base, offset)
+					assert.Equal(t, 7, page.Limit, "%s offset %d: limit", base, offset)
+					assert.Equal(t, offset, page.Offset, "%s offset %d: offset", base, offset)
 					got = append(got, recordNames(page)...)
 				}
-				assert.False(t, len(want) != n || !slices.Equal(got, want), "%s: pages of 7 give %q, want %q", base, got, want)
-				if uniq := slices.Compact(slices.Sorted(slices.Values(got))); len(uniq) != n {
-					t.Errorf("%s: pages overlap or skip: %q", base, got)
-				}
+				assert.Len(t, want, n, "%s: the full list", base)
+				assert.Equal(t, want, got, "%s: pages of 7", base)
+				assert.Len(t, slices.Compact(slices.Sorted(slices.Values(got))), n, "%s: pages overlap or skip: %q", base, got)
 			}
 		}
 	})
@@ -422,10 +412,10 @@ func TestRecordFilters(t *testing.T) {
 		for _, tt := range tests {
 			var l listJSON[recordJSON]
 			c.mustDo("GET", K+"/records?"+tt.query, "", alice, http.StatusOK).decode(t, &l)
-			want := slices.Sorted(slices.Values(tt.want))
-			if got := recordNames(l); !slices.Equal(got, want) || l.Total != len(want) {
-				t.Errorf("?%s: %q (total %d), want %q", tt.query, got, l.Total, want)
-			}
+			want := slices.Clone(tt.want) // [] stays [], not nil
+			slices.Sort(want)
+			assert.Equal(t, want, recordNames(l), "?%s: names", tt.query)
+			assert.Equal(t, len(want), l.Total, "?%s: total", tt.query)
 		}
 	})
 }
@@ -476,16 +466,19 @@ func FuzzListQuery(f *testing.F) {
 					Limit  int               `json:"limit"`
 					Offset *int              `json:"offset"`
 				}
-				if err := json.Unmarshal(env.Data, &page); err != nil || page.Items == nil || page.Total == nil ||
-					page.Offset == nil || page.Limit < 1 || page.Limit > 1000 || len(page.Items) > page.Limit {
-					t.Errorf("?%q: bad page: %s", query, env.Data)
+				what := fmt.Sprintf("?%q: page %s", query, env.Data)
+				if assert.NoError(t, json.Unmarshal(env.Data, &page), what) {
+					assert.NotNil(t, page.Items, "%s: items", what)
+					assert.NotNil(t, page.Total, "%s: total", what)
+					assert.NotNil(t, page.Offset, "%s: offset", what)
+					assert.GreaterOrEqual(t, page.Limit, 1, "%s: limit", what)
+					assert.LessOrEqual(t, page.Limit, 1000, "%s: limit", what)
+					assert.LessOrEqual(t, len(page.Items), page.Limit, "%s: items within the limit", what)
 				}
 			case http.StatusBadRequest:
-				if code := env.code(); code != "INVALID_REQUEST" && code != "VALIDATION_ERROR" {
-					t.Errorf("?%q: 400 with code %q", query, code)
-				}
+				assert.Contains(t, []string{"INVALID_REQUEST", "VALIDATION_ERROR"}, env.code(), "?%q: 400 code", query)
 			default:
-				t.Errorf("?%q: status %d, want 200 or 400: %s", query, status, env.raw)
+				assert.Fail(t, "status, want 200 or 400", "?%q: status %d: %s", query, status, env.raw)
 			}
 		}
 	})

@@ -38,6 +38,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/router"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 )
@@ -61,32 +63,24 @@ func contractOf(t testing.TB, h http.Handler, mount string) *contract {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, mount+"/api/v1/openapi.json", nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("GET %s/api/v1/openapi.json: %d %s", mount, rec.Code, rec.Body)
-	}
+	require.Equal(t, http.StatusOK, rec.Code, "GET %s/api/v1/openapi.json: %s", mount, rec.Body)
 	key := rec.Body.String()
 	if c, ok := contracts.Load(key); ok {
 		return c.(*contract)
 	}
 	doc, err := libopenapi.NewDocument(rec.Body.Bytes())
-	if err != nil {
-		t.Fatalf("parse the OpenAPI document: %v", err)
-	}
+	require.NoError(t, err, "parse the OpenAPI document")
 	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatalf("build the OpenAPI model: %v", err)
-	}
+	require.NoError(t, err, "build the OpenAPI model")
 	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatalf("OpenAPI validator: %v", errs)
-	}
+	require.Empty(t, errs, "OpenAPI validator")
 	c := &contract{validator: v, router: router.NewRouter(&model.Model, router.WithPathOnlyMatching()),
 		model: &model.Model, schemas: schema_validation.NewSchemaValidator()}
 	actual, _ := contracts.LoadOrStore(key, c)
 	return actual.(*contract)
 }
 
-// checkContract reports (t.Errorf) how an exchange breaks the client's
+// checkContract reports (assert.Fail) how an exchange breaks the client's
 // document. reqBody is the body r was sent with.
 func (c *client) checkContract(r *http.Request, reqBody []byte, res *http.Response, body []byte) {
 	c.t.Helper()
@@ -96,7 +90,7 @@ func (c *client) checkContract(r *http.Request, reqBody []byte, res *http.Respon
 	}
 	what := r.Method + " " + r.URL.String()
 	for _, problem := range api.check(c.mount, r, reqBody, res, body) {
-		c.t.Errorf("%s: %d: breaks the OpenAPI document: %s", what, res.StatusCode, problem)
+		assert.Fail(c.t, "breaks the OpenAPI document", "%s: %d: %s", what, res.StatusCode, problem)
 	}
 }
 
@@ -233,12 +227,9 @@ func TestOpenAPIDocumentServed(t *testing.T) {
 		c := newServer(t, kind, hds.WithRateLimit(1000, 2))
 		for range 5 { // needs no token, not counted: never 429
 			res := c.raw(httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
-			if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != jsonType {
-				t.Fatalf("GET /api/v1/openapi.json: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
-			}
-			if res.Header.Get("X-RateLimit-Limit") != "" {
-				t.Errorf("the OpenAPI document is counted by the rate limiter")
-			}
+			require.Equal(t, http.StatusOK, res.StatusCode, "GET /api/v1/openapi.json: status")
+			require.Equal(t, jsonType, res.Header.Get("Content-Type"), "GET /api/v1/openapi.json: Content-Type")
+			assert.Empty(t, res.Header.Get("X-RateLimit-Limit"), "the OpenAPI document is counted by the rate limiter")
 		}
 		// With require_auth false, the document says no token is needed.
 		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
@@ -260,16 +251,12 @@ func TestOpenAPIRateLimitResponses(t *testing.T) {
 				wantError(t, "over the limit", status, env, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded")
 				break
 			}
-			if status != http.StatusOK || i > 10 {
-				t.Fatalf("request %d: %d %s", i, status, env.raw)
-			}
-			if _, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err != nil {
-				t.Errorf("request %d: X-RateLimit-Remaining %q", i, h.Get("X-RateLimit-Remaining"))
-			}
+			require.Equal(t, http.StatusOK, status, "request %d: %s", i, env.raw)
+			require.LessOrEqual(t, i, 10, "request %d: still no 429", i)
+			_, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
+			assert.NoError(t, err, "request %d: X-RateLimit-Remaining %q", i, h.Get("X-RateLimit-Remaining"))
 		}
-		if last.Get("Retry-After") == "" {
-			t.Errorf("429 without Retry-After")
-		}
+		assert.NotEmpty(t, last.Get("Retry-After"), "429 without Retry-After")
 		// Failed logins past the throttle: 429 even with the right password.
 		throttled := c.attach(hds.WithLoginThrottle(2, 100, time.Minute))
 		for range 2 {

@@ -6,7 +6,6 @@ package hds_test
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,15 +28,13 @@ func TestRecordUpdate(t *testing.T) {
 			t.Helper()
 			var r recordJSON
 			status, _, env := c.do("GET", path(name)+"?reveal=true", "", alice)
-			if status != http.StatusOK {
-				t.Errorf("%s: GET %s: %d %s", what, name, status, env.raw)
+			if !assert.Equal(t, http.StatusOK, status, "%s: GET %s: %s", what, name, env.raw) {
 				return r
 			}
 			env.decode(t, &r)
-			if r.Type != typ || compact(t, r.Value) != value || r.Version != version {
-				t.Errorf("%s: record %s is %s %s version %d, want %s %s version %d",
-					what, name, r.Type, r.Value, r.Version, typ, value, version)
-			}
+			assert.Equal(t, typ, r.Type, "%s: record %s: type", what, name)
+			assert.Equal(t, value, compact(t, r.Value), "%s: record %s: value", what, name)
+			assert.Equal(t, version, r.Version, "%s: record %s: version", what, name)
 			return r
 		}
 		steps := []struct {
@@ -98,13 +95,14 @@ func TestRecordUpdate(t *testing.T) {
 			status, _, env := c.do(method, s.target, s.body, alice)
 			if s.code != "" {
 				wantError(t, s.what, status, env, s.status, s.code, "")
-			} else if status != s.status {
-				t.Errorf("%s: status %d, want %d: %s", s.what, status, s.status, env.raw)
+			} else {
+				assert.Equal(t, s.status, status, "%s: %s", s.what, env.raw)
 			}
 			before := recordJSON{}
 			if status/100 == 2 {
 				env.decode(t, &before)
-				assert.False(t, before.Name != s.name || before.Version != s.version, "%s: response %s, want name %s version %d", s.what, env.Data, s.name, s.version)
+				assert.Equal(t, s.name, before.Name, "%s: response name", s.what)
+				assert.Equal(t, s.version, before.Version, "%s: response version", s.what)
 			}
 			expect(s.what, s.name, s.typ, s.value, s.version)
 		}
@@ -118,7 +116,9 @@ func TestRecordUpdate(t *testing.T) {
 		c.mustDo("GET", path("n"), "", alice, http.StatusOK).decode(t, &before)
 		waitPast(t, before.UpdatedAt)
 		c.mustDo("PUT", path("n")+"?type=STRING&value=x", "", alice, http.StatusOK).decode(t, &after)
-		assert.False(t, after.CreatedAt != before.CreatedAt || after.UpdatedAt <= before.UpdatedAt || after.ID != before.ID, "update: before %+v, after %+v", before, after)
+		assert.Equal(t, before.CreatedAt, after.CreatedAt, "update: created_at kept")
+		assert.Greater(t, after.UpdatedAt, before.UpdatedAt, "update: updated_at moved")
+		assert.Equal(t, before.ID, after.ID, "update: id kept")
 
 		var list listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &list)
@@ -126,7 +126,7 @@ func TestRecordUpdate(t *testing.T) {
 		for _, r := range list.Items {
 			names = append(names, r.Name)
 		}
-		assert.False(t, !slices.Equal(names, []string{"a", "c", "ca", "n", "s6"}), "records after the updates: %v", names)
+		assert.Equal(t, []string{"a", "c", "ca", "n", "s6"}, names, "records after the updates")
 	})
 }
 
@@ -143,11 +143,16 @@ func TestRecordByID(t *testing.T) {
 
 		var got recordJSON
 		c.mustDo("GET", byID(r1.ID), "", alice, http.StatusOK).decode(t, &got)
-		assert.False(t, got.Name != "r1" || got.ID != r1.ID, "GET by id: %+v", got)
+		assert.Equal(t, "r1", got.Name, "GET by id: name")
+		assert.Equal(t, r1.ID, got.ID, "GET by id: id")
 		c.mustDo("PUT", byID(r1.ID)+"?value=uno", "", alice, http.StatusOK).decode(t, &got)
-		assert.False(t, got.Name != "r1" || string(got.Value) != `"uno"` || got.Version != 2, "PUT by id: %+v", got)
+		assert.Equal(t, "r1", got.Name, "PUT by id: name")
+		assert.Equal(t, `"uno"`, string(got.Value), "PUT by id: value")
+		assert.EqualValues(t, 2, got.Version, "PUT by id: version")
 		c.mustDo("PUT", byID(r1.ID), `{"name":"first"}`, alice, http.StatusOK).decode(t, &got)
-		assert.False(t, got.Name != "first" || got.ID != r1.ID || got.Version != 3, "rename by id: %+v", got)
+		assert.Equal(t, "first", got.Name, "rename by id: name")
+		assert.Equal(t, r1.ID, got.ID, "rename by id: id")
+		assert.EqualValues(t, 3, got.Version, "rename by id: version")
 		c.mustDo("GET", byID(r1.ID), "", alice, http.StatusOK)
 		c.mustDo("GET", pathR("web", "prod", "k", "first"), "", alice, http.StatusOK)
 
@@ -160,7 +165,8 @@ func TestRecordByID(t *testing.T) {
 		const uuidName = "0190a5b4-c0de-7abc-8def-0123456789ab"
 		c.mustDo("POST", byID(uuidName)+"?type=STRING&value=named", "", alice, http.StatusCreated)
 		c.mustDo("GET", byID(uuidName), "", alice, http.StatusOK).decode(t, &got)
-		assert.False(t, got.Name != uuidName || string(got.Value) != `"named"`, "record named like a UUID: %+v", got)
+		assert.Equal(t, uuidName, got.Name, "record named like a UUID: name")
+		assert.Equal(t, `"named"`, string(got.Value), "record named like a UUID: value")
 		// POST R where R is a record's id (in any case) names that
 		// record, which exists: 409, in both forms, and nothing is created.
 		for _, seg := range []string{r2.ID, strings.ToUpper(r2.ID)} {
@@ -170,7 +176,9 @@ func TestRecordByID(t *testing.T) {
 			wantError(t, "POST R (body) with an existing record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
 		}
 		c.mustDo("GET", byID(strings.ToUpper(r2.ID)), "", alice, http.StatusOK).decode(t, &got)
-		assert.False(t, got.ID != r2.ID || got.Name != "r2" || string(got.Value) != `"two"`, "GET by the upper-case id returned %+v, want r2 unchanged", got)
+		assert.Equal(t, r2.ID, got.ID, "GET by the upper-case id: r2's id")
+		assert.Equal(t, "r2", got.Name, "GET by the upper-case id: r2 unchanged (name)")
+		assert.Equal(t, `"two"`, string(got.Value), "GET by the upper-case id: r2 unchanged (value)")
 		// Renaming onto a record's id is taken as well.
 		status, _, env = c.do("PUT", pathR("web", "prod", "k", uuidName)+"?rename="+r2.ID, "", alice)
 		wantError(t, "rename onto another record's id", status, env, http.StatusConflict, "RESOURCE_EXISTS", "")
@@ -194,19 +202,16 @@ func TestConcurrentRequests(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				if status, _, env := c.do("PUT", fmt.Sprintf("%s?value=%d", counter, i), "", alice); status != http.StatusOK {
-					t.Errorf("concurrent update %d: %d %s", i, status, env.raw)
-				}
+				status, _, env := c.do("PUT", fmt.Sprintf("%s?value=%d", counter, i), "", alice)
+				assert.Equal(t, http.StatusOK, status, "concurrent update %d: %s", i, env.raw)
 			})
 			wg.Go(func() {
-				if status, _, env := c.do("POST", fmt.Sprintf("%s?type=INTEGER&value=%d", pathR("web", "prod", "k", fmt.Sprint("r", i)), i), "", alice); status != http.StatusCreated {
-					t.Errorf("concurrent create %d: %d %s", i, status, env.raw)
-				}
+				status, _, env := c.do("POST", fmt.Sprintf("%s?type=INTEGER&value=%d", pathR("web", "prod", "k", fmt.Sprint("r", i)), i), "", alice)
+				assert.Equal(t, http.StatusCreated, status, "concurrent create %d: %s", i, env.raw)
 			})
 			wg.Go(func() {
-				if status, _, env := c.do("POST", K+"/records", `{"name":"same","type":"NULL"}`, alice); status != http.StatusCreated && status != http.StatusConflict {
-					t.Errorf("concurrent create of one name: %d %s", status, env.raw)
-				}
+				status, _, env := c.do("POST", K+"/records", `{"name":"same","type":"NULL"}`, alice)
+				assert.Contains(t, []int{http.StatusCreated, http.StatusConflict}, status, "concurrent create of one name: %s", env.raw)
 			})
 		}
 		wg.Wait()

@@ -93,7 +93,10 @@ func TestMixedFormsAndBadBodies(t *testing.T) {
 		// Nothing was created or changed by those.
 		var list listJSON[recordJSON]
 		c.mustDo("GET", K+"/records", "", alice, http.StatusOK).decode(t, &list)
-		assert.False(t, list.Total != 1 || list.Items[0].Version != 1 || string(list.Items[0].Value) != `"v"`, "records after the bad requests: %+v", list)
+		if assert.Equal(t, 1, list.Total, "records after the bad requests: total (%+v)", list) && assert.Len(t, list.Items, 1, "records after the bad requests: items") {
+			assert.EqualValues(t, 1, list.Items[0].Version, "records after the bad requests: version")
+			assert.Equal(t, `"v"`, string(list.Items[0].Value), "records after the bad requests: value")
+		}
 		var projects listJSON[projectJSON]
 		c.mustDo("GET", "/api/v1/projects", "", alice, http.StatusOK).decode(t, &projects)
 		assert.EqualValues(t, 1, projects.Total, "projects after the bad requests: %+v", projects)
@@ -153,9 +156,8 @@ func TestContentTypeAndBodySize(t *testing.T) {
 		// An empty body needs no Content-Type.
 		r := request("POST", pathP("ct7"), "", alice)
 		r.Header.Set("Content-Type", "text/plain")
-		if status, _, env := c.send(r); status != http.StatusCreated {
-			t.Errorf("POST P with an empty text/plain body: %d %s", status, env.raw)
-		}
+		plainStatus, _, plainEnv := c.send(r)
+		assert.Equal(t, http.StatusCreated, plainStatus, "POST P with an empty text/plain body: %s", plainEnv.raw)
 
 		const mib = 1 << 20
 		big := `{"name":"` + strings.Repeat("a", mib) + `"}`

@@ -87,10 +87,15 @@ func TestRecordTypes(t *testing.T) {
 			env.decode(t, &r)
 			wantID(t, what, r.ID)
 			wantTimestamps(t, what, r.CreatedAt, r.UpdatedAt)
-			assert.False(t, r.Name != name || r.Type != tc.wantType || compact(t, r.Value) != tc.wantValue || r.Version != 1, "%s: got %s %s version %d, want %s %s version 1", what, r.Type, r.Value, r.Version, tc.wantType, tc.wantValue)
+			assert.Equal(t, name, r.Name, "%s: name", what)
+			assert.Equal(t, tc.wantType, r.Type, "%s: type", what)
+			assert.Equal(t, tc.wantValue, compact(t, r.Value), "%s: value", what)
+			assert.EqualValues(t, 1, r.Version, "%s: version", what)
 			var got recordJSON
 			c.mustDo("GET", pathR("web", "prod", "k", name), "", alice, http.StatusOK).decode(t, &got)
-			assert.False(t, got.Type != tc.wantType || compact(t, got.Value) != tc.wantValue || got.ID != r.ID, "%s: GET returned %s %s, want %s %s", what, got.Type, got.Value, tc.wantType, tc.wantValue)
+			assert.Equal(t, tc.wantType, got.Type, "%s: GET: type", what)
+			assert.Equal(t, tc.wantValue, compact(t, got.Value), "%s: GET: value", what)
+			assert.Equal(t, r.ID, got.ID, "%s: GET: id", what)
 		}
 		for i, tc := range typeCases {
 			// The body form, POST K/records.
@@ -100,9 +105,7 @@ func TestRecordTypes(t *testing.T) {
 				body = fmt.Sprintf(`{"name":%q,"type":%q}`, name, tc.typ)
 			}
 			status, _, env := c.do("POST", K+"/records", body, alice)
-			if status != http.StatusCreated {
-				t.Errorf("body form %s %s: status %d: %s", tc.typ, tc.json, status, env.raw)
-			} else {
+			if assert.Equal(t, http.StatusCreated, status, "body form %s %s: %s", tc.typ, tc.json, env.raw) {
 				check("body form "+tc.typ+" "+tc.json, name, env, tc)
 			}
 
@@ -113,9 +116,7 @@ func TestRecordTypes(t *testing.T) {
 				body = fmt.Sprintf(`{"type":%q}`, tc.typ)
 			}
 			status, _, env = c.do("POST", pathR("web", "prod", "k", name), body, alice)
-			if status != http.StatusCreated {
-				t.Errorf("POST R body %s %s: status %d: %s", tc.typ, tc.json, status, env.raw)
-			} else {
+			if assert.Equal(t, http.StatusCreated, status, "POST R body %s %s: %s", tc.typ, tc.json, env.raw) {
 				check("POST R body "+tc.typ+" "+tc.json, name, env, tc)
 			}
 
@@ -126,9 +127,7 @@ func TestRecordTypes(t *testing.T) {
 				q.Set("value", tc.text)
 			}
 			status, _, env = c.do("POST", pathR("web", "prod", "k", name)+"?"+q.Encode(), "", alice)
-			if status != http.StatusCreated {
-				t.Errorf("path form ?%s: status %d: %s", q.Encode(), status, env.raw)
-			} else {
+			if assert.Equal(t, http.StatusCreated, status, "path form ?%s: %s", q.Encode(), env.raw) {
 				check("path form ?"+q.Encode(), name, env, tc)
 			}
 		}
@@ -138,7 +137,8 @@ func TestRecordTypes(t *testing.T) {
 			name := fmt.Sprintf("raw%d", i)
 			var r recordJSON
 			c.mustDo("POST", pathR("web", "prod", "k", name)+"?"+raw, "", alice, http.StatusCreated).decode(t, &r)
-			assert.False(t, r.Type != "[]STRING" || compact(t, r.Value) != `["a","b"]`, "?%s: %s %s", raw, r.Type, r.Value)
+			assert.Equal(t, "[]STRING", r.Type, "?%s: type", raw)
+			assert.Equal(t, `["a","b"]`, compact(t, r.Value), "?%s: value", raw)
 		}
 	})
 }
@@ -243,6 +243,8 @@ func checkRejection(t *testing.T, what string, env envelope, mention string, ind
 	if mention != "" {
 		wantDetails(t, what, env, mention)
 	}
-	assert.False(t, index >= 0 && !regexp.MustCompile(fmt.Sprintf(`\b%d\b`, index)).MatchString(env.details()), "%s: details %q do not name the element index %d", what, env.details(), index)
+	if index >= 0 {
+		assert.Regexp(t, regexp.MustCompile(fmt.Sprintf(`\b%d\b`, index)), env.details(), "%s: details name the element index %d", what, index)
+	}
 	assert.NotEqualValues(t, "", env.details(), "%s: empty details", what)
 }
