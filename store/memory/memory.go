@@ -31,6 +31,9 @@ type Store struct {
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
 	usersByID   map[string]*store.User
+	// ended and used hold, under usersMu, the ended sessions and the used
+	// refresh tokens (store.Sessions), each until it may be forgotten.
+	ended, used sessionMarks
 }
 
 type project struct {
@@ -101,6 +104,8 @@ func New() *Store {
 		projects:    make(map[string]*project),
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
+		ended:       sessionMarks{marks: make(map[sessionKey]time.Time)},
+		used:        sessionMarks{marks: make(map[sessionKey]time.Time)},
 	}
 }
 

@@ -15,3 +15,10 @@ func TestConformance(t *testing.T) {
 func TestUsersConformance(t *testing.T) {
 	storetest.RunUsers(t, func(t *testing.T) store.UserDirectory { return memory.New() })
 }
+
+func TestSessionsConformance(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T) (storetest.SessionStore, storetest.SessionStore) {
+		s := memory.New()
+		return s, s
+	})
+}
