@@ -24,6 +24,7 @@ import (
 	"github.com/hds-go/hds/handler"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 )
 
@@ -75,6 +76,11 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	if err != nil {
 		c.fail("WithTrustedProxies: %v", err)
 	}
+	sessions, ok := c.users.(store.Sessions)
+	if c.users != nil && !ok {
+		c.fail("WithUsers: the user directory (%T) does not implement store.Sessions, which logout, "+
+			"single-use refresh and password change need", c.users)
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("hds: %w", err)
 	}
@@ -84,7 +90,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			c.store = mem
 		}
 		if c.users == nil {
-			c.users = mem
+			c.users, sessions = mem, mem
 		}
 	}
 
@@ -107,6 +113,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	api := handler.New(handler.Config{
 		Store:       c.store,
 		Users:       c.users,
+		Sessions:    sessions,
 		Tokens:      tokens,
 		RequireAuth: c.security.RequireAuth,
 		Sealer:      sealer,

@@ -524,7 +524,8 @@ func TestTokenSettings(t *testing.T) {
 			{"session of 3 days, max 2d", with(custom, map[string]any{"orig_iat": ago(72 * time.Hour)}), "Token has expired"},
 		}
 		for _, tt := range tests {
-			status, _, env := c.do("POST", "/api/v1/auth/refresh", "", hs256(t, tt.claims))
+			// Each row is a token of its own: refresh is single-use (section 17).
+			status, _, env := c.do("POST", "/api/v1/auth/refresh", "", hs256(t, with(tt.claims, map[string]any{"jti": randomID()})))
 			if tt.message == "" {
 				if status != http.StatusOK {
 					t.Errorf("refresh, %s: %d %s", tt.name, status, env.raw)
@@ -2531,7 +2532,7 @@ func TestUnknownRoutes(t *testing.T) {
 			"/api/v2/projects",
 			"/api/v1/project",
 			"/api/v1/auth",
-			"/api/v1/auth/logout",
+			"/api/v1/auth/unknown",
 			"/api/v1/projects/web/unknown",
 			"/api/v1/projects/web/collections/prod/unknown",
 			"/api/v1/projects/web/collections/prod/clusters/k/records/r/extra",

@@ -6,6 +6,7 @@ package ogenclient
 type OperationName = string
 
 const (
+	ChangePasswordOperation     OperationName = "ChangePassword"
 	CreateClusterOperation      OperationName = "CreateCluster"
 	CreateClusterAtOperation    OperationName = "CreateClusterAt"
 	CreateCollectionOperation   OperationName = "CreateCollection"
@@ -30,6 +31,7 @@ const (
 	ListRecordVersionsOperation OperationName = "ListRecordVersions"
 	ListRecordsOperation        OperationName = "ListRecords"
 	LoginOperation              OperationName = "Login"
+	LogoutOperation             OperationName = "Logout"
 	RefreshTokenOperation       OperationName = "RefreshToken"
 	RenameClusterOperation      OperationName = "RenameCluster"
 	RenameCollectionOperation   OperationName = "RenameCollection"

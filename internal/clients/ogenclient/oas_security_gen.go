@@ -18,6 +18,7 @@ type SecuritySource interface {
 
 // operationRolesBearerAuth is a private map storing roles per operation.
 var operationRolesBearerAuth = map[string][]string{
+	ChangePasswordOperation:     []string{},
 	CreateClusterOperation:      []string{},
 	CreateClusterAtOperation:    []string{},
 	CreateCollectionOperation:   []string{},
@@ -39,6 +40,7 @@ var operationRolesBearerAuth = map[string][]string{
 	ListProjectsOperation:       []string{},
 	ListRecordVersionsOperation: []string{},
 	ListRecordsOperation:        []string{},
+	LogoutOperation:             []string{},
 	RefreshTokenOperation:       []string{},
 	RenameClusterOperation:      []string{},
 	RenameCollectionOperation:   []string{},
