@@ -84,6 +84,11 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			c.fail("WithQuotas: the store does not enforce quotas (it implements no store.QuotaSetter)")
 		}
 	}
+	sessions, ok := c.users.(store.Sessions)
+	if c.users != nil && !ok {
+		c.fail("WithUsers: the user directory (%T) does not implement store.Sessions, which logout, "+
+			"single-use refresh and password change need", c.users)
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("hds: %w", err)
 	}
@@ -93,7 +98,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			c.store, quotaSetter = mem, mem
 		}
 		if c.users == nil {
-			c.users = mem
+			c.users, sessions = mem, mem
 		}
 	}
 	if c.quotas != nil {
@@ -119,6 +124,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	api := handler.New(handler.Config{
 		Store:       c.store,
 		Users:       c.users,
+		Sessions:    sessions,
 		Tokens:      tokens,
 		RequireAuth: c.security.RequireAuth,
 		Sealer:      sealer,

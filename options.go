@@ -109,8 +109,12 @@ func WithStore(s store.Store) Option {
 	}
 }
 
-// WithUsers sets the directory of accounts that may log in. Default: a
-// new, empty in-memory directory (store/memory).
+// WithUsers sets the directory of accounts that may log in. It must also
+// implement store.Sessions (the memory and PostgreSQL stores do), which
+// keeps the ends of sessions (logout, password change) and the used
+// refresh tokens where every instance sharing the directory sees them;
+// NewHandler refuses one that does not. Default: a new, empty in-memory
+// directory (store/memory).
 func WithUsers(u store.UserDirectory) Option {
 	return func(c *config) {
 		if u == nil {

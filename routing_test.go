@@ -26,7 +26,7 @@ func TestUnknownRoutes(t *testing.T) {
 			"/api/v2/projects",
 			"/api/v1/project",
 			"/api/v1/auth",
-			"/api/v1/auth/logout",
+			"/api/v1/auth/unknown",
 			"/api/v1/projects/web/unknown",
 			"/api/v1/projects/web/collections/prod/unknown",
 			"/api/v1/projects/web/collections/prod/clusters/k/records/r/extra",

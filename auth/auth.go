@@ -48,3 +48,18 @@ func UserFrom(ctx context.Context) *store.User {
 // Anonymous is the built-in user that unauthenticated requests run as
 // when authentication is not required.
 var Anonymous = store.User{ID: store.AnonymousUserID, Username: store.AnonymousUserID, Active: true}
+
+type claimsKey struct{}
+
+// WithClaims returns ctx carrying the claims of the request's verified
+// token.
+func WithClaims(ctx context.Context, c *Claims) context.Context {
+	return context.WithValue(ctx, claimsKey{}, c)
+}
+
+// ClaimsFrom returns the claims of the request's verified token, or nil
+// for a request that sent none (auth.Anonymous).
+func ClaimsFrom(ctx context.Context) *Claims {
+	c, _ := ctx.Value(claimsKey{}).(*Claims)
+	return c
+}

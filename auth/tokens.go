@@ -15,10 +15,35 @@ const MinSecretBytes = 32
 
 // Claims are the claims of an hds token: sub, iat, exp, iss, jti, and
 // orig_iat, the time of the login that started the session, carried
-// unchanged through refreshes.
+// unchanged through refreshes; sid, the random id of that session, also
+// unchanged; and gen, the user's session generation when the session
+// began (store.User.SessionGeneration), left out while it is 0. Tokens
+// issued before sessions could end have neither sid nor gen.
 type Claims struct {
 	jwt.RegisteredClaims
-	OrigIat int64 `json:"orig_iat,omitempty"`
+	OrigIat    int64  `json:"orig_iat,omitempty"`
+	SessionID  string `json:"sid,omitempty"`
+	Generation int64  `json:"gen,omitempty"`
+}
+
+// Session is what a token says of its session.
+type Session struct {
+	// ID names the session: the sid claim, or the jti of a token without
+	// one, which is a session of its own.
+	ID string
+	// Start is the time of the login that began it (orig_iat).
+	Start time.Time
+	// Generation is the user's session generation it began in.
+	Generation int64
+}
+
+// Session returns the session c belongs to.
+func (c *Claims) Session() Session {
+	id := c.SessionID
+	if id == "" {
+		id = c.ID
+	}
+	return Session{ID: id, Start: time.Unix(c.OrigIat, 0), Generation: c.Generation}
 }
 
 // TokenConfig configures Tokens.
@@ -67,15 +92,40 @@ func NewTokens(cfg TokenConfig) (*Tokens, error) {
 // ExpiresIn is the token lifetime in whole seconds.
 func (t *Tokens) ExpiresIn() int { return int(t.cfg.Expiration / time.Second) }
 
-// Issue signs a new token for userID. origIat is the start of the session:
-// the zero time starts a new one (a login).
+// Issue signs a token for userID. origIat is the start of the session:
+// the zero time starts a new one (a login) in session generation 0; any
+// other time starts a new session begun then. IssueFor continues a
+// session.
 func (t *Tokens) Issue(userID string, origIat time.Time) (string, error) {
-	now := t.cfg.Now()
-	if origIat.IsZero() {
-		origIat = now
+	return t.IssueFor(userID, Session{Start: origIat})
+}
+
+// NewSession returns a new session begun now in the user's session
+// generation gen, with a random id from crypto/rand.
+func (t *Tokens) NewSession(gen int64) (Session, error) {
+	id, err := randomID()
+	if err != nil {
+		return Session{}, fmt.Errorf("session id: %w", err)
 	}
-	var id [16]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	return Session{ID: id, Start: t.cfg.Now(), Generation: gen}, nil
+}
+
+// IssueFor signs a new token of session s for userID, with a new random
+// jti. An s without an ID (or Start) gets a new one (now).
+func (t *Tokens) IssueFor(userID string, s Session) (string, error) {
+	now := t.cfg.Now()
+	if s.Start.IsZero() {
+		s.Start = now
+	}
+	if s.ID == "" {
+		id, err := randomID()
+		if err != nil {
+			return "", fmt.Errorf("session id: %w", err)
+		}
+		s.ID = id
+	}
+	jti, err := randomID()
+	if err != nil {
 		return "", fmt.Errorf("token id: %w", err)
 	}
 	c := Claims{
@@ -84,11 +134,47 @@ func (t *Tokens) Issue(userID string, origIat time.Time) (string, error) {
 			Issuer:    t.cfg.Issuer,
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(t.cfg.Expiration)),
-			ID:        base64.RawURLEncoding.EncodeToString(id[:]),
+			ID:        jti,
 		},
-		OrigIat: origIat.Unix(),
+		OrigIat:    s.Start.Unix(),
+		SessionID:  s.ID,
+		Generation: s.Generation,
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(t.cfg.Secret)
+}
+
+// randomID returns 128 random bits from crypto/rand, base64url-encoded.
+func randomID() (string, error) {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(id[:]), nil
+}
+
+// margin is added to the times after which an ended session or a used
+// token may be forgotten, for clocks of instances that differ a little.
+const margin = time.Minute
+
+// SessionUntil is the time after which no token of session s is accepted
+// any more, even refreshed (the maximum session age, plus the lifetime of
+// a token issued at its end), and its end may be forgotten. exp is the
+// expiry of the token at hand, which it never precedes.
+func (t *Tokens) SessionUntil(s Session, exp time.Time) time.Time {
+	return later(s.Start.Add(t.cfg.MaxSessionAge+t.cfg.Expiration), exp).Add(margin)
+}
+
+// RefreshUntil is the time after which a token expiring at exp can no
+// longer be refreshed, and its use may be forgotten.
+func (t *Tokens) RefreshUntil(exp time.Time) time.Time {
+	return exp.Add(t.cfg.RefreshWindow + margin)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (t *Tokens) key(*jwt.Token) (any, error) { return t.cfg.Secret, nil }

@@ -12,6 +12,7 @@
 //	go run ./example -config FILE user disable NAME
 //	go run ./example -config FILE user enable NAME
 //	go run ./example -config FILE user delete NAME
+//	go run ./example -config FILE user password NAME   # new password: first line of stdin
 //	go run ./example -config FILE user list
 //	go run ./example -config FILE credentials rotate [AFTER_ID]
 //

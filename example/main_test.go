@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/store/memory"
 )
 
@@ -335,6 +336,7 @@ func TestUserCommandsWithMemoryStore(t *testing.T) {
 		{"user", "disable", "bob"},
 		{"user", "enable", "bob"},
 		{"user", "delete", "bob"},
+		{"user", "password", "bob"},
 		{"user", "list"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -379,6 +381,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"user", "enable", "a", "b"}, "user enable takes exactly one argument"},
 		{[]string{"user", "delete"}, "user delete takes exactly one argument"},
 		{[]string{"user", "list", "extra"}, "user list takes no arguments"},
+		{[]string{"user", "password"}, "user password takes exactly one argument"},
+		{[]string{"user", "password", "a", "b"}, "user password takes exactly one argument"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-config"}, "flag needs an argument"},
 	} {
@@ -450,12 +454,32 @@ func TestUserActions(t *testing.T) {
 	if u, _ := dir.FindUserByName(ctx, "bob"); !u.Active {
 		t.Error("bob is not active after enable")
 	}
+	before, _ := dir.FindUserByName(ctx, "carol")
+	if out := mustOK("password", "carol", "new-carol-pw\nignored\n"); !strings.Contains(out, "password changed") {
+		t.Errorf("user password: output %q", out)
+	}
+	after, _ := dir.FindUserByName(ctx, "carol")
+	if !auth.CheckPassword(after.PasswordHash, "new-carol-pw") || auth.CheckPassword(after.PasswordHash, "carol-password") {
+		t.Error("user password: the hash is not that of the new password")
+	}
+	if after.SessionGeneration != before.SessionGeneration+1 {
+		t.Errorf("user password: session generation %d, want %d (every earlier session ends)", after.SessionGeneration, before.SessionGeneration+1)
+	}
+	mustFail("password", "carol", "", "no password")
+	mustFail("password", "carol", strings.Repeat("x", 73)+"\n", "at most 72 bytes")
+	if u, _ := dir.FindUserByName(ctx, "carol"); u.SessionGeneration != after.SessionGeneration {
+		t.Error("a refused user password changed the user")
+	}
+
 	mustOK("delete", "bob", "")
 	if out := mustOK("list", "", ""); strings.Contains(out, "bob") {
 		t.Errorf("list after delete still shows bob:\n%s", out)
 	}
 	for _, action := range []string{"disable", "enable", "delete"} {
 		mustFail(action, "nobody", "", `user "nobody" not found`)
+	}
+	for _, action := range []string{"password"} {
+		mustFail(action, "nobody", "pw\n", `user "nobody" not found`)
 	}
 }
 

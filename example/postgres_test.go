@@ -77,6 +77,11 @@ func TestPostgresServeAndUserCommands(t *testing.T) {
 	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusOK {
 		t.Errorf("after user enable: status %d, want 200", status)
 	}
+	user("bob-new-password\n", "password", "bob")
+	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusUnauthorized {
+		t.Errorf("after user password: status %d, want 401 at once (every earlier session ends)", status)
+	}
+	token = login(t, s.url, "bob", "bob-new-password")
 	if err := s.stop(t); err != nil {
 		t.Fatalf("run returned %v, want nil", err)
 	}

@@ -22,6 +22,7 @@ const userUsage = `user add NAME       add a user; password: first line of stdin
 user disable NAME
 user enable NAME
 user delete NAME
+user password NAME  set a new password (first line of stdin); ends every session of the user
 user list
 `
 
@@ -35,10 +36,10 @@ type userCommand struct {
 // parseUser reads the arguments after "user".
 func parseUser(args []string) (userCommand, error) {
 	if len(args) == 0 {
-		return userCommand{}, usagef("user needs an action: add, disable, enable, delete or list")
+		return userCommand{}, usagef("user needs an action: add, disable, enable, delete, password or list")
 	}
 	switch action := args[0]; action {
-	case "add", "disable", "enable", "delete":
+	case "add", "disable", "enable", "delete", "password":
 		if len(args) != 2 {
 			return userCommand{}, usagef("user %s takes exactly one argument, the username", action)
 		}
@@ -49,7 +50,7 @@ func parseUser(args []string) (userCommand, error) {
 		}
 		return userCommand{action: action}, nil
 	default:
-		return userCommand{}, usagef("unknown user action %q: use add, disable, enable, delete or list", action)
+		return userCommand{}, usagef("unknown user action %q: use add, disable, enable, delete, password or list", action)
 	}
 }
 
@@ -98,6 +99,18 @@ func runUserCommand(ctx context.Context, users store.UserDirectory, cmd userComm
 			return err
 		}
 		fmt.Fprintf(stdout, "user %q added\n", cmd.username)
+	case "password":
+		password, err := readPassword(stdin)
+		if err != nil {
+			return err
+		}
+		if err := checkPassword(password); err != nil {
+			return fmt.Errorf("user %q: %w", cmd.username, err)
+		}
+		if err := setPassword(ctx, users, cmd.username, password); err != nil {
+			return notFound(err)
+		}
+		fmt.Fprintf(stdout, "user %q: password changed; every earlier session of the user has ended\n", cmd.username)
 	case "disable", "enable":
 		if err := users.SetUserActive(ctx, cmd.username, cmd.action == "enable"); err != nil {
 			return notFound(err)
@@ -199,6 +212,26 @@ func addUser(ctx context.Context, users store.UserDirectory, username, password 
 		return fmt.Errorf("create user %q: %w", username, err)
 	}
 	return nil
+}
+
+// setPassword sets the password of username, ending every earlier
+// session of the user on every instance (store.Sessions.SetPassword), as
+// POST /api/v1/auth/password does.
+func setPassword(ctx context.Context, users store.UserDirectory, username, password string) error {
+	sessions, ok := users.(store.Sessions)
+	if !ok {
+		return fmt.Errorf("the user directory (%T) cannot end sessions", users)
+	}
+	u, err := users.FindUserByName(ctx, username)
+	if err != nil {
+		return err
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	_, err = sessions.SetPassword(ctx, u.ID, hash)
+	return err
 }
 
 // checkUsername requires a non-empty username without control characters

@@ -2,8 +2,8 @@ package handler
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
@@ -18,9 +18,10 @@ type tokenOut struct {
 	UserID    string `json:"user_id"`
 }
 
-// issue signs a token and writes it; token responses are never cached.
-func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID string, origIat time.Time, message string) {
-	token, err := tokens.Issue(userID, origIat)
+// issue signs a token of session s and writes it; token responses are
+// never cached.
+func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID string, s auth.Session, message string) {
+	token, err := tokens.IssueFor(userID, s)
 	if err != nil {
 		envelope.Error(w, r, err)
 		return
@@ -75,25 +76,141 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 			envelope.Error(w, r, err)
 			return
 		}
-		issue(w, r, tokens, user.ID, time.Time{}, "Login successful")
+		startSession(w, r, tokens, user, "Login successful")
 	}))
+}
+
+// startSession issues the first token of a new session of user, begun in
+// the user's current session generation.
+func startSession(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, user *store.User, message string) {
+	s, err := tokens.NewSession(user.SessionGeneration)
+	if err != nil {
+		envelope.Error(w, r, err)
+		return
+	}
+	issue(w, r, tokens, user.ID, s, message)
 }
 
 // handleRefresh serves POST /api/v1/auth/refresh: the token in the
 // Authorization header, possibly expired within the refresh window,
-// becomes a new token of the same session.
-func handleRefresh(users store.UserDirectory, tokens *auth.Tokens) http.Handler {
+// becomes a new token of the same session (same sid, orig_iat and
+// generation). A session that has ended cannot be refreshed, and a token
+// can be refreshed once: the store records its jti, and of concurrent
+// refreshes of one token exactly one records it (store.Sessions.UseToken).
+func handleRefresh(sessions store.Sessions, tokens *auth.Tokens) http.Handler {
 	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claims, err := refreshClaims(r, tokens)
 		if err == nil {
-			_, err = middleware.ActiveUser(r, users, claims.Subject)
+			_, err = middleware.SessionUser(r.Context(), sessions, claims)
+		}
+		if err == nil {
+			err = sessions.UseToken(r.Context(), claims.Subject, claims.ID, tokens.RefreshUntil(claims.ExpiresAt.Time))
+			if errors.Is(err, store.ErrTokenUsed) || errors.Is(err, store.ErrNotFound) {
+				err = auth.ErrInvalidToken
+			}
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		issue(w, r, tokens, claims.Subject, time.Unix(claims.OrigIat, 0), "Token refreshed")
+		issue(w, r, tokens, claims.Subject, claims.Session(), "Token refreshed")
 	}))
+}
+
+// handleLogout serves POST /api/v1/auth/logout: the session of the token
+// in the header ends, so that it and every token refreshed from the same
+// login are refused from then on, on every instance sharing the store.
+// A request without a token (require_auth false) has no session to end.
+func handleLogout(sessions store.Sessions, tokens *auth.Tokens) http.Handler {
+	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		claims := auth.ClaimsFrom(r.Context())
+		if claims == nil {
+			envelope.Error(w, r, auth.ErrNoToken)
+			return
+		}
+		s := claims.Session()
+		err := sessions.EndSession(r.Context(), claims.Subject, s.ID, tokens.SessionUntil(s, claims.ExpiresAt.Time))
+		if errors.Is(err, store.ErrNotFound) { // the user was deleted meanwhile
+			err = auth.ErrInvalidToken
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.NoContent(w)
+	}))
+}
+
+// handlePassword serves POST /api/v1/auth/password: with the right
+// current password, the user's password becomes the new one and every
+// earlier session of the user ends (the session generation moves on, in
+// the same store call); the answer is the first token of a new session.
+// A wrong current password is 400 VALIDATION_ERROR and counts as a failed
+// login of the user for the login throttle; the new password follows the
+// rules of account creation (not empty, at most 72 bytes).
+func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP) http.Handler {
+	type request struct {
+		CurrentPassword *string `json:"current_password"`
+		NewPassword     *string `json:"new_password"`
+	}
+	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, claims := auth.UserFrom(r.Context()), auth.ClaimsFrom(r.Context())
+		if claims == nil {
+			envelope.Error(w, r, auth.ErrNoToken)
+			return
+		}
+		var req request
+		_, err := envelope.Decode(r, &req)
+		if err == nil && (req.CurrentPassword == nil || req.NewPassword == nil) {
+			err = envelope.BadRequest(`the fields "current_password" and "new_password" are required`)
+		}
+		if err == nil {
+			err = checkNewPassword(*req.NewPassword)
+		}
+		if err == nil {
+			check := func() bool { return auth.CheckPassword(user.PasswordHash, *req.CurrentPassword) }
+			if throttle == nil {
+				if !check() {
+					err = auth.ErrBadCredentials
+				}
+			} else {
+				var retry string
+				if retry, err = throttle.Attempt(r.Context(), user.Username, clientIP.Of(r), check); retry != "" {
+					w.Header().Set(middleware.HeaderRetryAfter, retry)
+				}
+			}
+			if errors.Is(err, auth.ErrBadCredentials) {
+				err = &store.ValidationError{Message: "current_password is not the password of the account"}
+			}
+		}
+		var changed *store.User
+		if err == nil {
+			var hash []byte
+			if hash, err = auth.HashPassword(*req.NewPassword); err == nil {
+				changed, err = sessions.SetPassword(r.Context(), user.ID, hash)
+				if errors.Is(err, store.ErrNotFound) { // the user was deleted meanwhile
+					err = auth.ErrInvalidToken
+				}
+			}
+		}
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		startSession(w, r, tokens, changed, "Password changed")
+	}))
+}
+
+// checkNewPassword applies the rules of account creation to a new
+// password.
+func checkNewPassword(pw string) error {
+	switch {
+	case pw == "":
+		return &store.ValidationError{Message: "new_password must not be empty"}
+	case len(pw) > auth.MaxPasswordBytes:
+		return &store.ValidationError{Message: fmt.Sprintf("new_password must be at most %d bytes long", auth.MaxPasswordBytes)}
+	}
+	return nil
 }
 
 func refreshClaims(r *http.Request, tokens *auth.Tokens) (*auth.Claims, error) {

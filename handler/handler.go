@@ -15,9 +15,12 @@ import (
 
 // Config is what the handlers need. Every field is required.
 type Config struct {
-	Store  store.Store
-	Users  store.UserDirectory
-	Tokens *auth.Tokens
+	Store store.Store
+	Users store.UserDirectory
+	// Sessions keeps the ends of sessions and the used refresh tokens;
+	// usually the same value as Users, which is used when it is nil.
+	Sessions store.Sessions
+	Tokens   *auth.Tokens
 	// RequireAuth false lets requests without a token run as
 	// auth.Anonymous.
 	RequireAuth bool

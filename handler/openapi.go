@@ -465,6 +465,10 @@ func schemas() obj {
 
 		"LoginRequest": body("Credentials.", obj{"username": obj{"type": "string"}, "password": obj{"type": "string", "format": "password"}},
 			"username", "password"),
+		"PasswordChangeRequest": body("The current password and the new one.", obj{
+			"current_password": obj{"type": "string", "format": "password"},
+			"new_password":     obj{"type": "string", "format": "password", "minLength": 1, "description": "At most 72 bytes."}},
+			"current_password", "new_password"),
 		"NameRequest":             body("A name.", obj{"name": schemaRef("Name")}, "name"),
 		"PathNameRequest":         body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
 		"RecordCreateRequest":     body("A new record; value left out is null.", recordInput, "name", "type"),
@@ -587,6 +591,7 @@ func requestBodies() obj {
 		required            bool
 	}{
 		"Login":            {"The username and password.", "LoginRequest", true},
+		"PasswordChange":   {"The current password and the new one.", "PasswordChangeRequest", true},
 		"Name":             {"The new resource's name.", "NameRequest", true},
 		"PathName":         {"Optional: the name of the path again.", "PathNameRequest", false},
 		"Rename":           {"The new name, unless ?rename= gives it.", "NameRequest", false},
@@ -671,6 +676,7 @@ func responses() obj {
 	}
 	r := obj{
 		responseName("NoContent"):         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},
+		responseName("LoggedOut"):         obj{"description": "The session has ended.", "headers": rateHeaders()},
 		responseName("Health"):            health("The store answers: status is ok, or degraded when the shared rate limit store (Redis) does not.", "ok", "ok"),
 		responseName("HealthUnavailable"): health("The store does not answer: status is unavailable.", "unavailable", "unavailable"),
 		responseName("OpenAPIDocument"): obj{"description": "This document.",

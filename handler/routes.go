@@ -30,6 +30,9 @@ func New(cfg Config) http.Handler { return routes(cfg).finish() }
 
 // routes registers every route on a new router.
 func routes(cfg Config) *router {
+	if cfg.Sessions == nil {
+		cfg.Sessions, _ = cfg.Users.(store.Sessions)
+	}
 	// Requests are counted against the user once the token verifies, and
 	// against the client IP when answered before that.
 	byIP := cfg.RateLimiter.Limit(func(r *http.Request) string { return "ip:" + cfg.ClientIP.Of(r) })
@@ -39,7 +42,7 @@ func routes(cfg Config) *router {
 		}
 		return "ip:" + cfg.ClientIP.Of(r)
 	})
-	authn := middleware.Authenticate(cfg.Tokens, cfg.Users, cfg.RequireAuth, byIP)
+	authn := middleware.Authenticate(cfg.Tokens, cfg.Sessions, cfg.RequireAuth, byIP)
 	// Bodies are limited only once the route is known and the caller
 	// authenticated, so that an oversized request to an unknown route, with
 	// a wrong method or without a token still gets its 404, 405 or 401.
@@ -70,10 +73,22 @@ func routes(cfg Config) *router {
 		access:      public, counted: true, body: "Login", status: 200, success: "Token",
 		errors: []int{400, 401},
 	})
-	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Users, cfg.Tokens))), operation{
+	rt.handle("POST /api/v1/auth/refresh", byIP(limitBody(handleRefresh(cfg.Sessions, cfg.Tokens))), operation{
 		id: "refreshToken", tag: "auth", summary: "Refresh a token",
-		description: "Exchanges the token in the Authorization header for a new one of the same session. The token may have expired, by no more than the refresh window, and its session must be younger than the maximum session age. No body.",
+		description: "Exchanges the token in the Authorization header for a new one of the same session. The token may have expired, by no more than the refresh window, and its session must be younger than the maximum session age and not ended. A token can be refreshed once: a second refresh of it is 401 \"Invalid or expired token\" (of two concurrent ones exactly one succeeds); the token itself stays valid until it expires. No body.",
 		access:      expiredBearer, counted: true, status: 200, success: "Token",
+		errors: []int{400},
+	})
+	rt.handle("POST /api/v1/auth/logout", authn(byUser(limitBody(handleLogout(cfg.Sessions, cfg.Tokens)))), operation{
+		id: "logout", tag: "auth", summary: "End the session",
+		description: "Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 \"Invalid or expired token\"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body.",
+		access:      bearer, counted: true, status: 204, success: "LoggedOut",
+		errors: []int{400},
+	})
+	rt.handle("POST /api/v1/auth/password", authn(byUser(limitBody(handlePassword(cfg.Sessions, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))), operation{
+		id: "changePassword", tag: "auth", summary: "Change the caller's password",
+		description: "With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.",
+		access:      bearer, counted: true, body: "PasswordChange", status: 200, success: "Token",
 		errors: []int{400},
 	})
 

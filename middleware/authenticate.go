@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -12,19 +13,24 @@ import (
 )
 
 // Authenticate requires a valid bearer token from the Authorization header
-// (never the query string or a form) and a user that still exists and is
-// active, looked up on every request so that a disabled account is
-// refused at once. On success the user is in the context (auth.UserFrom).
+// (never the query string or a form), a user that still exists and is
+// active, and a session that has not ended (a logout, a password change):
+// all looked up on every request, in one store call (store.Sessions's
+// FindSessionUser: one indexed lookup of the user with the ended-session
+// mark beside it), so that a disabled account or an ended session is
+// refused at once on every instance. On success the user is in the
+// context (auth.UserFrom), and so are the token's claims (auth.ClaimsFrom).
 // With requireAuth false, a request without an Authorization header runs
-// as auth.Anonymous; a request that sends one is checked all the same.
+// as auth.Anonymous, without claims; a request that sends one is checked
+// all the same.
 //
 // A refused request is answered by rejected wrapped around the error
 // response, so that it can be counted against the client IP before its
 // 401 is written.
-func Authenticate(tokens *auth.Tokens, users store.UserDirectory, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+func Authenticate(tokens *auth.Tokens, sessions store.Sessions, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			user, err := authenticate(r, tokens, users, requireAuth)
+			user, claims, err := authenticate(r, tokens, sessions, requireAuth)
 			if err != nil {
 				rejected(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					envelope.Error(w, r, err)
@@ -32,40 +38,53 @@ func Authenticate(tokens *auth.Tokens, users store.UserDirectory, requireAuth bo
 				return
 			}
 			reqinfo.From(r.Context()).UserID = user.ID
-			next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), user)))
+			ctx := auth.NewContext(r.Context(), user)
+			if claims != nil {
+				ctx = auth.WithClaims(ctx, claims)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }
 
-func authenticate(r *http.Request, tokens *auth.Tokens, users store.UserDirectory, requireAuth bool) (*store.User, error) {
+func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions, requireAuth bool) (*store.User, *auth.Claims, error) {
 	raw, err := TokenFrom(r)
 	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
 		anon := auth.Anonymous
-		return &anon, nil
+		return &anon, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	claims, err := tokens.Verify(raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ActiveUser(r, users, claims.Subject)
+	user, err := SessionUser(r.Context(), sessions, claims)
+	if err != nil {
+		return nil, nil, err
+	}
+	return user, claims, nil
 }
 
-// ActiveUser returns the user with id when it exists and is active, and
-// auth.ErrInvalidToken otherwise. Store failures are returned as they are.
-func ActiveUser(r *http.Request, users store.UserDirectory, id string) (*store.User, error) {
-	user, err := users.FindUserByID(r.Context(), id)
+// SessionUser returns the user of a verified token when the user exists
+// and is active and the token's session is live: not ended by a logout,
+// and begun in the user's current session generation (a password change
+// ends every session begun before it). Otherwise it returns
+// auth.ErrInvalidToken. Store failures are returned as they are. It makes
+// one store call.
+func SessionUser(ctx context.Context, sessions store.Sessions, claims *auth.Claims) (*store.User, error) {
+	session := claims.Session()
+	su, err := sessions.FindSessionUser(ctx, claims.Subject, session.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, auth.ErrInvalidToken
 	case err != nil:
 		return nil, err
-	case !user.Active:
+	case !su.User.Active, su.Ended, session.Generation < su.User.SessionGeneration:
 		return nil, auth.ErrInvalidToken
 	}
-	return user, nil
+	return su.User, nil
 }
 
 // TokenFrom returns the bearer token of r's Authorization header, the only

@@ -14,9 +14,14 @@ type User struct {
 	PasswordHash []byte
 	// Active is false for a disabled account, which can neither log in nor
 	// use a token issued before it was disabled.
-	Active    bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Active bool
+	// SessionGeneration counts the user's password changes (Sessions.SetPassword).
+	// A token records the generation it was issued in; one issued in an
+	// earlier generation is refused, so a password change ends every
+	// session begun before it, exactly, whatever their timestamps.
+	SessionGeneration int64
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // Clone returns a deep copy of u.

@@ -36,6 +36,9 @@ type Store struct {
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
 	usersByID   map[string]*store.User
+	// ended and used hold, under usersMu, the ended sessions and the used
+	// refresh tokens (store.Sessions), each until it may be forgotten.
+	ended, used sessionMarks
 }
 
 type project struct {
@@ -125,6 +128,8 @@ func New(opts ...Option) *Store {
 		quotas:      store.DefaultQuotas,
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
+		ended:       sessionMarks{marks: make(map[sessionKey]time.Time)},
+		used:        sessionMarks{marks: make(map[sessionKey]time.Time)},
 	}
 	for _, o := range opts {
 		o(s)

@@ -19,3 +19,10 @@ func TestUsersConformance(t *testing.T) {
 func TestQuotas(t *testing.T) {
 	storetest.RunQuotas(t, func(t *testing.T, q store.Quotas) store.Store { return memory.New(memory.WithQuotas(q)) })
 }
+
+func TestSessionsConformance(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T) (storetest.SessionStore, storetest.SessionStore) {
+		s := memory.New()
+		return s, s
+	})
+}

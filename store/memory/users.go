@@ -85,5 +85,12 @@ func (s *Store) DeleteUser(_ context.Context, username string) error {
 	}
 	delete(s.usersByName, username)
 	delete(s.usersByID, u.ID)
+	for _, m := range []*sessionMarks{&s.ended, &s.used} { // as PostgreSQL's ON DELETE CASCADE
+		for k := range m.marks {
+			if k.userID == u.ID {
+				delete(m.marks, k)
+			}
+		}
+	}
 	return nil
 }

@@ -6,11 +6,11 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-const userColumns = `id, username, password_hash, active, created_at, updated_at`
+const userColumns = `id, username, password_hash, active, session_generation, created_at, updated_at`
 
 func scanUser(row interface{ Scan(...any) error }) (*store.User, error) {
 	var u store.User
-	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.CreatedAt, &u.UpdatedAt)
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.SessionGeneration, &u.CreatedAt, &u.UpdatedAt)
 	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
 	return &u, err
 }
@@ -26,8 +26,8 @@ func (s *Store) CreateUser(ctx context.Context, u *store.User) (_ *store.User, e
 	c.CreatedAt = s.now()
 	c.UpdatedAt = c.CreatedAt
 	err = s.q().insert(ctx, "user", c.Username, "", "", `INSERT INTO hds_users (`+userColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (username) DO NOTHING RETURNING 1`,
-		c.ID, c.Username, c.PasswordHash, c.Active, c.CreatedAt)
+		VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (username) DO NOTHING RETURNING 1`,
+		c.ID, c.Username, c.PasswordHash, c.Active, c.SessionGeneration, c.CreatedAt)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,16 @@ type Invoker interface {
 	//
 	// POST /api/v1/projects/{project}/batch
 	ApplyBatch(ctx context.Context, request *BatchRequest, params ApplyBatchParams) (ApplyBatchRes, error)
+	// ChangePassword invokes changePassword operation.
+	//
+	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and
+	// every earlier session of the user, this one included, is refused from then on; the answer is a token
+	// of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of
+	// the user: past the limit of failed logins it answers 429. Needs a token even when authentication is
+	// not required.
+	//
+	// POST /api/v1/auth/password
+	ChangePassword(ctx context.Context, request *PasswordChangeRequest) (ChangePasswordRes, error)
 	// CreateCluster invokes createCluster operation.
 	//
 	// The name is in the body. A name the collection already has is 409.
@@ -213,11 +223,22 @@ type Invoker interface {
 	//
 	// POST /api/v1/auth/login
 	Login(ctx context.Context, request *LoginRequest) (LoginRes, error)
+	// Logout invokes logout operation.
+	//
+	// Ends the session of the token in the Authorization header: that token and every token refreshed from
+	// the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing
+	// the store. Other sessions of the user go on. Needs a token even when authentication is not required.
+	// No body.
+	//
+	// POST /api/v1/auth/logout
+	Logout(ctx context.Context) (LogoutRes, error)
 	// RefreshToken invokes refreshToken operation.
 	//
 	// Exchanges the token in the Authorization header for a new one of the same session. The token may
 	// have expired, by no more than the refresh window, and its session must be younger than the maximum
-	// session age. No body.
+	// session age and not ended. A token can be refreshed once: a second refresh of it is 401 "Invalid or
+	// expired token" (of two concurrent ones exactly one succeeds); the token itself stays valid until it
+	// expires. No body.
 	//
 	// POST /api/v1/auth/refresh
 	RefreshToken(ctx context.Context) (RefreshTokenRes, error)
@@ -410,6 +431,98 @@ func (c *Client) sendApplyBatch(ctx context.Context, request *BatchRequest, para
 	}()
 
 	result, err := decodeApplyBatchResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ChangePassword invokes changePassword operation.
+//
+// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and
+// every earlier session of the user, this one included, is refused from then on; the answer is a token
+// of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of
+// the user: past the limit of failed logins it answers 429. Needs a token even when authentication is
+// not required.
+//
+// POST /api/v1/auth/password
+func (c *Client) ChangePassword(ctx context.Context, request *PasswordChangeRequest) (ChangePasswordRes, error) {
+	res, err := c.sendChangePassword(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendChangePassword(ctx context.Context, request *PasswordChangeRequest) (res ChangePasswordRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/auth/password"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeChangePasswordRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ChangePasswordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeChangePasswordResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4218,11 +4331,92 @@ func (c *Client) sendLogin(ctx context.Context, request *LoginRequest) (res Logi
 	return result, nil
 }
 
+// Logout invokes logout operation.
+//
+// Ends the session of the token in the Authorization header: that token and every token refreshed from
+// the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing
+// the store. Other sessions of the user go on. Needs a token even when authentication is not required.
+// No body.
+//
+// POST /api/v1/auth/logout
+func (c *Client) Logout(ctx context.Context) (LogoutRes, error) {
+	res, err := c.sendLogout(ctx)
+	return res, err
+}
+
+func (c *Client) sendLogout(ctx context.Context) (res LogoutRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/auth/logout"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, LogoutOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeLogoutResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // RefreshToken invokes refreshToken operation.
 //
 // Exchanges the token in the Authorization header for a new one of the same session. The token may
 // have expired, by no more than the refresh window, and its session must be younger than the maximum
-// session age. No body.
+// session age and not ended. A token can be refreshed once: a second refresh of it is 401 "Invalid or
+// expired token" (of two concurrent ones exactly one succeeds); the token itself stays valid until it
+// expires. No body.
 //
 // POST /api/v1/auth/refresh
 func (c *Client) RefreshToken(ctx context.Context) (RefreshTokenRes, error) {

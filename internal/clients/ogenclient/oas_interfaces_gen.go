@@ -5,6 +5,10 @@ type ApplyBatchRes interface {
 	applyBatchRes()
 }
 
+type ChangePasswordRes interface {
+	changePasswordRes()
+}
+
 type CreateClusterAtRes interface {
 	createClusterAtRes()
 }
@@ -107,6 +111,10 @@ type ListRecordsRes interface {
 
 type LoginRes interface {
 	loginRes()
+}
+
+type LogoutRes interface {
+	logoutRes()
 }
 
 type RefreshTokenRes interface {

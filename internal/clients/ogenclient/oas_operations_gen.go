@@ -7,6 +7,7 @@ type OperationName = string
 
 const (
 	ApplyBatchOperation         OperationName = "ApplyBatch"
+	ChangePasswordOperation     OperationName = "ChangePassword"
 	CreateClusterOperation      OperationName = "CreateCluster"
 	CreateClusterAtOperation    OperationName = "CreateClusterAt"
 	CreateCollectionOperation   OperationName = "CreateCollection"
@@ -33,6 +34,7 @@ const (
 	ListRecordVersionsOperation OperationName = "ListRecordVersions"
 	ListRecordsOperation        OperationName = "ListRecords"
 	LoginOperation              OperationName = "Login"
+	LogoutOperation             OperationName = "Logout"
 	RefreshTokenOperation       OperationName = "RefreshToken"
 	RenameClusterOperation      OperationName = "RenameCluster"
 	RenameCollectionOperation   OperationName = "RenameCollection"

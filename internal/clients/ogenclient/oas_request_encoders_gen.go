@@ -24,6 +24,20 @@ func encodeApplyBatchRequest(
 	return nil
 }
 
+func encodeChangePasswordRequest(
+	req *PasswordChangeRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateClusterRequest(
 	req *NameRequest,
 	r *http.Request,

@@ -78,6 +78,7 @@ func (s *BadRequestResponseHeaders) SetResponse(val ErrorEnvelope) {
 }
 
 func (*BadRequestResponseHeaders) applyBatchRes()         {}
+func (*BadRequestResponseHeaders) changePasswordRes()     {}
 func (*BadRequestResponseHeaders) createClusterAtRes()    {}
 func (*BadRequestResponseHeaders) createClusterRes()      {}
 func (*BadRequestResponseHeaders) createCollectionAtRes() {}
@@ -102,6 +103,7 @@ func (*BadRequestResponseHeaders) listProjectsRes()       {}
 func (*BadRequestResponseHeaders) listRecordVersionsRes() {}
 func (*BadRequestResponseHeaders) listRecordsRes()        {}
 func (*BadRequestResponseHeaders) loginRes()              {}
+func (*BadRequestResponseHeaders) logoutRes()             {}
 func (*BadRequestResponseHeaders) refreshTokenRes()       {}
 func (*BadRequestResponseHeaders) renameClusterRes()      {}
 func (*BadRequestResponseHeaders) renameCollectionRes()   {}
@@ -2833,6 +2835,56 @@ func (s *ImportResultResponseHeaders) SetResponse(val ImportResultEnvelope) {
 
 func (*ImportResultResponseHeaders) importProjectRes() {}
 
+// Ref: #/components/responses/LoggedOutResponse
+type LoggedOutResponse struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *LoggedOutResponse) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *LoggedOutResponse) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *LoggedOutResponse) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *LoggedOutResponse) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *LoggedOutResponse) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *LoggedOutResponse) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *LoggedOutResponse) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *LoggedOutResponse) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+func (*LoggedOutResponse) logoutRes() {}
+
 // Credentials.
 // Ref: #/components/schemas/LoginRequest
 type LoginRequest struct {
@@ -4182,6 +4234,34 @@ func (s *OtherErrorResponseStatusCodeWithHeaders) SetResponse(val ErrorEnvelope)
 
 func (*OtherErrorResponseStatusCodeWithHeaders) getHealthRes()  {}
 func (*OtherErrorResponseStatusCodeWithHeaders) getOpenAPIRes() {}
+
+// The current password and the new one.
+// Ref: #/components/schemas/PasswordChangeRequest
+type PasswordChangeRequest struct {
+	CurrentPassword string `json:"current_password"`
+	// At most 72 bytes.
+	NewPassword string `json:"new_password"`
+}
+
+// GetCurrentPassword returns the value of CurrentPassword.
+func (s *PasswordChangeRequest) GetCurrentPassword() string {
+	return s.CurrentPassword
+}
+
+// GetNewPassword returns the value of NewPassword.
+func (s *PasswordChangeRequest) GetNewPassword() string {
+	return s.NewPassword
+}
+
+// SetCurrentPassword sets the value of CurrentPassword.
+func (s *PasswordChangeRequest) SetCurrentPassword(val string) {
+	s.CurrentPassword = val
+}
+
+// SetNewPassword sets the value of NewPassword.
+func (s *PasswordChangeRequest) SetNewPassword(val string) {
+	s.NewPassword = val
+}
 
 // The name of the path again, if at all.
 // Ref: #/components/schemas/PathNameRequest
@@ -6165,8 +6245,9 @@ func (s *TokenResponseHeaders) SetResponse(val TokenEnvelope) {
 	s.Response = val
 }
 
-func (*TokenResponseHeaders) loginRes()        {}
-func (*TokenResponseHeaders) refreshTokenRes() {}
+func (*TokenResponseHeaders) changePasswordRes() {}
+func (*TokenResponseHeaders) loginRes()          {}
+func (*TokenResponseHeaders) refreshTokenRes()   {}
 
 type TypeName string
 
@@ -6230,6 +6311,7 @@ func (s *UnauthorizedResponseHeaders) SetResponse(val ErrorEnvelope) {
 }
 
 func (*UnauthorizedResponseHeaders) applyBatchRes()         {}
+func (*UnauthorizedResponseHeaders) changePasswordRes()     {}
 func (*UnauthorizedResponseHeaders) createClusterAtRes()    {}
 func (*UnauthorizedResponseHeaders) createClusterRes()      {}
 func (*UnauthorizedResponseHeaders) createCollectionAtRes() {}
@@ -6254,6 +6336,7 @@ func (*UnauthorizedResponseHeaders) listProjectsRes()       {}
 func (*UnauthorizedResponseHeaders) listRecordVersionsRes() {}
 func (*UnauthorizedResponseHeaders) listRecordsRes()        {}
 func (*UnauthorizedResponseHeaders) loginRes()              {}
+func (*UnauthorizedResponseHeaders) logoutRes()             {}
 func (*UnauthorizedResponseHeaders) refreshTokenRes()       {}
 func (*UnauthorizedResponseHeaders) renameClusterRes()      {}
 func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}

@@ -19,6 +19,7 @@ type SecuritySource interface {
 // operationRolesBearerAuth is a private map storing roles per operation.
 var operationRolesBearerAuth = map[string][]string{
 	ApplyBatchOperation:         []string{},
+	ChangePasswordOperation:     []string{},
 	CreateClusterOperation:      []string{},
 	CreateClusterAtOperation:    []string{},
 	CreateCollectionOperation:   []string{},
@@ -42,6 +43,7 @@ var operationRolesBearerAuth = map[string][]string{
 	ListProjectsOperation:       []string{},
 	ListRecordVersionsOperation: []string{},
 	ListRecordsOperation:        []string{},
+	LogoutOperation:             []string{},
 	RefreshTokenOperation:       []string{},
 	RenameClusterOperation:      []string{},
 	RenameCollectionOperation:   []string{},
