@@ -36,9 +36,7 @@ func generatedClientServer(t *testing.T, opts ...hds.Option) (*client, *httptest
 		rec := httptest.NewRecorder()
 		c.h.ServeHTTP(rec, r)
 		res := rec.Result()
-		for _, problem := range c.api.check("", r, body, res, rec.Body.Bytes()) {
-			t.Errorf("%s %s: %d: breaks the OpenAPI document: %s", r.Method, r.URL, res.StatusCode, problem)
-		}
+		assert.Empty(t, c.api.check("", r, body, res, rec.Body.Bytes()), "%s %s: %d: breaks the OpenAPI document", r.Method, r.URL, res.StatusCode)
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}

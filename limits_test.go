@@ -361,7 +361,7 @@ func redisLimiterStore(t *testing.T) limiter.Store {
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
 		if os.Getenv("HDS_REQUIRE_REDIS") == "1" {
-			t.Fatalf("Redis on 127.0.0.1:6379 is required (HDS_REQUIRE_REDIS=1): %v", err)
+			require.NoError(t, err, "Redis on 127.0.0.1:6379 is required (HDS_REQUIRE_REDIS=1)")
 		}
 		t.Skipf("no Redis on 127.0.0.1:6379 (set HDS_REQUIRE_REDIS=1 to fail instead): %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 	"time"
 
 	"github.com/hds-go/hds"
@@ -68,9 +70,8 @@ func TestForbiddenComesBeforeBadInput(t *testing.T) {
 			if tt.contentType != "" {
 				r.Header.Set("Content-Type", tt.contentType)
 			}
-			if status, _, _ := c.send(r); status != http.StatusBadRequest && status != http.StatusUnsupportedMediaType {
-				t.Errorf("alice: %s: status %d, want 400 or 415", tt.name, status)
-			}
+			status, _, _ = c.send(r)
+			assert.Contains(t, []int{http.StatusBadRequest, http.StatusUnsupportedMediaType}, status, "alice: %s: status, want 400 or 415", tt.name)
 		}
 	})
 }
@@ -86,13 +87,9 @@ func TestPreflightWithoutAllowedOrigin(t *testing.T) {
 			r.Header.Set("Origin", "https://app.example.com")
 			r.Header.Set("Access-Control-Request-Method", "GET")
 			res := c.raw(r)
-			if res.StatusCode != tt.status {
-				t.Errorf("preflight to %s with no allowed origin: status %d, want %d", tt.path, res.StatusCode, tt.status)
-			}
+			assert.Equal(t, tt.status, res.StatusCode, "preflight to %s with no allowed origin: status", tt.path)
 			for name := range res.Header {
-				if strings.HasPrefix(name, "Access-Control-") {
-					t.Errorf("preflight to %s with no allowed origin carries %s", tt.path, name)
-				}
+				assert.False(t, strings.HasPrefix(name, "Access-Control-"), "preflight to %s with no allowed origin carries %s", tt.path, name)
 			}
 		}
 	})
@@ -114,9 +111,7 @@ func TestConcurrentCorrectLoginsAreNotThrottled(t *testing.T) {
 		}
 		wg.Wait()
 		for i, s := range statuses {
-			if s != http.StatusOK {
-				t.Errorf("correct login %d: status %d, want 200", i, s)
-			}
+			assert.Equal(t, http.StatusOK, s, "correct login %d: status", i)
 		}
 	})
 }

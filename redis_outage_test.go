@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -41,7 +40,7 @@ func startPrivateRedis(t *testing.T) *privateRedis {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("HDS_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server is required (HDS_REQUIRE_REDIS=1): %v", err)
+			require.NoError(t, err, "redis-server is required (HDS_REQUIRE_REDIS=1)")
 		}
 		t.Skipf("no redis-server (set HDS_REQUIRE_REDIS=1 to fail instead): %v", err)
 	}
@@ -103,17 +102,6 @@ func (c *client) health() (int, healthBody) {
 	var b healthBody
 	require.NoError(c.t, json.Unmarshal(res.env.raw, &b), "/health body %s", res.env.raw)
 	return res.status, b
-}
-
-// health is GET /health of h, unchecked against the OpenAPI document. An
-// alias kept for tests written against it; new tests use client.health.
-func health(t *testing.T, h http.Handler) (int, healthBody) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req{method: http.MethodGet, target: "/health", remote: ipA}.build())
-	var b healthBody
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b), "/health body %s", rec.Body)
-	return rec.Code, b
 }
 
 // logBuffer collects log output from concurrent writers.

@@ -167,8 +167,7 @@ func TestRotateCredentialsConcurrentRenames(t *testing.T) {
 							_, err = rt.st.RenameCluster(ctx, base, "k0")
 						}
 					}
-					if err != nil {
-						t.Errorf("rename: %v", err)
+					if !assert.NoError(t, err, "rename") {
 						return
 					}
 					renames.Add(2)

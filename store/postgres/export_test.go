@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hds-go/hds/store"
 )
 
@@ -35,3 +37,13 @@ func InsertRecordV1(ctx context.Context, db execer, clusterID string, r *store.R
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
+
+// InTx runs f in a transaction as the Store's writes run theirs (inTx:
+// run again after a deadlock or a serialization failure), f getting the
+// transaction.
+func (s *Store) InTx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
+	return s.inTx(ctx, func(q queryer) error { return f(q.tx) })
+}
+
+// TxAttempts is how many times InTx runs a transaction at most.
+const TxAttempts = txAttempts

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -156,4 +157,70 @@ func assertCounted(t *testing.T, s *postgres.Store) {
 		assert.Equal(t, want, got, "the byte counter of project %q", name)
 	}
 	require.NoError(t, rows.Err())
+}
+
+// TestQuotaBytesCountedBatches is TestQuotaBytesCounted for batches:
+// after batches that create, update and delete records, clusters and
+// collections, one refused and one dry run, every project's counter
+// equals what the project holds.
+func TestQuotaBytesCountedBatches(t *testing.T) {
+	s := postgres.New(pgtest.New(t), postgres.WithQuotas(store.Quotas{MaxBytesPerProject: 1000}))
+	ctx := t.Context()
+	pp := store.Path{Owner: "o", Project: "p"}
+	_, err := s.CreateProject(ctx, pp)
+	require.NoError(t, err)
+	create := func(kind store.OpKind, coll, clus, name, value string) store.Op {
+		return store.Op{Kind: kind, Collection: coll, Cluster: clus, Record: name,
+			New: &store.Record{Type: store.String, Value: json.RawMessage(value)}}
+	}
+	set := func(coll, clus, name, rename, value string) store.Op {
+		return store.Op{Kind: store.OpUpdate, Collection: coll, Cluster: clus, Record: name,
+			Update: func(r *store.Record) error { r.Name, r.Value = rename, json.RawMessage(value); return nil }}
+	}
+	grow := []store.Op{
+		create(store.OpCreate, "c1", "k1", "a", `"héllo"`),
+		create(store.OpUpsert, "c1", "k1", "b", `"b"`),
+		create(store.OpCreate, "c2", "k2", "a", `"x"`),
+		{Kind: store.OpEnsureCollection, Collection: "c3"},
+		{Kind: store.OpEnsureCluster, Collection: "c3", Cluster: "k3"},
+	}
+	for i, b := range []struct {
+		batch store.Batch
+		fails bool
+	}{
+		{store.Batch{CreateParents: true, Ops: grow}, false},
+		{store.Batch{Write: store.Write{MaxVersions: 2}, Ops: []store.Op{
+			set("c1", "k1", "a", "renamed", `"a longer value"`),
+			set("c1", "k1", "b", "b", `"bb"`),
+			set("c1", "k1", "b", "b", `"bbb"`),
+			{Kind: store.OpDelete, Collection: "c2", Cluster: "k2", Record: "a"},
+		}}, false},
+		{store.Batch{CreateParents: true, Write: store.Write{MaxVersions: 2}, Ops: []store.Op{
+			create(store.OpCreate, "c4", "k4", "n", `"new"`),
+			set("c1", "k1", "renamed", "again", `"y"`),
+			{Kind: store.OpDeleteCollection, Collection: "c2"},
+			create(store.OpCreate, "c1", "k1", "big", `"`+strings.Repeat("z", 1000)+`"`),
+		}}, true},
+		{store.Batch{DryRun: true, CreateParents: true, Ops: []store.Op{
+			create(store.OpCreate, "c5", "k5", "n", `"new"`),
+			{Kind: store.OpDeleteCluster, Collection: "c3", Cluster: "k3"},
+		}}, false},
+		{store.Batch{Ops: []store.Op{
+			{Kind: store.OpDeleteCluster, Collection: "c3", Cluster: "k3"},
+			{Kind: store.OpDelete, Collection: "c1", Cluster: "k1", Record: "b"},
+			{Kind: store.OpDeleteCollection, Collection: "c2"},
+		}}, false},
+		{store.Batch{Ops: []store.Op{{Kind: store.OpDeleteCollection, Collection: "c1"}}}, false},
+	} {
+		_, err := s.Apply(ctx, pp, b.batch)
+		if b.fails {
+			require.ErrorIs(t, err, store.ErrQuotaExceeded, "batch %d", i)
+		} else {
+			require.NoError(t, err, "batch %d", i)
+		}
+		assertCounted(t, s)
+	}
+	var bytes int64
+	require.NoError(t, s.DB().Get(&bytes, `SELECT bytes FROM hds_projects WHERE name = 'p'`))
+	assert.Equal(t, int64(len("c3")), bytes, "only the empty collection c3 is left")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -202,6 +203,8 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		assert.Equal(t, n-5, refused, "concurrent records refused")
 	})
 
+	testBatchQuotas(t, newStore)
+
 	t.Run("SetQuotas", func(t *testing.T) {
 		s := newStore(t, store.Quotas{})
 		qs, ok := s.(store.QuotaSetter)
@@ -224,4 +227,159 @@ func assertQuota(t *testing.T, err error, quota string, limit int64, what string
 		assert.Equal(t, quota, qe.Quota, "%s: the quota", what)
 		assert.Equal(t, limit, qe.Limit, "%s: the limit", what)
 	}
+}
+
+// testBatchQuotas checks the quotas inside Store.Apply (API.md sections 8
+// and 18): a batch whose op would pass one fails as a whole with a
+// *store.OpError of that op wrapping the *store.QuotaError and changes
+// nothing, and the project's byte count stays exact through batches that
+// create, update and delete records, clusters and collections, fail or
+// only try (dry run).
+func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
+	t.Run("BatchRecordsPerCluster", func(t *testing.T) {
+		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 3})
+		f := newFixture(t, s) // 1 record
+		create := func(coll, clus, name string) store.Op {
+			return store.Op{Kind: store.OpCreate, Collection: coll, Cluster: clus, Record: name,
+				New: &store.Record{Type: store.Integer, Value: json.RawMessage("1")}}
+		}
+		_, err := s.Apply(f.ctx, f.path(0), store.Batch{Ops: []store.Op{
+			create(collName, clusName, "a"), create(collName, clusName, "b"), create(collName, clusName, "c"),
+			create(collName, clusName, "d"),
+		}})
+		assertOpQuota(t, err, 2, store.QuotaRecordsPerCluster, 3, "the 3rd create of a batch onto 1 record")
+		f.assertUnchanged(t, "after the refused batch")
+
+		// A new cluster made by the batch counts from 0, a delete earlier
+		// in the batch makes room.
+		_, err = s.Apply(f.ctx, f.path(0), store.Batch{CreateParents: true, Ops: []store.Op{
+			create("new", "k", "a"), create("new", "k", "b"), create("new", "k", "c"), create("new", "k", "d"),
+		}})
+		assertOpQuota(t, err, 3, store.QuotaRecordsPerCluster, 3, "the 4th create into a cluster the batch made")
+		_, err = s.FindCollection(f.ctx, setLevel(f.path(1), 1, "new"))
+		assert.ErrorIs(t, err, store.ErrNotFound, "the refused batch made no collection")
+		f.assertUnchanged(t, "after the refused batch with parents")
+		_, err = s.Apply(f.ctx, f.path(0), store.Batch{Ops: []store.Op{
+			create(collName, clusName, "a"), create(collName, clusName, "b"),
+			{Kind: store.OpDelete, Collection: collName, Cluster: clusName, Record: "a"},
+			create(collName, clusName, "c"),
+		}})
+		require.NoError(t, err, "a delete in the batch makes room for the next create")
+		_, err = s.CreateRecord(f.ctx, setLevel(f.path(3), 3, "e"), &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+		assertQuota(t, err, store.QuotaRecordsPerCluster, 3, "the cluster is full after the batch")
+	})
+
+	t.Run("BatchBytesPerProject", func(t *testing.T) {
+		const limit = 100
+		s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
+		ctx := t.Context()
+		pp := store.Path{Owner: owner, Project: projName}
+		k1 := store.Path{Owner: owner, Project: projName, Collection: "c1", Cluster: "k1"}
+		mustProject(t, s, owner, projName)
+		mustCollection(t, s, k1)
+		mustCluster(t, s, k1) // 4
+		assertRoom(t, s, k1, limit, limit-4, "the start")
+		rec := func(kind store.OpKind, coll, clus, name string, typ store.DataType, value string) store.Op {
+			return store.Op{Kind: kind, Collection: coll, Cluster: clus, Record: name,
+				New: &store.Record{Type: typ, Value: json.RawMessage(value)}}
+		}
+		set := func(coll, clus, name, value string) store.Op {
+			return store.Op{Kind: store.OpUpdate, Collection: coll, Cluster: clus, Record: name,
+				Update: func(r *store.Record) error { r.Value = json.RawMessage(value); return nil }}
+		}
+
+		_, err := s.Apply(ctx, pp, store.Batch{CreateParents: true, Ops: []store.Op{
+			rec(store.OpCreate, "c2", "k2", "a", store.String, `"abc"`),    // c2 2 + k2 2 + a 1+5: 14
+			rec(store.OpUpsert, "c1", "k1", "b", store.Integer, "12"),      // 3: 17
+			{Kind: store.OpEnsureCollection, Collection: "c3"},             // 19
+			{Kind: store.OpEnsureCluster, Collection: "c3", Cluster: "k3"}, // 21
+		}})
+		require.NoError(t, err, "a batch of creates")
+		assertRoom(t, s, k1, limit, limit-21, "after a batch of creates")
+
+		_, err = s.Apply(ctx, pp, store.Batch{Write: store.Write{MaxVersions: 10}, Ops: []store.Op{
+			set("c1", "k1", "b", "123"), // b/12 joins the history, b/123: 25
+			{Kind: store.OpDelete, Collection: "c2", Cluster: "k2", Record: "a"}, // 19
+			{Kind: store.OpDeleteCluster, Collection: "c3", Cluster: "k3"},       // 17
+		}})
+		require.NoError(t, err, "a batch of updates and deletes")
+		assertRoom(t, s, k1, limit, limit-17, "after a batch of updates and deletes")
+
+		// Failed and dry-run batches give back exactly what they took.
+		grow := []store.Op{
+			rec(store.OpCreate, "c1", "k1", "x", store.String, `"xyz"`),
+			{Kind: store.OpEnsureCollection, Collection: "c4"},
+			{Kind: store.OpEnsureCluster, Collection: "c4", Cluster: "k4"},
+			rec(store.OpCreate, "c4", "k4", "y", store.Integer, "7"),
+			set("c1", "k1", "b", "1234"),
+			{Kind: store.OpDelete, Collection: "c1", Cluster: "k1", Record: "b"},
+			{Kind: store.OpDeleteCollection, Collection: "c2"},
+		}
+		tooBig := rec(store.OpCreate, "c1", "k1", "z", store.String, `"`+strings.Repeat("z", limit)+`"`)
+		_, err = s.Apply(ctx, pp, store.Batch{CreateParents: true, Write: store.Write{MaxVersions: 10}, Ops: append(slices.Clone(grow), tooBig)})
+		assertOpQuota(t, err, len(grow), store.QuotaBytesPerProject, limit, "a batch whose last create passes the byte quota")
+		assertRoom(t, s, k1, limit, limit-17, "after a batch refused by the byte quota")
+		_, err = s.Apply(ctx, pp, store.Batch{CreateParents: true, Write: store.Write{MaxVersions: 10},
+			Ops: append(slices.Clone(grow), store.Op{Kind: store.OpDelete, Collection: "c1", Cluster: "k1", Record: "missing"})})
+		assertNotFound(t, err, "record", "missing", "a batch whose last op fails otherwise")
+		assertRoom(t, s, k1, limit, limit-17, "after a batch refused by a missing record")
+		_, err = s.Apply(ctx, pp, store.Batch{DryRun: true, CreateParents: true, Write: store.Write{MaxVersions: 10}, Ops: grow})
+		require.NoError(t, err, "a dry run")
+		assertRoom(t, s, k1, limit, limit-17, "after a dry run")
+
+		_, err = s.Apply(ctx, pp, store.Batch{Ops: []store.Op{
+			{Kind: store.OpDeleteCollection, Collection: "c2"}, // c2 2 + k2 2: 13
+			{Kind: store.OpDeleteCollection, Collection: "c3"}, // 11
+		}})
+		require.NoError(t, err, "a batch of collection deletes")
+		assertRoom(t, s, k1, limit, limit-11, "after a batch of collection deletes")
+		_, err = s.Apply(ctx, pp, store.Batch{Ops: []store.Op{
+			{Kind: store.OpDelete, Collection: "c1", Cluster: "k1", Record: "b"}, // b and its history: 4
+		}})
+		require.NoError(t, err, "a batch deleting a record with history")
+		assertRoom(t, s, k1, limit, limit-4, "after deleting a record with history")
+
+		// A batch may fill the project exactly, and no byte more.
+		fill := func(extra int) []store.Op {
+			return []store.Op{
+				rec(store.OpCreate, "c1", "k1", "f", store.String, `"`+strings.Repeat("f", limit-4-1-2-11+extra)+`"`),
+				rec(store.OpCreate, "c1", "k1", "g", store.String, `"12345678"`), // 1 + 10
+			}
+		}
+		_, err = s.Apply(ctx, pp, store.Batch{Ops: fill(1)})
+		assertOpQuota(t, err, 1, store.QuotaBytesPerProject, limit, "a batch one byte over")
+		_, err = s.Apply(ctx, pp, store.Batch{Ops: fill(0)})
+		require.NoError(t, err, "a batch filling the project exactly")
+		_, err = s.CreateCluster(ctx, setLevel(k1, 2, "k"))
+		assertQuota(t, err, store.QuotaBytesPerProject, limit, "a full project")
+	})
+}
+
+// assertRoom checks that the project of k (an existing cluster) has room
+// for exactly room more bytes (at least 3): a record of room+1 bytes is
+// refused, one of room bytes created, then deleted.
+func assertRoom(t *testing.T, s store.Store, k store.Path, limit, room int64, what string) {
+	t.Helper()
+	r := k
+	r.Record = "z" // 1 byte, its value room-1 bytes
+	value := func(n int64) *store.Record {
+		return &store.Record{Type: store.String, Value: json.RawMessage(`"` + strings.Repeat("r", int(n-3)) + `"`)}
+	}
+	_, err := s.CreateRecord(t.Context(), r, value(room+1), store.Write{})
+	assertQuota(t, err, store.QuotaBytesPerProject, limit, what+": one byte more than the room")
+	_, err = s.CreateRecord(t.Context(), r, value(room), store.Write{})
+	if assert.NoError(t, err, "%s: exactly the room of %d bytes", what, room) {
+		require.NoError(t, s.DeleteRecord(t.Context(), r, store.Write{}), "%s: delete the probe", what)
+	}
+}
+
+// assertOpQuota checks that err is the *store.OpError of op index
+// wrapping the *store.QuotaError of quota at limit.
+func assertOpQuota(t *testing.T, err error, index int, quota string, limit int64, what string) {
+	t.Helper()
+	var oe *store.OpError
+	if assert.ErrorAs(t, err, &oe, "%s: want a *store.OpError", what) {
+		assert.Equal(t, index, oe.Index, "%s: the index of the failing op", what)
+	}
+	assertQuota(t, err, quota, limit, what)
 }
