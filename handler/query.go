@@ -51,8 +51,8 @@ func parseQuery(raw string) (url.Values, error) {
 	return v, nil
 }
 
-// parseListQuery reads limit, offset, search, sortBy and sortOrder (API.md
-// section 5). Unknown parameters are ignored; a bad value of a known one
+// parseListQuery reads limit, offset, search, sortBy, sortOrder and count
+// (API.md section 5). Unknown parameters are ignored; a bad value of a known one
 // is 400 INVALID_REQUEST.
 func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
 	q := store.NewListQuery()
@@ -88,6 +88,13 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 		q.Desc = true
 	default:
 		return q, envelope.BadRequest("sortOrder must be asc or desc")
+	}
+	switch c := v.Get("count"); {
+	case !v.Has("count"), c == "true":
+	case c == "false":
+		q.NoCount = true
+	default:
+		return q, envelope.BadRequest("count must be true or false")
 	}
 	return q, nil
 }

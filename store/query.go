@@ -37,7 +37,16 @@ type ListQuery struct {
 	SortBy SortField
 	// Desc reverses the order of SortBy.
 	Desc bool
+	// NoCount asks the store not to count the matches (API.md section 5,
+	// count=false): the total that FindProjects, FindCollections,
+	// FindClusters, FindRecords and StreamRecords return is then
+	// NotCounted, and no work is spent counting. The zero value counts.
+	// The record history ignores it.
+	NoCount bool
 }
+
+// NotCounted is the total a list returns when its query has NoCount.
+const NotCounted = -1
 
 // NewListQuery returns the default query: the first 100 items by name.
 func NewListQuery() ListQuery {

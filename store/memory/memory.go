@@ -590,7 +590,16 @@ func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 	default:
 		slices.SortFunc(matches, recordOrder(q.ListQuery))
 	}
-	return window(matches, q.ListQuery), len(matches)
+	return window(matches, q.ListQuery), counted(len(matches), q.ListQuery)
+}
+
+// counted is the total of a list of n matches: n, or store.NotCounted
+// when q asks for no count.
+func counted(n int, q store.ListQuery) int {
+	if q.NoCount {
+		return store.NotCounted
+	}
+	return n
 }
 
 // snapshot returns the current states of recs: immutable pointers, safe
@@ -1113,7 +1122,7 @@ func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) 
 		}
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.id, b.id))
 	})
-	return window(items, q), len(items)
+	return window(items, q), counted(len(items), q)
 }
 
 func window[T any](items []T, q store.ListQuery) []T {

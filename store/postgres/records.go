@@ -167,7 +167,7 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	}
 	if rq.HasValue {
 		if !storable(rq.Value) {
-			return []T{}, 0, nil
+			return []T{}, emptyTotal(rq.ListQuery), nil
 		}
 		// The prefix is what hds_records_vtext_prefix holds.
 		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
@@ -176,16 +176,16 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 	}
 	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+columns+`, count(*) OVER () FROM hds_records r WHERE `+where.String()+
+	rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
 		` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 		append(args, rq.Limit, rq.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) },
-		func() (int, error) {
+		counter(rq.ListQuery, func() (int, error) {
 			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), args...)
-		})
+		}))
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a

@@ -997,17 +997,17 @@ type ClusterEnvelope struct {
 // ClusterEnvelopeSuccess defines model for ClusterEnvelope.Success.
 type ClusterEnvelopeSuccess bool
 
-// ClusterList One page of a list. total counts every match before limit and offset.
+// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type ClusterList struct {
 	Items  []Cluster `json:"items"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`
-	Total  int       `json:"total"`
+	Total  *int      `json:"total"`
 }
 
 // ClusterListEnvelope The success envelope.
 type ClusterListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data ClusterList `json:"data"`
 
 	// Message A short success message.
@@ -1066,17 +1066,17 @@ type CollectionEnvelope struct {
 // CollectionEnvelopeSuccess defines model for CollectionEnvelope.Success.
 type CollectionEnvelopeSuccess bool
 
-// CollectionList One page of a list. total counts every match before limit and offset.
+// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type CollectionList struct {
 	Items  []Collection `json:"items"`
 	Limit  int          `json:"limit"`
 	Offset int          `json:"offset"`
-	Total  int          `json:"total"`
+	Total  *int         `json:"total"`
 }
 
 // CollectionListEnvelope The success envelope.
 type CollectionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data CollectionList `json:"data"`
 
 	// Message A short success message.
@@ -1392,17 +1392,17 @@ type ProjectEnvelope struct {
 // ProjectEnvelopeSuccess defines model for ProjectEnvelope.Success.
 type ProjectEnvelopeSuccess bool
 
-// ProjectList One page of a list. total counts every match before limit and offset.
+// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type ProjectList struct {
 	Items  []Project `json:"items"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`
-	Total  int       `json:"total"`
+	Total  *int      `json:"total"`
 }
 
 // ProjectListEnvelope The success envelope.
 type ProjectListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data ProjectList `json:"data"`
 
 	// Message A short success message.
@@ -1482,17 +1482,17 @@ type RecordItemEnvelope struct {
 // RecordItemEnvelopeSuccess defines model for RecordItemEnvelope.Success.
 type RecordItemEnvelopeSuccess bool
 
-// RecordList One page of a list. total counts every match before limit and offset.
+// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type RecordList struct {
 	Items  []RecordItem `json:"items"`
 	Limit  int          `json:"limit"`
 	Offset int          `json:"offset"`
-	Total  int          `json:"total"`
+	Total  *int         `json:"total"`
 }
 
 // RecordListEnvelope The success envelope.
 type RecordListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data RecordList `json:"data"`
 
 	// Message A short success message.
@@ -1574,17 +1574,17 @@ type RecordVersion struct {
 	Version int          `json:"version"`
 }
 
-// RecordVersionList One page of a list. total counts every match before limit and offset.
+// RecordVersionList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type RecordVersionList struct {
 	Items  []RecordVersion `json:"items"`
 	Limit  int             `json:"limit"`
 	Offset int             `json:"offset"`
-	Total  int             `json:"total"`
+	Total  *int            `json:"total"`
 }
 
 // RecordVersionListEnvelope The success envelope.
 type RecordVersionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data RecordVersionList `json:"data"`
 
 	// Message A short success message.
@@ -1653,6 +1653,9 @@ type ClusterPath = Name
 //
 // Examples: webshop
 type CollectionPath = Name
+
+// CountQuery defines model for CountQuery.
+type CountQuery = bool
 
 // DryRunQuery defines model for DryRunQuery.
 type DryRunQuery = bool
@@ -1857,6 +1860,9 @@ type ListProjectsParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListProjectsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // ListProjectsParamsSortBy defines parameters for ListProjects.
@@ -1887,6 +1893,9 @@ type ListCollectionsParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListCollectionsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // ListCollectionsParamsSortBy defines parameters for ListCollections.
@@ -1917,6 +1926,9 @@ type ListClustersParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListClustersParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // ListClustersParamsSortBy defines parameters for ListClusters.
@@ -1959,6 +1971,9 @@ type ListRecordsParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListRecordsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 
 	// Type Only records of this type.
 	Type *TypeFilterQuery `form:"type,omitempty" json:"type,omitempty"`
@@ -4036,6 +4051,18 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 
 		}
 
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4421,6 +4448,18 @@ func NewListCollectionsRequest(server string, project ProjectPath, params *ListC
 
 		}
 
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4792,6 +4831,18 @@ func NewListClustersRequest(server string, project ProjectPath, collection Colle
 		if params.SortOrder != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortOrder", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5253,6 +5304,18 @@ func NewListRecordsRequest(server string, project ProjectPath, collection Collec
 		if params.SortOrder != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortOrder", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -194,6 +194,8 @@ type ListClustersParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.
@@ -212,6 +214,8 @@ type ListCollectionsParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 }
@@ -228,6 +232,8 @@ type ListProjectsParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 }
 
 // ListRecordVersionsParams is parameters of listRecordVersions operation.
@@ -261,6 +267,8 @@ type ListRecordsParams struct {
 	SortBy OptRecordSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// Only records of this type.
 	Type OptTypeName `json:",omitempty,omitzero"`
 	// Only records whose canonical text equals this string exactly.
