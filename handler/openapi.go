@@ -78,7 +78,7 @@ type operation struct {
 // Query parameter sets (keys of queryParameters).
 var (
 	listQuery   = []string{"limit", "offset", "search", "sortBy", "sortOrder", "count"}
-	recordQuery = []string{"limit", "offset", "search", "recordSortBy", "sortOrder", "count", "typeFilter", "valueFilter", "valueContains", "reveal"}
+	recordQuery = []string{"limit", "offset", "search", "recordSortBy", "sortOrder", "count", "typeFilter", "valueFilter", "valueContains", "minValue", "maxValue", "reveal"}
 )
 
 // Error statuses of the routes under a project (P and below): a path name
@@ -516,6 +516,10 @@ func queryParameters() map[string]obj {
 		"valueFilter": query("value", "Only records whose canonical text equals this string exactly.",
 			obj{"type": "string"}),
 		"valueContains": query("valueContains", "Only records whose canonical text contains this string, case-insensitively; %, _ and \\ are literal.",
+			obj{"type": "string"}),
+		"minValue": query("minValue", "Only records whose value is at least this bound (inclusive). Needs type INTEGER, FLOAT, DATE, TIME, DATETIME, STRING or UUID (else 400 INVALID_REQUEST); the bound is read as that type's query text (400 VALIDATION_ERROR when it does not fit). INTEGER and FLOAT compare numerically, DATETIME by instant, the others by canonical text byte-wise.",
+			obj{"type": "string"}),
+		"maxValue": query("maxValue", "Only records whose value is at most this bound (inclusive); as minValue.",
 			obj{"type": "string"}),
 		"reveal": query("reveal", "true returns credential values in plain text instead of masked.",
 			obj{"type": "boolean", "default": false}),

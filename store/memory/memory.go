@@ -686,7 +686,8 @@ func (m recordMatcher) matches(r *record) bool {
 	case m.q.Type != "" && r.Type != m.q.Type,
 		m.q.HasValue && (!r.key.HasText || r.key.Text != m.q.Value),
 		m.search != "" && !strings.Contains(r.nameLower, m.search),
-		m.contains != "" && (!r.key.HasText || !strings.Contains(r.textLower, m.contains)):
+		m.contains != "" && (!r.key.HasText || !strings.Contains(r.textLower, m.contains)),
+		(m.q.Min != nil || m.q.Max != nil) && (r.Type != m.q.Type || !m.q.InRange(r.key)):
 		return false
 	}
 	return true

@@ -1675,6 +1675,12 @@ type ImportModeQuery string
 // LimitQuery defines model for LimitQuery.
 type LimitQuery = int
 
+// MaxValueQuery defines model for MaxValueQuery.
+type MaxValueQuery = string
+
+// MinValueQuery defines model for MinValueQuery.
+type MinValueQuery = string
+
 // OffsetQuery defines model for OffsetQuery.
 type OffsetQuery = int
 
@@ -1983,6 +1989,12 @@ type ListRecordsParams struct {
 
 	// ValueContains Only records whose canonical text contains this string, case-insensitively; %, _ and \ are literal.
 	ValueContains *ValueContainsQuery `form:"valueContains,omitempty" json:"valueContains,omitempty"`
+
+	// MinValue Only records whose value is at least this bound (inclusive). Needs type INTEGER, FLOAT, DATE, TIME, DATETIME, STRING or UUID (else 400 INVALID_REQUEST); the bound is read as that type's query text (400 VALIDATION_ERROR when it does not fit). INTEGER and FLOAT compare numerically, DATETIME by instant, the others by canonical text byte-wise.
+	MinValue *MinValueQuery `form:"minValue,omitempty" json:"minValue,omitempty"`
+
+	// MaxValue Only records whose value is at most this bound (inclusive); as minValue.
+	MaxValue *MaxValueQuery `form:"maxValue,omitempty" json:"maxValue,omitempty"`
 
 	// Reveal true returns credential values in plain text instead of masked.
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
@@ -5352,6 +5364,30 @@ func NewListRecordsRequest(server string, project ProjectPath, collection Collec
 		if params.ValueContains != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "valueContains", *params.ValueContains, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinValue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minValue", *params.MinValue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxValue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxValue", *params.MaxValue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

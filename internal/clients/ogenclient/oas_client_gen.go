@@ -4274,6 +4274,40 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 		}
 	}
 	{
+		// Encode "minValue" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "minValue",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.MinValue.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "maxValue" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "maxValue",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.MaxValue.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
 		// Encode "reveal" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
 			Name:    "reveal",

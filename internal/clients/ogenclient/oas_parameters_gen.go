@@ -275,6 +275,13 @@ type ListRecordsParams struct {
 	Value OptString `json:",omitempty,omitzero"`
 	// Only records whose canonical text contains this string, case-insensitively; %, _ and \ are literal.
 	ValueContains OptString `json:",omitempty,omitzero"`
+	// Only records whose value is at least this bound (inclusive). Needs type INTEGER, FLOAT, DATE, TIME,
+	// DATETIME, STRING or UUID (else 400 INVALID_REQUEST); the bound is read as that type's query text
+	// (400 VALIDATION_ERROR when it does not fit). INTEGER and FLOAT compare numerically, DATETIME by
+	// instant, the others by canonical text byte-wise.
+	MinValue OptString `json:",omitempty,omitzero"`
+	// Only records whose value is at most this bound (inclusive); as minValue.
+	MaxValue OptString `json:",omitempty,omitzero"`
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
 	// The project's name.
