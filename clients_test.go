@@ -167,7 +167,7 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	assert.Equal(t, []string{"max_connections", "port"}, names)
-	assert.Equal(t, 2, list.JSON200.Data.Total)
+	assert.Equal(t, ptr(2), list.JSON200.Data.Total)
 
 	// The cluster with all its values, masked and revealed.
 	data, err := api.GetClusterDataWithResponse(ctx, "webshop", "prod", "database", nil)

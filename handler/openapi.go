@@ -77,8 +77,8 @@ type operation struct {
 
 // Query parameter sets (keys of queryParameters).
 var (
-	listQuery   = []string{"limit", "offset", "search", "sortBy", "sortOrder"}
-	recordQuery = []string{"limit", "offset", "search", "recordSortBy", "sortOrder", "typeFilter", "valueFilter", "valueContains", "reveal"}
+	listQuery   = []string{"limit", "offset", "search", "sortBy", "sortOrder", "count"}
+	recordQuery = []string{"limit", "offset", "search", "recordSortBy", "sortOrder", "count", "typeFilter", "valueFilter", "valueContains", "minValue", "maxValue", "reveal"}
 )
 
 // Error statuses of the routes under a project (P and below): a path name
@@ -331,9 +331,9 @@ func schemas() obj {
 		return o
 	}
 	list := func(item string) obj {
-		return object("One page of a list. total counts every match before limit and offset.", obj{
+		return object("One page of a list. total counts every match before limit and offset; it is null with count=false.", obj{
 			"items":  obj{"type": "array", "items": schemaRef(item)},
-			"total":  count,
+			"total":  obj{"type": []any{"integer", "null"}, "minimum": 0},
 			"limit":  obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit},
 			"offset": count,
 		}, "items", "total", "limit", "offset")
@@ -510,10 +510,16 @@ func queryParameters() map[string]obj {
 		"sortBy":       query("sortBy", "Sort field; ties are broken by name, then id.", sortBy(containerSortFields)),
 		"recordSortBy": query("sortBy", "Sort field; ties are broken by name, then id. value puts numbers first (by numeric value), then every other value by its canonical text, then NULL and credentials.", sortBy(recordSortFields)),
 		"sortOrder":    query("sortOrder", "Sort direction.", obj{"type": "string", "enum": []any{"asc", "desc"}, "default": "asc"}),
-		"typeFilter":   query("type", "Only records of this type.", schemaRef("TypeName")),
+		"count": query("count", "false answers total null and skips counting the matches.",
+			obj{"type": "boolean", "default": true}),
+		"typeFilter": query("type", "Only records of this type.", schemaRef("TypeName")),
 		"valueFilter": query("value", "Only records whose canonical text equals this string exactly.",
 			obj{"type": "string"}),
 		"valueContains": query("valueContains", "Only records whose canonical text contains this string, case-insensitively; %, _ and \\ are literal.",
+			obj{"type": "string"}),
+		"minValue": query("minValue", "Only records whose value is at least this bound (inclusive). Needs type INTEGER, FLOAT, DATE, TIME, DATETIME, STRING or UUID (else 400 INVALID_REQUEST); the bound is read as that type's query text (400 VALIDATION_ERROR when it does not fit). INTEGER and FLOAT compare numerically, DATETIME by instant, the others by canonical text byte-wise.",
+			obj{"type": "string"}),
+		"maxValue": query("maxValue", "Only records whose value is at most this bound (inclusive); as minValue.",
 			obj{"type": "string"}),
 		"reveal": query("reveal", "true returns credential values in plain text instead of masked.",
 			obj{"type": "boolean", "default": false}),

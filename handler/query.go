@@ -51,8 +51,8 @@ func parseQuery(raw string) (url.Values, error) {
 	return v, nil
 }
 
-// parseListQuery reads limit, offset, search, sortBy and sortOrder (API.md
-// section 5). Unknown parameters are ignored; a bad value of a known one
+// parseListQuery reads limit, offset, search, sortBy, sortOrder and count
+// (API.md section 5). Unknown parameters are ignored; a bad value of a known one
 // is 400 INVALID_REQUEST.
 func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
 	q := store.NewListQuery()
@@ -89,11 +89,18 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 	default:
 		return q, envelope.BadRequest("sortOrder must be asc or desc")
 	}
+	switch c := v.Get("count"); {
+	case !v.Has("count"), c == "true":
+	case c == "false":
+		q.NoCount = true
+	default:
+		return q, envelope.BadRequest("count must be true or false")
+	}
 	return q, nil
 }
 
 // parseRecordQuery reads a list query plus the record filters type,
-// value and valueContains.
+// value, valueContains, minValue and maxValue.
 func parseRecordQuery(v url.Values) (store.RecordQuery, error) {
 	lq, err := parseListQuery(v, recordSortFields)
 	q := store.RecordQuery{ListQuery: lq}
@@ -116,7 +123,36 @@ func parseRecordQuery(v url.Values) (store.RecordQuery, error) {
 			return q, err
 		}
 	}
-	return q, nil
+	if !v.Has("minValue") && !v.Has("maxValue") {
+		return q, nil
+	}
+	if !store.IsRangeType(q.Type) {
+		names := make([]string, len(store.RangeTypes))
+		for i, t := range store.RangeTypes {
+			names[i] = string(t)
+		}
+		return q, envelope.BadRequest("minValue and maxValue need type to be one of " + strings.Join(names, ", "))
+	}
+	if q.Min, err = rangeBound(v, "minValue", q.Type); err != nil {
+		return q, err
+	}
+	q.Max, err = rangeBound(v, "maxValue", q.Type)
+	return q, err
+}
+
+// rangeBound reads the range filter param, when given, as the query text
+// of a value of type t (API.md section 5): a bound that does not fit is
+// 400 VALIDATION_ERROR.
+func rangeBound(v url.Values, param string, t store.DataType) (*store.ValueKey, error) {
+	if !v.Has(param) {
+		return nil, nil
+	}
+	value, err := t.ParseText(v.Get(param), true)
+	if err != nil {
+		return nil, &store.ValidationError{Message: param + ": " + err.Error()}
+	}
+	k := store.KeyOf(t, value)
+	return &k, nil
 }
 
 // sortNames lists the accepted sortBy values in a fixed order.

@@ -120,10 +120,15 @@ func (s *stream) release() {
 	s.bp, s.b = nil, nil
 }
 
-// pageEnd appends the members of a list page after its items.
+// pageEnd appends the members of a list page after its items; total is
+// null when q asked for no count.
 func pageEnd(b []byte, total int, q store.ListQuery) []byte {
 	b = append(b, `],"total":`...)
-	b = strconv.AppendInt(b, int64(total), 10)
+	if q.NoCount {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(total), 10)
+	}
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(q.Limit), 10)
 	b = append(b, `,"offset":`...)

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"math/big"
 	"strings"
+	"time"
 )
 
 // Paging bounds and defaults of list queries.
@@ -37,7 +39,16 @@ type ListQuery struct {
 	SortBy SortField
 	// Desc reverses the order of SortBy.
 	Desc bool
+	// NoCount asks the store not to count the matches (API.md section 5,
+	// count=false): the total that FindProjects, FindCollections,
+	// FindClusters, FindRecords and StreamRecords return is then
+	// NotCounted, and no work is spent counting. The zero value counts.
+	// The record history ignores it.
+	NoCount bool
 }
+
+// NotCounted is the total a list returns when its query has NoCount.
+const NotCounted = -1
 
 // NewListQuery returns the default query: the first 100 items by name.
 func NewListQuery() ListQuery {
@@ -56,6 +67,65 @@ type RecordQuery struct {
 	// ValueContains, when not empty, keeps records whose canonical text
 	// contains it, both sides lower-cased; it is matched literally.
 	ValueContains string
+	// Min and Max, when not nil, keep records whose value lies in the
+	// inclusive range (API.md section 5, minValue and maxValue). They need
+	// Type to be a range type (IsRangeType), and are keys of values of
+	// Type (KeyOf of what Type.ParseText returns). INTEGER and FLOAT
+	// compare numerically and exactly, DATETIME by the instant it denotes,
+	// the others by canonical text byte-wise: see InRange.
+	Min, Max *ValueKey
+}
+
+// IsRangeType reports whether the range filters (RecordQuery.Min and Max)
+// apply to records of type t: INTEGER, FLOAT, DATE, TIME, DATETIME,
+// STRING and UUID.
+func IsRangeType(t DataType) bool {
+	switch t {
+	case Integer, Float, Date, Time, DateTime, String, UUID:
+		return true
+	}
+	return false
+}
+
+// RangeTypes lists the range types, in the order of API.md section 5.
+var RangeTypes = []DataType{Integer, Float, Date, Time, DateTime, String, UUID}
+
+// CompareRange compares the values of two keys of values of the range
+// type t as the range filters do: -1, 0 or +1.
+func CompareRange(t DataType, a, b ValueKey) int {
+	switch t {
+	case Integer, Float:
+		return CompareValues(a, b)
+	case DateTime:
+		return Instant(a.Text).Compare(Instant(b.Text))
+	}
+	return strings.Compare(a.Text, b.Text)
+}
+
+// InRange reports whether k, the key of a record of type q.Type, lies
+// within q's range filters (true when there are none).
+func (q RecordQuery) InRange(k ValueKey) bool {
+	return (q.Min == nil || CompareRange(q.Type, k, *q.Min) >= 0) &&
+		(q.Max == nil || CompareRange(q.Type, k, *q.Max) <= 0)
+}
+
+// Instant returns the instant a canonical DATETIME text denotes, to the
+// nanosecond, its offset taken into account; the zero time for a text that
+// is not one.
+func Instant(s string) time.Time {
+	if !isDateTime(s) {
+		return time.Time{}
+	}
+	t, _ := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	return t
+}
+
+// EpochDecimal returns t as exact decimal seconds since 1970-01-01 UTC,
+// in a form SQL numeric input takes (e.g. "1700000000500000000e-9").
+func EpochDecimal(t time.Time) string {
+	n := new(big.Int).Mul(big.NewInt(t.Unix()), big.NewInt(1e9))
+	n.Add(n, big.NewInt(int64(t.Nanosecond())))
+	return n.String() + "e-9"
 }
 
 // MatchesSearch reports whether name matches a Search or ValueContains

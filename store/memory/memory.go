@@ -590,7 +590,16 @@ func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 	default:
 		slices.SortFunc(matches, recordOrder(q.ListQuery))
 	}
-	return window(matches, q.ListQuery), len(matches)
+	return window(matches, q.ListQuery), counted(len(matches), q.ListQuery)
+}
+
+// counted is the total of a list of n matches: n, or store.NotCounted
+// when q asks for no count.
+func counted(n int, q store.ListQuery) int {
+	if q.NoCount {
+		return store.NotCounted
+	}
+	return n
 }
 
 // snapshot returns the current states of recs: immutable pointers, safe
@@ -677,7 +686,8 @@ func (m recordMatcher) matches(r *record) bool {
 	case m.q.Type != "" && r.Type != m.q.Type,
 		m.q.HasValue && (!r.key.HasText || r.key.Text != m.q.Value),
 		m.search != "" && !strings.Contains(r.nameLower, m.search),
-		m.contains != "" && (!r.key.HasText || !strings.Contains(r.textLower, m.contains)):
+		m.contains != "" && (!r.key.HasText || !strings.Contains(r.textLower, m.contains)),
+		(m.q.Min != nil || m.q.Max != nil) && (r.Type != m.q.Type || !m.q.InRange(r.key)):
 		return false
 	}
 	return true
@@ -1113,7 +1123,7 @@ func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) 
 		}
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.id, b.id))
 	})
-	return window(items, q), len(items)
+	return window(items, q), counted(len(items), q)
 }
 
 func window[T any](items []T, q store.ListQuery) []T {

@@ -96,9 +96,9 @@ var containerColumns = map[store.SortField]string{
 	store.SortUpdatedAt: "updated_at",
 }
 
-// scanList reads rows whose last column is count(*) OVER (), and returns
-// the items and the total. When the page is empty the total is counted
-// separately.
+// scanList reads rows whose last column is totalColumn, and returns the
+// items and the total. When the page is empty the total is counted
+// separately by count; a nil count (NoCount) answers store.NotCounted.
 func scanList[T any](rows *sql.Rows, scan func(*sql.Rows, *int) (T, error), count func() (int, error)) ([]T, int, error) {
 	defer rows.Close()
 	items := []T{}
@@ -114,10 +114,38 @@ func scanList[T any](rows *sql.Rows, scan func(*sql.Rows, *int) (T, error), coun
 		return nil, 0, classify(err)
 	}
 	if len(items) == 0 {
+		if count == nil {
+			return items, store.NotCounted, nil
+		}
 		n, err := count()
 		return items, n, err
 	}
 	return items, total, nil
+}
+
+// totalColumn is the last column of a list statement: the number of
+// matches, or with NoCount a constant, so that nothing is counted.
+func totalColumn(lq store.ListQuery) string {
+	if lq.NoCount {
+		return "-1" // store.NotCounted
+	}
+	return "count(*) OVER ()"
+}
+
+// emptyTotal is the total of a list known to match nothing.
+func emptyTotal(lq store.ListQuery) int {
+	if lq.NoCount {
+		return store.NotCounted
+	}
+	return 0
+}
+
+// counter returns count, or nil when lq asks for no count.
+func counter(lq store.ListQuery, count func() (int, error)) func() (int, error) {
+	if lq.NoCount {
+		return nil
+	}
+	return count
 }
 
 func (q queryer) count(ctx context.Context, query string, args ...any) (int, error) {
@@ -199,15 +227,15 @@ func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQue
 	q := s.q()
 	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+projectColumns+`, count(*) OVER () FROM hds_projects p WHERE `+where+
+	rows, err := q.rows(ctx, `SELECT `+projectColumns+`, `+totalColumn(lq)+` FROM hds_projects p WHERE `+where+
 		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, owner, search, lq.Limit, lq.Offset)
 	if err != nil {
 		return nil, 0, err
 	}
 	return scanList(rows, func(r *sql.Rows, total *int) (*store.Project, error) { return scanProject(r, total) },
-		func() (int, error) {
+		counter(lq, func() (int, error) {
 			return q.count(ctx, `SELECT count(*) FROM hds_projects WHERE `+where, owner, search)
-		})
+		}))
 }
 
 // FindProject implements store.Store.
@@ -346,16 +374,16 @@ func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.List
 	}
 	where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+collectionColumns+`, count(*) OVER () FROM hds_collections c WHERE `+where+
+	rows, err := q.rows(ctx, `SELECT `+collectionColumns+`, `+totalColumn(lq)+` FROM hds_collections c WHERE `+where+
 		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.project, search, lq.Limit, lq.Offset)
 	if err != nil {
 		return nil, 0, err
 	}
 	return scanList(rows, func(row *sql.Rows, total *int) (*store.Collection, error) {
 		return scanCollection(row, p.Project, total)
-	}, func() (int, error) {
+	}, counter(lq, func() (int, error) {
 		return q.count(ctx, `SELECT count(*) FROM hds_collections WHERE `+where, r.project, search)
-	})
+	}))
 }
 
 // FindCollection implements store.Store.
@@ -512,16 +540,16 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 	}
 	where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+clusterColumns+`, count(*) OVER () FROM hds_clusters k WHERE `+where+
+	rows, err := q.rows(ctx, `SELECT `+clusterColumns+`, `+totalColumn(lq)+` FROM hds_clusters k WHERE `+where+
 		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.collection.String, search, lq.Limit, lq.Offset)
 	if err != nil {
 		return nil, 0, err
 	}
 	return scanList(rows, func(row *sql.Rows, total *int) (*store.Cluster, error) {
 		return scanCluster(row, p, total)
-	}, func() (int, error) {
+	}, counter(lq, func() (int, error) {
 		return q.count(ctx, `SELECT count(*) FROM hds_clusters WHERE `+where, r.collection.String, search)
-	})
+	}))
 }
 
 // FindCluster implements store.Store.

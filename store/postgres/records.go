@@ -135,6 +135,35 @@ var recordSortColumns = map[store.SortField]string{
 	store.SortValue: "sort_group,sort_num,sort_text,CASE WHEN sort_group = " + strconv.Itoa(int(store.GroupText)) + " THEN vtext END",
 }
 
+// datetimeInstant is the instant a DATETIME record's vtext denotes, in
+// exact decimal seconds since 1970-01-01 UTC, as store.EpochDecimal writes
+// it: the days are counted from the date shifted by 400 years (a whole
+// Gregorian cycle, so that year 0000 parses too), the fraction (up to nine
+// digits) is kept exactly and the offset is subtracted. It is guarded by
+// the type, so no other record's text is ever parsed.
+const datetimeInstant = `(CASE WHEN type = 'DATETIME' THEN
+	(make_date(substr(vtext, 1, 4)::int + 400, substr(vtext, 6, 2)::int, substr(vtext, 9, 2)::int) - DATE '2370-01-01')::numeric * 86400
+	+ substr(vtext, 12, 2)::int * 3600 + substr(vtext, 15, 2)::int * 60 + substr(vtext, 18, 2)::int
+	+ coalesce(('0' || substring(vtext from '^.{19}(\.[0-9]+)'))::numeric, 0)
+	- CASE WHEN upper(right(vtext, 1)) = 'Z' THEN 0
+		ELSE (CASE WHEN substr(vtext, length(vtext) - 5, 1) = '-' THEN -1 ELSE 1 END)
+			* (substr(vtext, length(vtext) - 4, 2)::int * 3600 + substr(vtext, length(vtext) - 1, 2)::int * 60) END
+END)`
+
+// rangeOperand returns the SQL operand a range filter of type t compares
+// and the bound to compare it with (API.md section 5): numbers exactly by
+// sort_num, DATETIME by its instant, the other types by vtext (COLLATE
+// "C": byte-wise).
+func rangeOperand(t store.DataType, bound store.ValueKey) (string, any) {
+	switch t {
+	case store.Integer, store.Float:
+		return "sort_num", bound.Decimal()
+	case store.DateTime:
+		return datetimeInstant, store.EpochDecimal(store.Instant(bound.Text))
+	}
+	return "vtext", bound.Text
+}
+
 // FindRecords implements store.Store. Filters run in SQL; only the filters
 // in use appear in the statement, so each combination gets its own plan.
 func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQuery) ([]*store.Record, int, error) {
@@ -167,7 +196,7 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	}
 	if rq.HasValue {
 		if !storable(rq.Value) {
-			return []T{}, 0, nil
+			return []T{}, emptyTotal(rq.ListQuery), nil
 		}
 		// The prefix is what hds_records_vtext_prefix holds.
 		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
@@ -175,17 +204,26 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	if rq.ValueContains != "" {
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 	}
+	for _, b := range []struct {
+		key *store.ValueKey
+		op  string
+	}{{rq.Min, ">="}, {rq.Max, "<="}} {
+		if b.key != nil {
+			col, arg := rangeOperand(rq.Type, *b.key)
+			filter(col+" "+b.op+" $?", arg)
+		}
+	}
 	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+columns+`, count(*) OVER () FROM hds_records r WHERE `+where.String()+
+	rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
 		` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 		append(args, rq.Limit, rq.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) },
-		func() (int, error) {
+		counter(rq.ListQuery, func() (int, error) {
 			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), args...)
-		})
+		}))
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a

@@ -997,17 +997,17 @@ type ClusterEnvelope struct {
 // ClusterEnvelopeSuccess defines model for ClusterEnvelope.Success.
 type ClusterEnvelopeSuccess bool
 
-// ClusterList One page of a list. total counts every match before limit and offset.
+// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type ClusterList struct {
 	Items  []Cluster `json:"items"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`
-	Total  int       `json:"total"`
+	Total  *int      `json:"total"`
 }
 
 // ClusterListEnvelope The success envelope.
 type ClusterListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data ClusterList `json:"data"`
 
 	// Message A short success message.
@@ -1066,17 +1066,17 @@ type CollectionEnvelope struct {
 // CollectionEnvelopeSuccess defines model for CollectionEnvelope.Success.
 type CollectionEnvelopeSuccess bool
 
-// CollectionList One page of a list. total counts every match before limit and offset.
+// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type CollectionList struct {
 	Items  []Collection `json:"items"`
 	Limit  int          `json:"limit"`
 	Offset int          `json:"offset"`
-	Total  int          `json:"total"`
+	Total  *int         `json:"total"`
 }
 
 // CollectionListEnvelope The success envelope.
 type CollectionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data CollectionList `json:"data"`
 
 	// Message A short success message.
@@ -1392,17 +1392,17 @@ type ProjectEnvelope struct {
 // ProjectEnvelopeSuccess defines model for ProjectEnvelope.Success.
 type ProjectEnvelopeSuccess bool
 
-// ProjectList One page of a list. total counts every match before limit and offset.
+// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type ProjectList struct {
 	Items  []Project `json:"items"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`
-	Total  int       `json:"total"`
+	Total  *int      `json:"total"`
 }
 
 // ProjectListEnvelope The success envelope.
 type ProjectListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data ProjectList `json:"data"`
 
 	// Message A short success message.
@@ -1482,17 +1482,17 @@ type RecordItemEnvelope struct {
 // RecordItemEnvelopeSuccess defines model for RecordItemEnvelope.Success.
 type RecordItemEnvelopeSuccess bool
 
-// RecordList One page of a list. total counts every match before limit and offset.
+// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type RecordList struct {
 	Items  []RecordItem `json:"items"`
 	Limit  int          `json:"limit"`
 	Offset int          `json:"offset"`
-	Total  int          `json:"total"`
+	Total  *int         `json:"total"`
 }
 
 // RecordListEnvelope The success envelope.
 type RecordListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data RecordList `json:"data"`
 
 	// Message A short success message.
@@ -1574,17 +1574,17 @@ type RecordVersion struct {
 	Version int          `json:"version"`
 }
 
-// RecordVersionList One page of a list. total counts every match before limit and offset.
+// RecordVersionList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type RecordVersionList struct {
 	Items  []RecordVersion `json:"items"`
 	Limit  int             `json:"limit"`
 	Offset int             `json:"offset"`
-	Total  int             `json:"total"`
+	Total  *int            `json:"total"`
 }
 
 // RecordVersionListEnvelope The success envelope.
 type RecordVersionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data RecordVersionList `json:"data"`
 
 	// Message A short success message.
@@ -1654,6 +1654,9 @@ type ClusterPath = Name
 // Examples: webshop
 type CollectionPath = Name
 
+// CountQuery defines model for CountQuery.
+type CountQuery = bool
+
 // DryRunQuery defines model for DryRunQuery.
 type DryRunQuery = bool
 
@@ -1671,6 +1674,12 @@ type ImportModeQuery string
 
 // LimitQuery defines model for LimitQuery.
 type LimitQuery = int
+
+// MaxValueQuery defines model for MaxValueQuery.
+type MaxValueQuery = string
+
+// MinValueQuery defines model for MinValueQuery.
+type MinValueQuery = string
 
 // OffsetQuery defines model for OffsetQuery.
 type OffsetQuery = int
@@ -1857,6 +1866,9 @@ type ListProjectsParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListProjectsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // ListProjectsParamsSortBy defines parameters for ListProjects.
@@ -1887,6 +1899,9 @@ type ListCollectionsParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListCollectionsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // ListCollectionsParamsSortBy defines parameters for ListCollections.
@@ -1917,6 +1932,9 @@ type ListClustersParams struct {
 
 	// SortOrder Sort direction.
 	SortOrder *ListClustersParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // ListClustersParamsSortBy defines parameters for ListClusters.
@@ -1960,6 +1978,9 @@ type ListRecordsParams struct {
 	// SortOrder Sort direction.
 	SortOrder *ListRecordsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
 
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
+
 	// Type Only records of this type.
 	Type *TypeFilterQuery `form:"type,omitempty" json:"type,omitempty"`
 
@@ -1968,6 +1989,12 @@ type ListRecordsParams struct {
 
 	// ValueContains Only records whose canonical text contains this string, case-insensitively; %, _ and \ are literal.
 	ValueContains *ValueContainsQuery `form:"valueContains,omitempty" json:"valueContains,omitempty"`
+
+	// MinValue Only records whose value is at least this bound (inclusive). Needs type INTEGER, FLOAT, DATE, TIME, DATETIME, STRING or UUID (else 400 INVALID_REQUEST); the bound is read as that type's query text (400 VALIDATION_ERROR when it does not fit). INTEGER and FLOAT compare numerically, DATETIME by instant, the others by canonical text byte-wise.
+	MinValue *MinValueQuery `form:"minValue,omitempty" json:"minValue,omitempty"`
+
+	// MaxValue Only records whose value is at most this bound (inclusive); as minValue.
+	MaxValue *MaxValueQuery `form:"maxValue,omitempty" json:"maxValue,omitempty"`
 
 	// Reveal true returns credential values in plain text instead of masked.
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
@@ -4036,6 +4063,18 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 
 		}
 
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4421,6 +4460,18 @@ func NewListCollectionsRequest(server string, project ProjectPath, params *ListC
 
 		}
 
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4792,6 +4843,18 @@ func NewListClustersRequest(server string, project ProjectPath, collection Colle
 		if params.SortOrder != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortOrder", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5262,6 +5325,18 @@ func NewListRecordsRequest(server string, project ProjectPath, collection Collec
 
 		}
 
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Type != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -5289,6 +5364,30 @@ func NewListRecordsRequest(server string, project ProjectPath, collection Collec
 		if params.ValueContains != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "valueContains", *params.ValueContains, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinValue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minValue", *params.MinValue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxValue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxValue", *params.MaxValue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -1591,7 +1591,7 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("total")
-		e.Int(s.Total)
+		s.Total.Encode(e)
 	}
 }
 
@@ -1656,9 +1656,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 		case "total":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Int()
-				s.Total = int(v)
-				if err != nil {
+				if err := s.Total.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -2188,7 +2186,7 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("total")
-		e.Int(s.Total)
+		s.Total.Encode(e)
 	}
 }
 
@@ -2253,9 +2251,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 		case "total":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Int()
-				s.Total = int(v)
-				if err != nil {
+				if err := s.Total.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5185,6 +5181,52 @@ func (s *NameRequest) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes int as json.
+func (o NilInt) Encode(e *jx.Encoder) {
+	if o.Null {
+		e.Null()
+		return
+	}
+	e.Int(int(o.Value))
+}
+
+// Decode decodes int from json.
+func (o *NilInt) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode NilInt to nil")
+	}
+	if d.Next() == jx.Null {
+		if err := d.Null(); err != nil {
+			return err
+		}
+
+		var v int
+		o.Value = v
+		o.Null = true
+		return nil
+	}
+	o.Null = false
+	v, err := d.Int()
+	if err != nil {
+		return err
+	}
+	o.Value = int(v)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s NilInt) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *NilInt) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes RecordItem as json.
 func (o NilRecordItem) Encode(e *jx.Encoder) {
 	if o.Null {
@@ -6683,7 +6725,7 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("total")
-		e.Int(s.Total)
+		s.Total.Encode(e)
 	}
 }
 
@@ -6748,9 +6790,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 		case "total":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Int()
-				s.Total = int(v)
-				if err != nil {
+				if err := s.Total.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -7404,7 +7444,7 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("total")
-		e.Int(s.Total)
+		s.Total.Encode(e)
 	}
 }
 
@@ -7469,9 +7509,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 		case "total":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Int()
-				s.Total = int(v)
-				if err != nil {
+				if err := s.Total.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -8237,7 +8275,7 @@ func (s *RecordVersionList) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("total")
-		e.Int(s.Total)
+		s.Total.Encode(e)
 	}
 }
 
@@ -8302,9 +8340,7 @@ func (s *RecordVersionList) Decode(d *jx.Decoder) error {
 		case "total":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := d.Int()
-				s.Total = int(v)
-				if err != nil {
+				if err := s.Total.Decode(d); err != nil {
 					return err
 				}
 				return nil

@@ -194,6 +194,8 @@ type ListClustersParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.
@@ -212,6 +214,8 @@ type ListCollectionsParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 }
@@ -228,6 +232,8 @@ type ListProjectsParams struct {
 	SortBy OptSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 }
 
 // ListRecordVersionsParams is parameters of listRecordVersions operation.
@@ -261,12 +267,21 @@ type ListRecordsParams struct {
 	SortBy OptRecordSortByQuery `json:",omitempty,omitzero"`
 	// Sort direction.
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// Only records of this type.
 	Type OptTypeName `json:",omitempty,omitzero"`
 	// Only records whose canonical text equals this string exactly.
 	Value OptString `json:",omitempty,omitzero"`
 	// Only records whose canonical text contains this string, case-insensitively; %, _ and \ are literal.
 	ValueContains OptString `json:",omitempty,omitzero"`
+	// Only records whose value is at least this bound (inclusive). Needs type INTEGER, FLOAT, DATE, TIME,
+	// DATETIME, STRING or UUID (else 400 INVALID_REQUEST); the bound is read as that type's query text
+	// (400 VALIDATION_ERROR when it does not fit). INTEGER and FLOAT compare numerically, DATETIME by
+	// instant, the others by canonical text byte-wise.
+	MinValue OptString `json:",omitempty,omitzero"`
+	// Only records whose value is at most this bound (inclusive); as minValue.
+	MaxValue OptString `json:",omitempty,omitzero"`
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
 	// The project's name.

@@ -915,13 +915,13 @@ func (s *ClusterEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
-// One page of a list. total counts every match before limit and offset.
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
 // Ref: #/components/schemas/ClusterList
 type ClusterList struct {
 	Items  []Cluster `json:"items"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`
-	Total  int       `json:"total"`
+	Total  NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -940,7 +940,7 @@ func (s *ClusterList) GetOffset() int {
 }
 
 // GetTotal returns the value of Total.
-func (s *ClusterList) GetTotal() int {
+func (s *ClusterList) GetTotal() NilInt {
 	return s.Total
 }
 
@@ -960,7 +960,7 @@ func (s *ClusterList) SetOffset(val int) {
 }
 
 // SetTotal sets the value of Total.
-func (s *ClusterList) SetTotal(val int) {
+func (s *ClusterList) SetTotal(val NilInt) {
 	s.Total = val
 }
 
@@ -1246,13 +1246,13 @@ func (s *CollectionEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
-// One page of a list. total counts every match before limit and offset.
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
 // Ref: #/components/schemas/CollectionList
 type CollectionList struct {
 	Items  []Collection `json:"items"`
 	Limit  int          `json:"limit"`
 	Offset int          `json:"offset"`
-	Total  int          `json:"total"`
+	Total  NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1271,7 +1271,7 @@ func (s *CollectionList) GetOffset() int {
 }
 
 // GetTotal returns the value of Total.
-func (s *CollectionList) GetTotal() int {
+func (s *CollectionList) GetTotal() NilInt {
 	return s.Total
 }
 
@@ -1291,7 +1291,7 @@ func (s *CollectionList) SetOffset(val int) {
 }
 
 // SetTotal sets the value of Total.
-func (s *CollectionList) SetTotal(val int) {
+func (s *CollectionList) SetTotal(val NilInt) {
 	s.Total = val
 }
 
@@ -2932,6 +2932,51 @@ func (s *NameRequest) SetName(val Name) {
 	s.Name = val
 }
 
+// NewNilInt returns new NilInt with value set to v.
+func NewNilInt(v int) NilInt {
+	return NilInt{
+		Value: v,
+	}
+}
+
+// NilInt is nullable int.
+type NilInt struct {
+	Value int
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilInt) SetTo(v int) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilInt) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilInt) SetToNull() {
+	o.Null = true
+	var v int
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilInt) Get() (v int, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilInt) Or(d int) int {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewNilRecordItem returns new NilRecordItem with value set to v.
 func NewNilRecordItem(v RecordItem) NilRecordItem {
 	return NilRecordItem{
@@ -4527,13 +4572,13 @@ func (s *ProjectEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
-// One page of a list. total counts every match before limit and offset.
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
 // Ref: #/components/schemas/ProjectList
 type ProjectList struct {
 	Items  []Project `json:"items"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`
-	Total  int       `json:"total"`
+	Total  NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -4552,7 +4597,7 @@ func (s *ProjectList) GetOffset() int {
 }
 
 // GetTotal returns the value of Total.
-func (s *ProjectList) GetTotal() int {
+func (s *ProjectList) GetTotal() NilInt {
 	return s.Total
 }
 
@@ -4572,7 +4617,7 @@ func (s *ProjectList) SetOffset(val int) {
 }
 
 // SetTotal sets the value of Total.
-func (s *ProjectList) SetTotal(val int) {
+func (s *ProjectList) SetTotal(val NilInt) {
 	s.Total = val
 }
 
@@ -4898,13 +4943,13 @@ func (s *RecordItemEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
-// One page of a list. total counts every match before limit and offset.
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
 // Ref: #/components/schemas/RecordList
 type RecordList struct {
 	Items  []RecordItem `json:"items"`
 	Limit  int          `json:"limit"`
 	Offset int          `json:"offset"`
-	Total  int          `json:"total"`
+	Total  NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -4923,7 +4968,7 @@ func (s *RecordList) GetOffset() int {
 }
 
 // GetTotal returns the value of Total.
-func (s *RecordList) GetTotal() int {
+func (s *RecordList) GetTotal() NilInt {
 	return s.Total
 }
 
@@ -4943,7 +4988,7 @@ func (s *RecordList) SetOffset(val int) {
 }
 
 // SetTotal sets the value of Total.
-func (s *RecordList) SetTotal(val int) {
+func (s *RecordList) SetTotal(val NilInt) {
 	s.Total = val
 }
 
@@ -5715,13 +5760,13 @@ func (s *RecordVersion) SetVersion(val int) {
 	s.Version = val
 }
 
-// One page of a list. total counts every match before limit and offset.
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
 // Ref: #/components/schemas/RecordVersionList
 type RecordVersionList struct {
 	Items  []RecordVersion `json:"items"`
 	Limit  int             `json:"limit"`
 	Offset int             `json:"offset"`
-	Total  int             `json:"total"`
+	Total  NilInt          `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -5740,7 +5785,7 @@ func (s *RecordVersionList) GetOffset() int {
 }
 
 // GetTotal returns the value of Total.
-func (s *RecordVersionList) GetTotal() int {
+func (s *RecordVersionList) GetTotal() NilInt {
 	return s.Total
 }
 
@@ -5760,7 +5805,7 @@ func (s *RecordVersionList) SetOffset(val int) {
 }
 
 // SetTotal sets the value of Total.
-func (s *RecordVersionList) SetTotal(val int) {
+func (s *RecordVersionList) SetTotal(val NilInt) {
 	s.Total = val
 }
 
