@@ -75,33 +75,28 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 		batch = 100
 	}
 	p := RotationProgress{LastID: r.After}
-	for {
-		refs, err := s.FindCredentialRecords(ctx, p.LastID, batch)
-		if err != nil {
-			return p, fmt.Errorf("hds: rotate credentials: %w", err)
+	err = eachCredentialRecord(ctx, s, r.After, batch, func(id string) error {
+		changed, err := s.ResealRecord(ctx, id, func(t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
+			return ring.ResealValue(t, id, v)
+		})
+		switch {
+		case err == nil && changed:
+			p.Resealed++
+		case err == nil, errors.Is(err, store.ErrNotFound):
+			// Already under the primary key, or deleted.
+		default:
+			return err
 		}
-		for _, ref := range refs {
-			id := ref.Record.ID
-			changed, err := s.ResealRecord(ctx, id, func(t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
-				return ring.ResealValue(t, id, v)
-			})
-			switch {
-			case err == nil && changed:
-				p.Resealed++
-			case err == nil, errors.Is(err, store.ErrNotFound):
-				// Already under the primary key, or deleted.
-			default:
-				return p, fmt.Errorf("hds: rotate credentials: %w", err)
-			}
-			p.Seen++
-			p.LastID = id
-		}
-		if r.Progress != nil && len(refs) > 0 {
+		p.Seen++
+		p.LastID = id
+		return nil
+	}, func() {
+		if r.Progress != nil {
 			r.Progress(p)
 		}
-		if len(refs) < batch {
-			break
-		}
+	})
+	if err != nil {
+		return p, fmt.Errorf("hds: rotate credentials: %w", err)
 	}
 	n, err := countStale(ctx, s, ring, batch)
 	p.Remaining = n
@@ -119,31 +114,47 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 // (or that no key of ring opens). It reads each value through
 // Store.ResealRecord with a resealer that never asks for a write.
 func countStale(ctx context.Context, s store.Store, ring *sealing.Keyring, batch int) (int, error) {
-	n, after := 0, ""
+	n := 0
+	err := eachCredentialRecord(ctx, s, "", batch, func(id string) error {
+		stale := false
+		_, err := s.ResealRecord(ctx, id, func(t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
+			if _, changed, err := ring.ResealValue(t, id, v); changed || err != nil {
+				stale = true
+			}
+			return nil, false, nil
+		})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if stale {
+			n++
+		}
+		return nil
+	}, nil)
+	return n, err
+}
+
+// eachCredentialRecord calls fn with the id of every record of s holding
+// a credential, in id order after the id after ("" for the first),
+// reading batch refs at a time, and calls batchDone (when not nil) after
+// each batch that held any. It stops at the first error.
+func eachCredentialRecord(ctx context.Context, s store.Store, after string, batch int, fn func(id string) error, batchDone func()) error {
 	for {
 		refs, err := s.FindCredentialRecords(ctx, after, batch)
 		if err != nil {
-			return n, err
+			return err
 		}
 		for _, ref := range refs {
-			id := ref.Record.ID
-			stale := false
-			_, err := s.ResealRecord(ctx, id, func(t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
-				if _, changed, err := ring.ResealValue(t, id, v); changed || err != nil {
-					stale = true
-				}
-				return nil, false, nil
-			})
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return n, err
+			if err := fn(ref.Record.ID); err != nil {
+				return err
 			}
-			if stale {
-				n++
-			}
-			after = id
+			after = ref.Record.ID
+		}
+		if batchDone != nil && len(refs) > 0 {
+			batchDone()
 		}
 		if len(refs) < batch {
-			return n, nil
+			return nil
 		}
 	}
 }

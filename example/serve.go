@@ -63,9 +63,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithMaxImportBytes(cfg.limits.maxImportBytes),
 	}
 	// Read and checked, not wired yet (hds has no option for them so far):
-	// database.timeout, concurrency.require_if_match, history.max_versions,
-	// events.*, limits.max_import_bytes and console.enabled. The quotas
-	// of limits.* are the store's (openStore).
+	// events.* and console.enabled. database.timeout and the quotas of
+	// limits.* are the store's (openStore).
+	var keyWarning string // logged once the handler is built
 	switch keys := cfg.credentialKeys; {
 	case len(keys) > 0:
 		opts = append(opts, hds.WithCredentialKey(keys[0], keys[1:]...))
@@ -75,6 +75,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		key := make([]byte, hds.CredentialKeyBytes)
 		_, _ = rand.Read(key) // crypto/rand never fails on supported platforms
 		opts = append(opts, hds.WithCredentialKey(key))
+		keyWarning = "no credential_key configured: CREDENTIAL values are sealed with a random key made at start"
+	default:
+		// Never invent a key for a database: what it sealed could not be
+		// read after a restart.
+		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled"
 	}
 	if cfg.redisURL != "" {
 		limits, closeRedis, err := redisLimitStore(ctx, cfg)
@@ -95,14 +100,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		logger.Warn("no jwt_secret configured: tokens are signed with a random secret made at start; " +
 			"they will not survive a restart, nor be accepted by another instance")
 	}
-	switch {
-	case len(cfg.credentialKeys) > 0:
-	case inMemory:
-		logger.Warn("no credential_key configured: CREDENTIAL values are sealed with a random key made at start")
-	default:
-		// Never invent a key for a database: what it sealed could not be
-		// read after a restart.
-		logger.Warn("no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled")
+	if keyWarning != "" {
+		logger.Warn(keyWarning)
 	}
 	if !cfg.security.RequireAuth {
 		logger.Warn("require_auth is false: requests without a token run as the built-in user \"anonymous\"")

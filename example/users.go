@@ -88,24 +88,18 @@ func runUserCommand(ctx context.Context, users store.UserDirectory, cmd userComm
 	}
 	switch cmd.action {
 	case "add":
-		password, err := readPassword(stdin)
+		password, err := readNewPassword(stdin, cmd.username)
 		if err != nil {
 			return err
-		}
-		if err := checkPassword(password); err != nil {
-			return fmt.Errorf("user %q: %w", cmd.username, err)
 		}
 		if err := addUser(ctx, users, cmd.username, password); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "user %q added\n", cmd.username)
 	case "password":
-		password, err := readPassword(stdin)
+		password, err := readNewPassword(stdin, cmd.username)
 		if err != nil {
 			return err
-		}
-		if err := checkPassword(password); err != nil {
-			return fmt.Errorf("user %q: %w", cmd.username, err)
 		}
 		if err := setPassword(ctx, users, cmd.username, password); err != nil {
 			return notFound(err)
@@ -153,6 +147,19 @@ func readPassword(r io.Reader) (string, error) {
 		return "", errors.New("no password: give it as the first line of stdin")
 	}
 	return line, nil
+}
+
+// readNewPassword reads the new password of username from the first line
+// of r and checks it (checkPassword).
+func readNewPassword(r io.Reader, username string) (string, error) {
+	password, err := readPassword(r)
+	if err != nil {
+		return "", err
+	}
+	if err := checkPassword(password); err != nil {
+		return "", fmt.Errorf("user %q: %w", username, err)
+	}
+	return password, nil
 }
 
 // ensureUsers creates each configured user that does not exist yet;
