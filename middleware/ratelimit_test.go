@@ -374,7 +374,7 @@ func TestRateLimiterStoreFailureIs503(t *testing.T) {
 			h := rl.Limit(byHeader)(next)
 			rec := httptest.NewRecorder()
 			require.NotPanics(t, func() { h.ServeHTTP(rec, get("alice")) })
-			wantErrorEnvelope(t, rec, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "")
+			wantErrorEnvelope(t, rec, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Service unavailable")
 			assert.NotContains(t, rec.Body.String(), "6379", "the store's error is not sent")
 			assert.NotContains(t, rec.Body.String(), "refused", "the store's error is not sent")
 			assert.Zero(t, next.calls.Load(), "the handler is not reached")
