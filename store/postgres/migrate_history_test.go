@@ -3,60 +3,14 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/postgres"
 )
-
-// emptyDatabase creates a database with no schema, dropped when t ends.
-func emptyDatabase(t *testing.T) *sqlx.DB {
-	t.Helper()
-	base := pgtest.BaseURL(t)
-	name := "hds_mig_" + store.NewID()[24:]
-	admin, err := sqlx.Open("postgres", base)
-	require.NoError(t, err)
-	t.Cleanup(func() { admin.Close() })
-	_, err = admin.Exec(`CREATE DATABASE ` + name)
-	require.NoError(t, err, "create database")
-	t.Cleanup(func() { _, _ = admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`) })
-	u, err := pgtest.URLFor(base, name)
-	require.NoError(t, err)
-	db, err := sqlx.Open("postgres", u)
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-// migrateBefore applies, as Migrate would, every migration whose file
-// name sorts before first.
-func migrateBefore(t *testing.T, db *sqlx.DB, first string) {
-	t.Helper()
-	_, err := db.Exec(`CREATE TABLE hds_schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
-	require.NoError(t, err)
-	files, err := filepath.Glob("migrations/*.sql")
-	require.NoError(t, err)
-	sort.Strings(files)
-	for _, f := range files {
-		if filepath.Base(f) >= first {
-			break
-		}
-		body, err := os.ReadFile(f)
-		require.NoError(t, err)
-		_, err = db.Exec(string(body))
-		require.NoError(t, err, "apply %s", f)
-		_, err = db.Exec(`INSERT INTO hds_schema_migrations (name) VALUES ($1)`, filepath.ToSlash(f))
-		require.NoError(t, err)
-	}
-}
 
 // TestMigrateHistory upgrades a database filled under the schema before
 // migration 0003 (record history): every record is kept, credited to its

@@ -406,8 +406,7 @@ func (q queryer) write(ctx context.Context, cur *store.Record, name string, t st
 		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: now, UpdatedBy: w.Actor}
 	keep := max(w.MaxVersions, 0)
 	// The versions writeSQL drops.
-	pruned, err := q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
-		FROM hds_record_versions WHERE record_id = $1 AND version <= $2`, cur.ID, cur.Version-int64(keep))
+	pruned, err := q.historyBytes(ctx, cur.ID, cur.Version-int64(keep))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -428,6 +427,13 @@ func (q queryer) write(ctx context.Context, cur *store.Record, name string, t st
 		return nil, 0, err
 	}
 	return next, delta, nil
+}
+
+// historyBytes returns what the kept versions of the record with id, up
+// to version through, count against its project's quota.
+func (q queryer) historyBytes(ctx context.Context, id string, through int64) (int64, error) {
+	return q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
+		FROM hds_record_versions WHERE record_id = $1 AND version <= $2`, id, through)
 }
 
 // size is what a name and a value count against a project's quota.
@@ -455,8 +461,7 @@ func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) (
 // (named name in the request), and takes it and its history off the
 // project's bytes (store.Quotas).
 func (q queryer) deleteRecord(ctx context.Context, r *store.Record, clusterID, name, projectName string) error {
-	history, err := q.sum(ctx, `SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0)
-		FROM hds_record_versions WHERE record_id = $1`, r.ID)
+	history, err := q.historyBytes(ctx, r.ID, r.Version) // every kept version is older than r's
 	if err != nil {
 		return err
 	}
