@@ -198,20 +198,12 @@ func (rec records) batchOp(raw json.RawMessage) (store.Op, bool, error) {
 		if !input.hasTyp {
 			return store.Op{}, false, envelope.BadRequest(`the record type is required: "type"`)
 		}
-		if err := store.ValidateName(op.Record); err != nil {
-			return store.Op{}, false, err
-		}
-		t, err := store.ParseType(input.typ)
+		nr, err := rec.newRecord(input, op.Record)
 		if err != nil {
 			return store.Op{}, false, err
 		}
-		id := store.NewID()
-		v, err := rec.parseValue(input, t, id)
-		if err != nil {
-			return store.Op{}, false, err
-		}
-		op.New = &store.Record{ID: id, Type: t, Value: v}
-		if kind == store.OpUpsert {
+		op.New = nr
+		if t := nr.Type; kind == store.OpUpsert {
 			op.Update = func(cur *store.Record) error {
 				v, err := rec.parseValue(input, t, cur.ID)
 				cur.Type, cur.Value = t, v
@@ -219,21 +211,9 @@ func (rec records) batchOp(raw json.RawMessage) (store.Op, bool, error) {
 			}
 		}
 	case store.OpUpdate:
-		if !input.hasName && !input.hasTyp && !input.hasValue {
-			return store.Op{}, false, envelope.BadRequest(`nothing to update: give a value, a type or a new name`)
-		}
-		if input.hasName {
-			if err := store.ValidateName(input.name); err != nil {
-				return store.Op{}, false, err
-			}
-		}
-		var newType store.DataType
-		if input.hasTyp {
-			t, err := store.ParseType(input.typ)
-			if err != nil {
-				return store.Op{}, false, err
-			}
-			newType = t
+		newType, err := checkUpdate(input)
+		if err != nil {
+			return store.Op{}, false, err
 		}
 		op.Update = rec.updater(input, newType)
 	}

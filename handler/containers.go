@@ -200,18 +200,9 @@ func handleList[T any](s store.Store, lvl level[T]) queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		out := newStream(w, r, http.StatusOK)
-		out.b = append(out.b, `{"items":[`...)
-		for i, it := range items {
-			if i > 0 {
-				out.b = append(out.b, ',')
-			}
+		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it T) error {
 			out.b = lvl.appendJSON(out.b, it)
-			if !out.more() {
-				break
-			}
-		}
-		out.b = pageEnd(out.b, total, q)
-		out.end("OK")
+			return nil
+		})
 	}
 }

@@ -24,27 +24,6 @@ func parseVersion(s string) (int64, error) {
 	return n, nil
 }
 
-// parsePage reads limit and offset as section 5 does; the history list
-// ignores every other list parameter.
-func parsePage(v url.Values) (store.ListQuery, error) {
-	q := store.NewListQuery()
-	var err error
-	if v.Has("limit") {
-		if q.Limit, err = decimal(v.Get("limit"), "limit"); err == nil && (q.Limit < 1 || q.Limit > store.MaxLimit) {
-			err = envelope.BadRequest("limit must be between 1 and 1000")
-		}
-		if err != nil {
-			return q, err
-		}
-	}
-	if v.Has("offset") {
-		if q.Offset, err = decimal(v.Get("offset"), "offset"); err != nil {
-			return q, err
-		}
-	}
-	return q, nil
-}
-
 // handleVersions serves GET R/versions: the record's states, newest first,
 // credential values masked unless reveal=true.
 func (rec records) handleVersions() queryHandler {
@@ -63,31 +42,16 @@ func (rec records) handleVersions() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		out := newStream(w, r, http.StatusOK)
-		out.b = append(out.b, `{"items":[`...)
-		first := true
-		for it, err := range items {
-			var v json.RawMessage
-			if err == nil {
-				v, err = rec.creds.visible(&store.Record{ID: it.RecordID, Type: it.Type, Value: it.Value}, reveal)
-			}
+		streamPage(w, r, total, q, items, func(out *stream, it *store.RecordVersion) error {
+			v, err := rec.creds.visible(&store.Record{ID: it.RecordID, Type: it.Type, Value: it.Value}, reveal)
 			if err != nil {
-				out.fail(err)
-				return
-			}
-			if !first {
-				out.b = append(out.b, ',')
+				return err
 			}
 			out.b = appendVersionHead(out.b, it)
 			out.value(v)
 			out.b = appendVersionTail(out.b, it)
-			if !out.more() {
-				break
-			}
-			first = false
-		}
-		out.b = pageEnd(out.b, total, q)
-		out.end("OK")
+			return nil
+		})
 	}
 }
 

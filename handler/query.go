@@ -51,10 +51,9 @@ func parseQuery(raw string) (url.Values, error) {
 	return v, nil
 }
 
-// parseListQuery reads limit, offset, search, sortBy, sortOrder and count
-// (API.md section 5). Unknown parameters are ignored; a bad value of a known one
-// is 400 INVALID_REQUEST.
-func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
+// parsePage reads limit and offset (API.md section 5): all a history list
+// reads, and the start of every other list's query (parseListQuery).
+func parsePage(v url.Values) (store.ListQuery, error) {
 	q := store.NewListQuery()
 	var err error
 	if v.Has("limit") {
@@ -69,6 +68,17 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 		if q.Offset, err = decimal(v.Get("offset"), "offset"); err != nil {
 			return q, err
 		}
+	}
+	return q, nil
+}
+
+// parseListQuery reads limit, offset, search, sortBy, sortOrder and count
+// (API.md section 5). Unknown parameters are ignored; a bad value of a known one
+// is 400 INVALID_REQUEST.
+func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
+	q, err := parsePage(v)
+	if err != nil {
+		return q, err
 	}
 	if v.Has("search") {
 		if q.Search, err = filterText(v.Get("search"), "search", true); err != nil {

@@ -95,7 +95,7 @@ func (rec records) parseValue(in recordInput, t store.DataType, recordID string)
 }
 
 // handleCreate serves POST R (path form, the name in the path) and, with
-// fromBody, POST K/records with {"name", "type", "value"}.
+// nameInBody, POST K/records with {"name", "type", "value"}.
 func (rec records) handleCreate(nameInBody bool) queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		p := pathOf(r)
@@ -117,32 +117,60 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			err = envelope.BadRequest("the body's name differs from the name in the path")
 		case !in.hasTyp:
 			err = envelope.BadRequest(`the record type is required: "type" in the body or ?type=`)
-		default:
-			err = store.ValidateName(p.Record)
 		}
-		var t store.DataType
+		var nr *store.Record
 		if err == nil {
-			t, err = store.ParseType(in.typ)
-		}
-		// The id is chosen here so that a credential is sealed to it
-		// before the store sees it.
-		id := store.NewID()
-		var value json.RawMessage
-		if err == nil {
-			value, err = rec.parseValue(in, t, id)
+			nr, err = rec.newRecord(in, p.Record)
 		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), p, &store.Record{ID: id, Type: t, Value: value},
-			store.Write{Actor: actorOf(r)})
+		created, err := rec.store.CreateRecord(r.Context(), p, nr, store.Write{Actor: actorOf(r)})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
 		rec.respond(w, r, http.StatusCreated, created, reveal, "Record created")
 	}
+}
+
+// newRecord checks the input of a create (POST R, POST K/records, a
+// batch's create or upsert), whose type is given, and returns the record
+// to create under name. Its id is chosen here so that a credential is
+// sealed to it before the store sees it.
+func (rec records) newRecord(in recordInput, name string) (*store.Record, error) {
+	if err := store.ValidateName(name); err != nil {
+		return nil, err
+	}
+	t, err := store.ParseType(in.typ)
+	if err != nil {
+		return nil, err
+	}
+	id := store.NewID()
+	v, err := rec.parseValue(in, t, id)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Record{ID: id, Type: t, Value: v}, nil
+}
+
+// checkUpdate checks the input of an update (PUT R, a batch's update)
+// before the store: something to change, a valid new name, a known type,
+// which it returns parsed.
+func checkUpdate(in recordInput) (store.DataType, error) {
+	var t store.DataType
+	var err error
+	switch {
+	case !in.hasName && !in.hasTyp && !in.hasValue:
+		err = envelope.BadRequest(`nothing to update: give a value, a type or a new name`)
+	case in.hasName:
+		err = store.ValidateName(in.name)
+	}
+	if err == nil && in.hasTyp {
+		t, err = store.ParseType(in.typ)
+	}
+	return t, err
 }
 
 // handleGet serves GET R: the current record, or with ?version=N the
@@ -191,15 +219,9 @@ func (rec records) handleUpdate() queryHandler {
 		if err == nil {
 			reveal, err = parseReveal(query)
 		}
-		if err == nil && !in.hasName && !in.hasTyp && !in.hasValue {
-			err = envelope.BadRequest(`nothing to update: give a value, a type or a new name`)
-		}
-		if err == nil && in.hasName {
-			err = store.ValidateName(in.name)
-		}
 		var newType store.DataType
-		if err == nil && in.hasTyp {
-			newType, err = store.ParseType(in.typ)
+		if err == nil {
+			newType, err = checkUpdate(in)
 		}
 		var cw conditionalWrite
 		if err == nil {
@@ -303,41 +325,17 @@ func (rec records) handleList() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		out := newStream(w, r, http.StatusOK)
-		out.b = append(out.b, `{"items":[`...)
-		first := true
-		for it, err := range items {
-			if err == nil {
-				err = rec.writeRecord(out, it, reveal, first)
-			}
+		streamPage(w, r, total, q.ListQuery, items, func(out *stream, it *store.Record) error {
+			v, err := rec.creds.visible(it, reveal)
 			if err != nil {
-				out.fail(err)
-				return
+				return err
 			}
-			if !out.more() {
-				break
-			}
-			first = false
-		}
-		out.b = pageEnd(out.b, total, q.ListQuery)
-		out.end("OK")
+			out.b = appendRecordHead(out.b, it)
+			out.value(v)
+			out.b = appendRecordTail(out.b, it)
+			return nil
+		})
 	}
-}
-
-// writeRecord appends one record of a list to out, its value masked or
-// revealed, after a comma unless it is the first.
-func (rec records) writeRecord(out *stream, it *store.Record, reveal, first bool) error {
-	v, err := rec.creds.visible(it, reveal)
-	if err != nil {
-		return err
-	}
-	if !first {
-		out.b = append(out.b, ',')
-	}
-	out.b = appendRecordHead(out.b, it)
-	out.value(v)
-	out.b = appendRecordTail(out.b, it)
-	return nil
 }
 
 // handleClusterData serves GET K: the cluster with every record's value,
@@ -372,26 +370,18 @@ func (rec records) handleClusterData() queryHandler {
 		out := newStream(w, r, http.StatusOK)
 		out.b = appendCluster(out.b, k)
 		out.b = append(out.b, `,"data":{`...)
-		first := true
-		for it, err := range items {
-			var v json.RawMessage
-			if err == nil {
-				v, err = rec.creds.visible(it, reveal)
-			}
+		ok := streamItems(out, items, func(out *stream, it *store.Record) error {
+			v, err := rec.creds.visible(it, reveal)
 			if err != nil {
-				out.fail(err)
-				return
-			}
-			if !first {
-				out.b = append(out.b, ',')
+				return err
 			}
 			out.b = jsonstr.Append(out.b, it.Name)
 			out.b = append(out.b, ':')
 			out.value(v)
-			if !out.more() {
-				break
-			}
-			first = false
+			return nil
+		})
+		if !ok {
+			return
 		}
 		out.b = append(out.b, "}}"...)
 		out.end("OK")

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"iter"
 	"net/http"
 	"strconv"
 
@@ -118,6 +119,54 @@ func (s *stream) release() {
 		bufPool.Put(s.bp)
 	}
 	s.bp, s.b = nil, nil
+}
+
+// streamPage answers a list page (API.md section 5) with the items as
+// items yields them, each appended by add; a failure of either is
+// answered by fail.
+func streamPage[T any](w http.ResponseWriter, r *http.Request, total int, q store.ListQuery,
+	items iter.Seq2[T, error], add func(*stream, T) error) {
+	out := newStream(w, r, http.StatusOK)
+	out.b = append(out.b, `{"items":[`...)
+	if streamItems(out, items, add) {
+		out.b = pageEnd(out.b, total, q)
+		out.end("OK")
+	}
+}
+
+// streamItems appends to s what items yields, comma-separated, each by
+// add, until the client goes away. It reports false when it failed (fail
+// answered the request).
+func streamItems[T any](s *stream, items iter.Seq2[T, error], add func(*stream, T) error) bool {
+	first := true
+	for it, err := range items {
+		if !first {
+			s.b = append(s.b, ',')
+		}
+		if err == nil {
+			err = add(s, it)
+		}
+		if err != nil {
+			s.fail(err)
+			return false
+		}
+		if !s.more() {
+			break
+		}
+		first = false
+	}
+	return true
+}
+
+// valuesOf yields the items of a list read whole, without error.
+func valuesOf[T any](items []T) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for _, it := range items {
+			if !yield(it, nil) {
+				return
+			}
+		}
+	}
 }
 
 // pageEnd appends the members of a list page after its items; total is
