@@ -82,7 +82,7 @@ func (cs *credServer) rawValue(t *testing.T, p store.Path) string {
 		require.NoError(t, err, "select the value of %s", p.Record)
 		return v
 	}
-	p.Owner = ""
+	p.Caller.UserID = ""
 	r, err := cs.store.FindRecord(t.Context(), p)
 	require.NoError(t, err, "store: find %s", p.Record)
 	return string(r.Value)
@@ -99,7 +99,7 @@ func (cs *credServer) setRaw(t *testing.T, p store.Path, value string) {
 		require.EqualValues(t, 1, n, "update the value of %s: rows affected", p.Record)
 		return
 	}
-	p.Owner = ""
+	p.Caller.UserID = ""
 	_, err := cs.store.UpdateRecord(t.Context(), p, store.Write{}, func(r *store.Record) error {
 		r.Value = json.RawMessage(value)
 		return nil
@@ -130,7 +130,7 @@ func (cs *credServer) rawDump(t *testing.T, clusters ...store.Path) []string {
 	}
 	credWalk(reflect.ValueOf(cs.mem), map[uintptr]bool{}, &out)
 	for _, p := range clusters {
-		p.Owner = ""
+		p.Caller.UserID = ""
 		k, err := cs.store.FindCluster(t.Context(), p, true)
 		require.NoError(t, err, "store: find cluster %s", p.Cluster)
 		for _, r := range k.Records {

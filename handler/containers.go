@@ -37,7 +37,7 @@ var projects = level[*store.Project]{
 	rename:  store.Store.RenameProject,
 	remove:  store.Store.DeleteProject,
 	list: func(s store.Store, ctx context.Context, p store.Path, q store.ListQuery) ([]*store.Project, int, error) {
-		return s.FindProjects(ctx, p.Owner, q)
+		return s.FindProjects(ctx, p.Caller.UserID, q)
 	},
 	json:       func(p *store.Project) any { return projectJSON(p) },
 	appendJSON: appendProject,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/store"
 )
 
@@ -21,8 +22,9 @@ func pathOf(r *http.Request) store.Path {
 		Record:     r.PathValue("record"),
 	}
 	if u := auth.UserFrom(r.Context()); u != nil {
-		p.Owner = u.ID
+		p.Caller.UserID, p.Caller.Name = u.ID, u.Username
 	}
+	p.Caller.RequestID = reqinfo.From(r.Context()).RequestID
 	return p
 }
 
@@ -89,8 +91,8 @@ func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 // first: one lookup, on this error path only. Creating a project (POST P)
 // is not a route under it: a taken name is 409 there.
 func reject(w http.ResponseWriter, r *http.Request, s store.Store, err error) {
-	if p := pathOf(r); p.Project != "" && p.Owner != "" && r.Pattern != "POST "+pathP {
-		_, ferr := s.FindProject(r.Context(), store.Path{Owner: p.Owner, Project: p.Project})
+	if p := pathOf(r); p.Project != "" && p.Caller.UserID != "" && r.Pattern != "POST "+pathP {
+		_, ferr := s.FindProject(r.Context(), store.Path{Caller: p.Caller, Project: p.Project})
 		if errors.Is(ferr, store.ErrPermissionDenied) {
 			err = ferr
 		}

@@ -32,7 +32,7 @@ var (
 	// which matches it.
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrPermissionDenied reports that the project named by a Path is
-	// owned by someone other than Path.Owner.
+	// one that Path.Caller may not use as Path.Need asks.
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrUnavailable reports that the backing storage cannot be reached,
 	// or did not answer in time. Implementations wrap their driver's
@@ -90,11 +90,15 @@ func invalid(format string, args ...any) error {
 // Path names a resource by its own name and the names of its ancestors.
 // Fields below the level an operation works on are ignored.
 type Path struct {
-	// Owner is the id of the user on whose behalf the operation runs. When
-	// it is not empty, the project must be owned by Owner or the operation
-	// fails with ErrPermissionDenied, before any child is looked up. An
-	// empty Owner skips the check (for administrative tools).
-	Owner      string
+	// Caller is who runs the operation. Unless it is the zero Caller (an
+	// administrative tool, which passes every check), it must hold Need
+	// on the project or the operation fails with ErrPermissionDenied,
+	// before any child is looked up. Until members and API tokens exist,
+	// holding a right means owning the project.
+	Caller Caller
+	// Need is the right the operation needs on the project (RightRead
+	// when zero).
+	Need       Right
 	Project    string
 	Collection string
 	Cluster    string
@@ -131,7 +135,7 @@ type Store interface {
 	FindProjects(ctx context.Context, owner string, q ListQuery) ([]*Project, int, error)
 	// FindProject returns the project p.Project.
 	FindProject(ctx context.Context, p Path) (*Project, error)
-	// CreateProject creates the project p.Project owned by p.Owner. Project
+	// CreateProject creates the project p.Project owned by p.Caller.UserID. Project
 	// names are unique across the whole store, whoever owns them:
 	// ErrAlreadyExists even when another user holds the name.
 	CreateProject(ctx context.Context, p Path) (*Project, error)

@@ -196,7 +196,7 @@ func (s *Store) project(p store.Path) (*project, error) {
 	if !ok {
 		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
 	}
-	if p.Owner != "" && pr.OwnerID != p.Owner {
+	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
 		return nil, store.ErrPermissionDenied
 	}
 	return pr, nil
@@ -312,7 +312,7 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	}
 	owned := 0
 	for _, pr := range s.projects {
-		if pr.OwnerID == p.Owner {
+		if pr.OwnerID == p.Caller.UserID {
 			owned++
 		}
 	}
@@ -321,7 +321,7 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	}
 	now := s.now()
 	pr := &project{
-		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now},
+		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now},
 		collections: make(map[string]*collection),
 	}
 	s.projects[pr.Name] = pr

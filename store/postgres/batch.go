@@ -34,7 +34,7 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 		if err := row.Scan(&tx.projectID, &owner); err != nil {
 			return notFoundOr(err, "project", p.Project)
 		}
-		if p.Owner != "" && owner != p.Owner {
+		if !p.Caller.IsZero() && owner != p.Caller.UserID {
 			return store.ErrPermissionDenied
 		}
 		for i, op := range b.Ops {

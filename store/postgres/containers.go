@@ -49,7 +49,7 @@ func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved
 // then the first missing level below the project.
 func checkPath(p store.Path, depth int, owner string, collectionFound, clusterFound bool) error {
 	switch {
-	case p.Owner != "" && owner != p.Owner:
+	case !p.Caller.IsZero() && owner != p.Caller.UserID:
 		return store.ErrPermissionDenied
 	case depth >= levelCollection && !collectionFound:
 		return &store.NotFoundError{Kind: "collection", Name: p.Collection}
@@ -254,7 +254,7 @@ func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project,
 	if err != nil {
 		return nil, notFoundOr(err, "project", p.Project)
 	}
-	if p.Owner != "" && pr.OwnerID != p.Owner {
+	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
 		return nil, store.ErrPermissionDenied
 	}
 	return pr, nil
@@ -268,7 +268,7 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 		return nil, err
 	}
 	now := s.now()
-	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Owner, CreatedAt: now, UpdatedAt: now}
+	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now}
 	insert := func(q queryer) error {
 		return q.insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
 			(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
@@ -281,10 +281,10 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 		err = s.inTx(ctx, func(q queryer) error {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
-			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Owner); err != nil {
+			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {
 				return err
 			}
-			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, p.Owner)
+			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, p.Caller.UserID)
 			if err != nil {
 				return err
 			}
@@ -320,7 +320,7 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 	}
 	row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
 		WHERE p.name = $1 AND ($2::text = '' OR p.owner_id = $2) RETURNING `+projectColumns,
-		lookupName(p.Project), p.Owner, newName, strings.ToLower(newName), s.now())
+		lookupName(p.Project), p.Caller.UserID, newName, strings.ToLower(newName), s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, err
 	}
-	// No project of that name that p.Owner may rename: say why.
+	// No project of that name that p.Caller.UserID may rename: say why.
 	if _, err := q.findProject(ctx, p); err != nil {
 		return nil, err
 	}

@@ -321,7 +321,7 @@ func testHistory(t *testing.T, newStore func(t *testing.T) store.Store) {
 		_, _, err = f.s.FindRecordVersions(f.ctx, setLevel(f.path(3), 2, "missing"), store.NewListQuery())
 		assertNotFound(t, err, "cluster", "missing", "FindRecordVersions in a missing cluster")
 		stranger := p
-		stranger.Owner = "mallory"
+		stranger.Caller.UserID = "mallory"
 		_, _, err = f.s.FindRecordVersions(f.ctx, stranger, store.NewListQuery())
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "FindRecordVersions under someone else's project")
 	})

@@ -117,7 +117,7 @@ func testStreaming(t *testing.T, newStore func(t *testing.T) store.Store) {
 		_, _, err := store.StreamRecordVersions(f.ctx, f.s, setLevel(f.path(3), 3, "missing"), store.NewListQuery())
 		assertNotFound(t, err, "record", "missing", "StreamRecordVersions")
 		stranger := f.path(2)
-		stranger.Owner = "mallory"
+		stranger.Caller.UserID = "mallory"
 		_, _, err = store.StreamClusterRecords(f.ctx, f.s, stranger)
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "StreamClusterRecords of someone else's project")
 	})
