@@ -26,3 +26,7 @@ func TestSessionsConformance(t *testing.T) {
 		return s, s
 	})
 }
+
+func TestAuditConformance(t *testing.T) {
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return memory.New() })
+}
