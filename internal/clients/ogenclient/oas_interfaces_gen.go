@@ -89,6 +89,10 @@ type ImportProjectRes interface {
 	importProjectRes()
 }
 
+type ListAuditRes interface {
+	listAuditRes()
+}
+
 type ListClustersRes interface {
 	listClustersRes()
 }

@@ -38,6 +38,7 @@ var operationRolesBearerAuth = map[string][]string{
 	GetProjectOperation:         []string{},
 	GetRecordOperation:          []string{},
 	ImportProjectOperation:      []string{},
+	ListAuditOperation:          []string{},
 	ListClustersOperation:       []string{},
 	ListCollectionsOperation:    []string{},
 	ListProjectsOperation:       []string{},
