@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/store"
 )
@@ -145,10 +144,6 @@ func (w conditionalWrite) fail(rw http.ResponseWriter, r *http.Request, err erro
 	envelope.Error(rw, r, err)
 }
 
-// actorOf names who makes a request's change: the user id.
-func actorOf(r *http.Request) string {
-	if u := auth.UserFrom(r.Context()); u != nil {
-		return u.ID
-	}
-	return ""
-}
+// actorOf names who makes a request's change: the user id, or "token:<id>"
+// for an API token.
+func actorOf(r *http.Request) string { return callerOf(r).ID() }

@@ -11,4 +11,7 @@ type Project struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	CollectionCount int
+	// Role is the caller's role on the project, as the project methods
+	// (FindProjects, FindProject, CreateProject, RenameProject) report it.
+	Role Role
 }

@@ -26,3 +26,10 @@ func TestSessionsConformance(t *testing.T) {
 		return s, s
 	})
 }
+
+func TestAccessConformance(t *testing.T) {
+	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
+		s := memory.New()
+		return s, s
+	})
+}
