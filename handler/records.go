@@ -141,7 +141,7 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), p, nr, store.Write{})
+		created, err := rec.store.CreateRecord(r.Context(), revealing(p, reveal), nr, store.Write{})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -206,10 +206,10 @@ func (rec records) handleGet() queryHandler {
 			return
 		}
 		var got *store.Record
-		if version > 0 {
-			got, err = rec.store.FindRecordVersion(r.Context(), pathOf(r), version)
+		if p := revealing(pathOf(r), reveal); version > 0 {
+			got, err = rec.store.FindRecordVersion(r.Context(), p, version)
 		} else {
-			got, err = rec.store.FindRecord(r.Context(), pathOf(r))
+			got, err = rec.store.FindRecord(r.Context(), p)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -252,7 +252,7 @@ func (rec records) handleUpdate() queryHandler {
 		}
 		var unchanged *store.Record
 		update := rec.updater(in, newType)
-		updated, err := rec.store.UpdateRecord(r.Context(), p, cw.Write, func(cur *store.Record) error {
+		updated, err := rec.store.UpdateRecord(r.Context(), revealing(p, reveal), cw.Write, func(cur *store.Record) error {
 			err := update(cur)
 			if errors.Is(err, store.ErrUnchanged) {
 				unchanged = cur
@@ -339,7 +339,7 @@ func (rec records) handleList() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		total, items, err := store.StreamRecords(r.Context(), rec.store, pathOf(r), q)
+		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
 		if err == nil {
 			err = rec.revealed(r, reveal, pathOf(r), nil)
 		}
@@ -375,7 +375,7 @@ func (rec records) handleClusterData() queryHandler {
 			return
 		}
 		if env {
-			k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)
+			k, err := rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
 			if err == nil {
 				err = rec.revealed(r, reveal, pathOf(r), nil)
 			}
@@ -387,7 +387,7 @@ func (rec records) handleClusterData() queryHandler {
 			}
 			return
 		}
-		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, pathOf(r))
+		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
 		if err == nil {
 			err = rec.revealed(r, reveal, pathOf(r), nil)
 		}

@@ -39,6 +39,10 @@ type Store struct {
 	hub     store.Hub
 	logger  atomic.Pointer[slog.Logger]
 
+	// tokens are the API tokens of every project, by the hex of their
+	// hash (store.Access), under mu.
+	tokens map[string]*store.APIToken
+
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
 	usersByID   map[string]*store.User
@@ -50,6 +54,8 @@ type Store struct {
 type project struct {
 	store.Project
 	collections map[string]*collection
+	// members are the project's members by user id (store.Access).
+	members map[string]*store.Member
 	// bytes is what store.Quotas.MaxBytesPerProject counts.
 	bytes int64
 	// log is the project's audit log, oldest first: log[i] has revision
@@ -118,6 +124,7 @@ var (
 	_ store.Streamer      = (*Store)(nil)
 	_ store.QuotaSetter   = (*Store)(nil)
 	_ store.UserDirectory = (*Store)(nil)
+	_ store.Access        = (*Store)(nil)
 )
 
 // Option configures a Store.
@@ -134,6 +141,7 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		Now:         time.Now,
 		projects:    make(map[string]*project),
+		tokens:      make(map[string]*store.APIToken),
 		quotas:      store.DefaultQuotas,
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
@@ -240,15 +248,26 @@ func (s *Store) Ping(context.Context) error { return nil }
 
 // --- path resolution (callers hold s.mu) ---
 
+// project resolves p's project and checks p.Caller's access to it
+// (store.Path.Check): map lookups only.
 func (s *Store) project(p store.Path) (*project, error) {
 	pr, ok := s.projects[p.Project]
-	if !ok {
-		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
-	}
-	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
-		return nil, store.ErrPermissionDenied
+	if err := p.Check(ok, pr.standing(p.Caller)); err != nil {
+		return nil, err
 	}
 	return pr, nil
+}
+
+// standing is what p.Check needs of pr for caller; pr may be nil.
+func (pr *project) standing(caller store.Caller) store.Standing {
+	if pr == nil {
+		return store.Standing{}
+	}
+	st := store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID}
+	if m, ok := pr.members[caller.UserID]; ok && caller.TokenID == "" {
+		st.Member = m.Role
+	}
+	return st
 }
 
 func (s *Store) collection(p store.Path) (*collection, error) {
@@ -323,13 +342,16 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 // --- projects ---
 
 // FindProjects implements store.Store.
-func (s *Store) FindProjects(_ context.Context, owner string, q store.ListQuery) ([]*store.Project, int, error) {
+func (s *Store) FindProjects(_ context.Context, userID string, q store.ListQuery) ([]*store.Project, int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var items []*store.Project
+	caller := store.Path{Caller: store.Caller{UserID: userID}}
 	for _, pr := range s.projects {
-		if pr.OwnerID == owner && store.MatchesSearch(pr.Name, q.Search) {
-			items = append(items, pr.out())
+		if role := caller.RoleOn(pr.standing(caller.Caller)); role != "" && store.MatchesSearch(pr.Name, q.Search) {
+			o := pr.out()
+			o.Role = role
+			items = append(items, o)
 		}
 	}
 	items, total := page(items, q, func(p *store.Project) entry {
@@ -346,11 +368,16 @@ func (s *Store) FindProject(_ context.Context, p store.Path) (*store.Project, er
 	if err != nil {
 		return nil, err
 	}
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }
 
 // CreateProject implements store.Store.
 func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, error) {
+	if !p.Caller.CanCreateProjects() {
+		return nil, store.ErrPermissionDenied
+	}
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
@@ -372,10 +399,13 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	pr := &project{
 		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now},
 		collections: make(map[string]*collection),
+		members:     make(map[string]*store.Member),
 	}
 	s.projects[pr.Name] = pr
 	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectCreate})
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = store.RoleOwner
+	return o, nil
 }
 
 // RenameProject implements store.Store.
@@ -398,7 +428,9 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 		s.projects[newName] = pr
 		s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
 	}
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }
 
 // DeleteProject implements store.Store.
@@ -410,6 +442,7 @@ func (s *Store) DeleteProject(_ context.Context, p store.Path) error {
 		return err
 	}
 	delete(s.projects, pr.Name)
+	s.dropTokens(pr.ID) // tokens die with their project
 	s.hub.End(pr.ID)
 	return nil
 }

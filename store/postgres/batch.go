@@ -25,17 +25,23 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 	defer end(&err)
 	results := make([]store.OpResult, len(b.Ops))
 	err = s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT id, owner_id FROM hds_projects WHERE name = $1 FOR NO KEY UPDATE`, lookupName(p.Project))
+		row, err := q.row(ctx, `SELECT p.id, p.owner_id, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
+			lookupName(p.Project), p.Caller.UserID)
 		if err != nil {
 			return err
 		}
 		tx := &pgTx{q: q, b: b, c: p.Caller, now: s.now(), project: p.Project, quotas: s.currentQuotas()}
-		var owner string
-		if err := row.Scan(&tx.projectID, &owner); err != nil {
-			return notFoundOr(err, "project", p.Project)
+		var st store.Standing
+		var role sql.NullString
+		switch err := row.Scan(&tx.projectID, &st.OwnerID, &role); {
+		case errors.Is(err, sql.ErrNoRows):
+			return p.Check(false, st)
+		case err != nil:
+			return classify(err)
 		}
-		if !p.Caller.IsZero() && owner != p.Caller.UserID {
-			return store.ErrPermissionDenied
+		st.ProjectID, st.Member = tx.projectID, store.Role(role.String)
+		if err := p.Check(true, st); err != nil {
+			return err
 		}
 		for i, op := range b.Ops {
 			res, err := tx.apply(ctx, op)

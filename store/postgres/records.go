@@ -77,7 +77,7 @@ func valueColumnsOf(t store.DataType, v json.RawMessage) valueColumns {
 
 // findRecordSQL resolves the whole path and the record (by id first, then
 // by name) in one round trip. With FOR UPDATE it also locks the record.
-const findRecordSQL = `SELECT p.owner_id, p.id, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
+var findRecordSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("6") + `, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
@@ -121,20 +121,26 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
-	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record))
+	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
+		p.Caller.UserID)
 	if err != nil {
 		return nil, site{}, err
 	}
-	var owner, projectID string
+	var st store.Standing
+	var role sql.NullString
 	var collectionFound bool
 	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	err = row.Scan(&owner, &projectID, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
-	if err != nil {
-		return nil, site{}, notFoundOr(err, "project", p.Project)
+	err = row.Scan(&st.ProjectID, &st.OwnerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, site{}, p.Check(false, store.Standing{})
 	}
-	if err := checkPath(p, levelCluster, owner, collectionFound, clusterID.Valid); err != nil {
+	if err != nil {
+		return nil, site{}, classify(err)
+	}
+	st.Member = store.Role(role.String)
+	if err := checkPath(p, levelCluster, st, collectionFound, clusterID.Valid); err != nil {
 		return nil, site{}, err
 	}
 	if !rid.Valid {
@@ -143,7 +149,7 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	return &store.Record{
 		ID: rid.String, Name: name.String, Type: store.DataType(typ.String), Value: json.RawMessage(value.String),
 		Version: version.Int64, CreatedAt: created.Time.UTC(), UpdatedAt: updated.Time.UTC(), UpdatedBy: updatedBy.String,
-	}, siteOf(p, projectID, clusterID.String), nil
+	}, siteOf(p, st.ProjectID, clusterID.String), nil
 }
 
 var recordSortColumns = map[store.SortField]string{
