@@ -140,6 +140,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		MaxImportBytes: c.maxImport,
 		RequireIfMatch: c.requireMatch,
 		MaxVersions:    c.maxVersions,
+		Console:        c.console,
 	})
 	if !c.security.RequireAuth {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

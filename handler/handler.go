@@ -51,6 +51,9 @@ type Config struct {
 	MaxVersions int
 	// Version is reported by /health.
 	Version string
+	// Console serves the browser console at /console/ (package
+	// handler/console, API.md section 19).
+	Console bool
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before

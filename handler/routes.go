@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/handler/console"
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
@@ -276,6 +277,14 @@ func routes(cfg Config) *router {
 		other:  map[int]string{412: "OpPreconditionFailed"},
 	})
 
+	// The console is static files for a browser, not an operation of the
+	// API: it stays out of the route table and so out of the OpenAPI
+	// document (whose clients it would only clutter), and it is neither
+	// authenticated (its page logs in through the API) nor rate limited,
+	// like /health.
+	if cfg.Console {
+		rt.console = console.New()
+	}
 	return rt
 }
 
@@ -291,6 +300,9 @@ type router struct {
 	// routes are the registered routes, in order, each with its
 	// description: the OpenAPI document is built from them (openapi.go).
 	routes []route
+	// console, when set, serves console.Prefix and beneath, before the
+	// canonical-path check (its page is a path with a trailing slash).
+	console http.Handler
 }
 
 // route is one registered "METHOD /path" pattern and the operation the
@@ -337,11 +349,16 @@ func (rt *router) finish() http.Handler {
 	rt.mux.Handle("/", rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		envelope.Error(w, r, envelope.ErrNoRoute)
 	})))
-	mux := rt.mux
+	mux, consoleHandler := rt.mux, rt.console
 	notCanonical := rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		envelope.Error(w, r, envelope.ErrNoRoute)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; consoleHandler != nil && (p+"/" == console.Prefix || strings.HasPrefix(p, console.Prefix)) {
+			reqinfo.From(r.Context()).Pattern = "GET " + console.Prefix
+			consoleHandler.ServeHTTP(w, r)
+			return
+		}
 		if !canonical(r.URL.EscapedPath()) {
 			notCanonical.ServeHTTP(w, r)
 			return
