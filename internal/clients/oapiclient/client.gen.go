@@ -1443,6 +1443,7 @@ type BatchOperationOp string
 
 // BatchRequest A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.
 type BatchRequest struct {
+	// CreateParents Create the missing collection and cluster of create and upsert operations; false when left out.
 	CreateParents *bool            `json:"create_parents,omitempty"`
 	Operations    []BatchOperation `json:"operations"`
 }

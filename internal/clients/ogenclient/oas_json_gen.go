@@ -2083,7 +2083,6 @@ func (s *BatchRequest) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode BatchRequest to nil")
 	}
 	var requiredBitSet [1]uint8
-	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {

@@ -1560,6 +1560,7 @@ func (s *BatchOperationOp) UnmarshalText(data []byte) error {
 // and upsert.
 // Ref: #/components/schemas/BatchRequest
 type BatchRequest struct {
+	// Create the missing collection and cluster of create and upsert operations; false when left out.
 	CreateParents OptBool          `json:"create_parents"`
 	Operations    []BatchOperation `json:"operations"`
 }
