@@ -13,9 +13,10 @@ import (
 
 // records serves the record routes and the cluster data route.
 type records struct {
-	store store.Store
-	creds credentials
-	pre   preconditions
+	store   store.Store
+	creds   credentials
+	pre     preconditions
+	cursors cursors
 }
 
 // respond writes one record, its value masked or revealed, with its
@@ -316,11 +317,24 @@ func (rec records) handleList() queryHandler {
 		if err == nil {
 			reveal, err = parseReveal(query)
 		}
+		p := pathOf(r)
+		var lc *listCursor
+		if err == nil {
+			lc, err = rec.cursors.open(query, &q.ListQuery, []string{"records", p.Project, p.Collection, p.Cluster}, recordFilters(q)...)
+		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
 		}
-		total, items, err := store.StreamRecords(r.Context(), rec.store, pathOf(r), q)
+		lc.recoverText(&q.ListQuery, func(id string) *store.Record {
+			at := p
+			at.Record = id
+			got, _ := rec.store.FindRecord(r.Context(), at)
+			return got
+		})
+		sq := q
+		sq.Limit++ // one more, to tell whether there is a next page
+		total, items, err := store.StreamRecords(r.Context(), rec.store, p, sq)
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -334,8 +348,23 @@ func (rec records) handleList() queryHandler {
 			out.value(v)
 			out.b = appendRecordTail(out.b, it)
 			return nil
-		})
+		}, func(last *store.Record) string { return lc.next(store.RecordAt(q.SortBy, last)) })
 	}
+}
+
+// recordFilters are the record filters of q as a cursor binds them.
+func recordFilters(q store.RecordQuery) []string {
+	f := []string{string(q.Type), "", "", q.ValueContains, "", ""}
+	if q.HasValue {
+		f[1], f[2] = "=", q.Value
+	}
+	if q.Min != nil {
+		f[4] = "min " + q.Min.Text
+	}
+	if q.Max != nil {
+		f[5] = "max " + q.Max.Text
+	}
+	return f
 }
 
 // handleClusterData serves GET K: the cluster with every record's value,

@@ -997,17 +997,18 @@ type ClusterEnvelope struct {
 // ClusterEnvelopeSuccess defines model for ClusterEnvelope.Success.
 type ClusterEnvelopeSuccess bool
 
-// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  *int      `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      *int      `json:"total"`
 }
 
 // ClusterListEnvelope The success envelope.
 type ClusterListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data ClusterList `json:"data"`
 
 	// Message A short success message.
@@ -1066,17 +1067,18 @@ type CollectionEnvelope struct {
 // CollectionEnvelopeSuccess defines model for CollectionEnvelope.Success.
 type CollectionEnvelopeSuccess bool
 
-// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // CollectionListEnvelope The success envelope.
 type CollectionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data CollectionList `json:"data"`
 
 	// Message A short success message.
@@ -1392,17 +1394,18 @@ type ProjectEnvelope struct {
 // ProjectEnvelopeSuccess defines model for ProjectEnvelope.Success.
 type ProjectEnvelopeSuccess bool
 
-// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  *int      `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      *int      `json:"total"`
 }
 
 // ProjectListEnvelope The success envelope.
 type ProjectListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data ProjectList `json:"data"`
 
 	// Message A short success message.
@@ -1482,17 +1485,18 @@ type RecordItemEnvelope struct {
 // RecordItemEnvelopeSuccess defines model for RecordItemEnvelope.Success.
 type RecordItemEnvelopeSuccess bool
 
-// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // RecordListEnvelope The success envelope.
 type RecordListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data RecordList `json:"data"`
 
 	// Message A short success message.

@@ -1586,6 +1586,10 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -1595,11 +1599,12 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfClusterList = [4]string{
+var jsonFieldsNameOfClusterList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes ClusterList from json.
@@ -1641,8 +1646,18 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -1654,7 +1669,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -1673,7 +1688,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -2181,6 +2196,10 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -2190,11 +2209,12 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCollectionList = [4]string{
+var jsonFieldsNameOfCollectionList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes CollectionList from json.
@@ -2236,8 +2256,18 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -2249,7 +2279,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -2268,7 +2298,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -6720,6 +6750,10 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -6729,11 +6763,12 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfProjectList = [4]string{
+var jsonFieldsNameOfProjectList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes ProjectList from json.
@@ -6775,8 +6810,18 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -6788,7 +6833,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -6807,7 +6852,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -7439,6 +7484,10 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -7448,11 +7497,12 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRecordList = [4]string{
+var jsonFieldsNameOfRecordList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes RecordList from json.
@@ -7494,8 +7544,18 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -7507,7 +7567,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -7526,7 +7586,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -916,12 +916,15 @@ func (s *ClusterEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ClusterList
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -932,6 +935,11 @@ func (s *ClusterList) GetItems() []Cluster {
 // GetLimit returns the value of Limit.
 func (s *ClusterList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ClusterList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -952,6 +960,11 @@ func (s *ClusterList) SetItems(val []Cluster) {
 // SetLimit sets the value of Limit.
 func (s *ClusterList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ClusterList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -1247,12 +1260,15 @@ func (s *CollectionEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/CollectionList
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1263,6 +1279,11 @@ func (s *CollectionList) GetItems() []Collection {
 // GetLimit returns the value of Limit.
 func (s *CollectionList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *CollectionList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -1283,6 +1304,11 @@ func (s *CollectionList) SetItems(val []Collection) {
 // SetLimit sets the value of Limit.
 func (s *CollectionList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *CollectionList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -4573,12 +4599,15 @@ func (s *ProjectEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ProjectList
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -4589,6 +4618,11 @@ func (s *ProjectList) GetItems() []Project {
 // GetLimit returns the value of Limit.
 func (s *ProjectList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ProjectList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -4609,6 +4643,11 @@ func (s *ProjectList) SetItems(val []Project) {
 // SetLimit sets the value of Limit.
 func (s *ProjectList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ProjectList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -4944,12 +4983,15 @@ func (s *RecordItemEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/RecordList
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -4960,6 +5002,11 @@ func (s *RecordList) GetItems() []RecordItem {
 // GetLimit returns the value of Limit.
 func (s *RecordList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *RecordList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -4980,6 +5027,11 @@ func (s *RecordList) SetItems(val []RecordItem) {
 // SetLimit sets the value of Limit.
 func (s *RecordList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *RecordList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
