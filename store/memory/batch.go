@@ -116,7 +116,7 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 		Cluster: store.Cluster{ID: store.NewID(), Name: op.Cluster, CreatedAt: tx.now, UpdatedAt: tx.now},
 		parent:  c,
 		records: make(map[string]*record),
-		byID:    make(map[string]*record),
+		byID:    make(map[recordID]*record),
 	}
 	c.clusters[k.Name] = k
 	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
@@ -135,7 +135,7 @@ func (tx *memTx) recordCluster(op store.Op) (*cluster, error) {
 
 // find returns the record op names in k, or nil.
 func find(k *cluster, name string) *record {
-	if id, ok := store.CanonicalUUID(name); ok {
+	if id, ok := parseID(name); ok {
 		if r, ok := k.byID[id]; ok {
 			return r
 		}
@@ -197,7 +197,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	case r == nil:
 		return store.OpResult{}, &store.NotFoundError{Kind: "record", Name: op.Record}
 	case op.Kind == store.OpDelete:
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		k.remove(r)
@@ -208,10 +208,9 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		return store.OpResult{}, errors.New("memory: an update without a function")
 	}
 	saved := *r
-	saved.history = slices.Clone(r.history)
 	err = tx.s.updateRecord(k, r, w, op.Update)
 	if errors.Is(err, store.ErrUnchanged) {
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		return store.OpResult{Record: r.Clone(), Unchanged: true}, nil
@@ -266,7 +265,7 @@ func (s *Store) snapshot(p store.Path) ([]store.ExportItem, error) {
 			for _, r := range k.byName() {
 				// The published state is immutable (copy-on-write), so it
 				// is shared, not copied.
-				items = append(items, store.ExportItem{Collection: cn, Cluster: kn, Record: r.Record})
+				items = append(items, store.ExportItem{Collection: cn, Cluster: kn, Record: r.state()})
 			}
 		}
 	}
