@@ -186,7 +186,6 @@ func (r *record) set(name string, t store.DataType, value json.RawMessage) {
 	}
 }
 
-
 // key returns what the value filters and sortBy=value read. Its text
 // shares the value's bytes, but for a JSON string with escapes.
 func (r *record) key() store.ValueKey {
@@ -273,4 +272,3 @@ func idTexts(recs []*record) []string {
 
 // micros returns t as Unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
-
