@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -118,29 +119,32 @@ func memberJSON(m *store.Member) memberOut {
 
 // members serves the members and API token routes.
 type members struct {
-	store  store.Store
-	access store.Access
-	users  store.UserDirectory
-	now    func() time.Time
+	store   store.Store
+	access  store.Access
+	users   store.UserDirectory
+	cursors cursors
+	now     func() time.Time
 }
 
 // handleList serves GET P/members: the owner and the members, by
 // username; limit and offset apply.
 func (m members) handleList() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
-		q, err := parsePage(query)
+		q, lc, err := m.openPage(query, "members", pathOf(r).Project)
 		if err != nil {
 			reject(w, r, m.store, err)
 			return
 		}
-		items, total, err := m.access.FindMembers(r.Context(), pathOf(r), q)
+		items, total, err := m.access.FindMembers(r.Context(), pathOf(r), pageQuery(q))
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
+		// By username: the cursor holds the last one listed.
+		items = resumeAfter(items, q, func(it *store.Member) bool { return it.Username > q.After.Name })
 		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.Member) error {
 			return appendJSONValue(out, memberJSON(it))
-		}, nil)
+		}, func(last *store.Member) string { return lc.next(store.Position{Name: last.Username}) })
 	}
 }
 
@@ -359,19 +363,25 @@ func (m members) handleCreateToken() queryHandler {
 // strings.
 func (m members) handleListTokens() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
-		q, err := parsePage(query)
+		q, lc, err := m.openPage(query, "tokens", pathOf(r).Project)
 		if err != nil {
 			reject(w, r, m.store, err)
 			return
 		}
-		items, total, err := m.access.FindTokens(r.Context(), pathOf(r), q)
+		items, total, err := m.access.FindTokens(r.Context(), pathOf(r), pageQuery(q))
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
+		// Oldest first, ties by id: the cursor holds the last one listed.
+		items = resumeAfter(items, q, func(it *store.APIToken) bool {
+			return it.CreatedAt.After(q.After.Time) || it.CreatedAt.Equal(q.After.Time) && it.ID > q.After.ID
+		})
 		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.APIToken) error {
 			return appendJSONValue(out, tokenJSON(it))
-		}, nil)
+		}, func(last *store.APIToken) string {
+			return lc.next(store.Position{ID: last.ID, Time: last.CreatedAt})
+		})
 	}
 }
 
@@ -385,4 +395,47 @@ func (m members) handleDeleteToken() queryHandler {
 		}
 		envelope.NoContent(w)
 	}
+}
+
+// openPage reads the page of a members or tokens list (limit, offset,
+// cursor), bound to the list's kind and project.
+func (m members) openPage(query url.Values, kind, project string) (store.ListQuery, *listCursor, error) {
+	q, err := parsePage(query)
+	if err != nil {
+		return q, nil, err
+	}
+	if kind == "tokens" {
+		q.SortBy = store.SortCreatedAt // the cursor keeps the time
+	}
+	lc, err := m.cursors.open(query, &q, []string{kind, project})
+	return q, lc, err
+}
+
+// pageQuery is what to ask the store for a page of members or tokens:
+// one item more than the page, to tell whether there is a next one; or,
+// after a cursor, the whole list, which resumeAfter cuts. A project has
+// few members and tokens, so the whole list is cheap, and cutting it by
+// position (not by offset) never repeats or skips one when others come
+// and go between pages.
+func pageQuery(q store.ListQuery) store.ListQuery {
+	if q.After != nil {
+		return store.ListQuery{Limit: math.MaxInt32}
+	}
+	q.Limit++
+	return q
+}
+
+// resumeAfter drops, after a cursor, the items up to its position (the
+// first for which after is true starts the page), and keeps one more than
+// the page.
+func resumeAfter[T any](items []T, q store.ListQuery, after func(T) bool) []T {
+	if q.After == nil {
+		return items
+	}
+	for i, it := range items {
+		if after(it) {
+			return items[i:min(len(items), i+q.Limit+1)]
+		}
+	}
+	return nil
 }

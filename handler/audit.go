@@ -14,15 +14,27 @@ import (
 
 // handleAudit serves GET P/audit (API.md section 15): the project's audit
 // log, newest first, for its admins.
-func handleAudit(s store.Store, log store.AuditLog) queryHandler {
+func handleAudit(s store.Store, log store.AuditLog, cur cursors) queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		lq, aq, err := parseAuditQuery(query)
+		p := pathOf(r)
+		var lc *listCursor
+		if err == nil {
+			lc, err = cur.open(query, &lq, []string{"audit", p.Project}, string(aq.Action), aq.Actor,
+				aq.Since.String(), aq.Until.String(), strconv.FormatInt(aq.After, 10))
+		}
+		if err == nil && lq.After != nil {
+			// The cursor holds the revision of the last entry listed.
+			if aq.Before, err = strconv.ParseInt(lq.After.ID, 10, 64); err != nil || aq.Before < 1 {
+				err = envelope.BadRequest(msgCursorMalformed)
+			}
+		}
 		if err != nil {
 			reject(w, r, s, err)
 			return
 		}
-		p := pathOf(r)
 		p.Need = store.RightAdmin
+		aq.Limit++ // one more, to tell whether there is a next page
 		items, total, err := log.FindAuditEntries(r.Context(), p, aq)
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -31,7 +43,9 @@ func handleAudit(s store.Store, log store.AuditLog) queryHandler {
 		streamPage(w, r, total, lq, store.Items(items), func(out *stream, e *store.AuditEntry) error {
 			out.b = appendAudit(out.b, e)
 			return nil
-		}, nil)
+		}, func(last *store.AuditEntry) string {
+			return lc.next(store.Position{ID: strconv.FormatInt(last.Revision, 10)})
+		})
 	}
 }
 

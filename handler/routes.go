@@ -286,11 +286,11 @@ func routes(cfg Config) *router {
 		other:  map[int]string{412: "OpPreconditionFailed"},
 	})
 
-	acc := members{store: s, access: cfg.Access, users: cfg.Users, now: time.Now}
+	acc := members{store: s, access: cfg.Access, users: cfg.Users, cursors: cur, now: time.Now}
 	rt.handle("GET "+pathP+"/members", protect(acc.handleList()), operation{
 		id: "listMembers", tag: "members", summary: "List the members of a project",
 		description: "Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403).",
-		need:        store.RightRead, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "MemberList",
+		need:        store.RightRead, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor"}, status: 200, success: "MemberList",
 		errors: underProject,
 	})
 	rt.handle("PUT "+pathP+"/members/{username}", protect(acc.handlePut()), operation{
@@ -314,7 +314,7 @@ func routes(cfg Config) *router {
 	rt.handle("GET "+pathP+"/tokens", protect(acc.handleListTokens()), operation{
 		id: "listAPITokens", tag: "members", summary: "List the API tokens of a project",
 		description: "Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed.",
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "APITokenList",
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor"}, status: 200, success: "APITokenList",
 		errors: underProject,
 	})
 	rt.handle("DELETE "+pathP+"/tokens/{id}", protect(acc.handleDeleteToken()), operation{
@@ -324,10 +324,10 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 	if audit != nil {
-		rt.handle("GET "+pathP+"/audit", protect(handleAudit(s, audit)), operation{
+		rt.handle("GET "+pathP+"/audit", protect(handleAudit(s, audit, cur)), operation{
 			id: "listAudit", tag: "audit", summary: "Read the project's audit log",
 			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).",
-			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "auditAction", "auditActor", "since", "until", "after"},
+			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor", "auditAction", "auditActor", "since", "until", "after"},
 			status: 200, success: "AuditList",
 			errors: underProject,
 		})

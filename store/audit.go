@@ -141,6 +141,9 @@ type AuditQuery struct {
 	Since, Until time.Time
 	// After, when above 0, keeps the entries of a later revision.
 	After int64
+	// Before, when above 0, keeps the entries of an earlier revision
+	// (where a cursor resumes the newest-first list).
+	Before int64
 }
 
 // Matches reports whether e passes q's filters.
@@ -150,7 +153,8 @@ func (q AuditQuery) Matches(e *AuditEntry) bool {
 		q.Actor != "" && e.Actor != q.Actor,
 		!q.Since.IsZero() && e.Time.Before(q.Since),
 		!q.Until.IsZero() && e.Time.After(q.Until),
-		e.Revision <= q.After:
+		e.Revision <= q.After,
+		q.Before > 0 && e.Revision >= q.Before:
 		return false
 	}
 	return true

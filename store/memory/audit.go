@@ -21,10 +21,17 @@ func (s *Store) FindAuditEntries(_ context.Context, p store.Path, q store.AuditQ
 	if err != nil {
 		return nil, 0, err
 	}
+	// The total counts every match, also those a cursor (Before) skips.
+	before := q.Before
+	q.Before = 0
 	var match []*store.AuditEntry
+	total := 0
 	for _, e := range slices.Backward(pr.log) {
 		if q.Matches(e) {
-			match = append(match, e)
+			total++
+			if before == 0 || e.Revision < before {
+				match = append(match, e)
+			}
 		}
 	}
 	page := window(match, store.ListQuery{Limit: q.Limit, Offset: q.Offset})
@@ -33,7 +40,7 @@ func (s *Store) FindAuditEntries(_ context.Context, p store.Path, q store.AuditQ
 		c := *e
 		out[i] = &c
 	}
-	return out, len(match), nil
+	return out, total, nil
 }
 
 // RecordReveal implements store.AuditLog.

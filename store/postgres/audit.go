@@ -121,15 +121,25 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 	if !aq.Until.IsZero() {
 		filter("at <= $?", aq.Until)
 	}
+	// The total counts every match, also those a cursor (Before) skips:
+	// an uncorrelated subquery, run once.
+	counted, countArgs := where.String(), len(args)
+	total := `(SELECT count(*) FROM hds_audit WHERE ` + counted + `)`
+	if aq.Before == 0 {
+		total = `count(*) OVER ()`
+	}
+	if aq.Before > 0 {
+		filter("revision < $?", aq.Before)
+	}
 	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+auditColumns+`, count(*) OVER () FROM hds_audit WHERE `+where.String()+
+	rows, err := q.rows(ctx, `SELECT `+auditColumns+`, `+total+` FROM hds_audit WHERE `+where.String()+
 		` ORDER BY revision DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, aq.Limit, aq.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) },
 		func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+where.String(), args...)
+			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
 		})
 }
 

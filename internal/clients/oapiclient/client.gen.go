@@ -2324,6 +2324,9 @@ type CollectionPath = Name
 // CountQuery defines model for CountQuery.
 type CountQuery = bool
 
+// CursorQuery defines model for CursorQuery.
+type CursorQuery = string
+
 // DryRunQuery defines model for DryRunQuery.
 type DryRunQuery = bool
 
@@ -2591,6 +2594,9 @@ type ListAuditParams struct {
 	// Offset Matches to skip, a decimal integer.
 	Offset *OffsetQuery `form:"offset,omitempty" json:"offset,omitempty"`
 
+	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
+	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
+
 	// Action Only entries of this action.
 	Action *ListAuditParamsAction `form:"action,omitempty" json:"action,omitempty"`
 
@@ -2836,6 +2842,9 @@ type ListMembersParams struct {
 
 	// Offset Matches to skip, a decimal integer.
 	Offset *OffsetQuery `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
+	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListAPITokensParams defines parameters for ListAPITokens.
@@ -2845,6 +2854,9 @@ type ListAPITokensParams struct {
 
 	// Offset Matches to skip, a decimal integer.
 	Offset *OffsetQuery `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
+	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
@@ -5360,6 +5372,18 @@ func NewListAuditRequest(server string, project ProjectPath, params *ListAuditPa
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Action != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -7505,6 +7529,18 @@ func NewListMembersRequest(server string, project ProjectPath, params *ListMembe
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7664,6 +7700,18 @@ func NewListAPITokensRequest(server string, project ProjectPath, params *ListAPI
 		if params.Offset != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -210,6 +210,10 @@ type ListAPITokensParams struct {
 	Limit OptInt `json:",omitempty,omitzero"`
 	// Matches to skip, a decimal integer.
 	Offset OptInt `json:",omitempty,omitzero"`
+	// The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and
+	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
+	// INVALID_REQUEST.
+	Cursor OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 }
@@ -220,6 +224,10 @@ type ListAuditParams struct {
 	Limit OptInt `json:",omitempty,omitzero"`
 	// Matches to skip, a decimal integer.
 	Offset OptInt `json:",omitempty,omitzero"`
+	// The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and
+	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
+	// INVALID_REQUEST.
+	Cursor OptString `json:",omitempty,omitzero"`
 	// Only entries of this action.
 	Action OptAuditActionQuery `json:",omitempty,omitzero"`
 	// Only entries of this actor: a user id, or token:.
@@ -278,6 +286,10 @@ type ListMembersParams struct {
 	Limit OptInt `json:",omitempty,omitzero"`
 	// Matches to skip, a decimal integer.
 	Offset OptInt `json:",omitempty,omitzero"`
+	// The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and
+	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
+	// INVALID_REQUEST.
+	Cursor OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 }
