@@ -14,13 +14,13 @@ import (
 // change noting how to undo it, and a failure (or a dry run) undoes them
 // all, newest first, before the lock is released.
 func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
 	}
-	tx := &memTx{s: s, pr: pr, b: b, now: s.now(), bytes: pr.bytes}
+	tx := &memTx{s: s, pr: pr, b: b, c: p.Caller, now: s.now(), bytes: pr.bytes, revision: pr.Revision}
 	results := make([]store.OpResult, len(b.Ops))
 	for i, op := range b.Ops {
 		res, err := tx.apply(op)
@@ -41,11 +41,15 @@ type memTx struct {
 	s    *Store
 	pr   *project
 	b    store.Batch
+	c    store.Caller
 	now  time.Time
 	undo []func()
 	// bytes is the project's byte count before the batch, restored by a
 	// rollback (store.Quotas).
 	bytes int64
+	// revision is the project's revision before the batch: a rollback
+	// drops the audit entries after it.
+	revision int64
 }
 
 // rollback undoes every change of the batch, newest first.
@@ -55,6 +59,7 @@ func (tx *memTx) rollback() {
 	}
 	tx.undo = nil
 	tx.pr.bytes = tx.bytes
+	tx.s.unaudit(tx.pr, tx.revision)
 }
 
 func (tx *memTx) collection(name string) (*collection, error) {
@@ -93,6 +98,7 @@ func (tx *memTx) ensureCollection(name string) (*collection, bool, error) {
 	}
 	tx.pr.collections[name] = c
 	tx.undo = append(tx.undo, func() { delete(tx.pr.collections, name) })
+	tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
 	return c, true, nil
 }
 
@@ -116,10 +122,11 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 		Cluster: store.Cluster{ID: store.NewID(), Name: op.Cluster, CreatedAt: tx.now, UpdatedAt: tx.now},
 		parent:  c,
 		records: make(map[string]*record),
-		byID:    make(map[string]*record),
+		byID:    make(map[recordID]*record),
 	}
 	c.clusters[k.Name] = k
 	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
+	tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: k.Name})
 	return k, true, nil
 }
 
@@ -135,7 +142,7 @@ func (tx *memTx) recordCluster(op store.Op) (*cluster, error) {
 
 // find returns the record op names in k, or nil.
 func find(k *cluster, name string) *record {
-	if id, ok := store.CanonicalUUID(name); ok {
+	if id, ok := parseID(name); ok {
 		if r, ok := k.byID[id]; ok {
 			return r
 		}
@@ -161,6 +168,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		delete(tx.pr.collections, c.Name)
 		tx.pr.bytes -= c.bytes()
 		tx.undo = append(tx.undo, func() { tx.pr.collections[c.Name] = c })
+		tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: c.Name})
 		return store.OpResult{}, nil
 	case store.OpDeleteCluster:
 		k, err := tx.cluster(op)
@@ -170,6 +178,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		delete(k.parent.clusters, k.Name)
 		tx.pr.bytes -= k.bytes()
 		tx.undo = append(tx.undo, func() { k.parent.clusters[k.Name] = k })
+		tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionClusterDelete, Collection: k.parent.Name, Cluster: k.Name})
 		return store.OpResult{}, nil
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
 	default:
@@ -188,7 +197,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		if op.New == nil {
 			return store.OpResult{}, errors.New("memory: a create without a record")
 		}
-		created, err := tx.s.createRecord(k, op.Record, op.New, w, tx.now)
+		created, err := tx.s.createRecord(k, op.Record, op.New, tx.c, tx.now)
 		if err != nil {
 			return store.OpResult{}, err
 		}
@@ -197,21 +206,21 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	case r == nil:
 		return store.OpResult{}, &store.NotFoundError{Kind: "record", Name: op.Record}
 	case op.Kind == store.OpDelete:
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		k.remove(r)
 		tx.undo = append(tx.undo, func() { k.add(r) })
+		tx.s.auditRecord(k, r, tx.c, store.ActionRecordDelete)
 		return store.OpResult{}, nil
 	}
 	if op.Update == nil {
 		return store.OpResult{}, errors.New("memory: an update without a function")
 	}
 	saved := *r
-	saved.history = slices.Clone(r.history)
-	err = tx.s.updateRecord(k, r, w, op.Update)
+	err = tx.s.updateRecord(k, r, tx.c, w, op.Update)
 	if errors.Is(err, store.ErrUnchanged) {
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		return store.OpResult{Record: r.Clone(), Unchanged: true}, nil
@@ -229,10 +238,10 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 }
 
 // ExportProject implements store.Store. The project is copied under the
-// read lock (names and record pointers; a record's published state is
-// never changed in place, so it is shared), and visited after the lock is
-// released, so that a slow visit blocks no writer. The copy is one slice
-// of pointers per cluster, of exact size: 8 bytes a record.
+// read lock (names, and each record's compact state, whose value bytes are
+// immutable and so shared), and visited after the lock is released, so
+// that a slow visit blocks no writer. The copy is one slice of compact
+// records per cluster, of exact size.
 func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.ExportItem) error) error {
 	snap, err := s.snapshot(p)
 	if err != nil {
@@ -242,10 +251,10 @@ func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.
 		if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster}); err != nil {
 			return err
 		}
-		for i, r := range k.records {
-			k.records[i] = nil // visited: the snapshot no longer holds it
-			// The visitor may keep or change the record.
-			if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster, Record: r.Clone()}); err != nil {
+		for i := range k.records {
+			r := k.records[i].Clone() // the visitor may keep or change it
+			k.records[i] = record{}   // visited: the snapshot no longer holds its value
+			if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster, Record: r}); err != nil {
 				return err
 			}
 		}
@@ -257,7 +266,7 @@ func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.
 // records in name order, as a snapshot holds them.
 type snapCluster struct {
 	collection, cluster string
-	records             []*store.Record
+	records             []record
 }
 
 // snapshot copies the project's tree under the read lock, in name order.
@@ -274,9 +283,9 @@ func (s *Store) snapshot(p store.Path) ([]snapCluster, error) {
 		snap = append(snap, snapCluster{collection: cn})
 		for _, kn := range slices.Sorted(maps.Keys(c.clusters)) {
 			recs := c.clusters[kn].byName()
-			k := snapCluster{collection: cn, cluster: kn, records: make([]*store.Record, len(recs))}
+			k := snapCluster{collection: cn, cluster: kn, records: make([]record, len(recs))}
 			for i, r := range recs {
-				k.records[i] = r.Record
+				k.records[i] = *r
 			}
 			snap = append(snap, k)
 		}

@@ -42,17 +42,24 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool) ([]store.OpResult, error) {
 	results := make([]store.OpResult, len(b.Ops))
 	err := s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT id, owner_id, bytes FROM hds_projects WHERE name = $1 FOR NO KEY UPDATE`, lookupName(p.Project))
+		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
+			lookupName(p.Project), p.Caller.UserID)
 		if err != nil {
 			return err
 		}
-		var projectID, owner string
+		var projectID string
 		var bytes int64
-		if err := row.Scan(&projectID, &owner, &bytes); err != nil {
-			return notFoundOr(err, "project", p.Project)
+		var st store.Standing
+		var role sql.NullString
+		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &role); {
+		case errors.Is(err, sql.ErrNoRows):
+			return p.Check(false, st)
+		case err != nil:
+			return classify(err)
 		}
-		if !p.Caller.IsZero() && owner != p.Caller.UserID {
-			return store.ErrPermissionDenied
+		st.ProjectID, st.Member = projectID, store.Role(role.String)
+		if err := p.Check(true, st); err != nil {
+			return err
 		}
 		now, quotas := s.now(), s.currentQuotas()
 		run := func(i int, apply func(ctx context.Context, op store.Op) (store.OpResult, error)) error {
@@ -70,10 +77,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 			results[i] = res
 			return nil
 		}
-		// The records changed by the set-based runs, in order; the
-		// container deletes are in results.
-		var changed []setChange
-		each := &pgTx{q: q, b: b, now: now, project: p.Project, projectID: projectID, quotas: quotas}
+		each := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
 		for start := 0; start < len(b.Ops); {
 			if !set || !setBased(b.Ops[start].Kind) {
 				if err := run(start, each.apply); err != nil {
@@ -91,8 +95,8 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 					return err
 				}
 			}
-			tx := &setTx{q: q, b: b, ops: b.Ops[start:end], now: now, project: p.Project, projectID: projectID,
-				quotas: quotas, bytes: bytes, changed: &changed}
+			tx := &setTx{q: q, b: b, c: p.Caller, ops: b.Ops[start:end], now: now, project: p.Project, projectID: projectID,
+				quotas: quotas, bytes: bytes}
 			if err := tx.load(ctx); err != nil {
 				return err
 			}
@@ -128,15 +132,23 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 type pgTx struct {
 	q         queryer
 	b         store.Batch
+	c         store.Caller
 	now       time.Time
 	project   string
 	projectID string
 	quotas    store.Quotas
 }
 
-// path is the Path of op, without an owner (the batch checked it).
+// path is the Path of op, without a caller (the batch checked it; the
+// sites of the records it finds take the batch's caller).
 func (tx *pgTx) path(op store.Op) store.Path {
 	return store.Path{Project: tx.project, Collection: op.Collection, Cluster: op.Cluster, Record: op.Record}
+}
+
+// site is the site of op's record, in the cluster with clusterID.
+func (tx *pgTx) site(op store.Op, clusterID string) site {
+	return site{caller: tx.c, projectID: tx.projectID, project: tx.project,
+		collection: op.Collection, cluster: op.Cluster, clusterID: clusterID}
 }
 
 // lookup returns the ids of the collection and (when it exists) the
@@ -178,6 +190,9 @@ func (tx *pgTx) ensureCollection(ctx context.Context, name string) (string, bool
 	if err == nil {
 		err = tx.q.addBytes(ctx, tx.projectID, int64(len(name)), tx.quotas, tx.project)
 	}
+	if err == nil {
+		_, err = tx.q.audit(ctx, tx.projectID, tx.c, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
+	}
 	return id, err == nil, err
 }
 
@@ -207,6 +222,10 @@ func (tx *pgTx) ensureCluster(ctx context.Context, op store.Op) (string, bool, e
 	if err == nil {
 		err = tx.q.addBytes(ctx, tx.projectID, int64(len(op.Cluster)), tx.quotas, tx.project)
 	}
+	if err == nil {
+		_, err = tx.q.audit(ctx, tx.projectID, tx.c, store.AuditEntry{Action: store.ActionClusterCreate,
+			Collection: op.Collection, Cluster: op.Cluster})
+	}
 	return clusterID, err == nil || created, err
 }
 
@@ -223,13 +242,13 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	case store.OpDeleteCollection:
 		id, _, err := tx.lookup(ctx, op, levelCollection)
 		if err == nil {
-			err = tx.q.deleteCollection(ctx, id, op.Collection, tx.projectID, tx.project)
+			err = tx.q.deleteCollection(ctx, tx.c, id, op.Collection, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpDeleteCluster:
 		_, id, err := tx.lookup(ctx, op, levelCluster)
 		if err == nil {
-			err = tx.q.deleteCluster(ctx, id, op.Cluster, tx.projectID, tx.project)
+			err = tx.q.deleteCluster(ctx, tx.c, id, op.Collection, op.Cluster, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
@@ -238,10 +257,11 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	}
 	creates := op.Kind == store.OpCreate || op.Kind == store.OpUpsert
 	var cur *store.Record
-	var clusterID string
+	var at site
 	if op.Kind != store.OpCreate {
 		var err error
-		cur, clusterID, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		cur, at, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		at.caller = tx.c
 		var nf *store.NotFoundError
 		switch {
 		case err == nil:
@@ -259,6 +279,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 			return store.OpResult{}, errors.New("postgres: a create without a record")
 		}
 		var err error
+		var clusterID string
 		if tx.b.CreateParents {
 			clusterID, _, err = tx.ensureCluster(ctx, op)
 		} else {
@@ -267,7 +288,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err != nil {
 			return store.OpResult{}, err
 		}
-		r, err := tx.q.createRecord(ctx, clusterID, op.Cluster, op.Record, op.New, w, tx.now, tx.quotas, tx.project)
+		r, err := tx.q.createRecord(ctx, tx.site(op, clusterID), op.Record, op.New, tx.now, tx.quotas)
 		if err != nil {
 			return store.OpResult{}, err
 		}
@@ -277,12 +298,12 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err
 		}
-		return store.OpResult{}, tx.q.deleteRecord(ctx, cur, clusterID, op.Record, tx.project)
+		return store.OpResult{}, tx.q.deleteRecord(ctx, at, cur, op.Record)
 	}
 	if op.Update == nil {
 		return store.OpResult{}, errors.New("postgres: an update without a function")
 	}
-	r, err := tx.q.updateLocked(ctx, cur, clusterID, w, op.Update, tx.now, tx.quotas, tx.project)
+	r, err := tx.q.updateLocked(ctx, at, cur, w, op.Update, tx.now, tx.quotas)
 	if errors.Is(err, store.ErrUnchanged) {
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err

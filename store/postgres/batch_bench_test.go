@@ -44,7 +44,7 @@ func benchmarkApplyUpserts(b *testing.B, apply func(*postgres.Store, context.Con
 				return nil
 			}}
 	}
-	w := store.Write{Actor: "bench", MaxVersions: store.DefaultMaxVersions}
+	w := store.Write{MaxVersions: store.DefaultMaxVersions}
 	p := store.Path{Caller: caller, Project: "p"}
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()

@@ -23,7 +23,8 @@ import (
 // and a memory store (small quotas, a short history) and checks that
 // every batch has the same outcome on both (its error, or each op's
 // result) and leaves the same project behind (records, their versions
-// and history; the byte count shows through the quota errors): the
+// and history, the audit log; the byte count shows through the quota
+// errors): the
 // set-based batch of PostgreSQL keeps the semantics of applying the ops
 // one by one, which the memory store does. The batches are made of few
 // names, so that ops meet each other's records: created, renamed, updated
@@ -65,7 +66,7 @@ func TestApplyMatchesMemory(t *testing.T) {
 func randomBatch(rng *rand.Rand) store.Batch {
 	pick := func(names ...string) string { return names[rng.IntN(len(names))] }
 	b := store.Batch{CreateParents: rng.IntN(2) == 0, DryRun: rng.IntN(10) == 0,
-		Write: store.Write{Actor: "owner", MaxVersions: rng.IntN(3)}}
+		Write: store.Write{MaxVersions: rng.IntN(3)}}
 	for range 1 + rng.IntN(6) {
 		op := store.Op{Collection: pick("c", "d"), Cluster: pick("k1", "k2"), Record: pick("a", "b", "c", "d")}
 		n := rng.IntN(100)
@@ -155,6 +156,11 @@ func projectState(t *testing.T, s store.Store, p store.Path) []string {
 		return nil
 	}), "ExportProject")
 	var out []string
+	es, _, err := s.(store.AuditLog).FindAuditEntries(context.Background(), p, store.AuditQuery{Limit: 1000})
+	require.NoError(t, err, "FindAuditEntries")
+	for _, e := range es[:min(len(es), 40)] { // the newest
+		out = append(out, fmt.Sprintf("audit %d %s %s/%s/%s v%d", e.Revision, e.Action, e.Collection, e.Cluster, e.Record, e.Version))
+	}
 	for _, it := range items {
 		line := it.Collection + "/" + it.Cluster
 		if r := it.Record; r != nil {

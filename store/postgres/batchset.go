@@ -46,6 +46,7 @@ func setBased(kind store.OpKind) bool {
 type setTx struct {
 	q queryer
 	b store.Batch
+	c store.Caller
 	// ops are the ops of b it runs: a run of set-based ones.
 	ops       []store.Op
 	now       time.Time
@@ -65,19 +66,19 @@ type setTx struct {
 	recs        []*setRec
 	newColls    []*setColl
 	newClusters []*setCluster
-	// changed collects the changes of records of the whole batch, in the
-	// order of the ops that made them (Store.apply owns it): what an
-	// audit entry per changed record is written from, in one INSERT at
-	// the end of the batch. op is the index in b of the op apply runs.
-	changed *[]setChange
+	// entries are the audit entries of the run's changes, in the order
+	// of the ops that made them (a collection or cluster created, a
+	// record created, updated, renamed or deleted; none for an unchanged
+	// record): written by flush, in one INSERT. op is the index in b of
+	// the op apply runs.
+	entries []store.AuditEntry
 	op      int
 }
 
-// setChange is a record changed by op Index of a batch: Before is nil
-// for a create, After for a delete.
-type setChange struct {
-	Index         int
-	Before, After *store.Record
+// auditRecord notes the audit entry of action on r, in cluster k.
+func (tx *setTx) auditRecord(k *setCluster, r *store.Record, action store.Action) {
+	tx.entries = append(tx.entries, store.AuditEntry{Action: action, Collection: k.coll.name, Cluster: k.name,
+		Record: r.Name, RecordID: r.ID, Version: r.Version})
 }
 
 // setColl is a collection an op names.
@@ -420,6 +421,7 @@ func (tx *setTx) ensureCollection(name string) (bool, error) {
 	}
 	c.id, c.exists = store.NewID(), true
 	tx.newColls = append(tx.newColls, c)
+	tx.entries = append(tx.entries, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
 	return true, tx.grow(int64(len(name)), tx.quotas)
 }
 
@@ -439,6 +441,7 @@ func (tx *setTx) ensureCluster(op store.Op) (*setCluster, bool, error) {
 	}
 	k.id, k.exists, k.fresh, k.locked, k.count = store.NewID(), true, true, true, 0
 	tx.newClusters = append(tx.newClusters, k)
+	tx.entries = append(tx.entries, store.AuditEntry{Action: store.ActionClusterCreate, Collection: op.Collection, Cluster: op.Cluster})
 	return k, true, tx.grow(int64(len(op.Cluster)), tx.quotas)
 }
 
@@ -576,7 +579,7 @@ func (tx *setTx) create(ctx context.Context, k *setCluster, name string, in *sto
 		return nil, err
 	}
 	r := in.Clone()
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, tx.now, tx.now, w.Actor
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, tx.now, tx.now, tx.c.ID()
 	if r.ID == "" {
 		r.ID = store.NewID()
 	}
@@ -584,7 +587,7 @@ func (tx *setTx) create(ctx context.Context, k *setCluster, name string, in *sto
 		return nil, err
 	}
 	rec := &setRec{k: k, cur: r}
-	*tx.changed = append(*tx.changed, setChange{Index: tx.op, After: r})
+	tx.auditRecord(k, r, store.ActionRecordCreate)
 	k.add(rec)
 	k.count++
 	tx.recs = append(tx.recs, rec)
@@ -643,12 +646,12 @@ func (tx *setTx) update(ctx context.Context, rec *setRec, w store.Write, update 
 	}
 	rec.hist, rec.cut = hist, max(rec.cut, cut)
 	out := &store.Record{ID: cur.ID, Name: next.Name, Type: next.Type, Value: append([]byte(nil), next.Value...),
-		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: tx.now, UpdatedBy: w.Actor}
+		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: tx.now, UpdatedBy: tx.c.ID()}
 	if k := rec.k; out.Name != cur.Name {
 		delete(k.byName, cur.Name)
 		k.byName[out.Name], k.knownNames[out.Name] = rec, true
 	}
-	*tx.changed = append(*tx.changed, setChange{Index: tx.op, Before: cur, After: out})
+	tx.auditRecord(rec.k, out, store.UpdateAction(cur, next))
 	rec.cur = out
 	return out, nil
 }
@@ -656,7 +659,7 @@ func (tx *setTx) update(ctx context.Context, rec *setRec, w store.Write, update 
 // delete is queryer.deleteRecord on the copy.
 func (tx *setTx) delete(rec *setRec) {
 	_ = tx.grow(-size(rec.cur.Name, rec.cur.Value)-tx.historyBytes(rec, rec.cur.Version), store.Quotas{})
-	*tx.changed = append(*tx.changed, setChange{Index: tx.op, Before: rec.cur})
+	tx.auditRecord(rec.k, rec.cur, store.ActionRecordDelete)
 	k := rec.k
 	delete(k.byName, rec.cur.Name)
 	delete(k.byID, rec.cur.ID)
@@ -733,7 +736,7 @@ func (tx *setTx) write(ctx context.Context) error {
 		if _, err := tx.q.exec(ctx, `UPDATE hds_records r SET name = u.name, name_lower = u.name_lower, type = u.type,
 			value = u.value, version = u.version, vtext = u.vtext, vtext_lower = u.vtext_lower, sort_group = u.sort_group,
 			sort_num = u.sort_num, sort_text = u.sort_text, updated_at = $1, updated_by = $2
-			FROM `+recordsUnnest+` WHERE r.id = u.id`, append([]any{tx.now, tx.b.Write.Actor}, updated.args()...)...); err != nil {
+			FROM `+recordsUnnest+` WHERE r.id = u.id`, append([]any{tx.now, tx.c.ID()}, updated.args()...)...); err != nil {
 			return err
 		}
 	}
@@ -742,7 +745,7 @@ func (tx *setTx) write(ctx context.Context) error {
 			vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
 			SELECT u.id, u.cluster_id, u.name, u.name_lower, u.type, u.value, u.version,
 			u.vtext, u.vtext_lower, u.sort_group, u.sort_num, u.sort_text, $1, $1, $2 FROM `+recordsUnnest,
-			append([]any{tx.now, tx.b.Write.Actor}, created.args()...)...); err != nil {
+			append([]any{tx.now, tx.c.ID()}, created.args()...)...); err != nil {
 			return err
 		}
 	}
@@ -765,7 +768,7 @@ func (tx *setTx) write(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return tx.q.auditAll(ctx, tx.projectID, tx.c, tx.entries)
 }
 
 // recordsUnnest is the table u of recordRows' args, from $3 on.

@@ -17,7 +17,7 @@ import (
 // an import) and Store.ExportProject.
 
 // keepHistory is the Write of the batches of this suite.
-var keepHistory = store.Write{Actor: owner, MaxVersions: store.DefaultMaxVersions}
+var keepHistory = store.Write{MaxVersions: store.DefaultMaxVersions}
 
 // createOp returns an OpCreate of the INTEGER n under the fixture's
 // cluster.
@@ -300,7 +300,7 @@ func testBatches(t *testing.T, newStore func(t *testing.T) store.Store) {
 		byID := store.NewID()
 		withID := createOp("a", 20)
 		withID.New.ID = byID
-		res, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Write: store.Write{Actor: owner, MaxVersions: 2}, Ops: []store.Op{
+		res, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Write: store.Write{MaxVersions: 2}, Ops: []store.Op{
 			updateOp(recName, 2), updateOp(recName, 3), updateOp(recName, 4), // the history cut within the batch
 			createOp("a", 10), rename("a", "b", 11), // created, then renamed
 			withID,                      // the name the rename freed
