@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lib/pq"
+
 	"github.com/hds-go/hds/store"
 )
 
@@ -55,6 +57,65 @@ func (q queryer) audit(ctx context.Context, projectID string, c store.Caller, e 
 		*q.written = append(*q.written, &e)
 	}
 	return &e, nil
+}
+
+// auditAllSQL writes entries as auditSQL writes one: the project's
+// revision bumped by their number ($2), the entries numbered from the
+// revision it had, in the order of the arrays.
+const auditAllSQL = `WITH rev AS (
+	UPDATE hds_projects SET revision = revision + $2::bigint WHERE id = $1 RETURNING revision - $2::bigint AS base, name
+), ins AS (
+	INSERT INTO hds_audit (project_id, revision, at, action, actor, actor_name, project,
+		collection, cluster, record, record_id, version, target, request_id)
+	SELECT $1, rev.base + u.n, $3, u.action, $4, $5, rev.name, u.collection, u.cluster, u.record, u.record_id, u.version, NULL, $6
+	FROM rev, unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::uuid[], $12::bigint[])
+		WITH ORDINALITY u(action, collection, cluster, record, record_id, version, n)
+	RETURNING revision, project
+)
+SELECT revision, project, pg_notify('` + eventsChannel + `', $1::text || ' ' || revision)::text
+FROM ins ORDER BY revision DESC LIMIT 1`
+
+// auditAll writes entries, made by c, as the next entries of the audit
+// log of the project with projectID, in order, in one statement (a
+// batch's changes), as audit writes one.
+func (q queryer) auditAll(ctx context.Context, projectID string, c store.Caller, entries []store.AuditEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	now := q.s.now()
+	var actions, collections, clusters, records, recordIDs []sql.NullString
+	var versions []sql.NullInt64
+	for i := range entries {
+		e := &entries[i]
+		e.ProjectID, e.Time = projectID, now
+		e.Stamp(c)
+		actions = append(actions, sql.NullString{String: string(e.Action), Valid: true})
+		for _, f := range []struct {
+			to *[]sql.NullString
+			v  string
+		}{{&collections, e.Collection}, {&clusters, e.Cluster}, {&records, e.Record}, {&recordIDs, e.RecordID}} {
+			*f.to = append(*f.to, sql.NullString{String: f.v, Valid: f.v != ""})
+		}
+		versions = append(versions, sql.NullInt64{Int64: e.Version, Valid: e.Version != 0})
+	}
+	row, err := q.row(ctx, auditAllSQL, projectID, len(entries), now, null(c.ID()), null(c.Name), null(c.RequestID),
+		pq.Array(actions), pq.Array(collections), pq.Array(clusters), pq.Array(records), pq.Array(recordIDs), pq.Array(versions))
+	if err != nil {
+		return err
+	}
+	var last int64
+	var project, notified string
+	if err := row.Scan(&last, &project, &notified); err != nil {
+		return notFoundOr(err, "project", projectID)
+	}
+	for i := range entries {
+		e := &entries[i]
+		e.Revision, e.Project = last-int64(len(entries)-1-i), project
+		if q.written != nil {
+			*q.written = append(*q.written, e)
+		}
+	}
+	return nil
 }
 
 // null is s, or NULL when empty.

@@ -18,19 +18,17 @@ var errDryRun = errors.New("dry run")
 // Apply implements store.Store, in one transaction. The project row is
 // locked first (FOR NO KEY UPDATE, which single writes do not take), so
 // that batches on one project run one after another and never deadlock
-// on each other's record locks. A batch without deletes of containers
-// runs set-based (setTx: a few statements whatever its size); the others
-// run per op (pgTx: each op locks the record it changes, as the single
-// writes do), and so does a set-based batch that met a concurrent write
-// it could not account for (errPerOp).
+// on each other's record locks. The ops run set-based (setTx: a few
+// statements for a run of ops, whatever its length), but for the deletes
+// of containers, which run per op (pgTx: each op locks what it changes,
+// as the single writes do). A batch whose set-based writes met a
+// concurrent write they could not account for (errPerOp) runs again,
+// every op per op.
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	var results []store.OpResult
-	if setBased(b) {
-		results, err = s.apply(ctx, p, b, true)
-	}
-	if !setBased(b) || errors.Is(err, errPerOp) {
+	results, err := s.apply(ctx, p, b, true)
+	if errors.Is(err, errPerOp) {
 		results, err = s.apply(ctx, p, b, false)
 	}
 	if err != nil {
@@ -39,7 +37,8 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 	return results, nil
 }
 
-// apply runs Apply's transaction, set-based or per op.
+// apply runs Apply's transaction, set-based where it can (set) or every
+// op per op.
 func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool) ([]store.OpResult, error) {
 	results := make([]store.OpResult, len(b.Ops))
 	err := s.inTx(ctx, func(q queryer) error {
@@ -63,23 +62,8 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 			return err
 		}
 		now, quotas := s.now(), s.currentQuotas()
-		var apply func(ctx context.Context, op store.Op) (store.OpResult, error)
-		var stx *setTx
-		if set {
-			stx = &setTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas, bytes: bytes}
-			if err := stx.load(ctx); err != nil {
-				return err
-			}
-			apply = stx.apply
-		} else {
-			tx := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
-			apply = tx.apply
-		}
-		for i, op := range b.Ops {
-			if stx != nil {
-				stx.op = i
-			}
-			res, err := apply(ctx, op)
+		run := func(i int, apply func(ctx context.Context, op store.Op) (store.OpResult, error)) error {
+			res, err := apply(ctx, b.Ops[i])
 			if err != nil {
 				var ce callerError
 				if errors.As(err, &ce) {
@@ -91,12 +75,47 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 				return &store.OpError{Index: i, Err: err}
 			}
 			results[i] = res
+			return nil
+		}
+		each := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
+		for start := 0; start < len(b.Ops); {
+			if !set || !setBased(b.Ops[start].Kind) {
+				if err := run(start, each.apply); err != nil {
+					return err
+				}
+				start++
+				continue
+			}
+			end := start + 1
+			for end < len(b.Ops) && setBased(b.Ops[end].Kind) {
+				end++
+			}
+			if start > 0 { // the ops before changed the byte count
+				if bytes, err = q.sum(ctx, `SELECT bytes FROM hds_projects WHERE id = $1`, projectID); err != nil {
+					return err
+				}
+			}
+			tx := &setTx{q: q, b: b, c: p.Caller, ops: b.Ops[start:end], now: now, project: p.Project, projectID: projectID,
+				quotas: quotas, bytes: bytes}
+			if err := tx.load(ctx); err != nil {
+				return err
+			}
+			for i := start; i < end; i++ {
+				tx.op = i
+				if err := run(i, tx.apply); err != nil {
+					return err
+				}
+			}
+			// A dry run writes back only what ops after the run must see.
+			if !b.DryRun || end < len(b.Ops) {
+				if err := tx.flush(ctx); err != nil {
+					return err
+				}
+			}
+			start = end
 		}
 		if b.DryRun {
 			return errDryRun
-		}
-		if stx != nil {
-			return stx.flush(ctx)
 		}
 		return nil
 	})

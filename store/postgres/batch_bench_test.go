@@ -13,8 +13,18 @@ import (
 
 // BenchmarkApplyUpserts applies a batch of 1000 upserts (API.md section
 // 18) in one transaction: 500 update existing records (keeping history),
-// 500 create new ones, in a cluster of its own per iteration.
+// 500 create new ones, in a cluster of its own per iteration; set-based
+// (Apply) and, for comparison, per op (ApplyPerOp).
 func BenchmarkApplyUpserts(b *testing.B) {
+	for _, path := range []struct {
+		name  string
+		apply func(*postgres.Store, context.Context, store.Path, store.Batch) ([]store.OpResult, error)
+	}{{"set", (*postgres.Store).Apply}, {"perop", (*postgres.Store).ApplyPerOp}} {
+		b.Run(path.name, func(b *testing.B) { benchmarkApplyUpserts(b, path.apply) })
+	}
+}
+
+func benchmarkApplyUpserts(b *testing.B, apply func(*postgres.Store, context.Context, store.Path, store.Batch) ([]store.OpResult, error)) {
 	ctx := context.Background()
 	s := postgres.New(pgtest.New(b))
 	caller := store.Caller{UserID: "bench"}
@@ -52,7 +62,7 @@ func BenchmarkApplyUpserts(b *testing.B) {
 			batch.Ops[j].Record = "r" + strconv.Itoa(j)
 		}
 		b.StartTimer()
-		res, err := s.Apply(ctx, p, batch)
+		res, err := apply(s, ctx, p, batch)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The set-based batch. A batch of record ops (and ensure-collection,
-// ensure-cluster) runs in Go on a copy of what it touches, read in a few
+// The set-based batch. A run of record ops (and ensure-collection,
+// ensure-cluster) of a batch runs in Go on a copy of what it touches, read in a few
 // statements (load): the collections and clusters its ops name, the
 // clusters it creates records in locked (FOR UPDATE) and counted, the
 // records its ops name locked (FOR UPDATE) with the sizes of their kept
@@ -23,7 +23,9 @@ import (
 // new name) is read when needed. At the end the changes are written back
 // set-based (flush): one statement each for the new collections, the new
 // clusters, the deleted, updated and created records, the versions
-// pruned and kept, and the project's byte count.
+// pruned and kept, and the project's byte count. A delete of a container
+// between two runs is applied per op (pgTx) after the first run is
+// written back, and the second run reads its own copy.
 //
 // Whatever the copy cannot know for sure (a constraint of the flush
 // violated because of a concurrent write, a locked cluster gone) makes
@@ -33,23 +35,20 @@ import (
 // errPerOp makes Apply run the batch again, on the per-op path.
 var errPerOp = errors.New("postgres: batch needs the per-op path")
 
-// setBased reports whether the batch can run on the set-based path:
-// every op a record op or an ensure op (the deletes of containers run
-// per op).
-func setBased(b store.Batch) bool {
-	for _, op := range b.Ops {
-		if op.Kind == store.OpDeleteCollection || op.Kind == store.OpDeleteCluster {
-			return false
-		}
-	}
-	return true
+// setBased reports whether an op of kind runs on the set-based path:
+// every kind but the deletes of containers, which run per op between
+// the set-based runs of the ops around them.
+func setBased(kind store.OpKind) bool {
+	return kind != store.OpDeleteCollection && kind != store.OpDeleteCluster
 }
 
 // setTx is a batch applied on a copy of what it touches.
 type setTx struct {
-	q         queryer
-	b         store.Batch
-	c         store.Caller
+	q queryer
+	b store.Batch
+	c store.Caller
+	// ops are the ops of b it runs: a run of set-based ones.
+	ops       []store.Op
 	now       time.Time
 	project   string
 	projectID string
@@ -67,19 +66,19 @@ type setTx struct {
 	recs        []*setRec
 	newColls    []*setColl
 	newClusters []*setCluster
-	// changed are the changes of records, in the order of the ops that
-	// made them: what an audit entry per changed record is written from,
-	// in one INSERT at the end of flush. op is the index of the op
-	// apply runs.
-	changed []setChange
+	// entries are the audit entries of the run's changes, in the order
+	// of the ops that made them (a collection or cluster created, a
+	// record created, updated, renamed or deleted; none for an unchanged
+	// record): written by flush, in one INSERT. op is the index in b of
+	// the op apply runs.
+	entries []store.AuditEntry
 	op      int
 }
 
-// setChange is a record changed by op Index of a batch: Before is nil
-// for a create, After for a delete.
-type setChange struct {
-	Index         int
-	Before, After *store.Record
+// auditRecord notes the audit entry of action on r, in cluster k.
+func (tx *setTx) auditRecord(k *setCluster, r *store.Record, action store.Action) {
+	tx.entries = append(tx.entries, store.AuditEntry{Action: action, Collection: k.coll.name, Cluster: k.name,
+		Record: r.Name, RecordID: r.ID, Version: r.Version})
 }
 
 // setColl is a collection an op names.
@@ -141,7 +140,7 @@ func (tx *setTx) load(ctx context.Context) error {
 	tx.clusters = map[[2]string]*setCluster{}
 	var colls, clusters []string
 	var keys [][2]string
-	for _, op := range tx.b.Ops {
+	for _, op := range tx.ops {
 		key := tx.pathKey(op)
 		if op.Kind == store.OpEnsureCollection {
 			key[1] = ""
@@ -183,7 +182,7 @@ func (tx *setTx) load(ctx context.Context) error {
 	// The clusters records may be created in are locked, and counted, as
 	// createRecord does.
 	var lock []string
-	for _, op := range tx.b.Ops {
+	for _, op := range tx.ops {
 		if k := tx.clusters[tx.pathKey(op)]; (op.Kind == store.OpCreate || op.Kind == store.OpUpsert) && k != nil && k.exists && !k.locked {
 			k.locked = true
 			lock = append(lock, k.id)
@@ -222,7 +221,7 @@ func (tx *setTx) load(ctx context.Context) error {
 		}
 	}
 	var ks, names, idKs, ids []string
-	for _, op := range tx.b.Ops {
+	for _, op := range tx.ops {
 		k := tx.clusters[tx.pathKey(op)]
 		if !isRecordOp(op.Kind) || !k.exists {
 			continue
@@ -240,7 +239,7 @@ func (tx *setTx) load(ctx context.Context) error {
 		UNION ALL
 		SELECT r2.id FROM unnest($3::uuid[], $4::uuid[]) n(k, id) JOIN hds_records r2 ON r2.id = n.id AND r2.cluster_id = n.k)
 		ORDER BY r.id FOR UPDATE`, func() {
-		for _, op := range tx.b.Ops {
+		for _, op := range tx.ops {
 			if k := tx.clusters[tx.pathKey(op)]; isRecordOp(op.Kind) && k.exists {
 				k.know(op.Record)
 			}
@@ -422,6 +421,7 @@ func (tx *setTx) ensureCollection(name string) (bool, error) {
 	}
 	c.id, c.exists = store.NewID(), true
 	tx.newColls = append(tx.newColls, c)
+	tx.entries = append(tx.entries, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
 	return true, tx.grow(int64(len(name)), tx.quotas)
 }
 
@@ -441,6 +441,7 @@ func (tx *setTx) ensureCluster(op store.Op) (*setCluster, bool, error) {
 	}
 	k.id, k.exists, k.fresh, k.locked, k.count = store.NewID(), true, true, true, 0
 	tx.newClusters = append(tx.newClusters, k)
+	tx.entries = append(tx.entries, store.AuditEntry{Action: store.ActionClusterCreate, Collection: op.Collection, Cluster: op.Cluster})
 	return k, true, tx.grow(int64(len(op.Cluster)), tx.quotas)
 }
 
@@ -586,7 +587,7 @@ func (tx *setTx) create(ctx context.Context, k *setCluster, name string, in *sto
 		return nil, err
 	}
 	rec := &setRec{k: k, cur: r}
-	tx.changed = append(tx.changed, setChange{Index: tx.op, After: r})
+	tx.auditRecord(k, r, store.ActionRecordCreate)
 	k.add(rec)
 	k.count++
 	tx.recs = append(tx.recs, rec)
@@ -650,7 +651,7 @@ func (tx *setTx) update(ctx context.Context, rec *setRec, w store.Write, update 
 		delete(k.byName, cur.Name)
 		k.byName[out.Name], k.knownNames[out.Name] = rec, true
 	}
-	tx.changed = append(tx.changed, setChange{Index: tx.op, Before: cur, After: out})
+	tx.auditRecord(rec.k, out, store.UpdateAction(cur, next))
 	rec.cur = out
 	return out, nil
 }
@@ -658,7 +659,7 @@ func (tx *setTx) update(ctx context.Context, rec *setRec, w store.Write, update 
 // delete is queryer.deleteRecord on the copy.
 func (tx *setTx) delete(rec *setRec) {
 	_ = tx.grow(-size(rec.cur.Name, rec.cur.Value)-tx.historyBytes(rec, rec.cur.Version), store.Quotas{})
-	tx.changed = append(tx.changed, setChange{Index: tx.op, Before: rec.cur})
+	tx.auditRecord(rec.k, rec.cur, store.ActionRecordDelete)
 	k := rec.k
 	delete(k.byName, rec.cur.Name)
 	delete(k.byID, rec.cur.ID)
@@ -767,7 +768,7 @@ func (tx *setTx) write(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return tx.q.auditAll(ctx, tx.projectID, tx.c, tx.entries)
 }
 
 // recordsUnnest is the table u of recordRows' args, from $3 on.

@@ -47,3 +47,9 @@ func (s *Store) InTx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
 
 // TxAttempts is how many times InTx runs a transaction at most.
 const TxAttempts = txAttempts
+
+// ApplyPerOp is Apply on the per-op path (pgTx) whatever the batch, so
+// that benchmarks compare it with the set-based one.
+func (s *Store) ApplyPerOp(ctx context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
+	return s.apply(ctx, p, b, false)
+}
