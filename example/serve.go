@@ -61,9 +61,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithRequireIfMatch(cfg.requireIfMatch),
 		hds.WithMaxVersions(cfg.historyMaxVersions),
 		hds.WithMaxImportBytes(cfg.limits.maxImportBytes),
+		hds.WithConsole(cfg.consoleEnabled),
 	}
 	// Read and checked, not wired yet (hds has no option for them so far):
-	// events.* and console.enabled. database.timeout and the quotas of
+	// events.*. database.timeout and the quotas of
 	// limits.* are the store's (openStore).
 	var keyWarning string // logged once the handler is built
 	switch keys := cfg.credentialKeys; {
@@ -126,6 +127,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 	base := baseURL(ln.Addr())
 	fmt.Fprintf(stdout, "hds listening on %s\n", base)
 	printLogin(stdout, base, cfg.users, adminPassword, inMemory)
+	if cfg.consoleEnabled {
+		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
+	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
 
 	select {

@@ -21,6 +21,9 @@ type Config struct {
 	// usually the same value as Users, which is used when it is nil.
 	Sessions store.Sessions
 	Tokens   *auth.Tokens
+	// Access keeps the members and API tokens of projects; usually the
+	// same value as Store, which is used when it is nil.
+	Access store.Access
 	// RequireAuth false lets requests without a token run as
 	// auth.Anonymous.
 	RequireAuth bool
@@ -51,6 +54,9 @@ type Config struct {
 	MaxVersions int
 	// Version is reported by /health.
 	Version string
+	// Console serves the browser console at /console/ (package
+	// handler/console, API.md section 19).
+	Console bool
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before
