@@ -74,17 +74,21 @@ func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 	return f
 }
 
-// fillCluster creates n records in the cluster of p, from 16 goroutines.
+// fillCluster creates n records in the cluster of p, in batches of 1000
+// (store.Apply), from 4 goroutines.
 func fillCluster(b testing.TB, st store.Store, p store.Path, n int) {
-	const workers = 16
+	const workers, batch = 4, 1000
 	errs := make(chan error, workers)
 	for w := range workers {
 		go func() {
-			p := p
-			for i := w; i < n; i += workers {
-				t, v := benchValue(i)
-				p.Record = fmt.Sprintf("rec-%06d", i)
-				if _, err := st.CreateRecord(context.Background(), p, &store.Record{Type: t, Value: v}, store.Write{}); err != nil {
+			for start := w * batch; start < n; start += workers * batch {
+				var ops []store.Op
+				for i := start; i < min(start+batch, n); i++ {
+					t, v := benchValue(i)
+					ops = append(ops, store.Op{Kind: store.OpCreate, Collection: p.Collection, Cluster: p.Cluster,
+						Record: fmt.Sprintf("rec-%06d", i), New: &store.Record{Type: t, Value: v}})
+				}
+				if _, err := st.Apply(context.Background(), p, store.Batch{Ops: ops}); err != nil {
 					errs <- err
 					return
 				}
