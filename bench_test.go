@@ -74,10 +74,10 @@ func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 	return f
 }
 
-// fillCluster creates n records in the cluster of p, in batches of 1000
-// (store.Apply), from 4 goroutines.
+// fillCluster creates n records in the cluster of p, in batches of 100
+// (store.Apply), one after the other (batches of one project serialize).
 func fillCluster(b testing.TB, st store.Store, p store.Path, n int) {
-	const workers, batch = 4, 1000
+	const workers, batch = 1, 100
 	errs := make(chan error, workers)
 	for w := range workers {
 		go func() {
