@@ -870,8 +870,10 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		}, "op", "collection", "cluster", "record")
 	s["BatchRequest"] = body("A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.",
 		obj{
-			"operations":     obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
-			"create_parents": obj{"type": "boolean", "default": false},
+			"operations": obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
+			// No "default": openapi-typescript (defaultNonNullable) would
+			// make a property with one required in the request body.
+			"create_parents": obj{"type": "boolean", "description": "Create the missing collection and cluster of create and upsert operations; false when left out."},
 		}, "operations")
 	s["BatchResult"] = object("What one operation did: status is the HTTP status it would get alone (201 created, 200 updated, 204 deleted); record is null for a delete, credentials masked.", obj{
 		"index":  count,
