@@ -74,21 +74,17 @@ func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 	return f
 }
 
-// fillCluster creates n records in the cluster of p, in batches of 100
-// (store.Apply), one after the other (batches of one project serialize).
+// fillCluster creates n records in the cluster of p, from 16 goroutines.
 func fillCluster(b testing.TB, st store.Store, p store.Path, n int) {
-	const workers, batch = 1, 100
+	const workers = 16
 	errs := make(chan error, workers)
 	for w := range workers {
 		go func() {
-			for start := w * batch; start < n; start += workers * batch {
-				var ops []store.Op
-				for i := start; i < min(start+batch, n); i++ {
-					t, v := benchValue(i)
-					ops = append(ops, store.Op{Kind: store.OpCreate, Collection: p.Collection, Cluster: p.Cluster,
-						Record: fmt.Sprintf("rec-%06d", i), New: &store.Record{Type: t, Value: v}})
-				}
-				if _, err := st.Apply(context.Background(), p, store.Batch{Ops: ops}); err != nil {
+			p := p
+			for i := w; i < n; i += workers {
+				t, v := benchValue(i)
+				p.Record = fmt.Sprintf("rec-%06d", i)
+				if _, err := st.CreateRecord(context.Background(), p, &store.Record{Type: t, Value: v}, store.Write{}); err != nil {
 					errs <- err
 					return
 				}
