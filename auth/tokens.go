@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -65,7 +66,19 @@ type Tokens struct {
 	cfg     TokenConfig
 	parser  *jwt.Parser // full validation, for requests
 	refresh *jwt.Parser // signature only, claims checked by hand
+	// verified caches the claims of tokens Verify accepted, by token
+	// string, until they expire: a token's signature and claims never
+	// change, so only the clock can make a verified token invalid. What
+	// may end a session sooner (logout, password change, a disabled
+	// user) is checked by the caller on every request, after Verify; the
+	// cache skips the signature and the claims parse, nothing else.
+	verifiedMu sync.Mutex
+	verified   map[string]*Claims
 }
+
+// verifiedMax bounds the verified-token cache; past it the cache starts
+// over.
+const verifiedMax = 4096
 
 // NewTokens checks cfg and returns Tokens.
 func NewTokens(cfg TokenConfig) (*Tokens, error) {
@@ -195,6 +208,18 @@ func (t *Tokens) key(*jwt.Token) (any, error) { return t.cfg.Secret, nil }
 // the contract's order: ErrBadSignature, ErrTokenExpired, ErrInvalidToken
 // (malformed, wrong issuer, a claim missing).
 func (t *Tokens) Verify(raw string) (*Claims, error) {
+	t.verifiedMu.Lock()
+	cached := t.verified[raw]
+	t.verifiedMu.Unlock()
+	if cached != nil {
+		if t.cfg.Now().Before(cached.ExpiresAt.Time) {
+			c := *cached // the caller's own copy
+			return &c, nil
+		}
+		t.verifiedMu.Lock()
+		delete(t.verified, raw)
+		t.verifiedMu.Unlock()
+	}
 	var c Claims
 	if _, err := t.parser.ParseWithClaims(raw, &c, t.key); err != nil {
 		return nil, classify(err)
@@ -202,6 +227,13 @@ func (t *Tokens) Verify(raw string) (*Claims, error) {
 	if !complete(&c) {
 		return nil, ErrInvalidToken
 	}
+	keep := c
+	t.verifiedMu.Lock()
+	if t.verified == nil || len(t.verified) >= verifiedMax {
+		t.verified = make(map[string]*Claims)
+	}
+	t.verified[raw] = &keep
+	t.verifiedMu.Unlock()
 	return &c, nil
 }
 

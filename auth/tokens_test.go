@@ -91,3 +91,32 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	})
 }
+
+// TestVerifyCacheHonoursExpiry checks that a token verified once (and so
+// cached) is refused once it expires, and that its claims are the
+// caller's own.
+func TestVerifyCacheHonoursExpiry(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tokens, err := auth.NewTokens(auth.TokenConfig{Secret: secret, Issuer: "hds", Expiration: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tokens.Issue("u1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := tokens.Verify(raw)
+		if err != nil || c.Subject != "u1" {
+			t.Fatalf("Verify: %v %v", c, err)
+		}
+		c.Subject = "changed"
+	}
+	if _, err := tokens.Verify(raw + "x"); err == nil {
+		t.Fatal("a token with a changed signature verified")
+	}
+	now = now.Add(time.Minute)
+	if _, err := tokens.Verify(raw); !errors.Is(err, auth.ErrTokenExpired) {
+		t.Fatalf("an expired cached token: %v, want ErrTokenExpired", err)
+	}
+}

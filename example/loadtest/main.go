@@ -4,8 +4,9 @@
 //
 // Without -url it starts hds itself on 127.0.0.1 (the in-memory store,
 // authentication, rate limiting with limits too high to refuse anything,
-// and logging, as the example runs it) and, with -baseline, a bare
-// net/http server that only checks the JWT and writes the same payloads.
+// and a log line per request as the example writes it: to -log's file,
+// else nowhere) and, with -baseline, a bare net/http server that only
+// checks the JWT and writes the same payloads.
 // The two are measured in interleaved rounds, and the median of the
 // per-round ratios is printed: on a noisy machine only same-run ratios
 // mean anything.
@@ -14,6 +15,7 @@
 // (log in with -user and -password; mind the server's rate limits).
 //
 //	go run ./example/loadtest -rounds 8 -baseline
+//	go run ./example/loadtest -rounds 8 -baseline -ops get,list100 -log /tmp/hds.log
 //	go run ./example/loadtest -url http://127.0.0.1:8080 -user admin -password ...
 package main
 
@@ -52,6 +54,7 @@ func main() {
 
 type options struct {
 	url, user, password string
+	logFile             string
 	conns, rounds, big  int
 	duration            time.Duration
 	baseline            bool
@@ -69,6 +72,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&o.big, "big", 100_000, "records in the big cluster")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of each measurement")
 	fs.BoolVar(&o.baseline, "baseline", false, "also measure a bare JWT + JSON handler (only without -url)")
+	fs.StringVar(&o.logFile, "log", "", "file the built-in server logs every request to, as the example logs to stderr (default: no log)")
 	fs.StringVar(&o.ops, "ops", "get,list100,filtered,cluster,create", "operations to run")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -80,7 +84,16 @@ func run(args []string, out io.Writer) error {
 	base := o.url
 	if base == "" {
 		var err error
-		if base, err = startHDS(secret, o.user, o.password); err != nil {
+		logs := io.Discard
+		if o.logFile != "" {
+			f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			logs = f
+		}
+		if base, err = startHDS(secret, o.user, o.password, logs); err != nil {
 			return err
 		}
 	}
@@ -145,7 +158,7 @@ func listen(h http.Handler) (string, error) {
 }
 
 // startHDS serves hds as the example does, with one user.
-func startHDS(secret, user, password string) (string, error) {
+func startHDS(secret, user, password string, logs io.Writer) (string, error) {
 	m := memory.New()
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
@@ -157,7 +170,7 @@ func startHDS(secret, user, password string) (string, error) {
 	return listen(hds.New(hds.WithStore(m), hds.WithUsers(m),
 		hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true}),
 		hds.WithRateLimit(1<<40, 1<<40),
-		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))))
+		hds.WithLogger(slog.New(slog.NewTextHandler(logs, nil)))))
 }
 
 // startBaselines starts one bare server per read operation that answers

@@ -828,10 +828,6 @@ func (s *APITokenList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
-		e.FieldStart("next_cursor")
-		s.NextCursor.Encode(e)
-	}
-	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -841,12 +837,11 @@ func (s *APITokenList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAPITokenList = [5]string{
+var jsonFieldsNameOfAPITokenList = [4]string{
 	0: "items",
 	1: "limit",
-	2: "next_cursor",
-	3: "offset",
-	4: "total",
+	2: "offset",
+	3: "total",
 }
 
 // Decode decodes APITokenList from json.
@@ -888,18 +883,8 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "next_cursor":
-			requiredBitSet[0] |= 1 << 2
-			if err := func() error {
-				if err := s.NextCursor.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"next_cursor\"")
-			}
 		case "offset":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -911,7 +896,7 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -930,7 +915,7 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -1550,10 +1535,6 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
-		e.FieldStart("next_cursor")
-		s.NextCursor.Encode(e)
-	}
-	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -1563,12 +1544,11 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAuditList = [5]string{
+var jsonFieldsNameOfAuditList = [4]string{
 	0: "items",
 	1: "limit",
-	2: "next_cursor",
-	3: "offset",
-	4: "total",
+	2: "offset",
+	3: "total",
 }
 
 // Decode decodes AuditList from json.
@@ -1610,18 +1590,8 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "next_cursor":
-			requiredBitSet[0] |= 1 << 2
-			if err := func() error {
-				if err := s.NextCursor.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"next_cursor\"")
-			}
 		case "offset":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -1633,7 +1603,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -1652,7 +1622,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -7087,10 +7057,6 @@ func (s *MemberList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
-		e.FieldStart("next_cursor")
-		s.NextCursor.Encode(e)
-	}
-	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -7100,12 +7066,11 @@ func (s *MemberList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMemberList = [5]string{
+var jsonFieldsNameOfMemberList = [4]string{
 	0: "items",
 	1: "limit",
-	2: "next_cursor",
-	3: "offset",
-	4: "total",
+	2: "offset",
+	3: "total",
 }
 
 // Decode decodes MemberList from json.
@@ -7147,18 +7112,8 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "next_cursor":
-			requiredBitSet[0] |= 1 << 2
-			if err := func() error {
-				if err := s.NextCursor.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"next_cursor\"")
-			}
 		case "offset":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -7170,7 +7125,7 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -7189,7 +7144,7 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
