@@ -276,6 +276,8 @@ func TestConsoleBrowser(t *testing.T) {
 	t.Run("a bad value shows the API's error", func(t *testing.T) {
 		b.t = t
 		b.openRecord("i")
+		assert.Equal(t, "9007199254740993", eval[string](b, `document.querySelector('.value-slot input').value`),
+			"an int64 beyond 2^53 is shown exactly")
 		b.set(`.value-slot input`, "twelve")
 		b.click(`section.editor button[type=submit]`)
 		b.waitText("VALIDATION_ERROR")
