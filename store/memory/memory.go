@@ -573,26 +573,6 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	return cloneRecords(page), total, nil
 }
 
-// matchRecords returns the records of k that match q, in q's order, and
-// the number of matches. Callers hold s.mu.
-func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
-	var matches []*record
-	m := newRecordMatcher(q)
-	for _, r := range k.byName() {
-		if m.matches(r) {
-			matches = append(matches, r)
-		}
-	}
-	switch {
-	case q.SortBy == store.SortName && !q.Desc: // already in order
-	case q.SortBy == store.SortName:
-		slices.Reverse(matches) // names are unique in a cluster: no ties
-	default:
-		slices.SortFunc(matches, recordOrder(q.ListQuery))
-	}
-	return window(matches, q.ListQuery), counted(len(matches), q.ListQuery)
-}
-
 // counted is the total of a list of n matches: n, or store.NotCounted
 // when q asks for no count.
 func counted(n int, q store.ListQuery) int {
@@ -1112,8 +1092,19 @@ func compareEntries(by store.SortField, a, b entry) int {
 // page sorts items as q says and cuts out the requested window. It
 // returns the window and the number of items before paging.
 func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) {
-	slices.SortFunc(items, func(x, y T) int {
-		a, b := fields(x), fields(y)
+	order := entryOrder(q)
+	total := counted(len(items), q)
+	if a := q.After; a != nil {
+		pos := entry{a.ID, a.Name, a.Time, a.Time}
+		items = slices.DeleteFunc(items, func(it T) bool { return order(fields(it), pos) <= 0 })
+	}
+	slices.SortFunc(items, func(x, y T) int { return order(fields(x), fields(y)) })
+	return window(items, q), total
+}
+
+// entryOrder sorts entries by q.SortBy, ties by name then id ascending.
+func entryOrder(q store.ListQuery) func(a, b entry) int {
+	return func(a, b entry) int {
 		c := compareEntries(q.SortBy, a, b)
 		if q.Desc {
 			c = -c
@@ -1122,8 +1113,7 @@ func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) 
 			return c
 		}
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.id, b.id))
-	})
-	return window(items, q), counted(len(items), q)
+	}
 }
 
 func window[T any](items []T, q store.ListQuery) []T {

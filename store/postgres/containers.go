@@ -227,15 +227,8 @@ func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQue
 	q := s.q()
 	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+projectColumns+`, `+totalColumn(lq)+` FROM hds_projects p WHERE `+where+
-		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, owner, search, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.Project, error) { return scanProject(r, total) },
-		counter(lq, func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_projects WHERE `+where, owner, search)
-		}))
+	return findContainers(ctx, q, lq, projectColumns, "hds_projects p", where, []any{owner, search},
+		func(r *sql.Rows, total *int) (*store.Project, error) { return scanProject(r, total) })
 }
 
 // FindProject implements store.Store.
@@ -374,16 +367,10 @@ func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.List
 	}
 	where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+collectionColumns+`, `+totalColumn(lq)+` FROM hds_collections c WHERE `+where+
-		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.project, search, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(row *sql.Rows, total *int) (*store.Collection, error) {
-		return scanCollection(row, p.Project, total)
-	}, counter(lq, func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_collections WHERE `+where, r.project, search)
-	}))
+	return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
+		func(row *sql.Rows, total *int) (*store.Collection, error) {
+			return scanCollection(row, p.Project, total)
+		})
 }
 
 // FindCollection implements store.Store.
@@ -540,16 +527,8 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 	}
 	where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+clusterColumns+`, `+totalColumn(lq)+` FROM hds_clusters k WHERE `+where+
-		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.collection.String, search, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(row *sql.Rows, total *int) (*store.Cluster, error) {
-		return scanCluster(row, p, total)
-	}, counter(lq, func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_clusters WHERE `+where, r.collection.String, search)
-	}))
+	return findContainers(ctx, q, lq, clusterColumns, "hds_clusters k", where, []any{r.collection.String, search},
+		func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
 }
 
 // FindCluster implements store.Store.

@@ -181,12 +181,11 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	if err != nil {
 		return nil, 0, err
 	}
-	args := []any{res.cluster.String}
+	b := binder{args: []any{res.cluster.String}}
 	var where strings.Builder
 	where.WriteString("cluster_id = $1")
 	filter := func(cond string, arg any) {
-		args = append(args, arg)
-		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
 	}
 	if rq.Search != "" {
 		filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
@@ -204,26 +203,53 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	if rq.ValueContains != "" {
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 	}
-	for _, b := range []struct {
+	for _, bound := range []struct {
 		key *store.ValueKey
 		op  string
 	}{{rq.Min, ">="}, {rq.Max, "<="}} {
-		if b.key != nil {
-			col, arg := rangeOperand(rq.Type, *b.key)
-			filter(col+" "+b.op+" $?", arg)
+		if bound.key != nil {
+			col, arg := rangeOperand(rq.Type, *bound.key)
+			filter(col+" "+bound.op+" $?", arg)
 		}
 	}
-	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
-		` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
-		append(args, rq.Limit, rq.Offset)...)
-	if err != nil {
-		return nil, 0, err
+	filters := b.args
+	count := func() (int, error) {
+		return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), filters...)
 	}
-	return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) },
-		counter(rq.ListQuery, func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), args...)
-		}))
+	if rq.After == nil {
+		rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
+			` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset), b.args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
+	}
+	// A cursor: the page is read by keyset, in at most two statements
+	// (afterConds), and the matches are counted on their own.
+	items := []T{}
+	for _, after := range afterConds(rq.ListQuery) {
+		b := binder{args: filters[:len(filters):len(filters)]}
+		cond := after(&b)
+		rows, err := q.rows(ctx, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
+			` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)), b.args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		if items = append(items, page...); len(items) >= rq.Limit {
+			break
+		}
+	}
+	total := store.NotCounted
+	if !rq.NoCount {
+		if total, err = count(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return items, total, nil
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a
