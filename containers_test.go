@@ -17,7 +17,7 @@ func TestProjects(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)
 		alice, bob := c.token("alice"), c.token("bob")
-		projectFields := []string{"id", "name", "owner_id", "created_at", "updated_at", "collection_count"}
+		projectFields := []string{"id", "name", "owner_id", "created_at", "updated_at", "collection_count", "role"}
 
 		creates := []struct{ form, target, body, name string }{
 			{"path form", pathP("web"), "", "web"},

@@ -21,6 +21,9 @@ type Config struct {
 	// usually the same value as Users, which is used when it is nil.
 	Sessions store.Sessions
 	Tokens   *auth.Tokens
+	// Access keeps the members and API tokens of projects; usually the
+	// same value as Store, which is used when it is nil.
+	Access store.Access
 	// RequireAuth false lets requests without a token run as
 	// auth.Anonymous.
 	RequireAuth bool

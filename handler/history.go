@@ -37,7 +37,14 @@ func (rec records) handleVersions() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, pathOf(r), q)
+		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
+		if err == nil && reveal && rec.audit != nil {
+			// The entry names the record, not a version of it.
+			var cur *store.Record
+			if cur, err = rec.store.FindRecord(r.Context(), pathOf(r)); err == nil {
+				err = rec.revealed(r, reveal, pathOf(r), &store.Record{ID: cur.ID, Name: cur.Name})
+			}
+		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -104,7 +111,7 @@ func (rec records) handleRestore() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		restored, err := rec.store.RestoreRecord(r.Context(), pathOf(r), version, cw.Write)
+		restored, err := rec.store.RestoreRecord(r.Context(), revealing(pathOf(r), reveal), version, cw.Write)
 		if err != nil {
 			cw.fail(w, r, err)
 			return

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,15 @@ type Store struct {
 	mu       sync.RWMutex
 	projects map[string]*project // by name
 	quotas   store.Quotas        // under mu
+	// written holds, under mu, the audit entries written since the write
+	// lock was taken; unlock publishes and logs them.
+	written []*store.AuditEntry
+	hub     store.Hub
+	logger  atomic.Pointer[slog.Logger]
+
+	// tokens are the API tokens of every project, by the hex of their
+	// hash (store.Access), under mu.
+	tokens map[string]*store.APIToken
 
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
@@ -44,8 +54,13 @@ type Store struct {
 type project struct {
 	store.Project
 	collections map[string]*collection
+	// members are the project's members by user id (store.Access).
+	members map[string]*store.Member
 	// bytes is what store.Quotas.MaxBytesPerProject counts.
 	bytes int64
+	// log is the project's audit log, oldest first: log[i] has revision
+	// i+1 (Project.Revision is len(log)).
+	log []*store.AuditEntry
 }
 
 type collection struct {
@@ -109,6 +124,7 @@ var (
 	_ store.Streamer      = (*Store)(nil)
 	_ store.QuotaSetter   = (*Store)(nil)
 	_ store.UserDirectory = (*Store)(nil)
+	_ store.Access        = (*Store)(nil)
 )
 
 // Option configures a Store.
@@ -125,6 +141,7 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		Now:         time.Now,
 		projects:    make(map[string]*project),
+		tokens:      make(map[string]*store.APIToken),
 		quotas:      store.DefaultQuotas,
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
@@ -139,8 +156,8 @@ func New(opts ...Option) *Store {
 
 // SetQuotas implements store.QuotaSetter.
 func (s *Store) SetQuotas(q store.Quotas) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.quotas = q
 }
 
@@ -186,20 +203,71 @@ func (c *collection) bytes() int64 {
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
+// SetAuditLogger implements store.AuditLogSetter.
+func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }
+
+// audit writes e, made by c, as the next entry of the project's audit log
+// and returns it; the caller holds the write lock. It is the one way an
+// entry is written: every change calls it, under the lock that makes the
+// change.
+func (s *Store) audit(pr *project, c store.Caller, e store.AuditEntry) *store.AuditEntry {
+	pr.Revision++
+	e.ProjectID, e.Project, e.Revision, e.Time = pr.ID, pr.Name, pr.Revision, s.now()
+	e.Stamp(c)
+	pr.log = append(pr.log, &e)
+	s.written = append(s.written, &e)
+	return &e
+}
+
+// unaudit drops the entries of the project after revision, written under
+// the write lock the caller holds (a batch that rolls back).
+func (s *Store) unaudit(pr *project, revision int64) {
+	pr.log = pr.log[:revision]
+	pr.Revision = revision
+	s.written = slices.DeleteFunc(s.written, func(e *store.AuditEntry) bool {
+		return e.ProjectID == pr.ID && e.Revision > revision
+	})
+}
+
+// lock takes the write lock; unlock releases it. Every write takes it
+// with lock and releases it with unlock, which publishes the audit
+// entries written meanwhile (in revision order, under the lock) and logs
+// them (after).
+func (s *Store) lock() { s.mu.Lock() }
+
+func (s *Store) unlock() {
+	written := s.written
+	s.written = nil
+	s.hub.Publish(written...)
+	s.mu.Unlock()
+	store.LogAudit(context.Background(), s.logger.Load(), written...)
+}
+
 // Ping always succeeds: memory is always reachable.
 func (s *Store) Ping(context.Context) error { return nil }
 
 // --- path resolution (callers hold s.mu) ---
 
+// project resolves p's project and checks p.Caller's access to it
+// (store.Path.Check): map lookups only.
 func (s *Store) project(p store.Path) (*project, error) {
 	pr, ok := s.projects[p.Project]
-	if !ok {
-		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
-	}
-	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
-		return nil, store.ErrPermissionDenied
+	if err := p.Check(ok, pr.standing(p.Caller)); err != nil {
+		return nil, err
 	}
 	return pr, nil
+}
+
+// standing is what p.Check needs of pr for caller; pr may be nil.
+func (pr *project) standing(caller store.Caller) store.Standing {
+	if pr == nil {
+		return store.Standing{}
+	}
+	st := store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID}
+	if m, ok := pr.members[caller.UserID]; ok && caller.TokenID == "" {
+		st.Member = m.Role
+	}
+	return st
 }
 
 func (s *Store) collection(p store.Path) (*collection, error) {
@@ -274,13 +342,16 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 // --- projects ---
 
 // FindProjects implements store.Store.
-func (s *Store) FindProjects(_ context.Context, owner string, q store.ListQuery) ([]*store.Project, int, error) {
+func (s *Store) FindProjects(_ context.Context, userID string, q store.ListQuery) ([]*store.Project, int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var items []*store.Project
+	caller := store.Path{Caller: store.Caller{UserID: userID}}
 	for _, pr := range s.projects {
-		if pr.OwnerID == owner && store.MatchesSearch(pr.Name, q.Search) {
-			items = append(items, pr.out())
+		if role := caller.RoleOn(pr.standing(caller.Caller)); role != "" && store.MatchesSearch(pr.Name, q.Search) {
+			o := pr.out()
+			o.Role = role
+			items = append(items, o)
 		}
 	}
 	items, total := page(items, q, func(p *store.Project) entry {
@@ -297,16 +368,21 @@ func (s *Store) FindProject(_ context.Context, p store.Path) (*store.Project, er
 	if err != nil {
 		return nil, err
 	}
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }
 
 // CreateProject implements store.Store.
 func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, error) {
+	if !p.Caller.CanCreateProjects() {
+		return nil, store.ErrPermissionDenied
+	}
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	if _, ok := s.projects[p.Project]; ok {
 		return nil, &store.ExistsError{Kind: "project", Name: p.Project}
 	}
@@ -323,9 +399,13 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	pr := &project{
 		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now},
 		collections: make(map[string]*collection),
+		members:     make(map[string]*store.Member),
 	}
 	s.projects[pr.Name] = pr
-	return pr.out(), nil
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectCreate})
+	o := pr.out()
+	o.Role = store.RoleOwner
+	return o, nil
 }
 
 // RenameProject implements store.Store.
@@ -333,8 +413,8 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
@@ -346,19 +426,24 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 		delete(s.projects, pr.Name)
 		pr.Name, pr.UpdatedAt = newName, s.now()
 		s.projects[newName] = pr
+		s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
 	}
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }
 
 // DeleteProject implements store.Store.
 func (s *Store) DeleteProject(_ context.Context, p store.Path) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return err
 	}
 	delete(s.projects, pr.Name)
+	s.dropTokens(pr.ID) // tokens die with their project
+	s.hub.End(pr.ID)
 	return nil
 }
 
@@ -397,8 +482,8 @@ func (s *Store) FindCollection(_ context.Context, p store.Path) (*store.Collecti
 
 // CreateCollection implements store.Store.
 func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collection, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
@@ -419,6 +504,7 @@ func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collec
 		clusters:   make(map[string]*cluster),
 	}
 	pr.collections[c.Name] = c
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: c.Name})
 	return c.out(), nil
 }
 
@@ -427,8 +513,8 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	c, err := s.collection(p)
 	if err != nil {
 		return nil, err
@@ -443,20 +529,22 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 		delete(c.parent.collections, c.Name)
 		c.Name, c.UpdatedAt = newName, s.now()
 		c.parent.collections[newName] = c
+		s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: c.Name})
 	}
 	return c.out(), nil
 }
 
 // DeleteCollection implements store.Store.
 func (s *Store) DeleteCollection(_ context.Context, p store.Path) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	c, err := s.collection(p)
 	if err != nil {
 		return err
 	}
 	c.parent.bytes -= c.bytes()
 	delete(c.parent.collections, c.Name)
+	s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: c.Name})
 	return nil
 }
 
@@ -495,8 +583,8 @@ func (s *Store) FindCluster(_ context.Context, p store.Path, records bool) (*sto
 
 // CreateCluster implements store.Store.
 func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	c, err := s.collection(p)
 	if err != nil {
 		return nil, err
@@ -518,6 +606,7 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 		byID:    make(map[string]*record),
 	}
 	c.clusters[k.Name] = k
+	s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: k.Name})
 	return k.out(false), nil
 }
 
@@ -526,8 +615,8 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, err := s.cluster(p)
 	if err != nil {
 		return nil, err
@@ -542,20 +631,22 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 		delete(k.parent.clusters, k.Name)
 		k.Name, k.UpdatedAt = newName, s.now()
 		k.parent.clusters[newName] = k
+		s.audit(k.project(), p.Caller, store.AuditEntry{Action: store.ActionClusterRename, Collection: k.parent.Name, Cluster: k.Name})
 	}
 	return k.out(false), nil
 }
 
 // DeleteCluster implements store.Store.
 func (s *Store) DeleteCluster(_ context.Context, p store.Path) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, err := s.cluster(p)
 	if err != nil {
 		return err
 	}
 	k.parent.parent.bytes -= k.bytes()
 	delete(k.parent.clusters, k.Name)
+	s.audit(k.project(), p.Caller, store.AuditEntry{Action: store.ActionClusterDelete, Collection: k.parent.Name, Cluster: k.Name})
 	return nil
 }
 
@@ -709,23 +800,23 @@ func (s *Store) FindRecord(_ context.Context, p store.Path) (*store.Record, erro
 }
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, w store.Write) (*store.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, _ store.Write) (*store.Record, error) {
+	s.lock()
+	defer s.unlock()
 	k, err := s.cluster(p)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.createRecord(k, p.Record, in, w, s.now())
+	r, err := s.createRecord(k, p.Record, in, p.Caller, s.now())
 	if err != nil {
 		return nil, err
 	}
 	return r.Clone(), nil
 }
 
-// createRecord adds the record name to k from in; the caller holds the
-// write lock.
-func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.Write, now time.Time) (*record, error) {
+// createRecord adds the record name to k from in, made by c, with its
+// audit entry; the caller holds the write lock.
+func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.Caller, now time.Time) (*record, error) {
 	if err := store.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -743,7 +834,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.
 		return nil, err
 	}
 	r := &record{Record: in.Clone()}
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, w.Actor
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, c.ID()
 	if r.ID == "" {
 		r.ID = store.NewID()
 	} else if s.idTaken(r.ID) {
@@ -754,6 +845,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.
 	k.byID[r.ID] = r
 	k.sorted.Store(nil)
 	k.project().bytes += size(r.Name, r.Value)
+	s.auditRecord(k, r, c, store.ActionRecordCreate)
 	return r, nil
 }
 
@@ -763,21 +855,21 @@ func (s *Store) idTaken(id string) bool { return s.recordByID(id) != nil }
 
 // UpdateRecord implements store.Store.
 func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, update func(*store.Record) error) (*store.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.updateRecord(k, r, w, update); err != nil {
+	if err := s.updateRecord(k, r, p.Caller, w, update); err != nil {
 		return nil, err
 	}
 	return r.Clone(), nil
 }
 
-// updateRecord applies update to r, in k, with the checks of
+// updateRecord applies update to r, in k, by c, with the checks of
 // UpdateRecord; the caller holds the write lock.
-func (s *Store) updateRecord(k *cluster, r *record, w store.Write, update func(*store.Record) error) error {
+func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Write, update func(*store.Record) error) error {
 	next := r.Clone()
 	if err := update(next); err != nil {
 		return err
@@ -796,14 +888,26 @@ func (s *Store) updateRecord(k *cluster, r *record, w store.Write, update func(*
 	if err := w.Check(r.Record); err != nil {
 		return err
 	}
-	return s.write(k, r, next.Name, next.Type, next.Value, w)
+	action := store.UpdateAction(r.Record, next)
+	if err := s.write(k, r, next.Name, next.Type, next.Value, c, w); err != nil {
+		return err
+	}
+	s.auditRecord(k, r, c, action)
+	return nil
+}
+
+// auditRecord writes the audit entry of action on r, in k, by c; the
+// caller holds the write lock.
+func (s *Store) auditRecord(k *cluster, r *record, c store.Caller, action store.Action) {
+	s.audit(k.project(), c, store.AuditEntry{Action: action, Collection: k.parent.Name, Cluster: k.Name,
+		Record: r.Name, RecordID: r.ID, Version: r.Version})
 }
 
 // write makes name, type and value the record's new state, keeping the
 // state it replaces in its history, cut to w.MaxVersions; or returns the
 // *QuotaError of a project that would grow past its quota and changes
-// nothing.
-func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) error {
+// nothing. c made the change.
+func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, c store.Caller, w store.Write) error {
 	old := size(r.Name, r.Value)
 	delta := size(name, value) - old
 	kept := len(r.history)
@@ -827,7 +931,7 @@ func (s *Store) write(k *cluster, r *record, name string, t store.DataType, valu
 	next := *r.Record
 	next.Name, next.Type, next.Value = name, t, append(json.RawMessage(nil), value...)
 	next.Version++
-	next.UpdatedAt, next.UpdatedBy = s.now(), w.Actor
+	next.UpdatedAt, next.UpdatedBy = s.now(), c.ID()
 	r.Record = &next
 	r.index()
 	k.records[r.Name] = r
@@ -840,8 +944,8 @@ func (k *cluster) project() *project { return k.parent.parent }
 
 // DeleteRecord implements store.Store.
 func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return err
@@ -850,6 +954,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 		return err
 	}
 	k.remove(r)
+	s.auditRecord(k, r, p.Caller, store.ActionRecordDelete)
 	return nil
 }
 
@@ -932,8 +1037,8 @@ func (s *Store) FindRecordVersion(_ context.Context, p store.Path, version int64
 
 // RestoreRecord implements store.Store.
 func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w store.Write) (*store.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return nil, err
@@ -945,17 +1050,18 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
-	if err := s.write(k, r, r.Name, v.Type, v.Value, w); err != nil {
+	if err := s.write(k, r, r.Name, v.Type, v.Value, p.Caller, w); err != nil {
 		return nil, err
 	}
+	s.auditRecord(k, r, p.Caller, store.ActionRecordRestore)
 	return r.Clone(), nil
 }
 
 // ResealRecord implements store.Store. It finds the record by id across
 // the store (an administrative walk, not a request path).
 func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r := s.clusterRecordByID(id)
 	if r == nil {
 		return false, &store.NotFoundError{Kind: "record", Name: id}

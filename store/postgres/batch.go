@@ -18,31 +18,75 @@ var errDryRun = errors.New("dry run")
 // Apply implements store.Store, in one transaction. The project row is
 // locked first (FOR NO KEY UPDATE, which single writes do not take), so
 // that batches on one project run one after another and never deadlock
-// on each other's record locks; each op then locks the record it
-// changes, as the single writes do.
+// on each other's record locks. A batch without deletes of containers
+// runs set-based (setTx: a few statements whatever its size); the others
+// run per op (pgTx: each op locks the record it changes, as the single
+// writes do), and so does a set-based batch that met a concurrent write
+// it could not account for (errPerOp).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
+	var results []store.OpResult
+	if setBased(b) {
+		results, err = s.apply(ctx, p, b, true)
+	}
+	if !setBased(b) || errors.Is(err, errPerOp) {
+		results, err = s.apply(ctx, p, b, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// apply runs Apply's transaction, set-based or per op.
+func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool) ([]store.OpResult, error) {
 	results := make([]store.OpResult, len(b.Ops))
-	err = s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT id, owner_id FROM hds_projects WHERE name = $1 FOR NO KEY UPDATE`, lookupName(p.Project))
+	err := s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
+			lookupName(p.Project), p.Caller.UserID)
 		if err != nil {
 			return err
 		}
-		tx := &pgTx{q: q, b: b, now: s.now(), project: p.Project, quotas: s.currentQuotas()}
-		var owner string
-		if err := row.Scan(&tx.projectID, &owner); err != nil {
-			return notFoundOr(err, "project", p.Project)
+		var projectID string
+		var bytes int64
+		var st store.Standing
+		var role sql.NullString
+		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &role); {
+		case errors.Is(err, sql.ErrNoRows):
+			return p.Check(false, st)
+		case err != nil:
+			return classify(err)
 		}
-		if !p.Caller.IsZero() && owner != p.Caller.UserID {
-			return store.ErrPermissionDenied
+		st.ProjectID, st.Member = projectID, store.Role(role.String)
+		if err := p.Check(true, st); err != nil {
+			return err
+		}
+		now, quotas := s.now(), s.currentQuotas()
+		var apply func(ctx context.Context, op store.Op) (store.OpResult, error)
+		var stx *setTx
+		if set {
+			stx = &setTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas, bytes: bytes}
+			if err := stx.load(ctx); err != nil {
+				return err
+			}
+			apply = stx.apply
+		} else {
+			tx := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
+			apply = tx.apply
 		}
 		for i, op := range b.Ops {
-			res, err := tx.apply(ctx, op)
+			if stx != nil {
+				stx.op = i
+			}
+			res, err := apply(ctx, op)
 			if err != nil {
 				var ce callerError
 				if errors.As(err, &ce) {
 					err = ce.err
+				}
+				if errors.Is(err, errPerOp) {
+					return err
 				}
 				return &store.OpError{Index: i, Err: err}
 			}
@@ -50,6 +94,9 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 		}
 		if b.DryRun {
 			return errDryRun
+		}
+		if stx != nil {
+			return stx.flush(ctx)
 		}
 		return nil
 	})
@@ -66,15 +113,23 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 type pgTx struct {
 	q         queryer
 	b         store.Batch
+	c         store.Caller
 	now       time.Time
 	project   string
 	projectID string
 	quotas    store.Quotas
 }
 
-// path is the Path of op, without an owner (the batch checked it).
+// path is the Path of op, without a caller (the batch checked it; the
+// sites of the records it finds take the batch's caller).
 func (tx *pgTx) path(op store.Op) store.Path {
 	return store.Path{Project: tx.project, Collection: op.Collection, Cluster: op.Cluster, Record: op.Record}
+}
+
+// site is the site of op's record, in the cluster with clusterID.
+func (tx *pgTx) site(op store.Op, clusterID string) site {
+	return site{caller: tx.c, projectID: tx.projectID, project: tx.project,
+		collection: op.Collection, cluster: op.Cluster, clusterID: clusterID}
 }
 
 // lookup returns the ids of the collection and (when it exists) the
@@ -116,6 +171,9 @@ func (tx *pgTx) ensureCollection(ctx context.Context, name string) (string, bool
 	if err == nil {
 		err = tx.q.addBytes(ctx, tx.projectID, int64(len(name)), tx.quotas, tx.project)
 	}
+	if err == nil {
+		_, err = tx.q.audit(ctx, tx.projectID, tx.c, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
+	}
 	return id, err == nil, err
 }
 
@@ -145,6 +203,10 @@ func (tx *pgTx) ensureCluster(ctx context.Context, op store.Op) (string, bool, e
 	if err == nil {
 		err = tx.q.addBytes(ctx, tx.projectID, int64(len(op.Cluster)), tx.quotas, tx.project)
 	}
+	if err == nil {
+		_, err = tx.q.audit(ctx, tx.projectID, tx.c, store.AuditEntry{Action: store.ActionClusterCreate,
+			Collection: op.Collection, Cluster: op.Cluster})
+	}
 	return clusterID, err == nil || created, err
 }
 
@@ -161,13 +223,13 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	case store.OpDeleteCollection:
 		id, _, err := tx.lookup(ctx, op, levelCollection)
 		if err == nil {
-			err = tx.q.deleteCollection(ctx, id, op.Collection, tx.projectID, tx.project)
+			err = tx.q.deleteCollection(ctx, tx.c, id, op.Collection, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpDeleteCluster:
 		_, id, err := tx.lookup(ctx, op, levelCluster)
 		if err == nil {
-			err = tx.q.deleteCluster(ctx, id, op.Cluster, tx.projectID, tx.project)
+			err = tx.q.deleteCluster(ctx, tx.c, id, op.Collection, op.Cluster, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
@@ -176,10 +238,11 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	}
 	creates := op.Kind == store.OpCreate || op.Kind == store.OpUpsert
 	var cur *store.Record
-	var clusterID string
+	var at site
 	if op.Kind != store.OpCreate {
 		var err error
-		cur, clusterID, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		cur, at, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		at.caller = tx.c
 		var nf *store.NotFoundError
 		switch {
 		case err == nil:
@@ -197,6 +260,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 			return store.OpResult{}, errors.New("postgres: a create without a record")
 		}
 		var err error
+		var clusterID string
 		if tx.b.CreateParents {
 			clusterID, _, err = tx.ensureCluster(ctx, op)
 		} else {
@@ -205,7 +269,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err != nil {
 			return store.OpResult{}, err
 		}
-		r, err := tx.q.createRecord(ctx, clusterID, op.Cluster, op.Record, op.New, w, tx.now, tx.quotas, tx.project)
+		r, err := tx.q.createRecord(ctx, tx.site(op, clusterID), op.Record, op.New, tx.now, tx.quotas)
 		if err != nil {
 			return store.OpResult{}, err
 		}
@@ -215,12 +279,12 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err
 		}
-		return store.OpResult{}, tx.q.deleteRecord(ctx, cur, clusterID, op.Record, tx.project)
+		return store.OpResult{}, tx.q.deleteRecord(ctx, at, cur, op.Record)
 	}
 	if op.Update == nil {
 		return store.OpResult{}, errors.New("postgres: an update without a function")
 	}
-	r, err := tx.q.updateLocked(ctx, cur, clusterID, w, op.Update, tx.now, tx.quotas, tx.project)
+	r, err := tx.q.updateLocked(ctx, at, cur, w, op.Update, tx.now, tx.quotas)
 	if errors.Is(err, store.ErrUnchanged) {
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err

@@ -19,38 +19,53 @@ const (
 
 // resolved holds the ids along a path.
 type resolved struct {
-	project, owner      string
+	project             string
+	standing            store.Standing
 	collection, cluster sql.NullString
 }
 
-// resolveSQL finds a project and, when they exist, the collection and
-// cluster below it, in one round trip.
-const resolveSQL = `SELECT p.id, p.owner_id, c.id, k.id
+// memberRoleSQL is the role of the member $N of project p, a column of
+// the statements that resolve a path: one primary-key probe in the same
+// round trip (NULL for a user who is not a member, or an API token).
+func memberRoleSQL(n string) string {
+	return `(SELECT m.role FROM hds_members m WHERE m.project_id = p.id AND m.user_id = $` + n + `)`
+}
+
+// resolveSQL finds a project, the caller's member role and, when they
+// exist, the collection and cluster below it, in one round trip.
+var resolveSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("4") + `, c.id, k.id
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
 WHERE p.name = $1`
 
 // resolve looks the path up to depth and checks it in the order of the
-// Store contract: project, owner, then each level below.
+// Store contract: project, access (store.Path.Check), then each level
+// below.
 func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved, error) {
 	var r resolved
-	row, err := q.row(ctx, resolveSQL, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster))
+	var role sql.NullString
+	row, err := q.row(ctx, resolveSQL, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), p.Caller.UserID)
 	if err == nil {
-		err = row.Scan(&r.project, &r.owner, &r.collection, &r.cluster)
+		err = row.Scan(&r.project, &r.standing.OwnerID, &role, &r.collection, &r.cluster)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, p.Check(false, store.Standing{})
 	}
 	if err != nil {
-		return r, notFoundOr(err, "project", p.Project)
+		return r, classify(err)
 	}
-	return r, checkPath(p, depth, r.owner, r.collection.Valid, r.cluster.Valid)
+	r.standing.ProjectID, r.standing.Member = r.project, store.Role(role.String)
+	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 
-// checkPath reports the first problem with a looked-up path: the owner,
-// then the first missing level below the project.
-func checkPath(p store.Path, depth int, owner string, collectionFound, clusterFound bool) error {
+// checkPath reports the first problem with a looked-up path: the
+// caller's access, then the first missing level below the project.
+func checkPath(p store.Path, depth int, st store.Standing, collectionFound, clusterFound bool) error {
+	if err := p.Check(true, st); err != nil {
+		return err
+	}
 	switch {
-	case !p.Caller.IsZero() && owner != p.Caller.UserID:
-		return store.ErrPermissionDenied
 	case depth >= levelCollection && !collectionFound:
 		return &store.NotFoundError{Kind: "collection", Name: p.Collection}
 	case depth >= levelCluster && !clusterFound:
@@ -211,24 +226,32 @@ func (q queryer) deleteByID(ctx context.Context, table, id, kind, name string) e
 // --- projects ---
 
 const projectColumns = `p.id, p.name, p.owner_id, p.created_at, p.updated_at,
-	(SELECT count(*) FROM hds_collections c WHERE c.project_id = p.id)`
+	(SELECT count(*) FROM hds_collections c WHERE c.project_id = p.id), p.revision`
 
 func scanProject(row interface{ Scan(...any) error }, extra ...any) (*store.Project, error) {
 	var p store.Project
-	err := row.Scan(append([]any{&p.ID, &p.Name, &p.OwnerID, &p.CreatedAt, &p.UpdatedAt, &p.CollectionCount}, extra...)...)
+	err := row.Scan(append([]any{&p.ID, &p.Name, &p.OwnerID, &p.CreatedAt, &p.UpdatedAt, &p.CollectionCount, &p.Revision}, extra...)...)
 	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
 	return &p, err
 }
 
-// FindProjects implements store.Store.
-func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) (_ []*store.Project, _ int, err error) {
+// FindProjects implements store.Store: the projects the user owns or is
+// a member of (hds_members_user), each with the user's role.
+func (s *Store) FindProjects(ctx context.Context, userID string, lq store.ListQuery) (_ []*store.Project, _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
-	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+	where := `(owner_id = $1 OR id IN (SELECT project_id FROM hds_members WHERE user_id = $1))
+		AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	return findContainers(ctx, q, lq, projectColumns, "hds_projects p", where, []any{owner, search},
-		func(r *sql.Rows, total *int) (*store.Project, error) { return scanProject(r, total) })
+	role := `CASE WHEN p.owner_id = $1 THEN 'owner' ELSE ` + memberRoleSQL("1") + ` END`
+	return findContainers(ctx, q, lq, projectColumns+`, `+role, "hds_projects p", where, []any{userID, search},
+		func(r *sql.Rows, total *int) (*store.Project, error) {
+			var role string
+			pr, err := scanProject(r, &role, total)
+			pr.Role = store.Role(role)
+			return pr, err
+		})
 }
 
 // FindProject implements store.Store.
@@ -239,17 +262,24 @@ func (s *Store) FindProject(ctx context.Context, p store.Path) (_ *store.Project
 }
 
 func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project, error) {
-	row, err := q.row(ctx, `SELECT `+projectColumns+` FROM hds_projects p WHERE p.name = $1`, lookupName(p.Project))
+	row, err := q.row(ctx, `SELECT `+projectColumns+`, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1`,
+		lookupName(p.Project), p.Caller.UserID)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := scanProject(row)
+	var role sql.NullString
+	pr, err := scanProject(row, &role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, p.Check(false, store.Standing{})
+	}
 	if err != nil {
-		return nil, notFoundOr(err, "project", p.Project)
+		return nil, classify(err)
 	}
-	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
-		return nil, store.ErrPermissionDenied
+	st := store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID, Member: store.Role(role.String)}
+	if err := p.Check(true, st); err != nil {
+		return nil, err
 	}
+	pr.Role = p.RoleOn(st)
 	return pr, nil
 }
 
@@ -257,21 +287,24 @@ func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project,
 func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Project, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
+	if !p.Caller.CanCreateProjects() {
+		return nil, store.ErrPermissionDenied
+	}
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
 	now := s.now()
-	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now}
+	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now,
+		Role: store.RoleOwner}
 	insert := func(q queryer) error {
 		return q.insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
 			(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 			ON CONFLICT (name) DO NOTHING RETURNING 1`,
 			pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
 	}
-	if quotas := s.currentQuotas(); quotas.MaxProjectsPerUser == 0 {
-		err = insert(s.q())
-	} else {
-		err = s.inTx(ctx, func(q queryer) error {
+	quotas := s.currentQuotas()
+	err = s.inTx(ctx, func(q queryer) error {
+		if quotas.MaxProjectsPerUser != 0 {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
 			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {
@@ -289,9 +322,16 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 				}
 				return err
 			}
-			return insert(q)
-		})
-	}
+		}
+		if err := insert(q); err != nil {
+			return err
+		}
+		e, err := q.audit(ctx, pr.ID, p.Caller, store.AuditEntry{Action: store.ActionProjectCreate})
+		if err == nil {
+			pr.Revision = e.Revision
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -308,27 +348,37 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 		return nil, err
 	}
 	q := s.q()
-	if newName == p.Project {
-		return q.findProject(ctx, p)
+	found, err := q.findProject(ctx, p)
+	if err != nil || newName == p.Project {
+		return found, err
 	}
-	row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
-		WHERE p.name = $1 AND ($2::text = '' OR p.owner_id = $2) RETURNING `+projectColumns,
-		lookupName(p.Project), p.Caller.UserID, newName, strings.ToLower(newName), s.now())
-	if err != nil {
-		return nil, err
-	}
-	pr, err := scanProject(row)
-	switch err = renamed(err, "project", newName); {
+	// By id and the old name: of concurrent renames exactly one finds it.
+	var pr *store.Project
+	err = s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
+			WHERE p.id = $1 AND p.name = $2 RETURNING `+projectColumns,
+			found.ID, lookupName(p.Project), newName, strings.ToLower(newName), s.now())
+		if err != nil {
+			return err
+		}
+		pr, err = scanProject(row)
+		if err = renamed(err, "project", newName); err != nil {
+			return err
+		}
+		e, err := q.audit(ctx, pr.ID, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
+		if err == nil {
+			pr.Revision = e.Revision
+		}
+		return err
+	})
+	switch {
 	case err == nil:
+		pr.Role = found.Role
 		return pr, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, err
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
 	}
-	// No project of that name that p.Caller.UserID may rename: say why.
-	if _, err := q.findProject(ctx, p); err != nil {
-		return nil, err
-	}
-	return nil, &store.NotFoundError{Kind: "project", Name: p.Project} // it came back meanwhile
+	return nil, err
 }
 
 // DeleteProject implements store.Store.
@@ -340,7 +390,14 @@ func (s *Store) DeleteProject(ctx context.Context, p store.Path) (err error) {
 	if err != nil {
 		return err
 	}
-	return q.deleteByID(ctx, "hds_projects", r.project, "project", p.Project)
+	// The listeners hear that the project is gone (revision 0).
+	row, err := q.row(ctx, `DELETE FROM hds_projects WHERE id = $1
+		RETURNING pg_notify('`+eventsChannel+`', id::text || ' 0')::text`, r.project)
+	if err != nil {
+		return err
+	}
+	var notified string
+	return notFoundOr(row.Scan(&notified), "project", p.Project)
 }
 
 // --- collections ---
@@ -418,7 +475,11 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (_ *store.Co
 		if err != nil {
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(c.Name)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(c.Name)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: c.Name})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -458,7 +519,11 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 		case err != nil:
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(newName)-len(p.Collection)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(newName)-len(p.Collection)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: newName})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -476,14 +541,14 @@ func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) 
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCollection(ctx, r.collection.String, p.Collection, r.project, p.Project)
+		return q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
 	})
 }
 
 // deleteCollection deletes the collection with id (named name) of the
-// project with projectID, and takes what it counted off the project's
-// bytes (store.Quotas).
-func (q queryer) deleteCollection(ctx context.Context, id, name, projectID, projectName string) error {
+// project with projectID, by c, takes what it counted off the project's
+// bytes (store.Quotas) and writes its audit entry.
+func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name, projectID, projectName string) error {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_clusters WHERE collection_id = $1 FOR UPDATE`, id); err != nil {
 		return err
@@ -501,7 +566,11 @@ func (q queryer) deleteCollection(ctx context.Context, id, name, projectID, proj
 	if err := q.deleteByID(ctx, "hds_collections", id, "collection", name); err != nil {
 		return err
 	}
-	return q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName)
+	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
+		return err
+	}
+	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: name})
+	return err
 }
 
 // --- clusters ---
@@ -595,7 +664,12 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (_ *store.Clust
 		if err != nil {
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(k.Name)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(k.Name)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionClusterCreate,
+			Collection: p.Collection, Cluster: k.Name})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -635,7 +709,12 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 		case err != nil:
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(newName)-len(p.Cluster)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(newName)-len(p.Cluster)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionClusterRename,
+			Collection: p.Collection, Cluster: newName})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -653,14 +732,15 @@ func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCluster(ctx, r.cluster.String, p.Cluster, r.project, p.Project)
+		return q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
 	})
 }
 
-// deleteCluster deletes the cluster with id (named name) of the project
-// with projectID, and takes what it counted off the project's bytes
-// (store.Quotas).
-func (q queryer) deleteCluster(ctx context.Context, id, name, projectID, projectName string) error {
+// deleteCluster deletes the cluster with id (named name, in the
+// collection named collection) of the project with projectID, by c,
+// takes what it counted off the project's bytes (store.Quotas) and writes
+// its audit entry.
+func (q queryer) deleteCluster(ctx context.Context, c store.Caller, id, collection, name, projectID, projectName string) error {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if err := q.lockCluster(ctx, id, name); err != nil {
 		return err
@@ -677,5 +757,9 @@ func (q queryer) deleteCluster(ctx context.Context, id, name, projectID, project
 	if err := q.deleteByID(ctx, "hds_clusters", id, "cluster", name); err != nil {
 		return err
 	}
-	return q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName)
+	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
+		return err
+	}
+	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionClusterDelete, Collection: collection, Cluster: name})
+	return err
 }

@@ -73,3 +73,17 @@ func TestMigrateSessions(t *testing.T) {
 	require.NoError(t, err, "SetPassword after the upgrade")
 	assert.Equal(t, int64(1), u.SessionGeneration)
 }
+
+func TestAccess(t *testing.T) {
+	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
+		url := pgtest.NewURL(t)
+		open := func() *postgres.Store {
+			db, err := sqlx.Open("postgres", url)
+			require.NoError(t, err)
+			db.SetMaxOpenConns(4)
+			t.Cleanup(func() { db.Close() })
+			return postgres.New(db)
+		}
+		return open(), open()
+	})
+}
