@@ -4,7 +4,7 @@ package hds_test
 // feed, members, API tokens) that this branch does not serve yet, written
 // from API.md's shapes, so that the console's views of them are tested in
 // the browser (and photographed) now. Requests to any other route, and to
-// these once hds serves them (probed at start), go to hds itself.
+// each of these once hds serves it (probed at start), go to hds itself.
 
 import (
 	"encoding/json"
@@ -26,7 +26,8 @@ type standIn struct {
 	tokens  []map[string]any
 	audit   []map[string]any // oldest first
 	subs    map[chan map[string]any]bool
-	n       int // the last revision
+	n       int             // the last revision
+	fake    map[string]bool // the routes stood in for: members, tokens, audit, events
 }
 
 // newStandIn wraps next; ownerID is alice's id, the owner of every project.
@@ -37,13 +38,33 @@ func newStandIn(next http.Handler, ownerID string) *standIn {
 	}}
 }
 
-// served reports whether hds itself has the route of GET P/members: an
+// served reports whether hds itself has the route GET P/<what>: an
 // unknown route says "no route matches this path".
-func served(h http.Handler) bool {
+func served(h http.Handler, what string) bool {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/projects/none/members", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/projects/none/"+what, nil))
 	return !strings.Contains(rec.Body.String(), "no route matches this path")
 }
+
+// newStandInFor returns a stand-in for the routes of members, tokens,
+// audit and events that h does not serve, or nil when it serves them all.
+func newStandInFor(h http.Handler, ownerID string) *standIn {
+	fake := map[string]bool{}
+	for _, what := range []string{"members", "tokens", "audit", "events"} {
+		if !served(h, what) {
+			fake[what] = true
+		}
+	}
+	if len(fake) == 0 {
+		return nil
+	}
+	s := newStandIn(h, ownerID)
+	s.fake = fake
+	return s
+}
+
+// fakes reports whether s stands in for GET P/<what>.
+func (s *standIn) fakes(what string) bool { return s != nil && s.fake[what] }
 
 func writeEnvelope(w http.ResponseWriter, status int, data any, message string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -87,7 +108,7 @@ func (s *standIn) record(entry map[string]any) {
 func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/projects/")
 	parts := strings.Split(rest, "/")
-	if !ok || len(parts) < 2 || !strings.Contains(" members tokens audit events ", " "+parts[1]+" ") {
+	if !ok || len(parts) < 2 || !s.fake[parts[1]] {
 		s.next.ServeHTTP(w, r)
 		return
 	}
