@@ -346,13 +346,20 @@ func schemas() obj {
 		}
 		return o
 	}
-	list := func(item string) obj {
+	history := func(item string) obj {
 		return object("One page of a list. total counts every match before limit and offset; it is null with count=false.", obj{
 			"items":  obj{"type": "array", "items": schemaRef(item)},
 			"total":  obj{"type": []any{"integer", "null"}, "minimum": 0},
 			"limit":  obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit},
 			"offset": count,
 		}, "items", "total", "limit", "offset")
+	}
+	list := func(item string) obj {
+		o := history(item)
+		o["description"] = "One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item."
+		o["properties"].(obj)["next_cursor"] = obj{"type": []any{"string", "null"}}
+		o["required"] = append(o["required"].([]any), "next_cursor")
+		return o
 	}
 	envelopeOf := func(data string) obj {
 		return object("The success envelope.", obj{
@@ -433,7 +440,7 @@ func schemas() obj {
 			"value": schemaRef("RecordValue"), "changed_at": schemaRef("Timestamp"),
 			"changed_by": obj{"type": []any{"string", "null"}},
 		}, "version", "name", "type", "value", "changed_at", "changed_by"),
-		"RecordVersionList": list("RecordVersion"),
+		"RecordVersionList": history("RecordVersion"),
 		"AuditEntry": object("One entry of a project's audit log (also the data of a change feed event). Fields that do not apply are null. It never holds a value, a password or a token.", obj{
 			"revision":   obj{"type": "integer", "minimum": 1, "description": "The entry's place in the project's log: from 1, without gaps, in commit order."},
 			"time":       schemaRef("Timestamp"),
@@ -540,6 +547,8 @@ func queryParameters() map[string]obj {
 			obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit, "default": store.DefaultLimit}),
 		"offset": query("offset", "Matches to skip, a decimal integer.",
 			obj{"type": "integer", "minimum": 0, "default": 0}),
+		"cursor": query("cursor", "The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.",
+			obj{"type": "string"}),
 		"search": query("search", "Case-insensitive substring of the name; %, _ and \\ are literal.",
 			obj{"type": "string"}),
 		"sortBy":       query("sortBy", "Sort field; ties are broken by name, then id.", sortBy(containerSortFields)),

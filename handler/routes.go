@@ -50,6 +50,7 @@ func routes(cfg Config) *router {
 		}
 		return "ip:" + cfg.ClientIP.Of(r)
 	})
+	cur := newCursors(cfg.Tokens)
 	authn := middleware.Authenticate(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP)
 	// Bodies are limited only once the route is known and the caller
 	// authenticated, so that an oversized request to an unknown route, with
@@ -100,7 +101,7 @@ func routes(cfg Config) *router {
 		errors: []int{400},
 	})
 
-	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)), operation{
+	rt.handle("GET /api/v1/projects", protect(handleList(s, cur, projects)), operation{
 		id: "listProjects", tag: "projects", summary: "List the caller's projects",
 		description: "The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.",
 		usersOnly:   true, access: bearer, counted: true, query: listQuery, status: 200, success: "ProjectList",
@@ -137,7 +138,7 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 
-	rt.handle("GET "+pathP+"/collections", protect(handleList(s, collections)), operation{
+	rt.handle("GET "+pathP+"/collections", protect(handleList(s, cur, collections)), operation{
 		id: "listCollections", tag: "collections", summary: "List the collections of a project",
 		description: "The project's collections, one page at a time: limit, offset, search, sortBy and sortOrder.",
 		need:        store.RightRead, access: bearer, counted: true, query: listQuery, status: 200, success: "CollectionList",
@@ -175,9 +176,9 @@ func routes(cfg Config) *router {
 	})
 
 	audit, _ := s.(store.AuditLog)
-	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit,
+	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit, cursors: cur,
 		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
-	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)), operation{
+	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, cur, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
 		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",
 		need:        store.RightRead, access: bearer, counted: true, query: listQuery, status: 200, success: "ClusterList",

@@ -122,7 +122,7 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 		Cluster: store.Cluster{ID: store.NewID(), Name: op.Cluster, CreatedAt: tx.now, UpdatedAt: tx.now},
 		parent:  c,
 		records: make(map[string]*record),
-		byID:    make(map[string]*record),
+		byID:    make(map[recordID]*record),
 	}
 	c.clusters[k.Name] = k
 	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
@@ -142,7 +142,7 @@ func (tx *memTx) recordCluster(op store.Op) (*cluster, error) {
 
 // find returns the record op names in k, or nil.
 func find(k *cluster, name string) *record {
-	if id, ok := store.CanonicalUUID(name); ok {
+	if id, ok := parseID(name); ok {
 		if r, ok := k.byID[id]; ok {
 			return r
 		}
@@ -206,7 +206,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	case r == nil:
 		return store.OpResult{}, &store.NotFoundError{Kind: "record", Name: op.Record}
 	case op.Kind == store.OpDelete:
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		k.remove(r)
@@ -218,10 +218,9 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		return store.OpResult{}, errors.New("memory: an update without a function")
 	}
 	saved := *r
-	saved.history = slices.Clone(r.history)
 	err = tx.s.updateRecord(k, r, tx.c, w, op.Update)
 	if errors.Is(err, store.ErrUnchanged) {
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		return store.OpResult{Record: r.Clone(), Unchanged: true}, nil
@@ -239,10 +238,10 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 }
 
 // ExportProject implements store.Store. The project is copied under the
-// read lock (names and record pointers; a record's published state is
-// never changed in place, so it is shared), and visited after the lock is
-// released, so that a slow visit blocks no writer. The copy is one slice
-// of pointers per cluster, of exact size: 8 bytes a record.
+// read lock (names, and each record's compact state, whose value bytes are
+// immutable and so shared), and visited after the lock is released, so
+// that a slow visit blocks no writer. The copy is one slice of compact
+// records per cluster, of exact size.
 func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.ExportItem) error) error {
 	snap, err := s.snapshot(p)
 	if err != nil {
@@ -252,10 +251,10 @@ func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.
 		if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster}); err != nil {
 			return err
 		}
-		for i, r := range k.records {
-			k.records[i] = nil // visited: the snapshot no longer holds it
-			// The visitor may keep or change the record.
-			if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster, Record: r.Clone()}); err != nil {
+		for i := range k.records {
+			r := k.records[i].Clone() // the visitor may keep or change it
+			k.records[i] = record{}   // visited: the snapshot no longer holds its value
+			if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster, Record: r}); err != nil {
 				return err
 			}
 		}
@@ -267,7 +266,7 @@ func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.
 // records in name order, as a snapshot holds them.
 type snapCluster struct {
 	collection, cluster string
-	records             []*store.Record
+	records             []record
 }
 
 // snapshot copies the project's tree under the read lock, in name order.
@@ -284,9 +283,9 @@ func (s *Store) snapshot(p store.Path) ([]snapCluster, error) {
 		snap = append(snap, snapCluster{collection: cn})
 		for _, kn := range slices.Sorted(maps.Keys(c.clusters)) {
 			recs := c.clusters[kn].byName()
-			k := snapCluster{collection: cn, cluster: kn, records: make([]*store.Record, len(recs))}
+			k := snapCluster{collection: cn, cluster: kn, records: make([]record, len(recs))}
 			for i, r := range recs {
-				k.records[i] = r.Record
+				k.records[i] = *r
 			}
 			snap = append(snap, k)
 		}

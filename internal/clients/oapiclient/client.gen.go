@@ -1317,17 +1317,18 @@ type APITokenCreatedEnvelope struct {
 // APITokenCreatedEnvelopeSuccess defines model for APITokenCreatedEnvelope.Success.
 type APITokenCreatedEnvelopeSuccess bool
 
-// APITokenList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// APITokenList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type APITokenList struct {
-	Items  []APIToken `json:"items"`
-	Limit  int        `json:"limit"`
-	Offset int        `json:"offset"`
-	Total  *int       `json:"total"`
+	Items      []APIToken `json:"items"`
+	Limit      int        `json:"limit"`
+	NextCursor *string    `json:"next_cursor"`
+	Offset     int        `json:"offset"`
+	Total      *int       `json:"total"`
 }
 
 // APITokenListEnvelope The success envelope.
 type APITokenListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data APITokenList `json:"data"`
 
 	// Message A short success message.
@@ -1380,17 +1381,18 @@ type AuditEntry struct {
 // AuditEntryAction defines model for AuditEntry.Action.
 type AuditEntryAction string
 
-// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type AuditList struct {
-	Items  []AuditEntry `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []AuditEntry `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // AuditListEnvelope The success envelope.
 type AuditListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data AuditList `json:"data"`
 
 	// Message A short success message.
@@ -1582,17 +1584,18 @@ type ClusterEnvelope struct {
 // ClusterEnvelopeSuccess defines model for ClusterEnvelope.Success.
 type ClusterEnvelopeSuccess bool
 
-// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  *int      `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      *int      `json:"total"`
 }
 
 // ClusterListEnvelope The success envelope.
 type ClusterListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data ClusterList `json:"data"`
 
 	// Message A short success message.
@@ -1651,17 +1654,18 @@ type CollectionEnvelope struct {
 // CollectionEnvelopeSuccess defines model for CollectionEnvelope.Success.
 type CollectionEnvelopeSuccess bool
 
-// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // CollectionListEnvelope The success envelope.
 type CollectionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data CollectionList `json:"data"`
 
 	// Message A short success message.
@@ -1906,17 +1910,18 @@ type MemberEnvelope struct {
 // MemberEnvelopeSuccess defines model for MemberEnvelope.Success.
 type MemberEnvelopeSuccess bool
 
-// MemberList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// MemberList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type MemberList struct {
-	Items  []Member `json:"items"`
-	Limit  int      `json:"limit"`
-	Offset int      `json:"offset"`
-	Total  *int     `json:"total"`
+	Items      []Member `json:"items"`
+	Limit      int      `json:"limit"`
+	NextCursor *string  `json:"next_cursor"`
+	Offset     int      `json:"offset"`
+	Total      *int     `json:"total"`
 }
 
 // MemberListEnvelope The success envelope.
 type MemberListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data MemberList `json:"data"`
 
 	// Message A short success message.
@@ -2043,17 +2048,18 @@ type ProjectEnvelope struct {
 // ProjectEnvelopeSuccess defines model for ProjectEnvelope.Success.
 type ProjectEnvelopeSuccess bool
 
-// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  *int      `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      *int      `json:"total"`
 }
 
 // ProjectListEnvelope The success envelope.
 type ProjectListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data ProjectList `json:"data"`
 
 	// Message A short success message.
@@ -2133,17 +2139,18 @@ type RecordItemEnvelope struct {
 // RecordItemEnvelopeSuccess defines model for RecordItemEnvelope.Success.
 type RecordItemEnvelopeSuccess bool
 
-// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // RecordListEnvelope The success envelope.
 type RecordListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data RecordList `json:"data"`
 
 	// Message A short success message.

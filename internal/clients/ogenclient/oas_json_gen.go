@@ -828,6 +828,10 @@ func (s *APITokenList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -837,11 +841,12 @@ func (s *APITokenList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAPITokenList = [4]string{
+var jsonFieldsNameOfAPITokenList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes APITokenList from json.
@@ -883,8 +888,18 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -896,7 +911,7 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -915,7 +930,7 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -1535,6 +1550,10 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -1544,11 +1563,12 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAuditList = [4]string{
+var jsonFieldsNameOfAuditList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes AuditList from json.
@@ -1590,8 +1610,18 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -1603,7 +1633,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -1622,7 +1652,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -3315,6 +3345,10 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -3324,11 +3358,12 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfClusterList = [4]string{
+var jsonFieldsNameOfClusterList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes ClusterList from json.
@@ -3370,8 +3405,18 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -3383,7 +3428,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -3402,7 +3447,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -3910,6 +3955,10 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -3919,11 +3968,12 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCollectionList = [4]string{
+var jsonFieldsNameOfCollectionList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes CollectionList from json.
@@ -3965,8 +4015,18 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -3978,7 +4038,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -3997,7 +4057,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -7027,6 +7087,10 @@ func (s *MemberList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -7036,11 +7100,12 @@ func (s *MemberList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMemberList = [4]string{
+var jsonFieldsNameOfMemberList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes MemberList from json.
@@ -7082,8 +7147,18 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -7095,7 +7170,7 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -7114,7 +7189,7 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -9321,6 +9396,10 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -9330,11 +9409,12 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfProjectList = [4]string{
+var jsonFieldsNameOfProjectList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes ProjectList from json.
@@ -9376,8 +9456,18 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -9389,7 +9479,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -9408,7 +9498,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -10086,6 +10176,10 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -10095,11 +10189,12 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRecordList = [4]string{
+var jsonFieldsNameOfRecordList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes RecordList from json.
@@ -10141,8 +10236,18 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -10154,7 +10259,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -10173,7 +10278,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -484,12 +484,15 @@ func (s *APITokenCreatedRole) UnmarshalText(data []byte) error {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/APITokenList
 type APITokenList struct {
-	Items  []APIToken `json:"items"`
-	Limit  int        `json:"limit"`
-	Offset int        `json:"offset"`
-	Total  NilInt     `json:"total"`
+	Items      []APIToken `json:"items"`
+	Limit      int        `json:"limit"`
+	NextCursor NilString  `json:"next_cursor"`
+	Offset     int        `json:"offset"`
+	Total      NilInt     `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -500,6 +503,11 @@ func (s *APITokenList) GetItems() []APIToken {
 // GetLimit returns the value of Limit.
 func (s *APITokenList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *APITokenList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -520,6 +528,11 @@ func (s *APITokenList) SetItems(val []APIToken) {
 // SetLimit sets the value of Limit.
 func (s *APITokenList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *APITokenList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -1158,12 +1171,15 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/AuditList
 type AuditList struct {
-	Items  []AuditEntry `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []AuditEntry `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1174,6 +1190,11 @@ func (s *AuditList) GetItems() []AuditEntry {
 // GetLimit returns the value of Limit.
 func (s *AuditList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *AuditList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -1194,6 +1215,11 @@ func (s *AuditList) SetItems(val []AuditEntry) {
 // SetLimit sets the value of Limit.
 func (s *AuditList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *AuditList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -2211,12 +2237,15 @@ func (s *ClusterEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ClusterList
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -2227,6 +2256,11 @@ func (s *ClusterList) GetItems() []Cluster {
 // GetLimit returns the value of Limit.
 func (s *ClusterList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ClusterList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -2247,6 +2281,11 @@ func (s *ClusterList) SetItems(val []Cluster) {
 // SetLimit sets the value of Limit.
 func (s *ClusterList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ClusterList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -2542,12 +2581,15 @@ func (s *CollectionEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/CollectionList
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -2558,6 +2600,11 @@ func (s *CollectionList) GetItems() []Collection {
 // GetLimit returns the value of Limit.
 func (s *CollectionList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *CollectionList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -2578,6 +2625,11 @@ func (s *CollectionList) SetItems(val []Collection) {
 // SetLimit sets the value of Limit.
 func (s *CollectionList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *CollectionList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -4302,12 +4354,15 @@ func (s *MemberEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/MemberList
 type MemberList struct {
-	Items  []Member `json:"items"`
-	Limit  int      `json:"limit"`
-	Offset int      `json:"offset"`
-	Total  NilInt   `json:"total"`
+	Items      []Member  `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -4318,6 +4373,11 @@ func (s *MemberList) GetItems() []Member {
 // GetLimit returns the value of Limit.
 func (s *MemberList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *MemberList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -4338,6 +4398,11 @@ func (s *MemberList) SetItems(val []Member) {
 // SetLimit sets the value of Limit.
 func (s *MemberList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *MemberList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -6507,12 +6572,15 @@ func (s *ProjectEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ProjectList
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -6523,6 +6591,11 @@ func (s *ProjectList) GetItems() []Project {
 // GetLimit returns the value of Limit.
 func (s *ProjectList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ProjectList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -6543,6 +6616,11 @@ func (s *ProjectList) SetItems(val []Project) {
 // SetLimit sets the value of Limit.
 func (s *ProjectList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ProjectList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -6941,12 +7019,15 @@ func (s *RecordItemEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/RecordList
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -6957,6 +7038,11 @@ func (s *RecordList) GetItems() []RecordItem {
 // GetLimit returns the value of Limit.
 func (s *RecordList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *RecordList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -6977,6 +7063,11 @@ func (s *RecordList) SetItems(val []RecordItem) {
 // SetLimit sets the value of Limit.
 func (s *RecordList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *RecordList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
