@@ -446,6 +446,20 @@ func TestConsoleBrowser(t *testing.T) {
 		b.screenshot("audit")
 	})
 
+	t.Run("paging", func(t *testing.T) {
+		b.t = t
+		for i := range 12 {
+			b.api.addRecord(tok, kpath, fmt.Sprintf("zz%02d", i), "INTEGER", fmt.Sprint(i))
+		}
+		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
+		b.waitText("1–25 of ")
+		b.button("Next →")
+		b.waitText("zz11")
+		b.waitText("26–")
+		b.button("← Previous")
+		b.waitText("1–25 of ")
+	})
+
 	t.Run("projects and phone size", func(t *testing.T) {
 		b.t = t
 		for _, p := range []string{"billing", "internal-tools", "website"} {
