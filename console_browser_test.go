@@ -16,9 +16,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,6 +35,19 @@ type browser struct {
 	ctx  context.Context
 	base string // the console's URL, ending in /console/
 	api  *client
+	// stand, when not nil, serves members, tokens, audit and events in
+	// hds's place (console_standin_test.go).
+	stand *standIn
+
+	mu         sync.Mutex
+	exceptions []string // uncaught in the page
+}
+
+func exceptionDescription(ev runtime.EventExceptionThrown) string {
+	if ex := ev.ExceptionDetails.Exception; ex != nil {
+		return ex.Description
+	}
+	return ""
 }
 
 // startBrowser starts chromium (or skips) and returns a tab on a new
@@ -53,7 +68,12 @@ func startBrowser(t *testing.T) *browser {
 		t.Skip("no chromium installed (set HDS_REQUIRE_BROWSER=1 to make this a failure)")
 	}
 	c := newServer(t, memoryKind, hds.WithConsole(true), hds.WithCredentialKey(testKey))
-	srv := mounted(c.h)
+	var h http.Handler = c.h
+	stand := newStandInFor(c.h, c.ids["alice"]) // nil once sections 15-17 have all landed
+	if stand != nil {
+		h = stand
+	}
+	srv := mounted(h)
 	t.Cleanup(srv.Close)
 
 	// These flags keep chromium from reaching out to the network (which
@@ -69,10 +89,27 @@ func startBrowser(t *testing.T) *browser {
 		chromedp.WindowSize(1280, 800))
 	ctx, cancelCtx := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, base: srv.URL + "/hds/console/", api: c}
+	b := &browser{t: t, ctx: ctx, base: srv.URL + "/hds/console/", api: c, stand: stand}
 	// The first action starts the browser and binds it to its context:
 	// ctx itself, not one of run's short-lived children.
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)), "start chromium")
+	// Any uncaught JavaScript exception fails the test at its end.
+	thrown := chromedp.Events(ctx, runtime.ExceptionThrown)
+	go func() {
+		for ev, err := range thrown {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.exceptions = append(b.exceptions, ev.ExceptionDetails.Text+" "+exceptionDescription(ev))
+			b.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		assert.Empty(t, b.exceptions, "uncaught exceptions in the page")
+	})
 	return b
 }
 
@@ -151,7 +188,8 @@ func (b *browser) screenshot(name string) {
 	if dir == "" {
 		return
 	}
-	time.Sleep(700 * time.Millisecond) // let toasts and transitions settle
+	eval[bool](b, `(document.getElementById('toasts').replaceChildren(), true)`)
+	time.Sleep(300 * time.Millisecond) // let transitions settle
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	require.NoError(b.t, err)
 	require.NoError(b.t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
@@ -206,4 +244,262 @@ func TestConsoleBrowser(t *testing.T) {
 		status, _, _ := b.api.do(http.MethodGet, pathK("shop", "prod", "api"), "", b.api.token("alice"))
 		assert.Equal(t, http.StatusOK, status, "the cluster exists")
 	})
+
+	t.Run("create a record in the dialog", func(t *testing.T) {
+		b.t = t
+		b.button("New record")
+		b.set(`dialog input[name=name]`, "greeting")
+		b.set(`dialog select[name=type]`, "STRING")
+		b.set(`dialog .value-slot textarea`, "hello")
+		b.click(`dialog button[type=submit]`)
+		b.waitText(`Record “greeting” created`)
+		typ, value, _ := b.recordValue("greeting")
+		assert.Equal(t, "STRING", typ)
+		assert.Equal(t, `"hello"`, value)
+	})
+
+	// A record of each type, made through the API, edited in the
+	// browser's typed editor.
+	tok := b.api.token("alice")
+	kpath := pathK("shop", "prod", "api")
+	for _, tc := range []struct {
+		name, typ, initial string
+		edit               func()
+		want               string
+	}{
+		{"s", "STRING", `"a"`, func() { b.set(`.value-slot textarea`, "line one\nline two") }, `"line one\nline two"`},
+		{"i", "INTEGER", `1`, func() { b.set(`.value-slot input`, "9007199254740993") }, `9007199254740993`},
+		{"f", "FLOAT", `1.5`, func() { b.set(`.value-slot input`, "-2.25e3") }, `-2250`},
+		{"b", "BOOLEAN", `false`, func() { b.set(`.value-slot select`, "true") }, `true`},
+		{"d", "DATE", `"2026-01-01"`, func() { b.set(`.value-slot input[type=date]`, "2026-11-24") }, `"2026-11-24"`},
+		{"t", "TIME", `"08:00:00"`, func() { b.set(`.value-slot input[type=time]`, "13:45:30") }, `"13:45:30"`},
+		{"dt", "DATETIME", `"2026-01-01T00:00:00Z"`, func() {
+			b.set(`.value-slot input[type=datetime-local]`, "2026-11-24T10:20:30")
+			b.set(`.value-slot input.offset`, "+01:00")
+		}, `"2026-11-24T10:20:30+01:00"`},
+		{"u", "UUID", `"00000000-0000-0000-0000-000000000000"`, func() {
+			b.set(`.value-slot input`, "0190E7A4-1D2B-7C3D-8E4F-A1B2C3D4E5F6")
+		}, `"0190e7a4-1d2b-7c3d-8e4f-a1b2c3d4e5f6"`},
+		{"n", "STRING", `"soon null"`, func() { b.set(`select[name=type]`, "NULL") }, `null`},
+		{"pw", "CREDENTIAL", `"old-secret"`, func() { b.set(`.value-slot input[type=password]`, "n3w-secret") }, `"n3w-secret"`},
+		{"tags", "[]STRING", `["a"]`, func() {
+			b.button("+ Add item")
+			b.set(`.array-editor li:nth-child(2) input`, "b")
+		}, `["a","b"]`},
+		{"ports", "[]INTEGER", `[80,443]`, func() { b.click(`.array-editor li:first-child button`) }, `[443]`},
+		{"flags", "[]BOOLEAN", `[true]`, func() { b.set(`.array-editor li select`, "false") }, `[false]`},
+		{"days", "[]DATE", `[]`, func() {
+			b.button("+ Add item")
+			b.set(`.array-editor li input[type=date]`, "2026-12-24")
+		}, `["2026-12-24"]`},
+		{"keys", "[]CREDENTIAL", `["k1","k2"]`, func() {
+			b.set(`.array-editor li:nth-child(1) input`, "k1b")
+			b.set(`.array-editor li:nth-child(2) input`, "k2b")
+		}, `["k1b","k2b"]`},
+	} {
+		t.Run("edit "+tc.typ, func(t *testing.T) {
+			b.t = t
+			b.api.addRecord(tok, kpath, tc.name, tc.typ, tc.initial)
+			b.openRecord(tc.name)
+			tc.edit()
+			b.save(2)
+			_, value, version := b.recordValue(tc.name)
+			assert.Equal(t, tc.want, value)
+			assert.Equal(t, 2, version)
+		})
+	}
+
+	t.Run("a bad value shows the API's error", func(t *testing.T) {
+		b.t = t
+		b.openRecord("i")
+		assert.Equal(t, "9007199254740993", eval[string](b, `document.querySelector('.value-slot input').value`),
+			"an int64 beyond 2^53 is shown exactly")
+		b.set(`.value-slot input`, "twelve")
+		b.click(`section.editor button[type=submit]`)
+		b.waitText("VALIDATION_ERROR")
+		_, value, version := b.recordValue("i")
+		assert.Equal(t, `9007199254740993`, value, "nothing changed")
+		assert.Equal(t, 2, version)
+		b.screenshot("record-error")
+	})
+
+	t.Run("reveal and copy a credential", func(t *testing.T) {
+		b.t = t
+		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
+		b.set(`.filters input[type=search]`, "pw")
+		b.waitText("1–1 of 1")
+		assert.NotContains(t, eval[string](b, `document.body.innerText`), "n3w-secret", "masked")
+		b.click(`button[aria-label="Reveal pw"]`)
+		b.waitText("n3w-secret")
+		b.click(`button[aria-label="Reveal pw"]`)
+		b.run(chromedp.Poll[chromedp.Void](`!document.body.innerText.includes("n3w-secret")`, chromedp.WithPollingTimeout(5*time.Second)))
+		b.click(`button[aria-label="Copy pw"]`)
+		b.waitText("Copied to the clipboard")
+		b.set(`.filters input[type=search]`, "")
+		b.waitText("greeting")
+		eval[bool](b, `(window.scrollTo(0, 0), true)`)
+		b.click(`button[aria-label="Reveal keys"]`)
+		b.waitText("k2b")
+		b.screenshot("cluster")
+	})
+
+	t.Run("history and restore", func(t *testing.T) {
+		b.t = t
+		b.openRecord("s")
+		b.waitText("v1")
+		b.screenshot("record")
+		b.click(`button[aria-label="Restore version 1"]`)
+		b.run(chromedp.WaitVisible(chromedp.CSS(`dialog`)))
+		b.screenshot("restore")
+		b.click(`dialog button[type=submit]`)
+		b.waitText("Version 1 restored as version 3")
+		_, value, version := b.recordValue("s")
+		assert.Equal(t, `"a"`, value)
+		assert.Equal(t, 3, version)
+	})
+
+	t.Run("rename and delete", func(t *testing.T) {
+		b.t = t
+		b.run(chromedp.Navigate(b.base + "#/p/shop"))
+		b.createIn("collection", "tmp")
+		b.run(chromedp.Navigate(b.base + "#/p/shop"))
+		b.click(`button[aria-label="Rename tmp"]`)
+		b.set(`dialog input[name=name]`, "prod")
+		b.click(`dialog button[type=submit]`)
+		b.waitText("RESOURCE_EXISTS") // shown in the dialog, which stays open
+		b.set(`dialog input[name=name]`, "scratch")
+		b.click(`dialog button[type=submit]`)
+		b.waitText(`Renamed to “scratch”`)
+		b.click(`button[aria-label="Delete scratch"]`)
+		b.waitText("This deletes the collection and everything in it")
+		b.click(`dialog button[type=submit]`)
+		b.waitText(`Collection “scratch” deleted`)
+		status, _, _ := b.api.do(http.MethodGet, pathC("shop", "scratch"), "", tok)
+		assert.Equal(t, http.StatusNotFound, status)
+		b.screenshot("collections")
+	})
+
+	t.Run("members", func(t *testing.T) {
+		b.t = t
+		b.run(chromedp.Navigate(b.base + "#/p/shop/members"))
+		b.waitText("owner")
+		b.button("Add member")
+		b.set(`dialog input[name=username]`, "carol")
+		b.click(`dialog button[type=submit]`)
+		b.run(chromedp.WaitVisible(chromedp.CSS(`dialog .dialog-error .alert`)))
+		assert.Contains(t, b.text(`dialog .dialog-error .alert`), "404 RESOURCE_NOT_FOUND", "an unknown user")
+		b.set(`dialog input[name=username]`, "bob")
+		b.set(`dialog select[name=role]`, "editor")
+		b.click(`dialog button[type=submit]`)
+		b.waitText("bob added as editor")
+		b.screenshot("members")
+	})
+
+	t.Run("tokens", func(t *testing.T) {
+		b.t = t
+		b.run(chromedp.Navigate(b.base + "#/p/shop/tokens"))
+		b.waitText("No API tokens yet")
+		b.button("New token")
+		b.set(`dialog input[name=name]`, "deploy bot")
+		b.set(`dialog select[name=role]`, "reader")
+		b.set(`dialog input[name=collection]`, "prod")
+		b.click(`dialog button[type=submit]`)
+		b.waitText("it is shown only once")
+		tokenText := eval[string](b, `document.querySelector('input.token').value`)
+		assert.Regexp(t, `^hds_[0-9A-Za-z]{40,}$`, tokenText)
+		b.waitText("deploy bot")
+		b.screenshot("tokens")
+		b.button("Done")
+		b.run(chromedp.WaitNotPresent(chromedp.CSS(`input.token`)))
+	})
+
+	t.Run("live change from another client", func(t *testing.T) {
+		b.t = t
+		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
+		b.run(chromedp.Poll[chromedp.Void](`document.querySelector('.live')?.textContent === 'Live'`, chromedp.WithPollingTimeout(10*time.Second)))
+		if !b.stand.fakes("events") { // bob, an editor since "members", writes from elsewhere
+			b.api.addRecord(b.api.token("bob"), kpath, "from-elsewhere", "STRING", `"hi"`)
+		} else {
+			rec := b.api.addRecord(tok, kpath, "from-elsewhere", "STRING", `"hi"`)
+			b.stand.record(map[string]any{"action": "record.create", "actor": b.api.ids["bob"], "actor_name": "bob",
+				"collection": "prod", "cluster": "api", "record": rec.Name, "record_id": rec.ID, "version": 1})
+		}
+		b.waitText("bob: record.create prod / api / from-elsewhere")
+		b.waitText("from-elsewhere")
+	})
+
+	t.Run("audit", func(t *testing.T) {
+		b.t = t
+		if b.stand.fakes("audit") {
+			for _, e := range []map[string]any{
+				{"action": "record.update", "actor": b.api.ids["alice"], "actor_name": "alice", "collection": "prod", "cluster": "api", "record": "s", "version": 2},
+				{"action": "credential.reveal", "actor": b.api.ids["alice"], "actor_name": "alice", "collection": "prod", "cluster": "api", "record": "pw", "version": 2},
+				{"action": "member.put", "actor": b.api.ids["alice"], "actor_name": "alice", "target": "bob"},
+				{"action": "token.create", "actor": b.api.ids["alice"], "actor_name": "alice", "target": "0190e7a4-1d2b-7c3d-8e4f-000000000001"},
+				{"action": "record.delete", "actor": b.api.ids["bob"], "actor_name": "bob", "collection": "prod", "cluster": "api", "record": "tmp", "version": 4},
+			} {
+				b.stand.record(e)
+			}
+		}
+		b.run(chromedp.Navigate(b.base + "#/p/shop/audit"))
+		b.waitText("record.create")
+		b.screenshot("audit")
+	})
+
+	t.Run("paging", func(t *testing.T) {
+		b.t = t
+		for i := range 12 {
+			b.api.addRecord(tok, kpath, fmt.Sprintf("zz%02d", i), "INTEGER", fmt.Sprint(i))
+		}
+		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
+		b.waitText("1–25 of ")
+		b.button("Next →")
+		b.waitText("zz11")
+		b.waitText("26–")
+		b.button("← Previous")
+		b.waitText("1–25 of ")
+	})
+
+	t.Run("projects and phone size", func(t *testing.T) {
+		b.t = t
+		for _, p := range []string{"billing", "internal-tools", "website"} {
+			b.api.mustDo(http.MethodPost, pathP(p), "", tok, http.StatusCreated)
+		}
+		b.run(chromedp.Navigate(b.base + "#/"))
+		b.waitText("website")
+		b.screenshot("projects")
+		b.run(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
+		b.waitText("greeting")
+		b.screenshot("phone-cluster")
+		b.run(chromedp.EmulateViewport(1280, 800))
+	})
+}
+
+// recordValue reads a record through the API, revealed, as raw JSON.
+func (b *browser) recordValue(name string) (typ string, value string, version int) {
+	b.t.Helper()
+	env := b.api.mustDo(http.MethodGet, pathR("shop", "prod", "api", name)+"?reveal=true", "", b.api.token("alice"), http.StatusOK)
+	var r struct {
+		Type    string          `json:"type"`
+		Value   json.RawMessage `json:"value"`
+		Version int             `json:"version"`
+	}
+	env.decode(b.t, &r)
+	return r.Type, string(r.Value), r.Version
+}
+
+// openRecord opens a record's page from the cluster's list.
+func (b *browser) openRecord(name string) {
+	b.t.Helper()
+	b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api/r/" + name))
+	b.run(chromedp.WaitVisible(chromedp.CSS(`section.editor form`)))
+}
+
+// save clicks Save and waits for the toast of the new version.
+func (b *browser) save(version int) {
+	b.t.Helper()
+	b.click(`section.editor button[type=submit]`)
+	b.run(chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('section.editor .card-head')?.innerText.includes('version %d')`, version),
+		chromedp.WithPollingTimeout(10*time.Second)))
 }

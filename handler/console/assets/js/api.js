@@ -78,7 +78,7 @@ export async function request(method, p, { query, body, headers = {}, auth = tru
   const etag = res.headers.get('ETag');
   if (res.status === 204 || res.status === 304) return { data: null, message: '', status: res.status, etag };
   let env = null;
-  try { env = await res.json(); } catch { /* not JSON: handled below */ }
+  try { env = parseJSON(await res.text()); } catch { /* not JSON: handled below */ }
   if (!res.ok || !env || env.success === false) {
     const err = env && env.error ? env.error : {};
     const fallback = `${res.status} ${res.statusText || 'error'}`;
@@ -93,6 +93,25 @@ export async function request(method, p, { query, body, headers = {}, auth = tru
 function expired(e) {
   saveSession(null);
   window.dispatchEvent(new CustomEvent('hds:expired', { detail: e.message }));
+}
+
+/**
+ * BigInteger is a whole number beyond what a JavaScript number holds
+ * exactly (an INTEGER is int64): it keeps the text the API sent, which is
+ * what the console shows and sends back.
+ */
+export class BigInteger {
+  constructor(text) { this.text = text; }
+  toString() { return this.text; }
+  toJSON() { return this.text; }
+}
+
+// parseJSON is JSON.parse keeping whole numbers beyond 2^53 exact, using
+// the source text the reviver is given (where the browser offers it).
+export function parseJSON(text) {
+  return JSON.parse(text, (key, value, ctx) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && ctx && /^-?\d+$/.test(ctx.source)
+      ? new BigInteger(ctx.source) : value);
 }
 
 /** login exchanges a username and password for a session. */

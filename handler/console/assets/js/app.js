@@ -77,6 +77,8 @@ function header(route) {
     ? `${[route.record, route.cluster, route.collection, route.project].find(x => x != null)} · hds console` : 'hds console';
 }
 
+// The skip link moves focus without touching the route in the hash.
+document.querySelector('.skip').addEventListener('click', e => { e.preventDefault(); main.focus(); });
 window.addEventListener('hashchange', render);
 window.addEventListener('hds:session', render);
 window.addEventListener('hds:expired', e => toast(`Signed out: ${e.detail}`, 'error'));

@@ -28,7 +28,11 @@ export function show(type, value) {
 }
 
 /** text is a value as plain text, for the clipboard. */
-export const text = (type, value) => typeof value === 'string' ? value : JSON.stringify(value);
+export function text(type, value) {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return '[' + value.map(v => typeof v === 'string' ? JSON.stringify(v) : text(type, v)).join(',') + ']';
+  return value !== null && typeof value === 'object' ? String(value) : JSON.stringify(value); // BigInteger: its text
+}
 
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 

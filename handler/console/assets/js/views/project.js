@@ -17,7 +17,7 @@ export function projectBar({ route, feed, onCleanup }) {
   const project = route.project;
   const live = h('span.live', { role: 'status', title: '' });
   const show = () => {
-    live.className = 'live ' + feed.state;
+    live.className = 'live state-' + feed.state;
     live.textContent = { live: 'Live', connecting: 'Connecting…', off: 'Not live' }[feed.state];
     live.title = feed.state === 'off' ? `Live updates are off: ${feed.reason}` : 'Changes made elsewhere appear here as they happen';
   };

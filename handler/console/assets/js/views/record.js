@@ -8,6 +8,13 @@ import { h, replace, confirm, toast, when, errorBox, errorText } from '../dom.js
 import { show, isCredential, text, copyButton } from '../values.js';
 import { recordForm } from './recordform.js';
 
+// who names the writer of a version: "you", or the id it was written by.
+function who(id) {
+  const s = api.session();
+  if (!id) return '—';
+  return s && id === s.user_id ? `you (${s.username})` : id;
+}
+
 export function recordView({ route, feed, onCleanup }) {
   const kPath = api.resourcePath({ ...route, record: null });
   let rec = null; // the record as last read
@@ -103,7 +110,7 @@ export function recordView({ route, feed, onCleanup }) {
             h('span.spacer'),
             i === 0 ? null : h('button.small', { type: 'button', onclick: () => restore(v), 'aria-label': `Restore version ${v.version}` }, 'Restore')),
           h('div.vvalue', show(v.type, v.value)),
-          h('div.muted.small', when(v.changed_at), ' · ', v.changed_by || '—')))));
+          h('div.muted.small', when(v.changed_at), ' · ', who(v.changed_by))))));
     } catch (e) {
       replace(historyBox, h('h2', 'History'), errorBox(e, loadHistory));
     }
