@@ -68,6 +68,7 @@ var routeRights = map[string]routeRight{
 	"createAPIToken":     {store.RightAdmin, store.LevelProject, true},
 	"listAPITokens":      {store.RightAdmin, store.LevelProject, true},
 	"deleteAPIToken":     {store.RightAdmin, store.LevelProject, true},
+	"listAudit":          {store.RightAdmin, store.LevelProject, false},
 }
 
 // outsideProjects are the routes outside any project; usersOnly ones

@@ -72,7 +72,7 @@ func (rec records) handleBatch() queryHandler {
 			ops, missing[i] = append(ops, op), miss
 		}
 		b := store.Batch{Ops: ops, CreateParents: body.CreateParents,
-			Write: store.Write{Actor: actorOf(r), MaxVersions: rec.pre.maxVersions}}
+			Write: store.Write{MaxVersions: rec.pre.maxVersions}}
 		if bad != nil {
 			b.DryRun = true
 			_, err := rec.store.Apply(r.Context(), pathOf(r), b)

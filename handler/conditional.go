@@ -116,7 +116,7 @@ type conditionalWrite struct {
 // matches, so that the store reports it only after every other check
 // (400, 404, 409): preconditions come last.
 func (pc preconditions) writeOf(r *http.Request) (conditionalWrite, error) {
-	w := conditionalWrite{Write: store.Write{Actor: actorOf(r), MaxVersions: pc.maxVersions}}
+	w := conditionalWrite{Write: store.Write{MaxVersions: pc.maxVersions}}
 	tags, err := parseEntityTags(r.Header, "If-Match")
 	switch {
 	case err != nil:
@@ -143,7 +143,3 @@ func (w conditionalWrite) fail(rw http.ResponseWriter, r *http.Request, err erro
 	}
 	envelope.Error(rw, r, err)
 }
-
-// actorOf names who makes a request's change: the user id, or "token:<id>"
-// for an API token.
-func actorOf(r *http.Request) string { return callerOf(r).ID() }

@@ -38,6 +38,13 @@ func (rec records) handleVersions() queryHandler {
 			return
 		}
 		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
+		if err == nil && reveal && rec.audit != nil {
+			// The entry names the record, not a version of it.
+			var cur *store.Record
+			if cur, err = rec.store.FindRecord(r.Context(), pathOf(r)); err == nil {
+				err = rec.revealed(r, reveal, pathOf(r), &store.Record{ID: cur.ID, Name: cur.Name})
+			}
+		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return

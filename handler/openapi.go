@@ -434,10 +434,25 @@ func schemas() obj {
 			"changed_by": obj{"type": []any{"string", "null"}},
 		}, "version", "name", "type", "value", "changed_at", "changed_by"),
 		"RecordVersionList": list("RecordVersion"),
-		"ProjectList":       list("Project"),
-		"CollectionList":    list("Collection"),
-		"ClusterList":       list("Cluster"),
-		"RecordList":        list("RecordItem"),
+		"AuditEntry": object("One entry of a project's audit log (also the data of a change feed event). Fields that do not apply are null. It never holds a value, a password or a token.", obj{
+			"revision":   obj{"type": "integer", "minimum": 1, "description": "The entry's place in the project's log: from 1, without gaps, in commit order."},
+			"time":       schemaRef("Timestamp"),
+			"action":     obj{"type": "string", "enum": auditActions()},
+			"actor":      obj{"type": []any{"string", "null"}, "description": "Who: a user id, or token:<id> for an API token."},
+			"actor_name": obj{"type": []any{"string", "null"}, "description": "The username, or the API token's name."},
+			"collection": obj{"type": []any{"string", "null"}, "description": "Names after the change (for a delete, before)."},
+			"cluster":    obj{"type": []any{"string", "null"}},
+			"record":     obj{"type": []any{"string", "null"}},
+			"record_id":  obj{"type": []any{"string", "null"}},
+			"version":    obj{"type": []any{"integer", "null"}, "description": "The record's version after the change (the version deleted; the version revealed)."},
+			"target":     obj{"type": []any{"string", "null"}, "description": "The username of member.* entries, the token id of token.* entries."},
+			"request_id": obj{"type": []any{"string", "null"}, "description": "The X-Request-Id of the request that made the change."},
+		}, "revision", "time", "action", "actor", "actor_name", "collection", "cluster", "record", "record_id", "version", "target", "request_id"),
+		"AuditList":      list("AuditEntry"),
+		"ProjectList":    list("Project"),
+		"CollectionList": list("Collection"),
+		"ClusterList":    list("Cluster"),
+		"RecordList":     list("RecordItem"),
 		"Token": object("A token and its lifetime in seconds.", obj{
 			"token":      obj{"type": "string", "minLength": 1, "description": "A JWT (HS256)."},
 			"expires_in": obj{"type": "integer", "minimum": 1},
@@ -499,7 +514,7 @@ func schemas() obj {
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult",
+		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "AuditList",
 		"Member", "MemberList", "APITokenCreated", "APITokenList"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
@@ -554,7 +569,15 @@ func queryParameters() map[string]obj {
 			obj{"type": "string", "enum": []any{"merge", "replace"}, "default": "merge"}),
 		"dryRun": query("dry_run", "true changes nothing and answers what the import would do.",
 			obj{"type": "boolean", "default": false}),
-		"recordType": query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
+		"recordType":  query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
+		"auditAction": query("action", "Only entries of this action.", obj{"type": "string", "enum": auditActions()}),
+		"auditActor":  query("actor", "Only entries of this actor: a user id, or token:<id>.", obj{"type": "string"}),
+		"since": query("since", "Only entries at or after this time (RFC 3339).",
+			obj{"type": "string", "format": "date-time"}),
+		"until": query("until", "Only entries at or before this time (RFC 3339).",
+			obj{"type": "string", "format": "date-time"}),
+		"after": query("after", "Only entries of a later revision (a decimal integer of 0 or more).",
+			obj{"type": "integer", "minimum": 0}),
 		"recordValue": query("value", "The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as given; INTEGER, FLOAT and BOOLEAN parsed (42, 3.14, true); NULL empty or left out; arrays as a JSON array.",
 			obj{"type": "string"}),
 	}
@@ -668,6 +691,7 @@ var successResponses = map[string]successResponse{
 		extra: []string{skippedRecordsHeader, "SkippedRecords"},
 		text:  "The environment file: one line NAME='value' per record whose name is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it. The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless reveal=true; every line ends with a newline. Not enveloped."},
 	"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
+	"AuditList":         {description: "A page of the project's audit log, newest first.", schema: "AuditListEnvelope"},
 	"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
 		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
 			"created_at": exampleTime, "updated_at": exampleTime}}},
@@ -879,4 +903,13 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		"changes":  obj{"type": "array", "items": schemaRef("ImportChange"), "description": "By collection, cluster and record name."},
 		"revision": obj{"type": "integer", "minimum": 0, "description": "The newest audit revision after the import (0 until the audit log exists)."},
 	}, "created", "updated", "deleted", "unchanged", "changes", "revision")
+}
+
+// auditActions lists the actions of the audit log, for the schemas.
+func auditActions() []any {
+	out := make([]any, len(store.Actions))
+	for i, a := range store.Actions {
+		out[i] = string(a)
+	}
+	return out
 }

@@ -16,6 +16,21 @@ type records struct {
 	store store.Store
 	creds credentials
 	pre   preconditions
+	// audit records the reveals of credentials; nil when the store keeps
+	// no audit log.
+	audit store.AuditLog
+}
+
+// revealed records, when reveal is set, that the request returns
+// credential plain text under p (API.md section 15): one credential.reveal
+// entry per request, naming the record got (nil for the levels of p, down
+// to its cluster). It runs before anything is sent, so that no plain text
+// leaves without its entry.
+func (rec records) revealed(r *http.Request, reveal bool, p store.Path, got *store.Record) error {
+	if !reveal || rec.audit == nil {
+		return nil
+	}
+	return rec.audit.RecordReveal(r.Context(), p, got)
 }
 
 // respond writes one record, its value masked or revealed, with its
@@ -126,7 +141,7 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), revealing(p, reveal), nr, store.Write{Actor: actorOf(r)})
+		created, err := rec.store.CreateRecord(r.Context(), revealing(p, reveal), nr, store.Write{})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -203,6 +218,10 @@ func (rec records) handleGet() queryHandler {
 		if inm.matchesNoneOf(got.ETag()) {
 			w.Header().Set("ETag", got.ETag())
 			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		if err := rec.revealed(r, reveal, pathOf(r), got); err != nil {
+			envelope.Error(w, r, err)
 			return
 		}
 		rec.respond(w, r, http.StatusOK, got, reveal, "OK")
@@ -321,6 +340,9 @@ func (rec records) handleList() queryHandler {
 			return
 		}
 		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
+		if err == nil {
+			err = rec.revealed(r, reveal, pathOf(r), nil)
+		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -355,6 +377,9 @@ func (rec records) handleClusterData() queryHandler {
 		if env {
 			k, err := rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
 			if err == nil {
+				err = rec.revealed(r, reveal, pathOf(r), nil)
+			}
+			if err == nil {
 				err = rec.writeEnvFile(w, k, reveal)
 			}
 			if err != nil {
@@ -363,6 +388,9 @@ func (rec records) handleClusterData() queryHandler {
 			return
 		}
 		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
+		if err == nil {
+			err = rec.revealed(r, reveal, pathOf(r), nil)
+		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return

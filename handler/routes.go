@@ -174,7 +174,8 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 
-	rec := records{store: s, creds: credentials{ring: cfg.Sealer},
+	audit, _ := s.(store.AuditLog)
+	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit,
 		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
@@ -321,6 +322,17 @@ func routes(cfg Config) *router {
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
+
+	if audit != nil {
+		rt.handle("GET "+pathP+"/audit", protect(handleAudit(s, audit)), operation{
+			id: "listAudit", tag: "audit", summary: "Read the project's audit log",
+			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).",
+			need:        store.RightAdmin, access: bearer, counted: true, query: []string{"limit", "offset", "auditAction", "auditActor", "since", "until", "after"},
+			status: 200, success: "AuditList",
+			errors: underProject,
+		})
+	}
+
 	// The console is static files for a browser, not an operation of the
 	// API: it stays out of the route table and so out of the OpenAPI
 	// document (whose clients it would only clutter), and it is neither

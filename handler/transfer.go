@@ -44,7 +44,12 @@ func (rec records) handleExport() queryHandler {
 		}
 		p := revealing(pathOf(r), reveal)
 		ew := &exportWriter{rw: w, creds: rec.creds, reveal: reveal, project: p.Project}
-		err = rec.store.ExportProject(r.Context(), p, ew.visit)
+		// The reveal's entry is written first: nothing of the export may
+		// leave before it.
+		err = rec.revealed(r, reveal, p, nil)
+		if err == nil {
+			err = rec.store.ExportProject(r.Context(), p, ew.visit)
+		}
 		if err == nil {
 			err = ew.finish()
 		}
@@ -257,7 +262,7 @@ func (rec records) handleImport() queryHandler {
 				break
 			}
 			_, err = rec.store.Apply(r.Context(), p, store.Batch{Ops: ops, CreateParents: true,
-				Write: store.Write{Actor: actorOf(r), MaxVersions: rec.pre.maxVersions}})
+				Write: store.Write{MaxVersions: rec.pre.maxVersions}})
 			var oe *store.OpError
 			if errors.As(err, &oe) {
 				err = oe.Err // the ops are the plan's, not the client's

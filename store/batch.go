@@ -82,8 +82,9 @@ type Batch struct {
 	// collection and cluster of their record instead of failing with
 	// ErrNotFound. OpUpdate and OpDelete never create anything.
 	CreateParents bool
-	// Write is who makes the changes and how much history each updated
-	// record keeps; its IfMatch is ignored (each Op has its own).
+	// Write says how much history each updated record keeps; its IfMatch
+	// is ignored (each Op has its own). Who makes the changes is the
+	// Path's Caller.
 	Write Write
 	// DryRun runs the batch, with every check, and then undoes it: the
 	// result (and the error) are those the batch would have, and nothing

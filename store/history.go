@@ -46,13 +46,12 @@ func preconditionOf(r *Record) error {
 	return &PreconditionError{Version: r.Version, ETag: r.ETag()}
 }
 
-// Write says who makes a change to a record, on which condition, and how
-// much history the record keeps after it.
+// Write says on which condition a change to a record happens, and how
+// much history the record keeps after it. Who makes the change is the
+// Path's Caller: the state the write makes records Caller.ID()
+// (Record.UpdatedBy, RecordVersion.ChangedBy), and so does its audit
+// entry.
 type Write struct {
-	// Actor is who makes the change: a user id, or "token:<id>" for an
-	// API token. The state the write makes records it (Record.UpdatedBy,
-	// RecordVersion.ChangedBy).
-	Actor string
 	// IfMatch, when not nil, makes the write conditional: it happens only
 	// when the record's current entity tag (Record.ETag) is one of
 	// IfMatch, checked in the same atomic step as the write; otherwise

@@ -19,7 +19,7 @@ type Record struct {
 	Version   int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	// UpdatedBy is who wrote the current state (Write.Actor of the create
+	// UpdatedBy is who wrote the current state (Caller.ID() of the create
 	// or of the last change); empty when not known (records written
 	// before hds kept it).
 	UpdatedBy string

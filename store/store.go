@@ -122,6 +122,14 @@ type RecordRef struct {
 // must be safe for concurrent use and must copy values in and out, so that
 // a caller can never change stored state through a returned pointer.
 //
+// Every method that changes something also writes the change's audit
+// entry (AuditEntry, API.md section 15) in the same atomic step, by
+// p.Caller, with the project's next revision: project, collection and
+// cluster create, rename (to another name) and delete (of a project: the
+// project's log goes with it), record create, update (record.rename when
+// only the name changed), delete and restore, and one entry per record an
+// Apply changed.
+//
 // Every method that takes a Path returns, in this order of checks:
 // ErrNotFound (as a *NotFoundError naming the first missing level) when
 // the project is missing; ErrPermissionDenied when Path.Caller does not
@@ -178,7 +186,7 @@ type Store interface {
 	// FindRecord returns the record p.Record (a name or an id).
 	FindRecord(ctx context.Context, p Path) (*Record, error)
 	// CreateRecord creates a record named p.Record in p.Cluster with r's
-	// Type and Value, written by w.Actor (w's other fields do not apply).
+	// Type and Value, written by p.Caller (w's fields do not apply).
 	// When r.ID is empty the store assigns one; otherwise it must be a new
 	// UUID (callers that seal values to the record id choose it
 	// beforehand). Version starts at 1.
@@ -189,7 +197,7 @@ type Store interface {
 	// and is returned unchanged), the store checks w's condition on the
 	// current record (a *PreconditionError when it fails), and writes the
 	// result with Version incremented, UpdatedAt moved and UpdatedBy set
-	// to w.Actor. The state it replaces joins the record's history, which
+	// to p.Caller.ID(). The state it replaces joins the record's history, which
 	// is then cut to the newest w.MaxVersions versions, in the same
 	// atomic step. A new name taken by a sibling is ErrAlreadyExists.
 	// Preconditions come last (API.md section 13): the order of errors is

@@ -14,13 +14,13 @@ import (
 // change noting how to undo it, and a failure (or a dry run) undoes them
 // all, newest first, before the lock is released.
 func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
 	}
-	tx := &memTx{s: s, pr: pr, b: b, now: s.now(), bytes: pr.bytes}
+	tx := &memTx{s: s, pr: pr, b: b, c: p.Caller, now: s.now(), bytes: pr.bytes, revision: pr.Revision}
 	results := make([]store.OpResult, len(b.Ops))
 	for i, op := range b.Ops {
 		res, err := tx.apply(op)
@@ -41,11 +41,15 @@ type memTx struct {
 	s    *Store
 	pr   *project
 	b    store.Batch
+	c    store.Caller
 	now  time.Time
 	undo []func()
 	// bytes is the project's byte count before the batch, restored by a
 	// rollback (store.Quotas).
 	bytes int64
+	// revision is the project's revision before the batch: a rollback
+	// drops the audit entries after it.
+	revision int64
 }
 
 // rollback undoes every change of the batch, newest first.
@@ -55,6 +59,7 @@ func (tx *memTx) rollback() {
 	}
 	tx.undo = nil
 	tx.pr.bytes = tx.bytes
+	tx.s.unaudit(tx.pr, tx.revision)
 }
 
 func (tx *memTx) collection(name string) (*collection, error) {
@@ -93,6 +98,7 @@ func (tx *memTx) ensureCollection(name string) (*collection, bool, error) {
 	}
 	tx.pr.collections[name] = c
 	tx.undo = append(tx.undo, func() { delete(tx.pr.collections, name) })
+	tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
 	return c, true, nil
 }
 
@@ -120,6 +126,7 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 	}
 	c.clusters[k.Name] = k
 	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
+	tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: k.Name})
 	return k, true, nil
 }
 
@@ -161,6 +168,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		delete(tx.pr.collections, c.Name)
 		tx.pr.bytes -= c.bytes()
 		tx.undo = append(tx.undo, func() { tx.pr.collections[c.Name] = c })
+		tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: c.Name})
 		return store.OpResult{}, nil
 	case store.OpDeleteCluster:
 		k, err := tx.cluster(op)
@@ -170,6 +178,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		delete(k.parent.clusters, k.Name)
 		tx.pr.bytes -= k.bytes()
 		tx.undo = append(tx.undo, func() { k.parent.clusters[k.Name] = k })
+		tx.s.audit(tx.pr, tx.c, store.AuditEntry{Action: store.ActionClusterDelete, Collection: k.parent.Name, Cluster: k.Name})
 		return store.OpResult{}, nil
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
 	default:
@@ -188,7 +197,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		if op.New == nil {
 			return store.OpResult{}, errors.New("memory: a create without a record")
 		}
-		created, err := tx.s.createRecord(k, op.Record, op.New, w, tx.now)
+		created, err := tx.s.createRecord(k, op.Record, op.New, tx.c, tx.now)
 		if err != nil {
 			return store.OpResult{}, err
 		}
@@ -202,6 +211,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		}
 		k.remove(r)
 		tx.undo = append(tx.undo, func() { k.add(r) })
+		tx.s.auditRecord(k, r, tx.c, store.ActionRecordDelete)
 		return store.OpResult{}, nil
 	}
 	if op.Update == nil {
@@ -209,7 +219,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	}
 	saved := *r
 	saved.history = slices.Clone(r.history)
-	err = tx.s.updateRecord(k, r, w, op.Update)
+	err = tx.s.updateRecord(k, r, tx.c, w, op.Update)
 	if errors.Is(err, store.ErrUnchanged) {
 		if err := w.Check(r.Record); err != nil {
 			return store.OpResult{}, err

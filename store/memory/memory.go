@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,11 @@ type Store struct {
 	mu       sync.RWMutex
 	projects map[string]*project // by name
 	quotas   store.Quotas        // under mu
+	// written holds, under mu, the audit entries written since the write
+	// lock was taken; unlock publishes and logs them.
+	written []*store.AuditEntry
+	hub     store.Hub
+	logger  atomic.Pointer[slog.Logger]
 
 	// tokens are the API tokens of every project, by the hex of their
 	// hash (store.Access), under mu.
@@ -52,6 +58,9 @@ type project struct {
 	members map[string]*store.Member
 	// bytes is what store.Quotas.MaxBytesPerProject counts.
 	bytes int64
+	// log is the project's audit log, oldest first: log[i] has revision
+	// i+1 (Project.Revision is len(log)).
+	log []*store.AuditEntry
 }
 
 type collection struct {
@@ -147,8 +156,8 @@ func New(opts ...Option) *Store {
 
 // SetQuotas implements store.QuotaSetter.
 func (s *Store) SetQuotas(q store.Quotas) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.quotas = q
 }
 
@@ -193,6 +202,46 @@ func (c *collection) bytes() int64 {
 }
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// SetAuditLogger implements store.AuditLogSetter.
+func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }
+
+// audit writes e, made by c, as the next entry of the project's audit log
+// and returns it; the caller holds the write lock. It is the one way an
+// entry is written: every change calls it, under the lock that makes the
+// change.
+func (s *Store) audit(pr *project, c store.Caller, e store.AuditEntry) *store.AuditEntry {
+	pr.Revision++
+	e.ProjectID, e.Project, e.Revision, e.Time = pr.ID, pr.Name, pr.Revision, s.now()
+	e.Stamp(c)
+	pr.log = append(pr.log, &e)
+	s.written = append(s.written, &e)
+	return &e
+}
+
+// unaudit drops the entries of the project after revision, written under
+// the write lock the caller holds (a batch that rolls back).
+func (s *Store) unaudit(pr *project, revision int64) {
+	pr.log = pr.log[:revision]
+	pr.Revision = revision
+	s.written = slices.DeleteFunc(s.written, func(e *store.AuditEntry) bool {
+		return e.ProjectID == pr.ID && e.Revision > revision
+	})
+}
+
+// lock takes the write lock; unlock releases it. Every write takes it
+// with lock and releases it with unlock, which publishes the audit
+// entries written meanwhile (in revision order, under the lock) and logs
+// them (after).
+func (s *Store) lock() { s.mu.Lock() }
+
+func (s *Store) unlock() {
+	written := s.written
+	s.written = nil
+	s.hub.Publish(written...)
+	s.mu.Unlock()
+	store.LogAudit(context.Background(), s.logger.Load(), written...)
+}
 
 // Ping always succeeds: memory is always reachable.
 func (s *Store) Ping(context.Context) error { return nil }
@@ -332,8 +381,8 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	if _, ok := s.projects[p.Project]; ok {
 		return nil, &store.ExistsError{Kind: "project", Name: p.Project}
 	}
@@ -353,6 +402,7 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 		members:     make(map[string]*store.Member),
 	}
 	s.projects[pr.Name] = pr
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectCreate})
 	o := pr.out()
 	o.Role = store.RoleOwner
 	return o, nil
@@ -363,8 +413,8 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
@@ -376,6 +426,7 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 		delete(s.projects, pr.Name)
 		pr.Name, pr.UpdatedAt = newName, s.now()
 		s.projects[newName] = pr
+		s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
 	}
 	o := pr.out()
 	o.Role = p.RoleOn(pr.standing(p.Caller))
@@ -384,14 +435,15 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 
 // DeleteProject implements store.Store.
 func (s *Store) DeleteProject(_ context.Context, p store.Path) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return err
 	}
 	delete(s.projects, pr.Name)
 	s.dropTokens(pr.ID) // tokens die with their project
+	s.hub.End(pr.ID)
 	return nil
 }
 
@@ -430,8 +482,8 @@ func (s *Store) FindCollection(_ context.Context, p store.Path) (*store.Collecti
 
 // CreateCollection implements store.Store.
 func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collection, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
@@ -452,6 +504,7 @@ func (s *Store) CreateCollection(_ context.Context, p store.Path) (*store.Collec
 		clusters:   make(map[string]*cluster),
 	}
 	pr.collections[c.Name] = c
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: c.Name})
 	return c.out(), nil
 }
 
@@ -460,8 +513,8 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	c, err := s.collection(p)
 	if err != nil {
 		return nil, err
@@ -476,20 +529,22 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 		delete(c.parent.collections, c.Name)
 		c.Name, c.UpdatedAt = newName, s.now()
 		c.parent.collections[newName] = c
+		s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: c.Name})
 	}
 	return c.out(), nil
 }
 
 // DeleteCollection implements store.Store.
 func (s *Store) DeleteCollection(_ context.Context, p store.Path) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	c, err := s.collection(p)
 	if err != nil {
 		return err
 	}
 	c.parent.bytes -= c.bytes()
 	delete(c.parent.collections, c.Name)
+	s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: c.Name})
 	return nil
 }
 
@@ -528,8 +583,8 @@ func (s *Store) FindCluster(_ context.Context, p store.Path, records bool) (*sto
 
 // CreateCluster implements store.Store.
 func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	c, err := s.collection(p)
 	if err != nil {
 		return nil, err
@@ -551,6 +606,7 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 		byID:    make(map[string]*record),
 	}
 	c.clusters[k.Name] = k
+	s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: k.Name})
 	return k.out(false), nil
 }
 
@@ -559,8 +615,8 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 	if err := store.ValidateName(newName); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, err := s.cluster(p)
 	if err != nil {
 		return nil, err
@@ -575,20 +631,22 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 		delete(k.parent.clusters, k.Name)
 		k.Name, k.UpdatedAt = newName, s.now()
 		k.parent.clusters[newName] = k
+		s.audit(k.project(), p.Caller, store.AuditEntry{Action: store.ActionClusterRename, Collection: k.parent.Name, Cluster: k.Name})
 	}
 	return k.out(false), nil
 }
 
 // DeleteCluster implements store.Store.
 func (s *Store) DeleteCluster(_ context.Context, p store.Path) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, err := s.cluster(p)
 	if err != nil {
 		return err
 	}
 	k.parent.parent.bytes -= k.bytes()
 	delete(k.parent.clusters, k.Name)
+	s.audit(k.project(), p.Caller, store.AuditEntry{Action: store.ActionClusterDelete, Collection: k.parent.Name, Cluster: k.Name})
 	return nil
 }
 
@@ -742,23 +800,23 @@ func (s *Store) FindRecord(_ context.Context, p store.Path) (*store.Record, erro
 }
 
 // CreateRecord implements store.Store.
-func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, w store.Write) (*store.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) CreateRecord(_ context.Context, p store.Path, in *store.Record, _ store.Write) (*store.Record, error) {
+	s.lock()
+	defer s.unlock()
 	k, err := s.cluster(p)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.createRecord(k, p.Record, in, w, s.now())
+	r, err := s.createRecord(k, p.Record, in, p.Caller, s.now())
 	if err != nil {
 		return nil, err
 	}
 	return r.Clone(), nil
 }
 
-// createRecord adds the record name to k from in; the caller holds the
-// write lock.
-func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.Write, now time.Time) (*record, error) {
+// createRecord adds the record name to k from in, made by c, with its
+// audit entry; the caller holds the write lock.
+func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.Caller, now time.Time) (*record, error) {
 	if err := store.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -776,7 +834,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.
 		return nil, err
 	}
 	r := &record{Record: in.Clone()}
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, w.Actor
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, c.ID()
 	if r.ID == "" {
 		r.ID = store.NewID()
 	} else if s.idTaken(r.ID) {
@@ -787,6 +845,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, w store.
 	k.byID[r.ID] = r
 	k.sorted.Store(nil)
 	k.project().bytes += size(r.Name, r.Value)
+	s.auditRecord(k, r, c, store.ActionRecordCreate)
 	return r, nil
 }
 
@@ -796,21 +855,21 @@ func (s *Store) idTaken(id string) bool { return s.recordByID(id) != nil }
 
 // UpdateRecord implements store.Store.
 func (s *Store) UpdateRecord(_ context.Context, p store.Path, w store.Write, update func(*store.Record) error) (*store.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.updateRecord(k, r, w, update); err != nil {
+	if err := s.updateRecord(k, r, p.Caller, w, update); err != nil {
 		return nil, err
 	}
 	return r.Clone(), nil
 }
 
-// updateRecord applies update to r, in k, with the checks of
+// updateRecord applies update to r, in k, by c, with the checks of
 // UpdateRecord; the caller holds the write lock.
-func (s *Store) updateRecord(k *cluster, r *record, w store.Write, update func(*store.Record) error) error {
+func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Write, update func(*store.Record) error) error {
 	next := r.Clone()
 	if err := update(next); err != nil {
 		return err
@@ -829,14 +888,26 @@ func (s *Store) updateRecord(k *cluster, r *record, w store.Write, update func(*
 	if err := w.Check(r.Record); err != nil {
 		return err
 	}
-	return s.write(k, r, next.Name, next.Type, next.Value, w)
+	action := store.UpdateAction(r.Record, next)
+	if err := s.write(k, r, next.Name, next.Type, next.Value, c, w); err != nil {
+		return err
+	}
+	s.auditRecord(k, r, c, action)
+	return nil
+}
+
+// auditRecord writes the audit entry of action on r, in k, by c; the
+// caller holds the write lock.
+func (s *Store) auditRecord(k *cluster, r *record, c store.Caller, action store.Action) {
+	s.audit(k.project(), c, store.AuditEntry{Action: action, Collection: k.parent.Name, Cluster: k.Name,
+		Record: r.Name, RecordID: r.ID, Version: r.Version})
 }
 
 // write makes name, type and value the record's new state, keeping the
 // state it replaces in its history, cut to w.MaxVersions; or returns the
 // *QuotaError of a project that would grow past its quota and changes
-// nothing.
-func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, w store.Write) error {
+// nothing. c made the change.
+func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, c store.Caller, w store.Write) error {
 	old := size(r.Name, r.Value)
 	delta := size(name, value) - old
 	kept := len(r.history)
@@ -860,7 +931,7 @@ func (s *Store) write(k *cluster, r *record, name string, t store.DataType, valu
 	next := *r.Record
 	next.Name, next.Type, next.Value = name, t, append(json.RawMessage(nil), value...)
 	next.Version++
-	next.UpdatedAt, next.UpdatedBy = s.now(), w.Actor
+	next.UpdatedAt, next.UpdatedBy = s.now(), c.ID()
 	r.Record = &next
 	r.index()
 	k.records[r.Name] = r
@@ -873,8 +944,8 @@ func (k *cluster) project() *project { return k.parent.parent }
 
 // DeleteRecord implements store.Store.
 func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return err
@@ -883,6 +954,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 		return err
 	}
 	k.remove(r)
+	s.auditRecord(k, r, p.Caller, store.ActionRecordDelete)
 	return nil
 }
 
@@ -965,8 +1037,8 @@ func (s *Store) FindRecordVersion(_ context.Context, p store.Path, version int64
 
 // RestoreRecord implements store.Store.
 func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w store.Write) (*store.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r, err := s.record(p)
 	if err != nil {
 		return nil, err
@@ -978,17 +1050,18 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if err := w.Check(r.Record); err != nil {
 		return nil, err
 	}
-	if err := s.write(k, r, r.Name, v.Type, v.Value, w); err != nil {
+	if err := s.write(k, r, r.Name, v.Type, v.Value, p.Caller, w); err != nil {
 		return nil, err
 	}
+	s.auditRecord(k, r, p.Caller, store.ActionRecordRestore)
 	return r.Clone(), nil
 }
 
 // ResealRecord implements store.Store. It finds the record by id across
 // the store (an administrative walk, not a request path).
 func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	k, r := s.clusterRecordByID(id)
 	if r == nil {
 		return false, &store.NotFoundError{Kind: "record", Name: id}

@@ -33,3 +33,7 @@ func TestAccessConformance(t *testing.T) {
 		return s, s
 	})
 }
+
+func TestAuditConformance(t *testing.T) {
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return memory.New() })
+}

@@ -30,7 +30,7 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 		if err != nil {
 			return err
 		}
-		tx := &pgTx{q: q, b: b, now: s.now(), project: p.Project, quotas: s.currentQuotas()}
+		tx := &pgTx{q: q, b: b, c: p.Caller, now: s.now(), project: p.Project, quotas: s.currentQuotas()}
 		var st store.Standing
 		var role sql.NullString
 		switch err := row.Scan(&tx.projectID, &st.OwnerID, &role); {
@@ -72,15 +72,23 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 type pgTx struct {
 	q         queryer
 	b         store.Batch
+	c         store.Caller
 	now       time.Time
 	project   string
 	projectID string
 	quotas    store.Quotas
 }
 
-// path is the Path of op, without an owner (the batch checked it).
+// path is the Path of op, without a caller (the batch checked it; the
+// sites of the records it finds take the batch's caller).
 func (tx *pgTx) path(op store.Op) store.Path {
 	return store.Path{Project: tx.project, Collection: op.Collection, Cluster: op.Cluster, Record: op.Record}
+}
+
+// site is the site of op's record, in the cluster with clusterID.
+func (tx *pgTx) site(op store.Op, clusterID string) site {
+	return site{caller: tx.c, projectID: tx.projectID, project: tx.project,
+		collection: op.Collection, cluster: op.Cluster, clusterID: clusterID}
 }
 
 // lookup returns the ids of the collection and (when it exists) the
@@ -122,6 +130,9 @@ func (tx *pgTx) ensureCollection(ctx context.Context, name string) (string, bool
 	if err == nil {
 		err = tx.q.addBytes(ctx, tx.projectID, int64(len(name)), tx.quotas, tx.project)
 	}
+	if err == nil {
+		_, err = tx.q.audit(ctx, tx.projectID, tx.c, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
+	}
 	return id, err == nil, err
 }
 
@@ -151,6 +162,10 @@ func (tx *pgTx) ensureCluster(ctx context.Context, op store.Op) (string, bool, e
 	if err == nil {
 		err = tx.q.addBytes(ctx, tx.projectID, int64(len(op.Cluster)), tx.quotas, tx.project)
 	}
+	if err == nil {
+		_, err = tx.q.audit(ctx, tx.projectID, tx.c, store.AuditEntry{Action: store.ActionClusterCreate,
+			Collection: op.Collection, Cluster: op.Cluster})
+	}
 	return clusterID, err == nil || created, err
 }
 
@@ -167,13 +182,13 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	case store.OpDeleteCollection:
 		id, _, err := tx.lookup(ctx, op, levelCollection)
 		if err == nil {
-			err = tx.q.deleteCollection(ctx, id, op.Collection, tx.projectID, tx.project)
+			err = tx.q.deleteCollection(ctx, tx.c, id, op.Collection, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpDeleteCluster:
 		_, id, err := tx.lookup(ctx, op, levelCluster)
 		if err == nil {
-			err = tx.q.deleteCluster(ctx, id, op.Cluster, tx.projectID, tx.project)
+			err = tx.q.deleteCluster(ctx, tx.c, id, op.Collection, op.Cluster, tx.projectID, tx.project)
 		}
 		return store.OpResult{}, err
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:
@@ -182,10 +197,11 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	}
 	creates := op.Kind == store.OpCreate || op.Kind == store.OpUpsert
 	var cur *store.Record
-	var clusterID string
+	var at site
 	if op.Kind != store.OpCreate {
 		var err error
-		cur, clusterID, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		cur, at, err = tx.q.findRecord(ctx, tx.path(op), lockRecordQuery)
+		at.caller = tx.c
 		var nf *store.NotFoundError
 		switch {
 		case err == nil:
@@ -203,6 +219,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 			return store.OpResult{}, errors.New("postgres: a create without a record")
 		}
 		var err error
+		var clusterID string
 		if tx.b.CreateParents {
 			clusterID, _, err = tx.ensureCluster(ctx, op)
 		} else {
@@ -211,7 +228,7 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err != nil {
 			return store.OpResult{}, err
 		}
-		r, err := tx.q.createRecord(ctx, clusterID, op.Cluster, op.Record, op.New, w, tx.now, tx.quotas, tx.project)
+		r, err := tx.q.createRecord(ctx, tx.site(op, clusterID), op.Record, op.New, tx.now, tx.quotas)
 		if err != nil {
 			return store.OpResult{}, err
 		}
@@ -221,12 +238,12 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err
 		}
-		return store.OpResult{}, tx.q.deleteRecord(ctx, cur, clusterID, op.Record, tx.project)
+		return store.OpResult{}, tx.q.deleteRecord(ctx, at, cur, op.Record)
 	}
 	if op.Update == nil {
 		return store.OpResult{}, errors.New("postgres: an update without a function")
 	}
-	r, err := tx.q.updateLocked(ctx, cur, clusterID, w, op.Update, tx.now, tx.quotas, tx.project)
+	r, err := tx.q.updateLocked(ctx, at, cur, w, op.Update, tx.now, tx.quotas)
 	if errors.Is(err, store.ErrUnchanged) {
 		if err := w.Check(cur); err != nil {
 			return store.OpResult{}, err

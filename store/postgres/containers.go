@@ -226,11 +226,11 @@ func (q queryer) deleteByID(ctx context.Context, table, id, kind, name string) e
 // --- projects ---
 
 const projectColumns = `p.id, p.name, p.owner_id, p.created_at, p.updated_at,
-	(SELECT count(*) FROM hds_collections c WHERE c.project_id = p.id)`
+	(SELECT count(*) FROM hds_collections c WHERE c.project_id = p.id), p.revision`
 
 func scanProject(row interface{ Scan(...any) error }, extra ...any) (*store.Project, error) {
 	var p store.Project
-	err := row.Scan(append([]any{&p.ID, &p.Name, &p.OwnerID, &p.CreatedAt, &p.UpdatedAt, &p.CollectionCount}, extra...)...)
+	err := row.Scan(append([]any{&p.ID, &p.Name, &p.OwnerID, &p.CreatedAt, &p.UpdatedAt, &p.CollectionCount, &p.Revision}, extra...)...)
 	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
 	return &p, err
 }
@@ -302,10 +302,9 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 			ON CONFLICT (name) DO NOTHING RETURNING 1`,
 			pr.ID, pr.Name, strings.ToLower(pr.Name), pr.OwnerID, now)
 	}
-	if quotas := s.currentQuotas(); quotas.MaxProjectsPerUser == 0 {
-		err = insert(s.q())
-	} else {
-		err = s.inTx(ctx, func(q queryer) error {
+	quotas := s.currentQuotas()
+	err = s.inTx(ctx, func(q queryer) error {
+		if quotas.MaxProjectsPerUser != 0 {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
 			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {
@@ -323,9 +322,16 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 				}
 				return err
 			}
-			return insert(q)
-		})
-	}
+		}
+		if err := insert(q); err != nil {
+			return err
+		}
+		e, err := q.audit(ctx, pr.ID, p.Caller, store.AuditEntry{Action: store.ActionProjectCreate})
+		if err == nil {
+			pr.Revision = e.Revision
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -346,15 +352,26 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 	if err != nil || newName == p.Project {
 		return found, err
 	}
-	// By id and the old name: of concurrent renames exactly one finds it.
-	row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
-		WHERE p.id = $1 AND p.name = $2 RETURNING `+projectColumns,
-		found.ID, lookupName(p.Project), newName, strings.ToLower(newName), s.now())
-	if err != nil {
-		return nil, err
-	}
-	pr, err := scanProject(row)
-	switch err = renamed(err, "project", newName); {
+	var pr *store.Project
+	err = s.inTx(ctx, func(q queryer) error {
+		// By id and the old name: of concurrent renames exactly one finds it.
+		row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
+			WHERE p.id = $1 AND p.name = $2 RETURNING `+projectColumns,
+			found.ID, lookupName(p.Project), newName, strings.ToLower(newName), s.now())
+		if err != nil {
+			return err
+		}
+		pr, err = scanProject(row)
+		if err = renamed(err, "project", newName); err != nil {
+			return err
+		}
+		e, err := q.audit(ctx, pr.ID, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
+		if err == nil {
+			pr.Revision = e.Revision
+		}
+		return err
+	})
+	switch {
 	case err == nil:
 		pr.Role = found.Role
 		return pr, nil
@@ -373,7 +390,14 @@ func (s *Store) DeleteProject(ctx context.Context, p store.Path) (err error) {
 	if err != nil {
 		return err
 	}
-	return q.deleteByID(ctx, "hds_projects", r.project, "project", p.Project)
+	// The listeners hear that the project is gone (revision 0).
+	row, err := q.row(ctx, `DELETE FROM hds_projects WHERE id = $1
+		RETURNING pg_notify('`+eventsChannel+`', id::text || ' 0')::text`, r.project)
+	if err != nil {
+		return err
+	}
+	var notified string
+	return notFoundOr(row.Scan(&notified), "project", p.Project)
 }
 
 // --- collections ---
@@ -451,7 +475,11 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (_ *store.Co
 		if err != nil {
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(c.Name)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(c.Name)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: c.Name})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -491,7 +519,11 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 		case err != nil:
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(newName)-len(p.Collection)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(newName)-len(p.Collection)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: newName})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -509,14 +541,14 @@ func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) 
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCollection(ctx, r.collection.String, p.Collection, r.project, p.Project)
+		return q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
 	})
 }
 
 // deleteCollection deletes the collection with id (named name) of the
-// project with projectID, and takes what it counted off the project's
-// bytes (store.Quotas).
-func (q queryer) deleteCollection(ctx context.Context, id, name, projectID, projectName string) error {
+// project with projectID, by c, takes what it counted off the project's
+// bytes (store.Quotas) and writes its audit entry.
+func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name, projectID, projectName string) error {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_clusters WHERE collection_id = $1 FOR UPDATE`, id); err != nil {
 		return err
@@ -534,7 +566,11 @@ func (q queryer) deleteCollection(ctx context.Context, id, name, projectID, proj
 	if err := q.deleteByID(ctx, "hds_collections", id, "collection", name); err != nil {
 		return err
 	}
-	return q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName)
+	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
+		return err
+	}
+	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: name})
+	return err
 }
 
 // --- clusters ---
@@ -628,7 +664,12 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (_ *store.Clust
 		if err != nil {
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(k.Name)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(k.Name)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionClusterCreate,
+			Collection: p.Collection, Cluster: k.Name})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -668,7 +709,12 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 		case err != nil:
 			return err
 		}
-		return q.addBytes(ctx, r.project, int64(len(newName)-len(p.Cluster)), s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, r.project, int64(len(newName)-len(p.Cluster)), s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionClusterRename,
+			Collection: p.Collection, Cluster: newName})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -686,14 +732,15 @@ func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCluster(ctx, r.cluster.String, p.Cluster, r.project, p.Project)
+		return q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
 	})
 }
 
-// deleteCluster deletes the cluster with id (named name) of the project
-// with projectID, and takes what it counted off the project's bytes
-// (store.Quotas).
-func (q queryer) deleteCluster(ctx context.Context, id, name, projectID, projectName string) error {
+// deleteCluster deletes the cluster with id (named name, in the
+// collection named collection) of the project with projectID, by c,
+// takes what it counted off the project's bytes (store.Quotas) and writes
+// its audit entry.
+func (q queryer) deleteCluster(ctx context.Context, c store.Caller, id, collection, name, projectID, projectName string) error {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if err := q.lockCluster(ctx, id, name); err != nil {
 		return err
@@ -710,5 +757,9 @@ func (q queryer) deleteCluster(ctx context.Context, id, name, projectID, project
 	if err := q.deleteByID(ctx, "hds_clusters", id, "cluster", name); err != nil {
 		return err
 	}
-	return q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName)
+	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
+		return err
+	}
+	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionClusterDelete, Collection: collection, Cluster: name})
+	return err
 }

@@ -61,7 +61,7 @@ func TestMigrateHistory(t *testing.T) {
 		assert.Equal(t, int64(4), vs[0].Version)
 		assert.Equal(t, "owner-1", vs[0].ChangedBy)
 	}
-	w := store.Write{Actor: "owner-1", IfMatch: []string{r.ETag()}, MaxVersions: 10}
+	w := store.Write{IfMatch: []string{r.ETag()}, MaxVersions: 10}
 	u, err := s.UpdateRecord(ctx, p, w, func(r *store.Record) error { r.Value = json.RawMessage("9090"); return nil })
 	require.NoError(t, err, "a conditional update after the upgrade")
 	assert.Equal(t, int64(5), u.Version)

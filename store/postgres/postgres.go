@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -42,6 +43,7 @@ type Store struct {
 	timeout time.Duration
 	stmts   sync.Map // query text -> *sqlx.Stmt
 	quotas  atomic.Pointer[store.Quotas]
+	logger  atomic.Pointer[slog.Logger]
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -130,6 +132,9 @@ func (s *Store) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 type queryer struct {
 	s  *Store
 	tx *sqlx.Tx
+	// written collects the audit entries the transaction wrote, logged
+	// once it commits.
+	written *[]*store.AuditEntry
 }
 
 func (s *Store) q() queryer { return queryer{s: s} }
@@ -214,11 +219,16 @@ func (s *Store) tryTx(ctx context.Context, f func(q queryer) error) error {
 	if err != nil {
 		return classify(err)
 	}
-	if err := f(queryer{s: s, tx: tx}); err != nil {
+	var written []*store.AuditEntry
+	if err := f(queryer{s: s, tx: tx, written: &written}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
-	return classify(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return classify(err)
+	}
+	store.LogAudit(ctx, s.logger.Load(), written...)
+	return nil
 }
 
 // call starts a call of the Store: ctx gets the store's deadline. The

@@ -25,3 +25,7 @@ func TestQuotas(t *testing.T) {
 		return postgres.New(pgtest.New(t), postgres.WithQuotas(q))
 	})
 }
+
+func TestAudit(t *testing.T) {
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return postgres.New(pgtest.New(t)) })
+}

@@ -92,8 +92,31 @@ var (
 	lockRecordQuery = strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1)
 )
 
-// findRecord returns the record and the id of its cluster.
-func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, string, error) {
+// site is where a record write happens and who makes it: what its audit
+// entry needs.
+type site struct {
+	caller              store.Caller
+	projectID, project  string
+	collection, cluster string
+	clusterID           string
+}
+
+// siteOf is the site of p, in the cluster with clusterID of the project
+// with projectID.
+func siteOf(p store.Path, projectID, clusterID string) site {
+	return site{caller: p.Caller, projectID: projectID, project: p.Project,
+		collection: p.Collection, cluster: p.Cluster, clusterID: clusterID}
+}
+
+// audit writes the audit entry of action on r at the site.
+func (q queryer) auditRecord(ctx context.Context, at site, r *store.Record, action store.Action) error {
+	_, err := q.audit(ctx, at.projectID, at.caller, store.AuditEntry{Action: action,
+		Collection: at.collection, Cluster: at.cluster, Record: r.Name, RecordID: r.ID, Version: r.Version})
+	return err
+}
+
+// findRecord returns the record and its site.
+func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, site, error) {
 	var id any
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
@@ -101,7 +124,7 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
 		p.Caller.UserID)
 	if err != nil {
-		return nil, "", err
+		return nil, site{}, err
 	}
 	var st store.Standing
 	var role sql.NullString
@@ -111,22 +134,22 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	var created, updated sql.NullTime
 	err = row.Scan(&st.ProjectID, &st.OwnerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", p.Check(false, store.Standing{})
+		return nil, site{}, p.Check(false, store.Standing{})
 	}
 	if err != nil {
-		return nil, "", classify(err)
+		return nil, site{}, classify(err)
 	}
 	st.Member = store.Role(role.String)
 	if err := checkPath(p, levelCluster, st, collectionFound, clusterID.Valid); err != nil {
-		return nil, "", err
+		return nil, site{}, err
 	}
 	if !rid.Valid {
-		return nil, "", &store.NotFoundError{Kind: "record", Name: p.Record}
+		return nil, site{}, &store.NotFoundError{Kind: "record", Name: p.Record}
 	}
 	return &store.Record{
 		ID: rid.String, Name: name.String, Type: store.DataType(typ.String), Value: json.RawMessage(value.String),
 		Version: version.Int64, CreatedAt: created.Time.UTC(), UpdatedAt: updated.Time.UTC(), UpdatedBy: updatedBy.String,
-	}, clusterID.String, nil
+	}, siteOf(p, st.ProjectID, clusterID.String), nil
 }
 
 var recordSortColumns = map[store.SortField]string{
@@ -299,7 +322,7 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	}
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
-		out, err = q.createRecord(ctx, res.cluster.String, p.Cluster, p.Record, in, w, s.now(), s.currentQuotas(), p.Project)
+		out, err = q.createRecord(ctx, siteOf(p, res.project, res.cluster.String), p.Record, in, s.now(), s.currentQuotas())
 		return err
 	})
 	if err != nil {
@@ -308,10 +331,11 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	return out, nil
 }
 
-// createRecord inserts the record name into the cluster with that id
-// (named clusterName) from in.
-func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name string, in *store.Record,
-	w store.Write, now time.Time, quotas store.Quotas, projectName string) (*store.Record, error) {
+// createRecord inserts the record name into the cluster of the site
+// from in, with its audit entry.
+func (q queryer) createRecord(ctx context.Context, at site, name string, in *store.Record,
+	now time.Time, quotas store.Quotas) (*store.Record, error) {
+	clusterID, clusterName := at.clusterID, at.cluster
 	if err := store.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -341,7 +365,7 @@ func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name 
 		return nil, err
 	}
 	r := in.Clone()
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, w.Actor
+	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, at.caller.ID()
 	if r.ID == "" {
 		r.ID = store.NewID()
 	}
@@ -351,9 +375,12 @@ func (q queryer) createRecord(ctx context.Context, clusterID, clusterName, name 
 		VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11, $12, $12, $13)
 		ON CONFLICT (cluster_id, name) DO NOTHING RETURNING 1`,
 		r.ID, clusterID, r.Name, strings.ToLower(r.Name), string(r.Type), string(r.Value),
-		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, w.Actor)
+		vc.vtext, vc.vtextLower, vc.sortGroup, vc.sortNum, vc.sortText, now, r.UpdatedBy)
 	if err == nil {
-		err = q.addBytesOfCluster(ctx, clusterID, size(r.Name, r.Value), quotas, projectName)
+		err = q.addBytes(ctx, at.projectID, size(r.Name, r.Value), quotas, at.project)
+	}
+	if err == nil {
+		err = q.auditRecord(ctx, at, r, store.ActionRecordCreate)
 	}
 	if err != nil {
 		return nil, err
@@ -372,11 +399,11 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 	defer end(&err)
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
-		cur, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
+		cur, at, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
-		out, err = q.updateLocked(ctx, cur, clusterID, w, update, s.now(), s.currentQuotas(), p.Project)
+		out, err = q.updateLocked(ctx, at, cur, w, update, s.now(), s.currentQuotas())
 		return err
 	})
 	if err != nil {
@@ -386,10 +413,11 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 }
 
 // updateLocked applies update to cur, locked in the transaction q runs
-// in, with the checks of UpdateRecord. Update's error comes back as a
-// callerError; a failed precondition must roll the transaction back.
-func (q queryer) updateLocked(ctx context.Context, cur *store.Record, clusterID string, w store.Write,
-	update func(*store.Record) error, now time.Time, quotas store.Quotas, projectName string) (*store.Record, error) {
+// in, at the site, with the checks of UpdateRecord, and writes its audit
+// entry. Update's error comes back as a callerError; a failed
+// precondition must roll the transaction back.
+func (q queryer) updateLocked(ctx context.Context, at site, cur *store.Record, w store.Write,
+	update func(*store.Record) error, now time.Time, quotas store.Quotas) (*store.Record, error) {
 	next := cur.Clone()
 	if err := update(next); err != nil {
 		return nil, callerError{err}
@@ -398,18 +426,21 @@ func (q queryer) updateLocked(ctx context.Context, cur *store.Record, clusterID 
 		if err := store.ValidateName(next.Name); err != nil {
 			return nil, err
 		}
-		if err := q.nameIsNoID(ctx, clusterID, next.Name, cur.ID); err != nil {
+		if err := q.nameIsNoID(ctx, at.clusterID, next.Name, cur.ID); err != nil {
 			return nil, err
 		}
 	}
-	out, delta, err := q.write(ctx, cur, next.Name, next.Type, next.Value, now, w)
+	out, delta, err := q.write(ctx, cur, next.Name, next.Type, next.Value, now, at.caller, w)
 	if err != nil {
 		return nil, err
 	}
 	if err := w.Check(cur); err != nil {
 		return nil, err
 	}
-	return out, q.addBytesOfCluster(ctx, clusterID, delta, quotas, projectName)
+	if err := q.addBytes(ctx, at.projectID, delta, quotas, at.project); err != nil {
+		return nil, err
+	}
+	return out, q.auditRecord(ctx, at, out, store.UpdateAction(cur, next))
 }
 
 // writeSQL writes a record's new state and, in the same statement, keeps
@@ -429,13 +460,13 @@ UPDATE hds_records SET name = $2, name_lower = $3, type = $4, value = $5,
 WHERE id = $1`
 
 // write makes name, t and value the new state of the locked record cur,
-// written at now by w.Actor, keeping cur's state in the history as
+// written at now by c, keeping cur's state in the history as
 // w.MaxVersions says. It returns the new record and by how many bytes
 // its project grows (store.Quotas), which the caller adds.
 func (q queryer) write(ctx context.Context, cur *store.Record, name string, t store.DataType, value json.RawMessage,
-	now time.Time, w store.Write) (*store.Record, int64, error) {
+	now time.Time, c store.Caller, w store.Write) (*store.Record, int64, error) {
 	next := &store.Record{ID: cur.ID, Name: name, Type: t, Value: append(json.RawMessage(nil), value...),
-		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: now, UpdatedBy: w.Actor}
+		Version: cur.Version + 1, CreatedAt: cur.CreatedAt, UpdatedAt: now, UpdatedBy: c.ID()}
 	keep := max(w.MaxVersions, 0)
 	// The versions writeSQL drops.
 	pruned, err := q.historyBytes(ctx, cur.ID, cur.Version-int64(keep))
@@ -478,21 +509,21 @@ func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) (
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	return s.inTx(ctx, func(q queryer) error {
-		r, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
+		r, at, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
 		if err := w.Check(r); err != nil {
 			return err
 		}
-		return q.deleteRecord(ctx, r, clusterID, p.Record, p.Project)
+		return q.deleteRecord(ctx, at, r, p.Record)
 	})
 }
 
-// deleteRecord deletes the locked record r of the cluster with clusterID
-// (named name in the request), and takes it and its history off the
-// project's bytes (store.Quotas).
-func (q queryer) deleteRecord(ctx context.Context, r *store.Record, clusterID, name, projectName string) error {
+// deleteRecord deletes the locked record r at the site (named name in
+// the request), takes it and its history off the project's bytes
+// (store.Quotas), and writes its audit entry.
+func (q queryer) deleteRecord(ctx context.Context, at site, r *store.Record, name string) error {
 	history, err := q.historyBytes(ctx, r.ID, r.Version) // every kept version is older than r's
 	if err != nil {
 		return err
@@ -500,7 +531,10 @@ func (q queryer) deleteRecord(ctx context.Context, r *store.Record, clusterID, n
 	if err := q.deleteByID(ctx, "hds_records", r.ID, "record", name); err != nil {
 		return err
 	}
-	return q.addBytesOfCluster(ctx, clusterID, -size(r.Name, r.Value)-history, store.Quotas{}, projectName)
+	if err := q.addBytes(ctx, at.projectID, -size(r.Name, r.Value)-history, store.Quotas{}, at.project); err != nil {
+		return err
+	}
+	return q.auditRecord(ctx, at, r, store.ActionRecordDelete)
 }
 
 const versionColumns = `version, name, type, value, changed_at, changed_by`
@@ -629,7 +663,7 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 	defer end(&err)
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
-		cur, clusterID, err := q.findRecord(ctx, p, lockRecordQuery)
+		cur, at, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
 		}
@@ -641,10 +675,13 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 			return err
 		}
 		var delta int64
-		if out, delta, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), w); err != nil {
+		if out, delta, err = q.write(ctx, cur, cur.Name, v.Type, v.Value, s.now(), p.Caller, w); err != nil {
 			return err
 		}
-		return q.addBytesOfCluster(ctx, clusterID, delta, s.currentQuotas(), p.Project)
+		if err := q.addBytes(ctx, at.projectID, delta, s.currentQuotas(), p.Project); err != nil {
+			return err
+		}
+		return q.auditRecord(ctx, at, out, store.ActionRecordRestore)
 	})
 	if err != nil {
 		return nil, err

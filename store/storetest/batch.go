@@ -17,7 +17,7 @@ import (
 // an import) and Store.ExportProject.
 
 // keepHistory is the Write of the batches of this suite.
-var keepHistory = store.Write{Actor: owner, MaxVersions: store.DefaultMaxVersions}
+var keepHistory = store.Write{MaxVersions: store.DefaultMaxVersions}
 
 // createOp returns an OpCreate of the INTEGER n under the fixture's
 // cluster.

@@ -157,19 +157,21 @@ func testPreconditions(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UpdatedBy", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		p := setLevel(f.path(3), 3, "authored")
-		r, err := f.s.CreateRecord(f.ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{Actor: "alice-id"})
+		admin := p
+		admin.Caller = store.Caller{}
+		r, err := f.s.CreateRecord(f.ctx, admin, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
 		require.NoError(t, err, "CreateRecord")
-		assert.Equal(t, "alice-id", r.UpdatedBy, "CreateRecord records the actor")
-		r, err = f.s.UpdateRecord(f.ctx, p, store.Write{Actor: "token:t1", MaxVersions: 10}, setValue(2))
+		assert.Empty(t, r.UpdatedBy, "CreateRecord by an administrative tool records no author")
+		r, err = f.s.UpdateRecord(f.ctx, p, store.Write{MaxVersions: 10}, setValue(2))
 		require.NoError(t, err, "UpdateRecord")
-		assert.Equal(t, "token:t1", r.UpdatedBy, "UpdateRecord records the actor")
+		assert.Equal(t, owner, r.UpdatedBy, "UpdateRecord records the caller")
 		got, err := f.s.FindRecord(f.ctx, p)
 		require.NoError(t, err, "FindRecord")
-		assert.Equal(t, "token:t1", got.UpdatedBy, "FindRecord returns the author of the current state")
+		assert.Equal(t, owner, got.UpdatedBy, "FindRecord returns the author of the current state")
 		vs := versionsOf(t, f.s, p)
 		if assert.Len(t, vs, 2, "two states") {
-			assert.Equal(t, "token:t1", vs[0].ChangedBy, "the current state's author")
-			assert.Equal(t, "alice-id", vs[1].ChangedBy, "the first state's author")
+			assert.Equal(t, owner, vs[0].ChangedBy, "the current state's author")
+			assert.Empty(t, vs[1].ChangedBy, "the first state's author (none)")
 		}
 	})
 
@@ -249,7 +251,7 @@ func (f *fixture) assertRecordUnchanged(t *testing.T, msg string) {
 }
 
 func testHistory(t *testing.T, newStore func(t *testing.T) store.Store) {
-	keep := func(n int) store.Write { return store.Write{Actor: "alice-id", MaxVersions: n} }
+	keep := func(n int) store.Write { return store.Write{MaxVersions: n} }
 
 	t.Run("KeepsReplacedStates", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
@@ -304,7 +306,7 @@ func testHistory(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// One version.
 		old, err := f.s.FindRecordVersion(f.ctx, p, 1)
 		require.NoError(t, err, "FindRecordVersion 1")
-		assert.Equal(t, recordView{f.rec.ID, recName, store.Integer, "1", 1, stamp(f.rec.CreatedAt), stamp(f.rec.UpdatedAt), ""},
+		assert.Equal(t, recordView{f.rec.ID, recName, store.Integer, "1", 1, stamp(f.rec.CreatedAt), stamp(f.rec.UpdatedAt), owner},
 			viewRecord(old), "the record as it was at version 1")
 		assert.Equal(t, f.rec.ETag(), old.ETag(), "with the tag it had then")
 		cur, err := f.s.FindRecordVersion(f.ctx, p, 3)
@@ -360,13 +362,13 @@ func testHistory(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err, "update")
 		p := setLevel(f.path(3), 3, "renamed")
 		tick()
-		r, err := f.s.RestoreRecord(f.ctx, p, 1, store.Write{Actor: "bob-id", MaxVersions: 10})
+		r, err := f.s.RestoreRecord(f.ctx, p, 1, store.Write{MaxVersions: 10})
 		require.NoError(t, err, "RestoreRecord 1")
 		assert.Equal(t, int64(3), r.Version, "a restore is a new version")
 		assert.Equal(t, "renamed", r.Name, "the name stays")
 		assert.Equal(t, store.Integer, r.Type, "the type of version 1")
 		assert.Equal(t, "1", string(r.Value), "the value of version 1")
-		assert.Equal(t, "bob-id", r.UpdatedBy, "the restorer wrote it")
+		assert.Equal(t, owner, r.UpdatedBy, "the restorer wrote it")
 		assert.True(t, r.UpdatedAt.After(f.rec.UpdatedAt), "UpdatedAt moves")
 		got, err := f.s.FindRecord(f.ctx, p)
 		require.NoError(t, err, "FindRecord")

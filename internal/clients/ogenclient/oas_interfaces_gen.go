@@ -105,6 +105,10 @@ type ListAPITokensRes interface {
 	listAPITokensRes()
 }
 
+type ListAuditRes interface {
+	listAuditRes()
+}
+
 type ListClustersRes interface {
 	listClustersRes()
 }

@@ -32,6 +32,7 @@ const (
 	GetRecordOperation          OperationName = "GetRecord"
 	ImportProjectOperation      OperationName = "ImportProject"
 	ListAPITokensOperation      OperationName = "ListAPITokens"
+	ListAuditOperation          OperationName = "ListAudit"
 	ListClustersOperation       OperationName = "ListClusters"
 	ListCollectionsOperation    OperationName = "ListCollections"
 	ListMembersOperation        OperationName = "ListMembers"

@@ -214,6 +214,26 @@ type ListAPITokensParams struct {
 	Project Name
 }
 
+// ListAuditParams is parameters of listAudit operation.
+type ListAuditParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// Only entries of this action.
+	Action OptAuditActionQuery `json:",omitempty,omitzero"`
+	// Only entries of this actor: a user id, or token:.
+	Actor OptString `json:",omitempty,omitzero"`
+	// Only entries at or after this time (RFC 3339).
+	Since OptDateTime `json:",omitempty,omitzero"`
+	// Only entries at or before this time (RFC 3339).
+	Until OptDateTime `json:",omitempty,omitzero"`
+	// Only entries of a later revision (a decimal integer of 0 or more).
+	After OptInt `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
 // ListClustersParams is parameters of listClusters operation.
 type ListClustersParams struct {
 	// Page size, a decimal integer.

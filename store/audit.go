@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Action names what an audit entry records (API.md section 15).
+type Action string
+
+// The actions of the audit log.
+const (
+	ActionProjectCreate    Action = "project.create"
+	ActionProjectRename    Action = "project.rename"
+	ActionCollectionCreate Action = "collection.create"
+	ActionCollectionRename Action = "collection.rename"
+	ActionCollectionDelete Action = "collection.delete"
+	ActionClusterCreate    Action = "cluster.create"
+	ActionClusterRename    Action = "cluster.rename"
+	ActionClusterDelete    Action = "cluster.delete"
+	ActionRecordCreate     Action = "record.create"
+	ActionRecordUpdate     Action = "record.update"
+	ActionRecordRename     Action = "record.rename"
+	ActionRecordDelete     Action = "record.delete"
+	ActionRecordRestore    Action = "record.restore"
+	ActionCredentialReveal Action = "credential.reveal"
+	ActionMemberPut        Action = "member.put"
+	ActionMemberDelete     Action = "member.delete"
+	ActionTokenCreate      Action = "token.create"
+	ActionTokenDelete      Action = "token.delete"
+)
+
+// Actions lists every action, in the order API.md section 15 gives them.
+var Actions = []Action{
+	ActionProjectCreate, ActionProjectRename,
+	ActionCollectionCreate, ActionCollectionRename, ActionCollectionDelete,
+	ActionClusterCreate, ActionClusterRename, ActionClusterDelete,
+	ActionRecordCreate, ActionRecordUpdate, ActionRecordRename, ActionRecordDelete, ActionRecordRestore,
+	ActionCredentialReveal, ActionMemberPut, ActionMemberDelete, ActionTokenCreate, ActionTokenDelete,
+}
+
+// Valid reports whether a is one of Actions.
+func (a Action) Valid() bool {
+	for _, x := range Actions {
+		if a == x {
+			return true
+		}
+	}
+	return false
+}
+
+// IsEvent reports whether entries of action a are events of the change
+// feed (API.md section 16): every action but credential.reveal.
+func (a Action) IsEvent() bool { return a != ActionCredentialReveal }
+
+// AuditEntry is one entry of a project's audit log: who changed (or
+// revealed) what, when, in which request. Empty strings and a zero
+// Version are fields that do not apply. An entry never holds a value, a
+// password or a token. Entries handed out by an EventSource are shared:
+// never change one.
+type AuditEntry struct {
+	// ProjectID is the project's id; Project its name at the time.
+	ProjectID string
+	Project   string
+	// Revision is the entry's place in its project's log: from 1, without
+	// gaps, in commit order.
+	Revision int64
+	Time     time.Time
+	Action   Action
+	// Actor is Caller.ID() of who made the change; ActorName the username
+	// or the API token's name.
+	Actor     string
+	ActorName string
+	// Collection, Cluster and Record are the names after the change (for a
+	// delete, before).
+	Collection string
+	Cluster    string
+	Record     string
+	RecordID   string
+	// Version is the record's version after the change (the version
+	// deleted, the version revealed); 0 when it does not apply.
+	Version int64
+	// Target is the username of member.* entries, the token id of token.*
+	// entries.
+	Target    string
+	RequestID string
+}
+
+// Stamp fills in who made the change and in which request, from c.
+func (e *AuditEntry) Stamp(c Caller) {
+	e.Actor, e.ActorName, e.RequestID = c.ID(), c.Name, c.RequestID
+}
+
+// LogAttrs returns the entry's fields as slog attributes, named as the
+// JSON fields of API.md section 15 (fields that do not apply left out).
+func (e *AuditEntry) LogAttrs() []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("project_id", e.ProjectID),
+		slog.Int64("revision", e.Revision),
+		slog.String("time", e.Time.UTC().Format(time.RFC3339Nano)),
+		slog.String("action", string(e.Action)),
+	}
+	for _, f := range []struct{ k, v string }{
+		{"actor", e.Actor}, {"actor_name", e.ActorName}, {"collection", e.Collection}, {"cluster", e.Cluster},
+		{"record", e.Record}, {"record_id", e.RecordID}, {"target", e.Target}, {"request_id", e.RequestID},
+	} {
+		if f.v != "" {
+			attrs = append(attrs, slog.String(f.k, f.v))
+		}
+	}
+	if e.Version != 0 {
+		attrs = append(attrs, slog.Int64("version", e.Version))
+	}
+	return attrs
+}
+
+// LogAudit writes each entry to logger (nil: nowhere) at level Info with
+// the message "audit" (API.md section 15). Stores call it once the
+// entries are committed.
+func LogAudit(ctx context.Context, logger *slog.Logger, entries ...*AuditEntry) {
+	if logger == nil {
+		return
+	}
+	for _, e := range entries {
+		logger.LogAttrs(ctx, slog.LevelInfo, "audit", e.LogAttrs()...)
+	}
+}
+
+// AuditQuery selects entries of a project's audit log (GET P/audit):
+// newest first, Offset and Limit as for lists; every filter that is set
+// must match.
+type AuditQuery struct {
+	Limit  int
+	Offset int
+	// Action, when set, is the entry's action.
+	Action Action
+	// Actor, when set, is the entry's actor: a user id or "token:<id>".
+	Actor string
+	// Since and Until, when not zero, bound the entry's time (inclusive).
+	Since, Until time.Time
+	// After, when above 0, keeps the entries of a later revision.
+	After int64
+}
+
+// Matches reports whether e passes q's filters.
+func (q AuditQuery) Matches(e *AuditEntry) bool {
+	switch {
+	case q.Action != "" && e.Action != q.Action,
+		q.Actor != "" && e.Actor != q.Actor,
+		!q.Since.IsZero() && e.Time.Before(q.Since),
+		!q.Until.IsZero() && e.Time.After(q.Until),
+		e.Revision <= q.After:
+		return false
+	}
+	return true
+}
+
+// AuditLog is the audit log of the projects of a Store (API.md section
+// 15). Every change a Store makes writes its entry itself, in the same
+// atomic step; AuditLog reads the log and records what is not a change:
+// the reveal of credentials. The memory and PostgreSQL stores implement
+// it on the same type as Store; storetest.RunAudit is its conformance
+// suite.
+type AuditLog interface {
+	// FindAuditEntries lists the entries of the project p.Project that
+	// match q, newest first, and their number before paging. Path errors
+	// are those of any Path (p.Need is checked).
+	FindAuditEntries(ctx context.Context, p Path, q AuditQuery) ([]*AuditEntry, int, error)
+	// RecordReveal writes a credential.reveal entry for the project
+	// p.Project, by p.Caller, naming p.Collection and p.Cluster (empty for
+	// a whole project), and the record r (its name, id and version) when
+	// not nil. It takes a revision as a change does. Path errors are those
+	// of any Path; the levels below the project are only named, not
+	// looked up.
+	RecordReveal(ctx context.Context, p Path, r *Record) error
+}
+
+// AuditLogSetter is implemented by stores that write each committed audit
+// entry to a logger (LogAudit); hds.New gives them its logger.
+type AuditLogSetter interface {
+	SetAuditLogger(logger *slog.Logger)
+}
+
+// UpdateAction is the action of an update that turns the record cur into
+// next: record.rename when only the name changed, record.update
+// otherwise.
+func UpdateAction(cur, next *Record) Action {
+	if next.Name != cur.Name && next.Type == cur.Type && string(next.Value) == string(cur.Value) {
+		return ActionRecordRename
+	}
+	return ActionRecordUpdate
+}
+
+// RevealEntry is the credential.reveal entry of a reveal under p (API.md
+// section 15): p.Collection and p.Cluster as given, and the record r when
+// not nil.
+func RevealEntry(p Path, r *Record) AuditEntry {
+	e := AuditEntry{Action: ActionCredentialReveal, Collection: p.Collection, Cluster: p.Cluster}
+	if r != nil {
+		e.Record, e.RecordID, e.Version = r.Name, r.ID, r.Version
+	}
+	return e
+}

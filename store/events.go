@@ -1,0 +1,298 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+)
+
+// EventSource delivers the entries of the projects' audit logs as they
+// are committed: the change feed of API.md section 16 reads it. The
+// memory store fans out in process; the PostgreSQL store listens for its
+// commits (LISTEN/NOTIFY), so that it also hears those of other
+// instances sharing the database. storetest.RunEvents is its conformance
+// suite. Implementations must be safe for concurrent use.
+//
+// Hosts rarely call it directly: WatchProject follows a project from a
+// revision on, without gap or duplicate.
+type EventSource interface {
+	// AuditEntriesAfter returns the entries of the project with id
+	// projectID whose revision is above after, oldest first, at most
+	// limit of them: none for an unknown project. It checks no access:
+	// callers resolve the project's Path first.
+	AuditEntriesAfter(ctx context.Context, projectID string, after int64, limit int) ([]*AuditEntry, error)
+	// Subscribe calls deliver with the entries of the project with id
+	// projectID committed after Subscribe returns, in revision order,
+	// never two calls at once, and with nil when the project is deleted
+	// (deliver is not called again). deliver must not block. Entries may
+	// be missed when the store loses track (a lost database connection,
+	// until it is back): subscribers fill a gap between two revisions from
+	// AuditEntriesAfter. cancel ends the subscription. An unknown project
+	// is ErrNotFound.
+	Subscribe(ctx context.Context, projectID string, deliver func(*AuditEntry)) (cancel func(), err error)
+}
+
+// ErrLagging ends a Watcher whose reader fell behind by more than its
+// buffer: the stream is dropped rather than kept in memory without
+// bound. The reader may resume from the last revision it read.
+var ErrLagging = errors.New("the subscriber fell behind")
+
+// DefaultWatchBuffer is how many entries a Watcher holds for a reader
+// that is behind, when WatchProject is given no buffer size.
+const DefaultWatchBuffer = 256
+
+// watchPage is how many entries a Watcher reads at a time when it
+// replays or fills a gap.
+const watchPage = 500
+
+// Watcher follows one project's audit log (see WatchProject).
+type Watcher struct {
+	// Project is the project as it was when the watch began.
+	Project *Project
+	// C delivers the events (every entry but credential.reveal) after
+	// the revision the watch began at, in revision order, without gap or
+	// duplicate; it is closed when the watch ends, and Err then says why.
+	// Entries are shared: never change one.
+	C <-chan *AuditEntry
+
+	err  error
+	done chan struct{}
+	stop context.CancelFunc
+}
+
+// Err returns why the watch ended, once C is closed: the context's error,
+// ErrLagging, ErrNotFound (as a *NotFoundError) when the project was
+// deleted, or the store's error.
+func (w *Watcher) Err() error {
+	<-w.done
+	return w.err
+}
+
+// Close ends the watch and waits until it has ended.
+func (w *Watcher) Close() {
+	w.stop()
+	<-w.done
+}
+
+// WatchProject follows the project p.Project, resolved and checked as any
+// Path (p.Need is what the caller must hold), through src. The events
+// start after revision since, replayed from the log, then go on live as
+// they are committed; with since below 0 they start with the next change.
+// buffer (DefaultWatchBuffer when 0 or less) bounds the entries held for
+// a reader that is behind: past it the watch ends with ErrLagging. It
+// ends when ctx is done, and when the project is deleted. The project is
+// followed by id: a rename does not end it.
+//
+// WatchProject is the Go API of the change feed: a host serving hds in
+// its own process watches a project as GET P/events does.
+func WatchProject(ctx context.Context, s Store, src EventSource, p Path, since int64, buffer int) (*Watcher, error) {
+	pr, err := s.FindProject(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if since < 0 {
+		since = pr.Revision
+	}
+	return watch(ctx, src, pr, since, buffer)
+}
+
+func watch(ctx context.Context, src EventSource, pr *Project, after int64, buffer int) (*Watcher, error) {
+	if buffer <= 0 {
+		buffer = DefaultWatchBuffer
+	}
+	ctx, stop := context.WithCancel(ctx)
+	live := make(chan *AuditEntry, buffer)
+	lagged := make(chan struct{})
+	var once sync.Once
+	cancel, err := src.Subscribe(ctx, pr.ID, func(e *AuditEntry) {
+		select {
+		case live <- e:
+		default:
+			once.Do(func() { close(lagged) })
+		}
+	})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	out := make(chan *AuditEntry)
+	w := &Watcher{Project: pr, C: out, done: make(chan struct{}), stop: stop}
+	f := follower{src: src, project: pr, cursor: after, out: out, lagged: lagged}
+	go func() {
+		w.err = f.run(ctx, live)
+		cancel()
+		stop()
+		close(out)
+		close(w.done)
+	}()
+	return w, nil
+}
+
+// follower is the goroutine of a Watcher: it replays, then forwards live
+// entries, filling gaps from the log and skipping what it sent.
+type follower struct {
+	src     EventSource
+	project *Project
+	cursor  int64 // the newest revision handled
+	out     chan<- *AuditEntry
+	lagged  <-chan struct{}
+}
+
+func (f *follower) run(ctx context.Context, live <-chan *AuditEntry) error {
+	if err := f.fill(ctx, math.MaxInt64); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.lagged:
+			return ErrLagging
+		case e := <-live:
+			if e == nil {
+				return &NotFoundError{Kind: "project", Name: f.project.Name}
+			}
+			if e.Revision > f.cursor+1 {
+				if err := f.fill(ctx, e.Revision-1); err != nil {
+					return err
+				}
+			}
+			if err := f.send(ctx, e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// fill reads the log after the cursor, up to revision upTo at least (or
+// its end), and sends what it finds.
+func (f *follower) fill(ctx context.Context, upTo int64) error {
+	for f.cursor < upTo {
+		page, err := f.src.AuditEntriesAfter(ctx, f.project.ID, f.cursor, watchPage)
+		if err != nil {
+			return err
+		}
+		for _, e := range page {
+			if err := f.send(ctx, e); err != nil {
+				return err
+			}
+		}
+		if len(page) < watchPage {
+			return nil
+		}
+	}
+	return nil
+}
+
+// send hands e to the reader, unless it was handled already; entries that
+// are not events move the cursor only.
+func (f *follower) send(ctx context.Context, e *AuditEntry) error {
+	if e.Revision <= f.cursor {
+		return nil
+	}
+	f.cursor = e.Revision
+	if !e.Action.IsEvent() {
+		return nil
+	}
+	select {
+	case f.out <- e:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-f.lagged:
+		return ErrLagging
+	}
+}
+
+// Hub fans the entries of the projects' audit logs out to the
+// subscribers of each project, in process: the building block of an
+// EventSource's Subscribe. The zero Hub is ready to use.
+type Hub struct {
+	mu       sync.Mutex
+	projects map[string]*hubProject
+}
+
+type hubProject struct {
+	last int64
+	subs map[*hubSub]struct{}
+}
+
+type hubSub struct{ deliver func(*AuditEntry) }
+
+// Subscribe adds deliver to the subscribers of the project with id
+// projectID; last is the project's newest revision, known to the caller,
+// when the project has no subscriber yet. It returns the function that
+// removes it.
+func (h *Hub) Subscribe(projectID string, last int64, deliver func(*AuditEntry)) (cancel func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.projects == nil {
+		h.projects = make(map[string]*hubProject)
+	}
+	hp := h.projects[projectID]
+	if hp == nil {
+		hp = &hubProject{last: last, subs: make(map[*hubSub]struct{})}
+		h.projects[projectID] = hp
+	}
+	sub := &hubSub{deliver: deliver}
+	hp.subs[sub] = struct{}{}
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if hp := h.projects[projectID]; hp != nil {
+			delete(hp.subs, sub)
+			if len(hp.subs) == 0 {
+				delete(h.projects, projectID)
+			}
+		}
+	}
+}
+
+// Publish delivers each entry, in the order given, to the subscribers of
+// its project, unless the project's subscribers already had its revision.
+// Callers publish a project's entries in revision order.
+func (h *Hub) Publish(entries ...*AuditEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range entries {
+		hp := h.projects[e.ProjectID]
+		if hp == nil || e.Revision <= hp.last {
+			continue
+		}
+		hp.last = e.Revision
+		for sub := range hp.subs {
+			sub.deliver(e)
+		}
+	}
+}
+
+// End tells the subscribers of the project with id projectID that it was
+// deleted (deliver(nil)) and removes them.
+func (h *Hub) End(projectID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hp := h.projects[projectID]
+	if hp == nil {
+		return
+	}
+	delete(h.projects, projectID)
+	for sub := range hp.subs {
+		sub.deliver(nil)
+	}
+}
+
+// Watched returns the projects that have subscribers, each with the
+// newest revision they were given.
+func (h *Hub) Watched() map[string]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]int64, len(h.projects))
+	for id, hp := range h.projects {
+		out[id] = hp.last
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/hds-go/hds/store"
+)
+
+var (
+	_ store.AuditLog       = (*Store)(nil)
+	_ store.AuditLogSetter = (*Store)(nil)
+)
+
+// eventsChannel is the channel of the NOTIFY every audited transaction
+// sends: "<project id> <revision>" (the newest revision it wrote), or
+// "<project id> 0" when the project was deleted. PostgreSQL delivers it
+// at commit, to every instance listening.
+const eventsChannel = "hds_events"
+
+// auditSQL writes one audit entry: it bumps the project's revision (the
+// row lock orders the project's writers until commit, so revisions are
+// gap-free and in commit order), inserts the entry with it, and notifies
+// the listeners, all in one statement.
+const auditSQL = `WITH rev AS (
+	UPDATE hds_projects SET revision = revision + 1 WHERE id = $1 RETURNING revision, name
+)
+INSERT INTO hds_audit (project_id, revision, at, action, actor, actor_name, project,
+	collection, cluster, record, record_id, version, target, request_id)
+SELECT $1, rev.revision, $2, $3, $4, $5, rev.name, $6, $7, $8, $9, $10, $11, $12 FROM rev
+RETURNING revision, project, pg_notify('` + eventsChannel + `', $1::text || ' ' || revision)::text`
+
+// audit writes e, made by c, as the next entry of the audit log of the
+// project with projectID, in q's transaction, and returns it. It is the
+// one way an entry is written: every change calls it in the transaction
+// that makes the change. The entry is logged once the transaction
+// commits.
+func (q queryer) audit(ctx context.Context, projectID string, c store.Caller, e store.AuditEntry) (*store.AuditEntry, error) {
+	e.ProjectID, e.Time = projectID, q.s.now()
+	e.Stamp(c)
+	row, err := q.row(ctx, auditSQL, projectID, e.Time, string(e.Action), null(e.Actor), null(e.ActorName),
+		null(e.Collection), null(e.Cluster), null(e.Record), null(e.RecordID), nullVersion(e.Version),
+		null(e.Target), null(e.RequestID))
+	if err != nil {
+		return nil, err
+	}
+	var notified string
+	if err := row.Scan(&e.Revision, &e.Project, &notified); err != nil {
+		return nil, notFoundOr(err, "project", projectID)
+	}
+	if q.written != nil {
+		*q.written = append(*q.written, &e)
+	}
+	return &e, nil
+}
+
+// null is s, or NULL when empty.
+func null(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullVersion is v, or NULL when 0.
+func nullVersion(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+// SetAuditLogger implements store.AuditLogSetter.
+func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }
+
+const auditColumns = `project_id, project, revision, at, action, actor, actor_name, collection, cluster, record,
+	record_id, version, target, request_id`
+
+func scanAudit(row interface{ Scan(...any) error }, extra ...any) (*store.AuditEntry, error) {
+	var e store.AuditEntry
+	var action string
+	var actor, actorName, coll, clus, rec, recID, target, reqID sql.NullString
+	var version sql.NullInt64
+	err := row.Scan(append([]any{&e.ProjectID, &e.Project, &e.Revision, &e.Time, &action, &actor, &actorName,
+		&coll, &clus, &rec, &recID, &version, &target, &reqID}, extra...)...)
+	e.Time = e.Time.UTC()
+	e.Action = store.Action(action)
+	e.Actor, e.ActorName, e.Collection, e.Cluster = actor.String, actorName.String, coll.String, clus.String
+	e.Record, e.RecordID, e.Version, e.Target, e.RequestID = rec.String, recID.String, version.Int64, target.String, reqID.String
+	return &e, err
+}
+
+// FindAuditEntries implements store.AuditLog.
+func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.AuditQuery) (_ []*store.AuditEntry, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelProject)
+	if err != nil {
+		return nil, 0, err
+	}
+	args := []any{r.project, aq.After}
+	var where strings.Builder
+	where.WriteString("project_id = $1 AND revision > $2")
+	filter := func(cond string, arg any) {
+		args = append(args, arg)
+		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if aq.Action != "" {
+		filter("action = $?", string(aq.Action))
+	}
+	if aq.Actor != "" {
+		filter("actor = $?", aq.Actor)
+	}
+	if !aq.Since.IsZero() {
+		filter("at >= $?", aq.Since)
+	}
+	if !aq.Until.IsZero() {
+		filter("at <= $?", aq.Until)
+	}
+	n := len(args)
+	rows, err := q.rows(ctx, `SELECT `+auditColumns+`, count(*) OVER () FROM hds_audit WHERE `+where.String()+
+		` ORDER BY revision DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, aq.Limit, aq.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) },
+		func() (int, error) {
+			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+where.String(), args...)
+		})
+}
+
+// RecordReveal implements store.AuditLog.
+func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	res, err := s.q().resolve(ctx, p, levelProject)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q queryer) error {
+		_, err := q.audit(ctx, res.project, p.Caller, store.RevealEntry(p, r))
+		return err
+	})
+}
