@@ -554,4 +554,3 @@ func TestAccessAudit(t *testing.T) {
 		assert.Contains(t, logs.String(), "token:"+tok.ID, "the log names the token by its id")
 	})
 }
-
