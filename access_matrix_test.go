@@ -68,7 +68,7 @@ var routeRights = map[string]routeRight{
 	"createAPIToken":     {store.RightAdmin, store.LevelProject, true},
 	"listAPITokens":      {store.RightAdmin, store.LevelProject, true},
 	"deleteAPIToken":     {store.RightAdmin, store.LevelProject, true},
-	"listAudit":          {store.RightAdmin, store.LevelProject, false},
+	"listAudit":          {store.RightAdmin, store.LevelProject, true},
 }
 
 // outsideProjects are the routes outside any project; usersOnly ones

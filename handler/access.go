@@ -140,7 +140,7 @@ func (m members) handleList() queryHandler {
 		}
 		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.Member) error {
 			return appendJSONValue(out, memberJSON(it))
-		})
+		}, nil)
 	}
 }
 
@@ -371,7 +371,7 @@ func (m members) handleListTokens() queryHandler {
 		}
 		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.APIToken) error {
 			return appendJSONValue(out, tokenJSON(it))
-		})
+		}, nil)
 	}
 }
 

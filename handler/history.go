@@ -58,7 +58,7 @@ func (rec records) handleVersions() queryHandler {
 			out.value(v)
 			out.b = appendVersionTail(out.b, it)
 			return nil
-		})
+		}, nil)
 	}
 }
 

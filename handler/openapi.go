@@ -346,13 +346,20 @@ func schemas() obj {
 		}
 		return o
 	}
-	list := func(item string) obj {
+	history := func(item string) obj {
 		return object("One page of a list. total counts every match before limit and offset; it is null with count=false.", obj{
 			"items":  obj{"type": "array", "items": schemaRef(item)},
 			"total":  obj{"type": []any{"integer", "null"}, "minimum": 0},
 			"limit":  obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit},
 			"offset": count,
 		}, "items", "total", "limit", "offset")
+	}
+	list := func(item string) obj {
+		o := history(item)
+		o["description"] = "One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item."
+		o["properties"].(obj)["next_cursor"] = obj{"type": []any{"string", "null"}}
+		o["required"] = append(o["required"].([]any), "next_cursor")
+		return o
 	}
 	envelopeOf := func(data string) obj {
 		return object("The success envelope.", obj{
@@ -433,7 +440,7 @@ func schemas() obj {
 			"value": schemaRef("RecordValue"), "changed_at": schemaRef("Timestamp"),
 			"changed_by": obj{"type": []any{"string", "null"}},
 		}, "version", "name", "type", "value", "changed_at", "changed_by"),
-		"RecordVersionList": list("RecordVersion"),
+		"RecordVersionList": history("RecordVersion"),
 		"AuditEntry": object("One entry of a project's audit log (also the data of a change feed event). Fields that do not apply are null. It never holds a value, a password or a token.", obj{
 			"revision":   obj{"type": "integer", "minimum": 1, "description": "The entry's place in the project's log: from 1, without gaps, in commit order."},
 			"time":       schemaRef("Timestamp"),
@@ -448,7 +455,7 @@ func schemas() obj {
 			"target":     obj{"type": []any{"string", "null"}, "description": "The username of member.* entries, the token id of token.* entries."},
 			"request_id": obj{"type": []any{"string", "null"}, "description": "The X-Request-Id of the request that made the change."},
 		}, "revision", "time", "action", "actor", "actor_name", "collection", "cluster", "record", "record_id", "version", "target", "request_id"),
-		"AuditList":      list("AuditEntry"),
+		"AuditList":      history("AuditEntry"),
 		"ProjectList":    list("Project"),
 		"CollectionList": list("Collection"),
 		"ClusterList":    list("Cluster"),
@@ -509,7 +516,7 @@ func schemas() obj {
 		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
 	addTransferSchemas(s, object, body, count)
-	addAccessSchemas(s, object, body, list)
+	addAccessSchemas(s, object, body, history)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
@@ -540,6 +547,8 @@ func queryParameters() map[string]obj {
 			obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit, "default": store.DefaultLimit}),
 		"offset": query("offset", "Matches to skip, a decimal integer.",
 			obj{"type": "integer", "minimum": 0, "default": 0}),
+		"cursor": query("cursor", "The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.",
+			obj{"type": "string"}),
 		"search": query("search", "Case-insensitive substring of the name; %, _ and \\ are literal.",
 			obj{"type": "string"}),
 		"sortBy":       query("sortBy", "Sort field; ties are broken by name, then id.", sortBy(containerSortFields)),
@@ -861,8 +870,10 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		}, "op", "collection", "cluster", "record")
 	s["BatchRequest"] = body("A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.",
 		obj{
-			"operations":     obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
-			"create_parents": obj{"type": "boolean", "default": false},
+			"operations": obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
+			// No "default": openapi-typescript (defaultNonNullable) would
+			// make a property with one required in the request body.
+			"create_parents": obj{"type": "boolean", "description": "Create the missing collection and cluster of create and upsert operations; false when left out."},
 		}, "operations")
 	s["BatchResult"] = object("What one operation did: status is the HTTP status it would get alone (201 created, 200 updated, 204 deleted); record is null for a delete, credentials masked.", obj{
 		"index":  count,

@@ -13,9 +13,10 @@ import (
 
 // records serves the record routes and the cluster data route.
 type records struct {
-	store store.Store
-	creds credentials
-	pre   preconditions
+	store   store.Store
+	creds   credentials
+	pre     preconditions
+	cursors cursors
 	// audit records the reveals of credentials; nil when the store keeps
 	// no audit log.
 	audit store.AuditLog
@@ -335,13 +336,26 @@ func (rec records) handleList() queryHandler {
 		if err == nil {
 			reveal, err = parseReveal(query)
 		}
+		p := pathOf(r)
+		var lc *listCursor
+		if err == nil {
+			lc, err = rec.cursors.open(query, &q.ListQuery, []string{"records", p.Project, p.Collection, p.Cluster}, recordFilters(q)...)
+		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
 		}
-		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
+		lc.recoverText(&q.ListQuery, func(id string) *store.Record {
+			at := p
+			at.Record = id
+			got, _ := rec.store.FindRecord(r.Context(), at)
+			return got
+		})
+		sq := q
+		sq.Limit++ // one more, to tell whether there is a next page
+		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(p, reveal), sq)
 		if err == nil {
-			err = rec.revealed(r, reveal, pathOf(r), nil)
+			err = rec.revealed(r, reveal, p, nil)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -356,8 +370,23 @@ func (rec records) handleList() queryHandler {
 			out.value(v)
 			out.b = appendRecordTail(out.b, it)
 			return nil
-		})
+		}, func(last *store.Record) string { return lc.next(store.RecordAt(q.SortBy, last)) })
 	}
+}
+
+// recordFilters are the record filters of q as a cursor binds them.
+func recordFilters(q store.RecordQuery) []string {
+	f := []string{string(q.Type), "", "", q.ValueContains, "", ""}
+	if q.HasValue {
+		f[1], f[2] = "=", q.Value
+	}
+	if q.Min != nil {
+		f[4] = "min " + q.Min.Text
+	}
+	if q.Max != nil {
+		f[5] = "max " + q.Max.Text
+	}
+	return f
 }
 
 // handleClusterData serves GET K: the cluster with every record's value,

@@ -50,6 +50,7 @@ func routes(cfg Config) *router {
 		}
 		return "ip:" + cfg.ClientIP.Of(r)
 	})
+	cur := newCursors(cfg.Tokens)
 	authn := middleware.Authenticate(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP)
 	// Bodies are limited only once the route is known and the caller
 	// authenticated, so that an oversized request to an unknown route, with
@@ -100,7 +101,7 @@ func routes(cfg Config) *router {
 		errors: []int{400},
 	})
 
-	rt.handle("GET /api/v1/projects", protect(handleList(s, projects)), operation{
+	rt.handle("GET /api/v1/projects", protect(handleList(s, cur, projects)), operation{
 		id: "listProjects", tag: "projects", summary: "List the caller's projects",
 		description: "The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.",
 		usersOnly:   true, access: bearer, counted: true, query: listQuery, status: 200, success: "ProjectList",
@@ -137,7 +138,7 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 
-	rt.handle("GET "+pathP+"/collections", protect(handleList(s, collections)), operation{
+	rt.handle("GET "+pathP+"/collections", protect(handleList(s, cur, collections)), operation{
 		id: "listCollections", tag: "collections", summary: "List the collections of a project",
 		description: "The project's collections, one page at a time: limit, offset, search, sortBy and sortOrder.",
 		need:        store.RightRead, access: bearer, counted: true, query: listQuery, status: 200, success: "CollectionList",
@@ -175,9 +176,9 @@ func routes(cfg Config) *router {
 	})
 
 	audit, _ := s.(store.AuditLog)
-	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit,
+	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit, cursors: cur,
 		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
-	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, clusters)), operation{
+	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, cur, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
 		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",
 		need:        store.RightRead, access: bearer, counted: true, query: listQuery, status: 200, success: "ClusterList",
@@ -322,12 +323,11 @@ func routes(cfg Config) *router {
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
-
 	if audit != nil {
 		rt.handle("GET "+pathP+"/audit", protect(handleAudit(s, audit)), operation{
 			id: "listAudit", tag: "audit", summary: "Read the project's audit log",
-			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).",
-			need:        store.RightAdmin, access: bearer, counted: true, query: []string{"limit", "offset", "auditAction", "auditActor", "since", "until", "after"},
+			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).",
+			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "auditAction", "auditActor", "since", "until", "after"},
 			status: 200, success: "AuditList",
 			errors: underProject,
 		})

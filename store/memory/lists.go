@@ -2,6 +2,8 @@ package memory
 
 import (
 	"container/heap"
+	"encoding/json"
+	"math"
 	"slices"
 	"sort"
 
@@ -72,10 +74,32 @@ func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 // positionRecord is a record holding the sort fields of pos, to compare
 // records with it in a list's order.
 func positionRecord(pos *store.Position) *record {
-	return &record{
-		Record: &store.Record{ID: pos.ID, Name: pos.Name, Type: pos.Type, CreatedAt: pos.Time, UpdatedAt: pos.Time},
-		key:    pos.Key,
+	id, _ := parseID(pos.ID)
+	r := &record{id: id, created: micros(pos.Time), updated: micros(pos.Time)}
+	// A value whose key is pos.Key: a number as it is, a text as a
+	// STRING, no value as NULL.
+	k := pos.Key
+	switch k.Group {
+	case store.GroupNumber:
+		t := store.Float
+		if k.IsInt {
+			t = store.Integer
+		}
+		r.set(pos.Name, t, json.RawMessage(k.Text))
+		r.isInt, r.num = k.IsInt, math.Float64bits(k.Float)
+		if k.IsInt {
+			r.num = uint64(k.Int)
+		}
+	case store.GroupText:
+		text, _ := json.Marshal(k.Text)
+		r.set(pos.Name, store.String, text)
+	default:
+		r.set(pos.Name, store.Null, json.RawMessage("null"))
 	}
+	if pos.Type != "" {
+		r.typ = typeIndex(pos.Type)
+	}
+	return r
 }
 
 // topRecords keeps the first max records offered, in order: a max-heap

@@ -27,13 +27,13 @@ func TestSessionsConformance(t *testing.T) {
 	})
 }
 
+func TestAuditConformance(t *testing.T) {
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return memory.New() })
+}
+
 func TestAccessConformance(t *testing.T) {
 	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
 		s := memory.New()
 		return s, s
 	})
-}
-
-func TestAuditConformance(t *testing.T) {
-	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return memory.New() })
 }

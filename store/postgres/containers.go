@@ -352,9 +352,9 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 	if err != nil || newName == p.Project {
 		return found, err
 	}
+	// By id and the old name: of concurrent renames exactly one finds it.
 	var pr *store.Project
 	err = s.inTx(ctx, func(q queryer) error {
-		// By id and the old name: of concurrent renames exactly one finds it.
 		row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
 			WHERE p.id = $1 AND p.name = $2 RETURNING `+projectColumns,
 			found.ID, lookupName(p.Project), newName, strings.ToLower(newName), s.now())

@@ -1443,6 +1443,7 @@ type BatchOperationOp string
 
 // BatchRequest A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.
 type BatchRequest struct {
+	// CreateParents Create the missing collection and cluster of create and upsert operations; false when left out.
 	CreateParents *bool            `json:"create_parents,omitempty"`
 	Operations    []BatchOperation `json:"operations"`
 }
@@ -1581,17 +1582,18 @@ type ClusterEnvelope struct {
 // ClusterEnvelopeSuccess defines model for ClusterEnvelope.Success.
 type ClusterEnvelopeSuccess bool
 
-// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// ClusterList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  *int      `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      *int      `json:"total"`
 }
 
 // ClusterListEnvelope The success envelope.
 type ClusterListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data ClusterList `json:"data"`
 
 	// Message A short success message.
@@ -1650,17 +1652,18 @@ type CollectionEnvelope struct {
 // CollectionEnvelopeSuccess defines model for CollectionEnvelope.Success.
 type CollectionEnvelopeSuccess bool
 
-// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// CollectionList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // CollectionListEnvelope The success envelope.
 type CollectionListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data CollectionList `json:"data"`
 
 	// Message A short success message.
@@ -2042,17 +2045,18 @@ type ProjectEnvelope struct {
 // ProjectEnvelopeSuccess defines model for ProjectEnvelope.Success.
 type ProjectEnvelopeSuccess bool
 
-// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// ProjectList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  *int      `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor *string   `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      *int      `json:"total"`
 }
 
 // ProjectListEnvelope The success envelope.
 type ProjectListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data ProjectList `json:"data"`
 
 	// Message A short success message.
@@ -2132,17 +2136,18 @@ type RecordItemEnvelope struct {
 // RecordItemEnvelopeSuccess defines model for RecordItemEnvelope.Success.
 type RecordItemEnvelopeSuccess bool
 
-// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// RecordList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // RecordListEnvelope The success envelope.
 type RecordListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data RecordList `json:"data"`
 
 	// Message A short success message.
@@ -3306,7 +3311,7 @@ type ClientInterface interface {
 
 	// ListAudit Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
 	//
 	// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3970,7 +3975,7 @@ func (c *Client) RenameProject(ctx context.Context, project ProjectPath, params 
 
 // ListAudit Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
 //
 // Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7984,7 +7989,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAuditWithResponse Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14511,7 +14516,7 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 
 // ListAuditWithResponse Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -217,7 +217,8 @@ type Invoker interface {
 	// Who changed what, and who read credentials in plain text: one entry per change (and per request that
 	// revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 	// commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-	// after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+	// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
+	// may not (403).
 	//
 	// GET /api/v1/projects/{project}/audit
 	ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error)
@@ -3950,7 +3951,8 @@ func (c *Client) sendListAPITokens(ctx context.Context, params ListAPITokensPara
 // Who changed what, and who read credentials in plain text: one entry per change (and per request that
 // revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 // commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-// after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
+// may not (403).
 //
 // GET /api/v1/projects/{project}/audit
 func (c *Client) ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error) {
@@ -4128,23 +4130,11 @@ func (c *Client) sendListAudit(ctx context.Context, params ListAuditParams) (res
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ListAuditOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {

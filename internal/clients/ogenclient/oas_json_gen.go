@@ -2083,7 +2083,6 @@ func (s *BatchRequest) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode BatchRequest to nil")
 	}
 	var requiredBitSet [1]uint8
-	s.setDefaults()
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -3316,6 +3315,10 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -3325,11 +3328,12 @@ func (s *ClusterList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfClusterList = [4]string{
+var jsonFieldsNameOfClusterList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes ClusterList from json.
@@ -3371,8 +3375,18 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -3384,7 +3398,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -3403,7 +3417,7 @@ func (s *ClusterList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -3911,6 +3925,10 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -3920,11 +3938,12 @@ func (s *CollectionList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCollectionList = [4]string{
+var jsonFieldsNameOfCollectionList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes CollectionList from json.
@@ -3966,8 +3985,18 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -3979,7 +4008,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -3998,7 +4027,7 @@ func (s *CollectionList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -9322,6 +9351,10 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -9331,11 +9364,12 @@ func (s *ProjectList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfProjectList = [4]string{
+var jsonFieldsNameOfProjectList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes ProjectList from json.
@@ -9377,8 +9411,18 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -9390,7 +9434,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -9409,7 +9453,7 @@ func (s *ProjectList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -10087,6 +10131,10 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -10096,11 +10144,12 @@ func (s *RecordList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRecordList = [4]string{
+var jsonFieldsNameOfRecordList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes RecordList from json.
@@ -10142,8 +10191,18 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -10155,7 +10214,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -10174,7 +10233,7 @@ func (s *RecordList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -1560,6 +1560,7 @@ func (s *BatchOperationOp) UnmarshalText(data []byte) error {
 // and upsert.
 // Ref: #/components/schemas/BatchRequest
 type BatchRequest struct {
+	// Create the missing collection and cluster of create and upsert operations; false when left out.
 	CreateParents OptBool          `json:"create_parents"`
 	Operations    []BatchOperation `json:"operations"`
 }
@@ -2210,12 +2211,15 @@ func (s *ClusterEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ClusterList
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -2226,6 +2230,11 @@ func (s *ClusterList) GetItems() []Cluster {
 // GetLimit returns the value of Limit.
 func (s *ClusterList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ClusterList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -2246,6 +2255,11 @@ func (s *ClusterList) SetItems(val []Cluster) {
 // SetLimit sets the value of Limit.
 func (s *ClusterList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ClusterList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -2541,12 +2555,15 @@ func (s *CollectionEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/CollectionList
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -2557,6 +2574,11 @@ func (s *CollectionList) GetItems() []Collection {
 // GetLimit returns the value of Limit.
 func (s *CollectionList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *CollectionList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -2577,6 +2599,11 @@ func (s *CollectionList) SetItems(val []Collection) {
 // SetLimit sets the value of Limit.
 func (s *CollectionList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *CollectionList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -6506,12 +6533,15 @@ func (s *ProjectEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ProjectList
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -6522,6 +6552,11 @@ func (s *ProjectList) GetItems() []Project {
 // GetLimit returns the value of Limit.
 func (s *ProjectList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ProjectList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -6542,6 +6577,11 @@ func (s *ProjectList) SetItems(val []Project) {
 // SetLimit sets the value of Limit.
 func (s *ProjectList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ProjectList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -6940,12 +6980,15 @@ func (s *RecordItemEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/RecordList
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -6956,6 +6999,11 @@ func (s *RecordList) GetItems() []RecordItem {
 // GetLimit returns the value of Limit.
 func (s *RecordList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *RecordList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -6976,6 +7024,11 @@ func (s *RecordList) SetItems(val []RecordItem) {
 // SetLimit sets the value of Limit.
 func (s *RecordList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *RecordList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.

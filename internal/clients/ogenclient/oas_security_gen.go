@@ -41,7 +41,6 @@ var operationRolesApiToken = map[string][]string{
 	GetProjectOperation:         []string{},
 	GetRecordOperation:          []string{},
 	ImportProjectOperation:      []string{},
-	ListAuditOperation:          []string{},
 	ListClustersOperation:       []string{},
 	ListCollectionsOperation:    []string{},
 	ListRecordVersionsOperation: []string{},
