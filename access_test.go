@@ -7,7 +7,10 @@ package hds_test
 // second instance sharing the storage.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -18,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
 )
 
 // apiTokenRE is the token string of section 17 as built.
@@ -513,4 +518,50 @@ func TestAccessAcrossInstances(t *testing.T) {
 		refused(t, b, "a session before a password change on the other instance", "GET", "/api/v1/projects", fresh)
 		b.mustDo("GET", "/api/v1/projects", "", newTok.Token, http.StatusOK)
 	})
+}
+
+// TestAccessAudit: membership and API token changes are in the audit log
+// (API.md section 15), target the username or the token id; neither the
+// audit log nor the server log ever holds a token string or its hash.
+func TestAccessAudit(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		var logs syncBuffer
+		c := newServer(t, kind, hds.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+		alice := c.token("alice")
+		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
+		c.share(alice, "web", "bob", "viewer")
+		tok := c.apiToken(alice, "web", `{"name":"ci","role":"viewer"}`)
+		c.mustDo("GET", pathP("web"), "", tok.Token, http.StatusOK)
+		refused(t, c, "a bad token", "GET", pathP("web"), tok.Token[:len(tok.Token)-1]+"x")
+		c.mustDo("DELETE", pathP("web")+"/tokens/"+tok.ID, "", alice, http.StatusNoContent)
+		c.mustDo("DELETE", pathP("web")+"/members/bob", "", alice, http.StatusNoContent)
+
+		env := c.mustDo("GET", pathP("web")+"/audit", "", alice, http.StatusOK)
+		var entries struct {
+			Items []struct {
+				Action, Actor, Target string
+			} `json:"items"`
+		}
+		env.decode(t, &entries)
+		var got []string
+		for _, e := range entries.Items {
+			got = append(got, e.Action+" "+e.Target)
+		}
+		assert.Equal(t, []string{"member.delete bob", "token.delete " + tok.ID, "token.create " + tok.ID, "member.put bob", "project.create "}, got)
+		hash := sha256.Sum256([]byte(tok.Token))
+		for what, secret := range map[string]string{"token": tok.Token, "token body": tok.Token[4:], "hash": hex.EncodeToString(hash[:])} {
+			assert.NotContains(t, string(env.raw), secret, "the audit log holds no %s", what)
+			assert.NotContains(t, logs.String(), secret, "the server log holds no %s", what)
+		}
+		assert.Contains(t, logs.String(), "token:"+tok.ID, "the log names the token by its id")
+	})
+}
+
+// TestNewHandlerRefusesStoreWithoutAccess: the role check needs members
+// and API tokens in the store.
+func TestNewHandlerRefusesStoreWithoutAccess(t *testing.T) {
+	_, err := hds.NewHandler(hds.WithStore(struct{ store.Store }{memory.New()}),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not implement store.Access")
 }

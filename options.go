@@ -100,7 +100,10 @@ const (
 )
 
 // WithStore sets the store of projects, collections, clusters and
-// records. Default: a new, empty in-memory store (store/memory).
+// records. It must also implement store.Access (the memory and
+// PostgreSQL stores do): the members and API tokens of projects, which
+// its path resolution checks on every request; NewHandler refuses one
+// that does not. Default: a new, empty in-memory store (store/memory).
 func WithStore(s store.Store) Option {
 	return func(c *config) {
 		if s == nil {

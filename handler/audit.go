@@ -33,7 +33,6 @@ func handleAudit(s store.Store, log store.AuditLog, cur cursors) queryHandler {
 			reject(w, r, s, err)
 			return
 		}
-		p.Need = store.RightAdmin
 		aq.Limit++ // one more, to tell whether there is a next page
 		items, total, err := log.FindAuditEntries(r.Context(), p, aq)
 		if err != nil {

@@ -455,7 +455,7 @@ func schemas() obj {
 			"target":     obj{"type": []any{"string", "null"}, "description": "The username of member.* entries, the token id of token.* entries."},
 			"request_id": obj{"type": []any{"string", "null"}, "description": "The X-Request-Id of the request that made the change."},
 		}, "revision", "time", "action", "actor", "actor_name", "collection", "cluster", "record", "record_id", "version", "target", "request_id"),
-		"AuditList":      history("AuditEntry"),
+		"AuditList":      list("AuditEntry"),
 		"ProjectList":    list("Project"),
 		"CollectionList": list("Collection"),
 		"ClusterList":    list("Cluster"),
@@ -516,7 +516,7 @@ func schemas() obj {
 		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
 	addTransferSchemas(s, object, body, count)
-	addAccessSchemas(s, object, body, history)
+	addAccessSchemas(s, object, body, list)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update

@@ -2,7 +2,7 @@ package handler
 
 // addAccessSchemas adds the schemas of the members and API token routes
 // (API.md section 17) to s.
-func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, list func(string) obj) {
+func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
 	memberRole := obj{"type": "string", "enum": []any{"viewer", "reader", "editor", "admin"}}
 	tokenRole := obj{"type": "string", "enum": []any{"viewer", "reader", "editor"}}
 	nullable := func(schema obj) obj { return obj{"oneOf": []any{schema, obj{"type": "null"}}} }
@@ -12,7 +12,7 @@ func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(
 		"role":       obj{"type": "string", "enum": []any{"viewer", "reader", "editor", "admin", "owner"}},
 		"created_at": schemaRef("Timestamp"),
 	}, "user_id", "username", "role", "created_at")
-	s["MemberList"] = list("Member")
+	s["MemberList"] = page("Member")
 	s["MemberPutRequest"] = body("The member's role; case matters.", obj{"role": memberRole}, "role")
 	tokenProps := func(withToken bool) (obj, []string) {
 		p := obj{
@@ -35,7 +35,7 @@ func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(
 	s["APIToken"] = object("An API token of a project; collection and cluster are its scope (null: not narrowed).", props, fields...)
 	props, fields = tokenProps(true)
 	s["APITokenCreated"] = object("A new API token with its token string.", props, fields...)
-	s["APITokenList"] = list("APIToken")
+	s["APITokenList"] = page("APIToken")
 	s["APITokenCreateRequest"] = body("A new API token. role is viewer, reader or editor (case matters); collection, and cluster with it, narrow its scope; expires_in is a positive number of seconds (no expiry when left out).", obj{
 		"name":       obj{"type": "string", "minLength": 1, "maxLength": maxTokenName},
 		"role":       tokenRole,

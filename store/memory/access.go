@@ -42,8 +42,8 @@ func (s *Store) username(id string) string {
 
 // PutMember implements store.Access.
 func (s *Store) PutMember(_ context.Context, p store.Path, m store.Member) (*store.Member, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
@@ -58,6 +58,7 @@ func (s *Store) PutMember(_ context.Context, p store.Path, m store.Member) (*sto
 		m.CreatedAt = s.now()
 	}
 	pr.members[m.UserID] = &m
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionMemberPut, Target: m.Username})
 	c := m
 	return &c, nil
 }
@@ -78,8 +79,8 @@ var errOwnerEntry = &store.ValidationError{Message: "the owner's entry cannot be
 
 // DeleteMember implements store.Access.
 func (s *Store) DeleteMember(_ context.Context, p store.Path, userID, username string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return err
@@ -91,6 +92,7 @@ func (s *Store) DeleteMember(_ context.Context, p store.Path, userID, username s
 		return &store.NotFoundError{Kind: "member", Name: username}
 	}
 	delete(pr.members, userID)
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionMemberDelete, Target: username})
 	return nil
 }
 
@@ -106,8 +108,8 @@ func (s *Store) dropMemberships(userID string) {
 
 // CreateToken implements store.Access.
 func (s *Store) CreateToken(_ context.Context, p store.Path, t *store.APIToken) (*store.APIToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
@@ -132,6 +134,7 @@ func (s *Store) CreateToken(_ context.Context, p store.Path, t *store.APIToken) 
 		return nil, &store.ExistsError{Kind: "token", Name: c.ID}
 	}
 	s.tokens[key] = c
+	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionTokenCreate, Target: c.ID})
 	return cloneToken(c), nil
 }
 
@@ -160,8 +163,8 @@ func (s *Store) FindTokens(_ context.Context, p store.Path, q store.ListQuery) (
 
 // DeleteToken implements store.Access.
 func (s *Store) DeleteToken(_ context.Context, p store.Path, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return err
@@ -169,6 +172,7 @@ func (s *Store) DeleteToken(_ context.Context, p store.Path, id string) error {
 	for key, t := range s.tokens {
 		if t.ID == id && t.ProjectID == pr.ID {
 			delete(s.tokens, key)
+			s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionTokenDelete, Target: id})
 			return nil
 		}
 	}

@@ -74,7 +74,8 @@ func (s *Store) PutMember(ctx context.Context, p store.Path, m store.Member) (_ 
 			return classify(err)
 		}
 		m.CreatedAt = m.CreatedAt.UTC()
-		return nil
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionMemberPut, Target: m.Username})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -103,7 +104,8 @@ func (s *Store) DeleteMember(ctx context.Context, p store.Path, userID, username
 		} else if n == 0 {
 			return &store.NotFoundError{Kind: "member", Name: username}
 		}
-		return nil
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionMemberDelete, Target: username})
+		return err
 	})
 }
 
@@ -149,9 +151,13 @@ func (s *Store) CreateToken(ctx context.Context, p store.Path, t *store.APIToken
 			return err
 		}
 		c.ProjectID = r.project
-		return q.insert(ctx, "token", c.ID, "project", p.Project, `INSERT INTO hds_api_tokens (`+tokenColumns+`)
+		err = q.insert(ctx, "token", c.ID, "project", p.Project, `INSERT INTO hds_api_tokens (`+tokenColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10) ON CONFLICT DO NOTHING RETURNING 1`,
 			c.ID, c.ProjectID, c.Name, string(c.Role), c.Collection, c.Cluster, c.Hash, c.CreatedAt, c.ExpiresAt, c.CreatedBy)
+		if err == nil {
+			_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionTokenCreate, Target: c.ID})
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +206,8 @@ func (s *Store) DeleteToken(ctx context.Context, p store.Path, id string) (err e
 		} else if n == 0 {
 			return &store.NotFoundError{Kind: "token", Name: id}
 		}
-		return nil
+		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionTokenDelete, Target: id})
+		return err
 	})
 }
 

@@ -19,6 +19,7 @@ type AccessStore interface {
 	store.Store
 	store.Access
 	store.UserDirectory
+	store.AuditLog
 }
 
 // RunAccess runs the conformance suite of store.Access and of the access
@@ -34,6 +35,38 @@ func RunAccess(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessSt
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, newStores) })
 	t.Run("TokenScope", func(t *testing.T) { testTokenScope(t, newStores) })
 	t.Run("TouchToken", func(t *testing.T) { testTouchToken(t, newStores) })
+	t.Run("Audit", func(t *testing.T) { testAccessAudit(t, newStores) })
+}
+
+// testAccessAudit: every change of members and tokens writes its entry
+// (API.md section 15), with the username or token id as target; refused
+// changes write none; no entry holds a token or its hash.
+func testAccessAudit(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
+	f := newAccessFixture(t, newStores)
+	ctx := t.Context()
+	admin := f.path(f.alice, store.RightAdmin)
+	admin.Caller.RequestID = "req-1"
+	before, _, err := f.s.FindAuditEntries(ctx, admin, store.AuditQuery{Limit: 100})
+	require.NoError(t, err)
+	_, err = f.s.PutMember(ctx, admin, store.Member{UserID: f.bob.ID, Username: "bob", Role: store.RoleViewer})
+	require.NoError(t, err)
+	_, err = f.s.PutMember(ctx, admin, store.Member{UserID: f.alice.ID, Username: "alice", Role: store.RoleViewer})
+	require.Error(t, err, "refused: no entry")
+	tok := f.newToken(t, "audit-secret", store.APIToken{Name: "ci", Role: store.RoleViewer})
+	require.NoError(t, f.s.DeleteToken(ctx, admin, tok.ID))
+	require.Error(t, f.s.DeleteToken(ctx, admin, tok.ID), "refused: no entry")
+	require.NoError(t, f.s.DeleteMember(ctx, admin, f.bob.ID, "bob"))
+	after, _, err := f.other.FindAuditEntries(ctx, admin, store.AuditQuery{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, after, len(before)+4, "one entry per change")
+	var got []string
+	for _, e := range after[:4] {
+		got = append(got, string(e.Action)+" "+e.Target)
+		assert.Equal(t, f.alice.ID, e.Actor)
+		assert.NotContains(t, e.Target, "audit-secret")
+	}
+	assert.Equal(t, []string{"member.delete bob", "token.delete " + tok.ID, "token.create " + tok.ID, "member.put bob"}, got, "newest first")
+	assert.Equal(t, "req-1", after[0].RequestID)
 }
 
 // accessFixture is a project of alice with collection coll, cluster clus
