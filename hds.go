@@ -104,6 +104,9 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	if c.quotas != nil {
 		quotaSetter.SetQuotas(*c.quotas)
 	}
+	if ls, ok := c.store.(store.AuditLogSetter); ok {
+		ls.SetAuditLogger(c.logger) // every audit entry also goes to the server log
+	}
 
 	// A configured store (Redis) is shared between instances; while it is
 	// down, counting goes on in this process (API.md section 8).

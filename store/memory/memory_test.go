@@ -30,3 +30,10 @@ func TestSessionsConformance(t *testing.T) {
 func TestAuditConformance(t *testing.T) {
 	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return memory.New() })
 }
+
+func TestEventsConformance(t *testing.T) {
+	storetest.RunEvents(t, func(t *testing.T) (storetest.EventStore, storetest.EventStore) {
+		s := memory.New()
+		return s, s
+	})
+}
