@@ -137,12 +137,15 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
-		SharedLimits:   shared,
-		ClientIP:       clientIP,
-		MaxBodyBytes:   c.maxBodyBytes,
-		MaxImportBytes: c.maxImport,
-		RequireIfMatch: c.requireMatch,
-		MaxVersions:    c.maxVersions,
+		SharedLimits:      shared,
+		ClientIP:          clientIP,
+		MaxBodyBytes:      c.maxBodyBytes,
+		MaxImportBytes:    c.maxImport,
+		RequireIfMatch:    c.requireMatch,
+		MaxVersions:       c.maxVersions,
+		EventsKeepalive:   c.eventsKeepalive,
+		MaxStreamsPerUser: c.maxStreams,
+		Shutdown:          c.shutdown,
 	})
 	if !c.security.RequireAuth {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

@@ -18,6 +18,87 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AuditEntryAction.
+const (
+	AuditEntryActionClusterCreate    AuditEntryAction = "cluster.create"
+	AuditEntryActionClusterDelete    AuditEntryAction = "cluster.delete"
+	AuditEntryActionClusterRename    AuditEntryAction = "cluster.rename"
+	AuditEntryActionCollectionCreate AuditEntryAction = "collection.create"
+	AuditEntryActionCollectionDelete AuditEntryAction = "collection.delete"
+	AuditEntryActionCollectionRename AuditEntryAction = "collection.rename"
+	AuditEntryActionCredentialReveal AuditEntryAction = "credential.reveal"
+	AuditEntryActionMemberDelete     AuditEntryAction = "member.delete"
+	AuditEntryActionMemberPut        AuditEntryAction = "member.put"
+	AuditEntryActionProjectCreate    AuditEntryAction = "project.create"
+	AuditEntryActionProjectRename    AuditEntryAction = "project.rename"
+	AuditEntryActionRecordCreate     AuditEntryAction = "record.create"
+	AuditEntryActionRecordDelete     AuditEntryAction = "record.delete"
+	AuditEntryActionRecordRename     AuditEntryAction = "record.rename"
+	AuditEntryActionRecordRestore    AuditEntryAction = "record.restore"
+	AuditEntryActionRecordUpdate     AuditEntryAction = "record.update"
+	AuditEntryActionTokenCreate      AuditEntryAction = "token.create"
+	AuditEntryActionTokenDelete      AuditEntryAction = "token.delete"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryAction enum.
+func (e AuditEntryAction) Valid() bool {
+	switch e {
+	case AuditEntryActionClusterCreate:
+		return true
+	case AuditEntryActionClusterDelete:
+		return true
+	case AuditEntryActionClusterRename:
+		return true
+	case AuditEntryActionCollectionCreate:
+		return true
+	case AuditEntryActionCollectionDelete:
+		return true
+	case AuditEntryActionCollectionRename:
+		return true
+	case AuditEntryActionCredentialReveal:
+		return true
+	case AuditEntryActionMemberDelete:
+		return true
+	case AuditEntryActionMemberPut:
+		return true
+	case AuditEntryActionProjectCreate:
+		return true
+	case AuditEntryActionProjectRename:
+		return true
+	case AuditEntryActionRecordCreate:
+		return true
+	case AuditEntryActionRecordDelete:
+		return true
+	case AuditEntryActionRecordRename:
+		return true
+	case AuditEntryActionRecordRestore:
+		return true
+	case AuditEntryActionRecordUpdate:
+		return true
+	case AuditEntryActionTokenCreate:
+		return true
+	case AuditEntryActionTokenDelete:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditListEnvelopeSuccess.
+const (
+	AuditListEnvelopeSuccessTrue AuditListEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the AuditListEnvelopeSuccess enum.
+func (e AuditListEnvelopeSuccess) Valid() bool {
+	switch e {
+	case AuditListEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BatchOperationOp.
 const (
 	BatchOperationOpCreate BatchOperationOp = "create"
@@ -504,6 +585,72 @@ func (e TokenEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for AuditActionQuery.
+const (
+	AuditActionQueryClusterCreate    AuditActionQuery = "cluster.create"
+	AuditActionQueryClusterDelete    AuditActionQuery = "cluster.delete"
+	AuditActionQueryClusterRename    AuditActionQuery = "cluster.rename"
+	AuditActionQueryCollectionCreate AuditActionQuery = "collection.create"
+	AuditActionQueryCollectionDelete AuditActionQuery = "collection.delete"
+	AuditActionQueryCollectionRename AuditActionQuery = "collection.rename"
+	AuditActionQueryCredentialReveal AuditActionQuery = "credential.reveal"
+	AuditActionQueryMemberDelete     AuditActionQuery = "member.delete"
+	AuditActionQueryMemberPut        AuditActionQuery = "member.put"
+	AuditActionQueryProjectCreate    AuditActionQuery = "project.create"
+	AuditActionQueryProjectRename    AuditActionQuery = "project.rename"
+	AuditActionQueryRecordCreate     AuditActionQuery = "record.create"
+	AuditActionQueryRecordDelete     AuditActionQuery = "record.delete"
+	AuditActionQueryRecordRename     AuditActionQuery = "record.rename"
+	AuditActionQueryRecordRestore    AuditActionQuery = "record.restore"
+	AuditActionQueryRecordUpdate     AuditActionQuery = "record.update"
+	AuditActionQueryTokenCreate      AuditActionQuery = "token.create"
+	AuditActionQueryTokenDelete      AuditActionQuery = "token.delete"
+)
+
+// Valid indicates whether the value is a known member of the AuditActionQuery enum.
+func (e AuditActionQuery) Valid() bool {
+	switch e {
+	case AuditActionQueryClusterCreate:
+		return true
+	case AuditActionQueryClusterDelete:
+		return true
+	case AuditActionQueryClusterRename:
+		return true
+	case AuditActionQueryCollectionCreate:
+		return true
+	case AuditActionQueryCollectionDelete:
+		return true
+	case AuditActionQueryCollectionRename:
+		return true
+	case AuditActionQueryCredentialReveal:
+		return true
+	case AuditActionQueryMemberDelete:
+		return true
+	case AuditActionQueryMemberPut:
+		return true
+	case AuditActionQueryProjectCreate:
+		return true
+	case AuditActionQueryProjectRename:
+		return true
+	case AuditActionQueryRecordCreate:
+		return true
+	case AuditActionQueryRecordDelete:
+		return true
+	case AuditActionQueryRecordRename:
+		return true
+	case AuditActionQueryRecordRestore:
+		return true
+	case AuditActionQueryRecordUpdate:
+		return true
+	case AuditActionQueryTokenCreate:
+		return true
+	case AuditActionQueryTokenDelete:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FormatQuery.
 const (
 	FormatQueryEnv FormatQuery = "env"
@@ -645,6 +792,72 @@ func (e ListProjectsParamsSortOrder) Valid() bool {
 	case ListProjectsParamsSortOrderAsc:
 		return true
 	case ListProjectsParamsSortOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListAuditParamsAction.
+const (
+	ListAuditParamsActionClusterCreate    ListAuditParamsAction = "cluster.create"
+	ListAuditParamsActionClusterDelete    ListAuditParamsAction = "cluster.delete"
+	ListAuditParamsActionClusterRename    ListAuditParamsAction = "cluster.rename"
+	ListAuditParamsActionCollectionCreate ListAuditParamsAction = "collection.create"
+	ListAuditParamsActionCollectionDelete ListAuditParamsAction = "collection.delete"
+	ListAuditParamsActionCollectionRename ListAuditParamsAction = "collection.rename"
+	ListAuditParamsActionCredentialReveal ListAuditParamsAction = "credential.reveal"
+	ListAuditParamsActionMemberDelete     ListAuditParamsAction = "member.delete"
+	ListAuditParamsActionMemberPut        ListAuditParamsAction = "member.put"
+	ListAuditParamsActionProjectCreate    ListAuditParamsAction = "project.create"
+	ListAuditParamsActionProjectRename    ListAuditParamsAction = "project.rename"
+	ListAuditParamsActionRecordCreate     ListAuditParamsAction = "record.create"
+	ListAuditParamsActionRecordDelete     ListAuditParamsAction = "record.delete"
+	ListAuditParamsActionRecordRename     ListAuditParamsAction = "record.rename"
+	ListAuditParamsActionRecordRestore    ListAuditParamsAction = "record.restore"
+	ListAuditParamsActionRecordUpdate     ListAuditParamsAction = "record.update"
+	ListAuditParamsActionTokenCreate      ListAuditParamsAction = "token.create"
+	ListAuditParamsActionTokenDelete      ListAuditParamsAction = "token.delete"
+)
+
+// Valid indicates whether the value is a known member of the ListAuditParamsAction enum.
+func (e ListAuditParamsAction) Valid() bool {
+	switch e {
+	case ListAuditParamsActionClusterCreate:
+		return true
+	case ListAuditParamsActionClusterDelete:
+		return true
+	case ListAuditParamsActionClusterRename:
+		return true
+	case ListAuditParamsActionCollectionCreate:
+		return true
+	case ListAuditParamsActionCollectionDelete:
+		return true
+	case ListAuditParamsActionCollectionRename:
+		return true
+	case ListAuditParamsActionCredentialReveal:
+		return true
+	case ListAuditParamsActionMemberDelete:
+		return true
+	case ListAuditParamsActionMemberPut:
+		return true
+	case ListAuditParamsActionProjectCreate:
+		return true
+	case ListAuditParamsActionProjectRename:
+		return true
+	case ListAuditParamsActionRecordCreate:
+		return true
+	case ListAuditParamsActionRecordDelete:
+		return true
+	case ListAuditParamsActionRecordRename:
+		return true
+	case ListAuditParamsActionRecordRestore:
+		return true
+	case ListAuditParamsActionRecordUpdate:
+		return true
+	case ListAuditParamsActionTokenCreate:
+		return true
+	case ListAuditParamsActionTokenDelete:
 		return true
 	default:
 		return false
@@ -818,6 +1031,66 @@ func (e ImportProjectParamsMode) Valid() bool {
 
 // ArrayValue The value of a []T record: every element a value of T.
 type ArrayValue = []*ScalarValue
+
+// AuditEntry One entry of a project's audit log (also the data of a change feed event). Fields that do not apply are null. It never holds a value, a password or a token.
+type AuditEntry struct {
+	Action AuditEntryAction `json:"action"`
+
+	// Actor Who: a user id, or token:<id> for an API token.
+	Actor *string `json:"actor"`
+
+	// ActorName The username, or the API token's name.
+	ActorName *string `json:"actor_name"`
+	Cluster   *string `json:"cluster"`
+
+	// Collection Names after the change (for a delete, before).
+	Collection *string `json:"collection"`
+	Record     *string `json:"record"`
+	RecordId   *string `json:"record_id"`
+
+	// RequestId The X-Request-Id of the request that made the change.
+	RequestId *string `json:"request_id"`
+
+	// Revision The entry's place in the project's log: from 1, without gaps, in commit order.
+	Revision int `json:"revision"`
+
+	// Target The username of member.* entries, the token id of token.* entries.
+	Target *string `json:"target"`
+
+	// Time RFC 3339 in UTC with exactly six fraction digits and Z.
+	//
+	// Examples: 2026-11-22T08:18:19.123000Z
+	Time Timestamp `json:"time"`
+
+	// Version The record's version after the change (the version deleted; the version revealed).
+	Version *int `json:"version"`
+}
+
+// AuditEntryAction defines model for AuditEntry.Action.
+type AuditEntryAction string
+
+// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false.
+type AuditList struct {
+	Items  []AuditEntry `json:"items"`
+	Limit  int          `json:"limit"`
+	Offset int          `json:"offset"`
+	Total  *int         `json:"total"`
+}
+
+// AuditListEnvelope The success envelope.
+type AuditListEnvelope struct {
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	Data AuditList `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                  `json:"message"`
+	Success AuditListEnvelopeSuccess `json:"success"`
+}
+
+// AuditListEnvelopeSuccess defines model for AuditListEnvelope.Success.
+type AuditListEnvelopeSuccess bool
 
 // BatchOperation One operation of a batch. name (a new name) is for update only; if_match is an ETag header value, quotes included (update, upsert and delete). create and upsert need type; a value left out is null.
 type BatchOperation struct {
@@ -1644,6 +1917,15 @@ type TokenEnvelopeSuccess bool
 // Examples: STRING, int, []FLOAT
 type TypeName = string
 
+// AfterQuery defines model for AfterQuery.
+type AfterQuery = int
+
+// AuditActionQuery defines model for AuditActionQuery.
+type AuditActionQuery string
+
+// AuditActorQuery defines model for AuditActorQuery.
+type AuditActorQuery = string
+
 // ClusterPath 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
 //
 // Examples: webshop
@@ -1660,6 +1942,19 @@ type CountQuery = bool
 // DryRunQuery defines model for DryRunQuery.
 type DryRunQuery = bool
 
+// EventsClusterQuery 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+//
+// Examples: webshop
+type EventsClusterQuery = Name
+
+// EventsCollectionQuery 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+//
+// Examples: webshop
+type EventsCollectionQuery = Name
+
+// EventsSinceQuery defines model for EventsSinceQuery.
+type EventsSinceQuery = int
+
 // FormatQuery defines model for FormatQuery.
 type FormatQuery string
 
@@ -1671,6 +1966,9 @@ type IfNoneMatchHeader = string
 
 // ImportModeQuery defines model for ImportModeQuery.
 type ImportModeQuery string
+
+// LastEventIdHeader defines model for LastEventIdHeader.
+type LastEventIdHeader = string
 
 // LimitQuery defines model for LimitQuery.
 type LimitQuery = int
@@ -1719,6 +2017,9 @@ type RevealQuery = bool
 // SearchQuery defines model for SearchQuery.
 type SearchQuery = string
 
+// SinceQuery defines model for SinceQuery.
+type SinceQuery = time.Time
+
 // SortByQuery defines model for SortByQuery.
 type SortByQuery string
 
@@ -1730,6 +2031,9 @@ type SortOrderQuery string
 // Examples: STRING, int, []FLOAT
 type TypeFilterQuery = TypeName
 
+// UntilQuery defines model for UntilQuery.
+type UntilQuery = time.Time
+
 // ValueContainsQuery defines model for ValueContainsQuery.
 type ValueContainsQuery = string
 
@@ -1738,6 +2042,9 @@ type ValueFilterQuery = string
 
 // VersionQuery defines model for VersionQuery.
 type VersionQuery = int
+
+// AuditListResponse The success envelope.
+type AuditListResponse = AuditListEnvelope
 
 // BadRequestResponse The error envelope of every error under /api/v1/.
 type BadRequestResponse = ErrorEnvelope
@@ -1882,6 +2189,33 @@ type RenameProjectParams struct {
 	// Rename The new name (path form; not with a body).
 	Rename *RenameQuery `form:"rename,omitempty" json:"rename,omitempty"`
 }
+
+// ListAuditParams defines parameters for ListAudit.
+type ListAuditParams struct {
+	// Limit Page size, a decimal integer.
+	Limit *LimitQuery `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Matches to skip, a decimal integer.
+	Offset *OffsetQuery `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Action Only entries of this action.
+	Action *ListAuditParamsAction `form:"action,omitempty" json:"action,omitempty"`
+
+	// Actor Only entries of this actor: a user id, or token:<id>.
+	Actor *AuditActorQuery `form:"actor,omitempty" json:"actor,omitempty"`
+
+	// Since Only entries at or after this time (RFC 3339).
+	Since *SinceQuery `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only entries at or before this time (RFC 3339).
+	Until *UntilQuery `form:"until,omitempty" json:"until,omitempty"`
+
+	// After Only entries of a later revision (a decimal integer of 0 or more).
+	After *AfterQuery `form:"after,omitempty" json:"after,omitempty"`
+}
+
+// ListAuditParamsAction defines parameters for ListAudit.
+type ListAuditParamsAction string
 
 // ListCollectionsParams defines parameters for ListCollections.
 type ListCollectionsParams struct {
@@ -2082,6 +2416,21 @@ type ListRecordVersionsParams struct {
 
 	// Reveal true returns credential values in plain text instead of masked.
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+}
+
+// StreamEventsParams defines parameters for StreamEvents.
+type StreamEventsParams struct {
+	// Since Replay every entry after this revision first (a decimal integer of 0 or more); the Last-Event-ID header, when sent, wins.
+	Since *EventsSinceQuery `form:"since,omitempty" json:"since,omitempty"`
+
+	// Collection Only the events of this collection (its name at the time of each event).
+	Collection *EventsCollectionQuery `form:"collection,omitempty" json:"collection,omitempty"`
+
+	// Cluster Only the events of this cluster of the collection (needs collection).
+	Cluster *EventsClusterQuery `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// LastEventID The id (revision) of the last event received: the stream replays every entry after it first. A value that is not a decimal integer of 0 or more is 400.
+	LastEventID *LastEventIdHeader `json:"Last-Event-ID,omitempty"`
 }
 
 // ExportProjectParams defines parameters for ExportProject.
@@ -2561,6 +2910,13 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/projects/{project} (the `RenameProject` operationId).
 	RenameProject(ctx context.Context, project ProjectPath, params *RenameProjectParams, body RenameProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAudit Read the project's audit log
+	//
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
+	ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ApplyBatchWithBody Apply record operations, all or none
 	//
 	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
@@ -2828,6 +3184,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
 	ListRecordVersions(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamEvents Watch the project's changes (Server-Sent Events)
+	//
+	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	//
+	// Corresponds with GET /api/v1/projects/{project}/events (the `StreamEvents` operationId).
+	StreamEvents(ctx context.Context, project ProjectPath, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExportProject Export a whole project
 	//
@@ -3144,6 +3507,23 @@ func (c *Client) RenameProjectWithBody(ctx context.Context, project ProjectPath,
 // Corresponds with PUT /api/v1/projects/{project} (the `RenameProject` operationId).
 func (c *Client) RenameProject(ctx context.Context, project ProjectPath, params *RenameProjectParams, body RenameProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRenameProjectRequest(c.Server, project, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAudit Read the project's audit log
+//
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+//
+// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
+func (c *Client) ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAuditRequest(c.Server, project, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3742,6 +4122,23 @@ func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, co
 	return c.Client.Do(req)
 }
 
+// StreamEvents Watch the project's changes (Server-Sent Events)
+//
+// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+//
+// Corresponds with GET /api/v1/projects/{project}/events (the `StreamEvents` operationId).
+func (c *Client) StreamEvents(ctx context.Context, project ProjectPath, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamEventsRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExportProject Export a whole project
 //
 // The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.
@@ -4314,6 +4711,139 @@ func NewRenameProjectRequestWithBody(server string, project ProjectPath, params 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListAuditRequest constructs an http.Request for the ListAudit method
+func NewListAuditRequest(server string, project ProjectPath, params *ListAuditParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/audit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6183,6 +6713,106 @@ func NewListRecordVersionsRequest(server string, project ProjectPath, collection
 	return req, nil
 }
 
+// NewStreamEventsRequest constructs an http.Request for the StreamEvents method
+func NewStreamEventsRequest(server string, project ProjectPath, params *StreamEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Collection != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collection", *params.Collection, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewExportProjectRequest constructs an http.Request for the ExportProject method
 func NewExportProjectRequest(server string, project ProjectPath, params *ExportProjectParams) (*http.Request, error) {
 	var err error
@@ -6545,6 +7175,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/projects/{project} (the `RenameProject` operationId).
 	RenameProjectWithResponse(ctx context.Context, project ProjectPath, params *RenameProjectParams, body RenameProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*RenameProjectResponse, error)
 
+	// ListAuditWithResponse Read the project's audit log
+	//
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
+	ListAuditWithResponse(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*ListAuditResponse, error)
+
 	// ApplyBatchWithBodyWithResponse Apply record operations, all or none
 	//
 	// 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
@@ -6832,6 +7471,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
 	ListRecordVersionsWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*ListRecordVersionsResponse, error)
+
+	// StreamEventsWithResponse Watch the project's changes (Server-Sent Events)
+	//
+	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/events (the `StreamEvents` operationId).
+	StreamEventsWithResponse(ctx context.Context, project ProjectPath, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error)
 
 	// ExportProjectWithResponse Export a whole project
 	//
@@ -8176,6 +8824,144 @@ func (r RenameProjectResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RenameProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAuditResponse200Headers the declared response headers of an HTTP 200 response for ListAudit
+type ListAuditResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListAuditResponse400Headers the declared response headers of an HTTP 400 response for ListAudit
+type ListAuditResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListAuditResponse401Headers the declared response headers of an HTTP 401 response for ListAudit
+type ListAuditResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListAuditResponse403Headers the declared response headers of an HTTP 403 response for ListAudit
+type ListAuditResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListAuditResponse404Headers the declared response headers of an HTTP 404 response for ListAudit
+type ListAuditResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListAuditResponseDefaultHeaders the declared response headers of an HTTP default response for ListAudit
+type ListAuditResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type ListAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditListResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAuditResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAuditResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAuditResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListAuditResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAuditResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListAuditResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAuditResponse) GetJSON200() *AuditListResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAuditResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAuditResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAuditResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAuditResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListAuditResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAuditResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11385,6 +12171,137 @@ func (r ListRecordVersionsResponse) ContentType() string {
 	return ""
 }
 
+// StreamEventsResponse200Headers the declared response headers of an HTTP 200 response for StreamEvents
+type StreamEventsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// StreamEventsResponse400Headers the declared response headers of an HTTP 400 response for StreamEvents
+type StreamEventsResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// StreamEventsResponse401Headers the declared response headers of an HTTP 401 response for StreamEvents
+type StreamEventsResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// StreamEventsResponse403Headers the declared response headers of an HTTP 403 response for StreamEvents
+type StreamEventsResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// StreamEventsResponse404Headers the declared response headers of an HTTP 404 response for StreamEvents
+type StreamEventsResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// StreamEventsResponseDefaultHeaders the declared response headers of an HTTP default response for StreamEvents
+type StreamEventsResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type StreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamEventsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamEventsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StreamEventsResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *StreamEventsResponseDefaultHeaders
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamEventsResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamEventsResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamEventsResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamEventsResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r StreamEventsResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ExportProjectResponse200Headers the declared response headers of an HTTP 200 response for ExportProject
 type ExportProjectResponse200Headers struct {
 	ContentDisposition  string
@@ -12038,6 +12955,21 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 	return ParseRenameProjectResponse(rsp)
 }
 
+// ListAuditWithResponse Read the project's audit log
+//
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
+func (c *ClientWithResponses) ListAuditWithResponse(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*ListAuditResponse, error) {
+	rsp, err := c.ListAudit(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAuditResponse(rsp)
+}
+
 // ApplyBatchWithBodyWithResponse Apply record operations, all or none
 //
 // 1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting "operation N: " (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).
@@ -12516,6 +13448,21 @@ func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseListRecordVersionsResponse(rsp)
+}
+
+// StreamEventsWithResponse Watch the project's changes (Server-Sent Events)
+//
+// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/events (the `StreamEvents` operationId).
+func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, project ProjectPath, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error) {
+	rsp, err := c.StreamEvents(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamEventsResponse(rsp)
 }
 
 // ExportProjectWithResponse Export a whole project
@@ -15018,6 +15965,270 @@ func ParseRenameProjectResponse(rsp *http.Response) (*RenameProjectResponse, err
 		response.Headers409 = &headers
 	case true:
 		var headers RenameProjectResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAuditResponse parses an HTTP response from a ListAuditWithResponse call
+func ParseListAuditResponse(rsp *http.Response) (*ListAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAuditResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAuditResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAuditResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListAuditResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAuditResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers ListAuditResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -21341,6 +22552,263 @@ func ParseListRecordVersionsResponse(rsp *http.Response) (*ListRecordVersionsRes
 		response.Headers404 = &headers
 	case true:
 		var headers ListRecordVersionsResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
+func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamEventsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamEventsResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamEventsResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamEventsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StreamEventsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers StreamEventsResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -89,6 +89,10 @@ type ImportProjectRes interface {
 	importProjectRes()
 }
 
+type ListAuditRes interface {
+	listAuditRes()
+}
+
 type ListClustersRes interface {
 	listClustersRes()
 }
@@ -135,6 +139,10 @@ type RenameProjectRes interface {
 
 type RestoreRecordRes interface {
 	restoreRecordRes()
+}
+
+type StreamEventsRes interface {
+	streamEventsRes()
 }
 
 type UpdateRecordRes interface {

@@ -28,6 +28,7 @@ const (
 	GetProjectOperation         OperationName = "GetProject"
 	GetRecordOperation          OperationName = "GetRecord"
 	ImportProjectOperation      OperationName = "ImportProject"
+	ListAuditOperation          OperationName = "ListAudit"
 	ListClustersOperation       OperationName = "ListClusters"
 	ListCollectionsOperation    OperationName = "ListCollections"
 	ListProjectsOperation       OperationName = "ListProjects"
@@ -40,5 +41,6 @@ const (
 	RenameCollectionOperation   OperationName = "RenameCollection"
 	RenameProjectOperation      OperationName = "RenameProject"
 	RestoreRecordOperation      OperationName = "RestoreRecord"
+	StreamEventsOperation       OperationName = "StreamEvents"
 	UpdateRecordOperation       OperationName = "UpdateRecord"
 )

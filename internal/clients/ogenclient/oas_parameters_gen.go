@@ -182,6 +182,26 @@ type ImportProjectParams struct {
 	Project Name
 }
 
+// ListAuditParams is parameters of listAudit operation.
+type ListAuditParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// Only entries of this action.
+	Action OptAuditActionQuery `json:",omitempty,omitzero"`
+	// Only entries of this actor: a user id, or token:.
+	Actor OptString `json:",omitempty,omitzero"`
+	// Only entries at or after this time (RFC 3339).
+	Since OptDateTime `json:",omitempty,omitzero"`
+	// Only entries at or before this time (RFC 3339).
+	Until OptDateTime `json:",omitempty,omitzero"`
+	// Only entries of a later revision (a decimal integer of 0 or more).
+	After OptInt `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
 // ListClustersParams is parameters of listClusters operation.
 type ListClustersParams struct {
 	// Page size, a decimal integer.
@@ -339,6 +359,22 @@ type RestoreRecordParams struct {
 	Cluster Name
 	// The record's id, if a record of the cluster has that id; its name otherwise.
 	Record Name
+}
+
+// StreamEventsParams is parameters of streamEvents operation.
+type StreamEventsParams struct {
+	// Replay every entry after this revision first (a decimal integer of 0 or more); the Last-Event-ID
+	// header, when sent, wins.
+	Since OptInt `json:",omitempty,omitzero"`
+	// Only the events of this collection (its name at the time of each event).
+	Collection OptName `json:",omitempty,omitzero"`
+	// Only the events of this cluster of the collection (needs collection).
+	Cluster OptName `json:",omitempty,omitzero"`
+	// The id (revision) of the last event received: the stream replays every entry after it first. A value
+	// that is not a decimal integer of 0 or more is 400.
+	LastEventID OptString `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
 }
 
 // UpdateRecordParams is parameters of updateRecord operation.

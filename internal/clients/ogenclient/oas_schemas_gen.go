@@ -18,6 +18,605 @@ func (s *OtherErrorResponseStatusCodeWithHeaders) Error() string {
 
 type ArrayValue []ScalarValue
 
+type AuditActionQuery string
+
+const (
+	AuditActionQueryProjectCreate    AuditActionQuery = "project.create"
+	AuditActionQueryProjectRename    AuditActionQuery = "project.rename"
+	AuditActionQueryCollectionCreate AuditActionQuery = "collection.create"
+	AuditActionQueryCollectionRename AuditActionQuery = "collection.rename"
+	AuditActionQueryCollectionDelete AuditActionQuery = "collection.delete"
+	AuditActionQueryClusterCreate    AuditActionQuery = "cluster.create"
+	AuditActionQueryClusterRename    AuditActionQuery = "cluster.rename"
+	AuditActionQueryClusterDelete    AuditActionQuery = "cluster.delete"
+	AuditActionQueryRecordCreate     AuditActionQuery = "record.create"
+	AuditActionQueryRecordUpdate     AuditActionQuery = "record.update"
+	AuditActionQueryRecordRename     AuditActionQuery = "record.rename"
+	AuditActionQueryRecordDelete     AuditActionQuery = "record.delete"
+	AuditActionQueryRecordRestore    AuditActionQuery = "record.restore"
+	AuditActionQueryCredentialReveal AuditActionQuery = "credential.reveal"
+	AuditActionQueryMemberPut        AuditActionQuery = "member.put"
+	AuditActionQueryMemberDelete     AuditActionQuery = "member.delete"
+	AuditActionQueryTokenCreate      AuditActionQuery = "token.create"
+	AuditActionQueryTokenDelete      AuditActionQuery = "token.delete"
+)
+
+// AllValues returns all AuditActionQuery values.
+func (AuditActionQuery) AllValues() []AuditActionQuery {
+	return []AuditActionQuery{
+		AuditActionQueryProjectCreate,
+		AuditActionQueryProjectRename,
+		AuditActionQueryCollectionCreate,
+		AuditActionQueryCollectionRename,
+		AuditActionQueryCollectionDelete,
+		AuditActionQueryClusterCreate,
+		AuditActionQueryClusterRename,
+		AuditActionQueryClusterDelete,
+		AuditActionQueryRecordCreate,
+		AuditActionQueryRecordUpdate,
+		AuditActionQueryRecordRename,
+		AuditActionQueryRecordDelete,
+		AuditActionQueryRecordRestore,
+		AuditActionQueryCredentialReveal,
+		AuditActionQueryMemberPut,
+		AuditActionQueryMemberDelete,
+		AuditActionQueryTokenCreate,
+		AuditActionQueryTokenDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AuditActionQuery) MarshalText() ([]byte, error) {
+	switch s {
+	case AuditActionQueryProjectCreate:
+		return []byte(s), nil
+	case AuditActionQueryProjectRename:
+		return []byte(s), nil
+	case AuditActionQueryCollectionCreate:
+		return []byte(s), nil
+	case AuditActionQueryCollectionRename:
+		return []byte(s), nil
+	case AuditActionQueryCollectionDelete:
+		return []byte(s), nil
+	case AuditActionQueryClusterCreate:
+		return []byte(s), nil
+	case AuditActionQueryClusterRename:
+		return []byte(s), nil
+	case AuditActionQueryClusterDelete:
+		return []byte(s), nil
+	case AuditActionQueryRecordCreate:
+		return []byte(s), nil
+	case AuditActionQueryRecordUpdate:
+		return []byte(s), nil
+	case AuditActionQueryRecordRename:
+		return []byte(s), nil
+	case AuditActionQueryRecordDelete:
+		return []byte(s), nil
+	case AuditActionQueryRecordRestore:
+		return []byte(s), nil
+	case AuditActionQueryCredentialReveal:
+		return []byte(s), nil
+	case AuditActionQueryMemberPut:
+		return []byte(s), nil
+	case AuditActionQueryMemberDelete:
+		return []byte(s), nil
+	case AuditActionQueryTokenCreate:
+		return []byte(s), nil
+	case AuditActionQueryTokenDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AuditActionQuery) UnmarshalText(data []byte) error {
+	switch AuditActionQuery(data) {
+	case AuditActionQueryProjectCreate:
+		*s = AuditActionQueryProjectCreate
+		return nil
+	case AuditActionQueryProjectRename:
+		*s = AuditActionQueryProjectRename
+		return nil
+	case AuditActionQueryCollectionCreate:
+		*s = AuditActionQueryCollectionCreate
+		return nil
+	case AuditActionQueryCollectionRename:
+		*s = AuditActionQueryCollectionRename
+		return nil
+	case AuditActionQueryCollectionDelete:
+		*s = AuditActionQueryCollectionDelete
+		return nil
+	case AuditActionQueryClusterCreate:
+		*s = AuditActionQueryClusterCreate
+		return nil
+	case AuditActionQueryClusterRename:
+		*s = AuditActionQueryClusterRename
+		return nil
+	case AuditActionQueryClusterDelete:
+		*s = AuditActionQueryClusterDelete
+		return nil
+	case AuditActionQueryRecordCreate:
+		*s = AuditActionQueryRecordCreate
+		return nil
+	case AuditActionQueryRecordUpdate:
+		*s = AuditActionQueryRecordUpdate
+		return nil
+	case AuditActionQueryRecordRename:
+		*s = AuditActionQueryRecordRename
+		return nil
+	case AuditActionQueryRecordDelete:
+		*s = AuditActionQueryRecordDelete
+		return nil
+	case AuditActionQueryRecordRestore:
+		*s = AuditActionQueryRecordRestore
+		return nil
+	case AuditActionQueryCredentialReveal:
+		*s = AuditActionQueryCredentialReveal
+		return nil
+	case AuditActionQueryMemberPut:
+		*s = AuditActionQueryMemberPut
+		return nil
+	case AuditActionQueryMemberDelete:
+		*s = AuditActionQueryMemberDelete
+		return nil
+	case AuditActionQueryTokenCreate:
+		*s = AuditActionQueryTokenCreate
+		return nil
+	case AuditActionQueryTokenDelete:
+		*s = AuditActionQueryTokenDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// One entry of a project's audit log (also the data of a change feed event). Fields that do not apply
+// are null. It never holds a value, a password or a token.
+// Ref: #/components/schemas/AuditEntry
+type AuditEntry struct {
+	Action AuditEntryAction `json:"action"`
+	// Who: a user id, or token: for an API token.
+	Actor NilString `json:"actor"`
+	// The username, or the API token's name.
+	ActorName NilString `json:"actor_name"`
+	Cluster   NilString `json:"cluster"`
+	// Names after the change (for a delete, before).
+	Collection NilString `json:"collection"`
+	Record     NilString `json:"record"`
+	RecordID   NilString `json:"record_id"`
+	// The X-Request-Id of the request that made the change.
+	RequestID NilString `json:"request_id"`
+	// The entry's place in the project's log: from 1, without gaps, in commit order.
+	Revision int `json:"revision"`
+	// The username of member.* entries, the token id of token.* entries.
+	Target NilString `json:"target"`
+	Time   Timestamp `json:"time"`
+	// The record's version after the change (the version deleted; the version revealed).
+	Version NilInt `json:"version"`
+}
+
+// GetAction returns the value of Action.
+func (s *AuditEntry) GetAction() AuditEntryAction {
+	return s.Action
+}
+
+// GetActor returns the value of Actor.
+func (s *AuditEntry) GetActor() NilString {
+	return s.Actor
+}
+
+// GetActorName returns the value of ActorName.
+func (s *AuditEntry) GetActorName() NilString {
+	return s.ActorName
+}
+
+// GetCluster returns the value of Cluster.
+func (s *AuditEntry) GetCluster() NilString {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *AuditEntry) GetCollection() NilString {
+	return s.Collection
+}
+
+// GetRecord returns the value of Record.
+func (s *AuditEntry) GetRecord() NilString {
+	return s.Record
+}
+
+// GetRecordID returns the value of RecordID.
+func (s *AuditEntry) GetRecordID() NilString {
+	return s.RecordID
+}
+
+// GetRequestID returns the value of RequestID.
+func (s *AuditEntry) GetRequestID() NilString {
+	return s.RequestID
+}
+
+// GetRevision returns the value of Revision.
+func (s *AuditEntry) GetRevision() int {
+	return s.Revision
+}
+
+// GetTarget returns the value of Target.
+func (s *AuditEntry) GetTarget() NilString {
+	return s.Target
+}
+
+// GetTime returns the value of Time.
+func (s *AuditEntry) GetTime() Timestamp {
+	return s.Time
+}
+
+// GetVersion returns the value of Version.
+func (s *AuditEntry) GetVersion() NilInt {
+	return s.Version
+}
+
+// SetAction sets the value of Action.
+func (s *AuditEntry) SetAction(val AuditEntryAction) {
+	s.Action = val
+}
+
+// SetActor sets the value of Actor.
+func (s *AuditEntry) SetActor(val NilString) {
+	s.Actor = val
+}
+
+// SetActorName sets the value of ActorName.
+func (s *AuditEntry) SetActorName(val NilString) {
+	s.ActorName = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *AuditEntry) SetCluster(val NilString) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *AuditEntry) SetCollection(val NilString) {
+	s.Collection = val
+}
+
+// SetRecord sets the value of Record.
+func (s *AuditEntry) SetRecord(val NilString) {
+	s.Record = val
+}
+
+// SetRecordID sets the value of RecordID.
+func (s *AuditEntry) SetRecordID(val NilString) {
+	s.RecordID = val
+}
+
+// SetRequestID sets the value of RequestID.
+func (s *AuditEntry) SetRequestID(val NilString) {
+	s.RequestID = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *AuditEntry) SetRevision(val int) {
+	s.Revision = val
+}
+
+// SetTarget sets the value of Target.
+func (s *AuditEntry) SetTarget(val NilString) {
+	s.Target = val
+}
+
+// SetTime sets the value of Time.
+func (s *AuditEntry) SetTime(val Timestamp) {
+	s.Time = val
+}
+
+// SetVersion sets the value of Version.
+func (s *AuditEntry) SetVersion(val NilInt) {
+	s.Version = val
+}
+
+type AuditEntryAction string
+
+const (
+	AuditEntryActionProjectCreate    AuditEntryAction = "project.create"
+	AuditEntryActionProjectRename    AuditEntryAction = "project.rename"
+	AuditEntryActionCollectionCreate AuditEntryAction = "collection.create"
+	AuditEntryActionCollectionRename AuditEntryAction = "collection.rename"
+	AuditEntryActionCollectionDelete AuditEntryAction = "collection.delete"
+	AuditEntryActionClusterCreate    AuditEntryAction = "cluster.create"
+	AuditEntryActionClusterRename    AuditEntryAction = "cluster.rename"
+	AuditEntryActionClusterDelete    AuditEntryAction = "cluster.delete"
+	AuditEntryActionRecordCreate     AuditEntryAction = "record.create"
+	AuditEntryActionRecordUpdate     AuditEntryAction = "record.update"
+	AuditEntryActionRecordRename     AuditEntryAction = "record.rename"
+	AuditEntryActionRecordDelete     AuditEntryAction = "record.delete"
+	AuditEntryActionRecordRestore    AuditEntryAction = "record.restore"
+	AuditEntryActionCredentialReveal AuditEntryAction = "credential.reveal"
+	AuditEntryActionMemberPut        AuditEntryAction = "member.put"
+	AuditEntryActionMemberDelete     AuditEntryAction = "member.delete"
+	AuditEntryActionTokenCreate      AuditEntryAction = "token.create"
+	AuditEntryActionTokenDelete      AuditEntryAction = "token.delete"
+)
+
+// AllValues returns all AuditEntryAction values.
+func (AuditEntryAction) AllValues() []AuditEntryAction {
+	return []AuditEntryAction{
+		AuditEntryActionProjectCreate,
+		AuditEntryActionProjectRename,
+		AuditEntryActionCollectionCreate,
+		AuditEntryActionCollectionRename,
+		AuditEntryActionCollectionDelete,
+		AuditEntryActionClusterCreate,
+		AuditEntryActionClusterRename,
+		AuditEntryActionClusterDelete,
+		AuditEntryActionRecordCreate,
+		AuditEntryActionRecordUpdate,
+		AuditEntryActionRecordRename,
+		AuditEntryActionRecordDelete,
+		AuditEntryActionRecordRestore,
+		AuditEntryActionCredentialReveal,
+		AuditEntryActionMemberPut,
+		AuditEntryActionMemberDelete,
+		AuditEntryActionTokenCreate,
+		AuditEntryActionTokenDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AuditEntryAction) MarshalText() ([]byte, error) {
+	switch s {
+	case AuditEntryActionProjectCreate:
+		return []byte(s), nil
+	case AuditEntryActionProjectRename:
+		return []byte(s), nil
+	case AuditEntryActionCollectionCreate:
+		return []byte(s), nil
+	case AuditEntryActionCollectionRename:
+		return []byte(s), nil
+	case AuditEntryActionCollectionDelete:
+		return []byte(s), nil
+	case AuditEntryActionClusterCreate:
+		return []byte(s), nil
+	case AuditEntryActionClusterRename:
+		return []byte(s), nil
+	case AuditEntryActionClusterDelete:
+		return []byte(s), nil
+	case AuditEntryActionRecordCreate:
+		return []byte(s), nil
+	case AuditEntryActionRecordUpdate:
+		return []byte(s), nil
+	case AuditEntryActionRecordRename:
+		return []byte(s), nil
+	case AuditEntryActionRecordDelete:
+		return []byte(s), nil
+	case AuditEntryActionRecordRestore:
+		return []byte(s), nil
+	case AuditEntryActionCredentialReveal:
+		return []byte(s), nil
+	case AuditEntryActionMemberPut:
+		return []byte(s), nil
+	case AuditEntryActionMemberDelete:
+		return []byte(s), nil
+	case AuditEntryActionTokenCreate:
+		return []byte(s), nil
+	case AuditEntryActionTokenDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AuditEntryAction) UnmarshalText(data []byte) error {
+	switch AuditEntryAction(data) {
+	case AuditEntryActionProjectCreate:
+		*s = AuditEntryActionProjectCreate
+		return nil
+	case AuditEntryActionProjectRename:
+		*s = AuditEntryActionProjectRename
+		return nil
+	case AuditEntryActionCollectionCreate:
+		*s = AuditEntryActionCollectionCreate
+		return nil
+	case AuditEntryActionCollectionRename:
+		*s = AuditEntryActionCollectionRename
+		return nil
+	case AuditEntryActionCollectionDelete:
+		*s = AuditEntryActionCollectionDelete
+		return nil
+	case AuditEntryActionClusterCreate:
+		*s = AuditEntryActionClusterCreate
+		return nil
+	case AuditEntryActionClusterRename:
+		*s = AuditEntryActionClusterRename
+		return nil
+	case AuditEntryActionClusterDelete:
+		*s = AuditEntryActionClusterDelete
+		return nil
+	case AuditEntryActionRecordCreate:
+		*s = AuditEntryActionRecordCreate
+		return nil
+	case AuditEntryActionRecordUpdate:
+		*s = AuditEntryActionRecordUpdate
+		return nil
+	case AuditEntryActionRecordRename:
+		*s = AuditEntryActionRecordRename
+		return nil
+	case AuditEntryActionRecordDelete:
+		*s = AuditEntryActionRecordDelete
+		return nil
+	case AuditEntryActionRecordRestore:
+		*s = AuditEntryActionRecordRestore
+		return nil
+	case AuditEntryActionCredentialReveal:
+		*s = AuditEntryActionCredentialReveal
+		return nil
+	case AuditEntryActionMemberPut:
+		*s = AuditEntryActionMemberPut
+		return nil
+	case AuditEntryActionMemberDelete:
+		*s = AuditEntryActionMemberDelete
+		return nil
+	case AuditEntryActionTokenCreate:
+		*s = AuditEntryActionTokenCreate
+		return nil
+	case AuditEntryActionTokenDelete:
+		*s = AuditEntryActionTokenDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// Ref: #/components/schemas/AuditList
+type AuditList struct {
+	Items  []AuditEntry `json:"items"`
+	Limit  int          `json:"limit"`
+	Offset int          `json:"offset"`
+	Total  NilInt       `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *AuditList) GetItems() []AuditEntry {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *AuditList) GetLimit() int {
+	return s.Limit
+}
+
+// GetOffset returns the value of Offset.
+func (s *AuditList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *AuditList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *AuditList) SetItems(val []AuditEntry) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *AuditList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *AuditList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *AuditList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/AuditListEnvelope
+type AuditListEnvelope struct {
+	Data    AuditList `json:"data"`
+	Message Message   `json:"message"`
+	Success bool      `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *AuditListEnvelope) GetData() AuditList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *AuditListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *AuditListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *AuditListEnvelope) SetData(val AuditList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *AuditListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *AuditListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// AuditListResponseHeaders wraps AuditListEnvelope with response headers.
+type AuditListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            AuditListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *AuditListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *AuditListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *AuditListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *AuditListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *AuditListResponseHeaders) GetResponse() AuditListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *AuditListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *AuditListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *AuditListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *AuditListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *AuditListResponseHeaders) SetResponse(val AuditListEnvelope) {
+	s.Response = val
+}
+
+func (*AuditListResponseHeaders) listAuditRes() {}
+
 // BadRequestResponseHeaders wraps ErrorEnvelope with response headers.
 type BadRequestResponseHeaders struct {
 	XRateLimitLimit     OptInt
@@ -97,6 +696,7 @@ func (*BadRequestResponseHeaders) getCollectionRes()      {}
 func (*BadRequestResponseHeaders) getProjectRes()         {}
 func (*BadRequestResponseHeaders) getRecordRes()          {}
 func (*BadRequestResponseHeaders) importProjectRes()      {}
+func (*BadRequestResponseHeaders) listAuditRes()          {}
 func (*BadRequestResponseHeaders) listClustersRes()       {}
 func (*BadRequestResponseHeaders) listCollectionsRes()    {}
 func (*BadRequestResponseHeaders) listProjectsRes()       {}
@@ -109,6 +709,7 @@ func (*BadRequestResponseHeaders) renameClusterRes()      {}
 func (*BadRequestResponseHeaders) renameCollectionRes()   {}
 func (*BadRequestResponseHeaders) renameProjectRes()      {}
 func (*BadRequestResponseHeaders) restoreRecordRes()      {}
+func (*BadRequestResponseHeaders) streamEventsRes()       {}
 func (*BadRequestResponseHeaders) updateRecordRes()       {}
 
 // One operation of a batch. name (a new name) is for update only; if_match is an ETag header value,
@@ -1712,6 +2313,83 @@ func (s *ErrorEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
+// Events, each: id: , event: , data: <the audit entry (AuditEntry) as one line of JSON>, then an empty
+// line. Comment lines (: keep-alive) keep the connection open.
+type EventStreamResponse struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s EventStreamResponse) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+// EventStreamResponseHeaders wraps EventStreamResponse with response headers.
+type EventStreamResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            EventStreamResponse
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *EventStreamResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *EventStreamResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *EventStreamResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *EventStreamResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *EventStreamResponseHeaders) GetResponse() EventStreamResponse {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *EventStreamResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *EventStreamResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *EventStreamResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *EventStreamResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *EventStreamResponseHeaders) SetResponse(val EventStreamResponse) {
+	s.Response = val
+}
+
+func (*EventStreamResponseHeaders) streamEventsRes() {}
+
 // A cluster of an export.
 // Ref: #/components/schemas/ExportCluster
 type ExportCluster struct {
@@ -2022,6 +2700,7 @@ func (*ForbiddenResponseHeaders) getCollectionRes()      {}
 func (*ForbiddenResponseHeaders) getProjectRes()         {}
 func (*ForbiddenResponseHeaders) getRecordRes()          {}
 func (*ForbiddenResponseHeaders) importProjectRes()      {}
+func (*ForbiddenResponseHeaders) listAuditRes()          {}
 func (*ForbiddenResponseHeaders) listClustersRes()       {}
 func (*ForbiddenResponseHeaders) listCollectionsRes()    {}
 func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
@@ -2030,6 +2709,7 @@ func (*ForbiddenResponseHeaders) renameClusterRes()      {}
 func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
 func (*ForbiddenResponseHeaders) renameProjectRes()      {}
 func (*ForbiddenResponseHeaders) restoreRecordRes()      {}
+func (*ForbiddenResponseHeaders) streamEventsRes()       {}
 func (*ForbiddenResponseHeaders) updateRecordRes()       {}
 
 type FormatQuery string
@@ -3196,6 +3876,7 @@ func (*NotFoundResponseHeaders) getCollectionRes()      {}
 func (*NotFoundResponseHeaders) getProjectRes()         {}
 func (*NotFoundResponseHeaders) getRecordRes()          {}
 func (*NotFoundResponseHeaders) importProjectRes()      {}
+func (*NotFoundResponseHeaders) listAuditRes()          {}
 func (*NotFoundResponseHeaders) listClustersRes()       {}
 func (*NotFoundResponseHeaders) listCollectionsRes()    {}
 func (*NotFoundResponseHeaders) listRecordVersionsRes() {}
@@ -3204,6 +3885,7 @@ func (*NotFoundResponseHeaders) renameClusterRes()      {}
 func (*NotFoundResponseHeaders) renameCollectionRes()   {}
 func (*NotFoundResponseHeaders) renameProjectRes()      {}
 func (*NotFoundResponseHeaders) restoreRecordRes()      {}
+func (*NotFoundResponseHeaders) streamEventsRes()       {}
 func (*NotFoundResponseHeaders) updateRecordRes()       {}
 
 // Ref: #/components/responses/NotModifiedResponse
@@ -3449,6 +4131,52 @@ type OpenAPIDocumentServersItem struct{}
 
 type OpenAPIDocumentTagsItem struct{}
 
+// NewOptAuditActionQuery returns new OptAuditActionQuery with value set to v.
+func NewOptAuditActionQuery(v AuditActionQuery) OptAuditActionQuery {
+	return OptAuditActionQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAuditActionQuery is optional AuditActionQuery.
+type OptAuditActionQuery struct {
+	Value AuditActionQuery
+	Set   bool
+}
+
+// IsSet returns true if OptAuditActionQuery was set.
+func (o OptAuditActionQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAuditActionQuery) Reset() {
+	var v AuditActionQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAuditActionQuery) SetTo(v AuditActionQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAuditActionQuery) Get() (v AuditActionQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAuditActionQuery) Or(d AuditActionQuery) AuditActionQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptBool returns new OptBool with value set to v.
 func NewOptBool(v bool) OptBool {
 	return OptBool{
@@ -3489,6 +4217,52 @@ func (o OptBool) Get() (v bool, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptBool) Or(d bool) bool {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDateTime returns new OptDateTime with value set to v.
+func NewOptDateTime(v time.Time) OptDateTime {
+	return OptDateTime{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDateTime is optional time.Time.
+type OptDateTime struct {
+	Value time.Time
+	Set   bool
+}
+
+// IsSet returns true if OptDateTime was set.
+func (o OptDateTime) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDateTime) Reset() {
+	var v time.Time
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDateTime) SetTo(v time.Time) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDateTime) Get() (v time.Time, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDateTime) Or(d time.Time) time.Time {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -6375,6 +7149,7 @@ func (*UnauthorizedResponseHeaders) getCollectionRes()      {}
 func (*UnauthorizedResponseHeaders) getProjectRes()         {}
 func (*UnauthorizedResponseHeaders) getRecordRes()          {}
 func (*UnauthorizedResponseHeaders) importProjectRes()      {}
+func (*UnauthorizedResponseHeaders) listAuditRes()          {}
 func (*UnauthorizedResponseHeaders) listClustersRes()       {}
 func (*UnauthorizedResponseHeaders) listCollectionsRes()    {}
 func (*UnauthorizedResponseHeaders) listProjectsRes()       {}
@@ -6387,4 +7162,5 @@ func (*UnauthorizedResponseHeaders) renameClusterRes()      {}
 func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}
 func (*UnauthorizedResponseHeaders) renameProjectRes()      {}
 func (*UnauthorizedResponseHeaders) restoreRecordRes()      {}
+func (*UnauthorizedResponseHeaders) streamEventsRes()       {}
 func (*UnauthorizedResponseHeaders) updateRecordRes()       {}

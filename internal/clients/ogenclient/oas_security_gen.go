@@ -38,6 +38,7 @@ var operationRolesBearerAuth = map[string][]string{
 	GetProjectOperation:         []string{},
 	GetRecordOperation:          []string{},
 	ImportProjectOperation:      []string{},
+	ListAuditOperation:          []string{},
 	ListClustersOperation:       []string{},
 	ListCollectionsOperation:    []string{},
 	ListProjectsOperation:       []string{},
@@ -49,6 +50,7 @@ var operationRolesBearerAuth = map[string][]string{
 	RenameCollectionOperation:   []string{},
 	RenameProjectOperation:      []string{},
 	RestoreRecordOperation:      []string{},
+	StreamEventsOperation:       []string{},
 	UpdateRecordOperation:       []string{},
 }
 
