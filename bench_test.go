@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -220,20 +221,38 @@ func BenchmarkHandler(b *testing.B) {
 }
 
 // BenchmarkBigCluster lists 100 records out of a 100,000-record cluster
-// with every record filter, with 32 parallel clients.
+// with every record filter, with 32 parallel clients: the first page
+// counted (count), the first page with count=false (nocount), and the
+// 50th page by cursor with count=false (cursor).
 func BenchmarkBigCluster(b *testing.B) {
 	for _, kind := range []string{"memory", "postgres"} {
 		b.Run(kind, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 100_000)
 			path := "/api/v1/projects/p/collections/c/clusters/big/records?search=rec-0&valueContains=5&type=INTEGER&sortBy=value&limit=100"
-			b.ResetTimer()
-			b.ReportAllocs()
-			b.SetParallelism(32)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					f.mustDo(b, http.MethodGet, path, "", 200)
+			deep := path + "&count=false"
+			for range 49 {
+				w := f.do(http.MethodGet, deep, "")
+				var page struct {
+					Data struct {
+						NextCursor string `json:"next_cursor"`
+					} `json:"data"`
 				}
-			})
+				if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &page) != nil || page.Data.NextCursor == "" {
+					b.Fatalf("walking to page 50: %d %s", w.Code, w.Body.String())
+				}
+				deep = path + "&count=false&cursor=" + url.QueryEscape(page.Data.NextCursor)
+			}
+			for _, c := range []struct{ name, path string }{{"count", path}, {"nocount", path + "&count=false"}, {"cursor", deep}} {
+				b.Run(c.name, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetParallelism(32)
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							f.mustDo(b, http.MethodGet, c.path, "", 200)
+						}
+					})
+				})
+			}
 		})
 	}
 }

@@ -17,7 +17,7 @@ func TestProjects(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)
 		alice, bob := c.token("alice"), c.token("bob")
-		projectFields := []string{"id", "name", "owner_id", "created_at", "updated_at", "collection_count"}
+		projectFields := []string{"id", "name", "owner_id", "created_at", "updated_at", "collection_count", "role"}
 
 		creates := []struct{ form, target, body, name string }{
 			{"path form", pathP("web"), "", "web"},
@@ -56,7 +56,7 @@ func TestProjects(t *testing.T) {
 		}{{alice, []string{"api", "docs", "web"}}, {bob, []string{"bobs"}}}
 		for _, l := range lists {
 			env := c.mustDo("GET", "/api/v1/projects", "", l.token, http.StatusOK)
-			wantFields(t, "project list", env.Data, "items", "total", "limit", "offset")
+			wantFields(t, "project list", env.Data, "items", "total", "limit", "offset", "next_cursor")
 			var list listJSON[projectJSON]
 			env.decode(t, &list)
 			var names []string

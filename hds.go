@@ -89,13 +89,18 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		c.fail("WithUsers: the user directory (%T) does not implement store.Sessions, which logout, "+
 			"single-use refresh and password change need", c.users)
 	}
+	access, ok := c.store.(store.Access)
+	if c.store != nil && !ok {
+		c.fail("WithStore: the store (%T) does not implement store.Access, which members, API tokens "+
+			"and the role check of every request need", c.store)
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("hds: %w", err)
 	}
 	if c.store == nil || c.users == nil {
 		mem := memory.New()
 		if c.store == nil {
-			c.store, quotaSetter = mem, mem
+			c.store, quotaSetter, access = mem, mem, mem
 		}
 		if c.users == nil {
 			c.users, sessions = mem, mem
@@ -128,6 +133,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Store:       c.store,
 		Users:       c.users,
 		Sessions:    sessions,
+		Access:      access,
 		Tokens:      tokens,
 		RequireAuth: c.security.RequireAuth,
 		Sealer:      sealer,
@@ -146,6 +152,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		EventsKeepalive:   c.eventsKeepalive,
 		MaxStreamsPerUser: c.maxStreams,
 		Shutdown:          c.shutdown,
+		Console:           c.console,
 	})
 	if !c.security.RequireAuth {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

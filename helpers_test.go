@@ -134,6 +134,13 @@ func newServerWrapped(t testing.TB, kind storeKind, wrap func(store.Store) store
 	return startServer(t, kind, serverSetup{wrap: wrap}, opts...)
 }
 
+// accessStore is a wrapped store with the members and API tokens of the
+// store it wraps.
+type accessStore struct {
+	store.Store
+	store.Access
+}
+
 // serverSetup is how startServer departs from newServer's defaults.
 type serverSetup struct {
 	// wrap, when not nil, wraps the store before it is given to hds.New;
@@ -152,6 +159,9 @@ func startServer(t testing.TB, kind storeKind, setup serverSetup, opts ...hds.Op
 	served := st
 	if setup.wrap != nil {
 		served = setup.wrap(st)
+		if _, ok := served.(store.Access); !ok { // the wrapper hides it: pass the store's own
+			served = accessStore{served, st.(store.Access)}
+		}
 	}
 	c := &client{t: t, store: st, users: users, ids: map[string]string{}, tokens: map[string]string{}}
 	c.h = hds.New(append(baseOptions(served, users, setup), opts...)...)

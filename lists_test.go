@@ -143,7 +143,7 @@ func TestListParameters(t *testing.T) {
 				if !assert.Equal(t, http.StatusOK, status, "%s: %s", what, env.raw) {
 					continue
 				}
-				wantFields(t, what, env.Data, "items", "total", "limit", "offset")
+				wantFields(t, what, env.Data, "items", "total", "limit", "offset", "next_cursor")
 				var page struct {
 					Items  []json.RawMessage `json:"items"`
 					Total  int               `json:"total"`

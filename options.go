@@ -43,6 +43,7 @@ type config struct {
 	eventsKeepalive time.Duration
 	maxStreams      int
 	shutdown        <-chan struct{}
+	console         bool
 	errs            []error
 }
 
@@ -271,6 +272,15 @@ func WithMaxVersions(n int) Option {
 		}
 		c.maxVersions = n
 	}
+}
+
+// WithConsole, when true, serves the browser console (API.md section 19)
+// at /console/ below where the handler is mounted: a person logs in there
+// and browses, edits and shares what the API holds. Its files are
+// embedded in the module and it uses only the public API. Default: false
+// (the standalone example turns it on with console.enabled).
+func WithConsole(enabled bool) Option {
+	return func(c *config) { c.console = enabled }
 }
 
 // WithQuotas sets the quotas of API.md section 8 (config limits.*): the

@@ -132,7 +132,7 @@ func sendTo(t *testing.T, method, url, body, tok string, want int) {
 // into a checksum, while the heap in use is sampled. It returns the largest
 // growth of the heap over what it held before (after a collection), and
 // the checksum of the body, which every reader must have seen the same.
-func concurrentReads(t *testing.T, url, tok string, n int) (uint64, uint64) {
+func concurrentReads(t testing.TB, url, tok string, n int) (uint64, uint64) {
 	t.Helper()
 	// A low GC target, so that garbage (opened credentials, each read
 	// once) does not pile up for as long as the live heap allows: the

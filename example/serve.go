@@ -66,10 +66,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithMaxImportBytes(cfg.limits.maxImportBytes),
 		hds.WithEvents(cfg.eventsKeepalive, cfg.eventsMaxStreamsPerUser),
 		hds.WithShutdown(streams),
+		hds.WithConsole(cfg.consoleEnabled),
 	}
-	// Read and checked, not wired yet (hds has no option for it so far):
-	// console.enabled. database.timeout and the quotas of limits.* are the
-	// store's (openStore).
+	// database.timeout and the quotas of limits.* are the store's
+	// (openStore).
 	var keyWarning string // logged once the handler is built
 	switch keys := cfg.credentialKeys; {
 	case len(keys) > 0:
@@ -134,6 +134,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 	base := baseURL(ln.Addr())
 	fmt.Fprintf(stdout, "hds listening on %s\n", base)
 	printLogin(stdout, base, cfg.users, adminPassword, inMemory)
+	if cfg.consoleEnabled {
+		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
+	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
 
 	select {

@@ -31,7 +31,7 @@ func handleAudit(s store.Store, log store.AuditLog) queryHandler {
 		streamPage(w, r, total, lq, store.Items(items), func(out *stream, e *store.AuditEntry) error {
 			out.b = appendAudit(out.b, e)
 			return nil
-		})
+		}, nil)
 	}
 }
 

@@ -97,9 +97,9 @@ func startSession(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, u
 // generation). A session that has ended cannot be refreshed, and a token
 // can be refreshed once: the store records its jti, and of concurrent
 // refreshes of one token exactly one records it (store.Sessions.UseToken).
-func handleRefresh(sessions store.Sessions, tokens *auth.Tokens) http.Handler {
+func handleRefresh(sessions store.Sessions, tokens *auth.Tokens, access store.Access) http.Handler {
 	return strictQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claims, err := refreshClaims(r, tokens)
+		claims, err := refreshClaims(r, tokens, access)
 		if err == nil {
 			_, err = middleware.SessionUser(r.Context(), sessions, claims)
 		}
@@ -213,10 +213,19 @@ func checkNewPassword(pw string) error {
 	return nil
 }
 
-func refreshClaims(r *http.Request, tokens *auth.Tokens) (*auth.Claims, error) {
+// refreshClaims returns the claims of the token to refresh. An API token
+// is never refreshed: a live one is 403 (API.md section 17), any other
+// 401 as for every route.
+func refreshClaims(r *http.Request, tokens *auth.Tokens, access store.Access) (*auth.Claims, error) {
 	raw, err := middleware.TokenFrom(r)
 	if err != nil {
 		return nil, err
+	}
+	if auth.IsAPIToken(raw) {
+		if _, err := middleware.APIToken(r.Context(), access, raw); err != nil {
+			return nil, err
+		}
+		return nil, store.ErrPermissionDenied
 	}
 	return tokens.VerifyForRefresh(raw)
 }

@@ -26,6 +26,8 @@ type level[T any] struct {
 	// appendJSON appends the JSON of one item as json writes it, for
 	// streamed lists.
 	appendJSON func(b []byte, v T) []byte
+	// position is the position of an item in a list sorted by by.
+	position func(by store.SortField, v T) store.Position
 }
 
 var projects = level[*store.Project]{
@@ -41,6 +43,9 @@ var projects = level[*store.Project]{
 	},
 	json:       func(p *store.Project) any { return projectJSON(p) },
 	appendJSON: appendProject,
+	position: func(by store.SortField, p *store.Project) store.Position {
+		return store.At(by, p.ID, p.Name, p.CreatedAt, p.UpdatedAt)
+	},
 }
 
 var collections = level[*store.Collection]{
@@ -54,6 +59,9 @@ var collections = level[*store.Collection]{
 	list:       store.Store.FindCollections,
 	json:       func(c *store.Collection) any { return collectionJSON(c) },
 	appendJSON: appendCollection,
+	position: func(by store.SortField, c *store.Collection) store.Position {
+		return store.At(by, c.ID, c.Name, c.CreatedAt, c.UpdatedAt)
+	},
 }
 
 var clusters = level[*store.Cluster]{
@@ -70,6 +78,9 @@ var clusters = level[*store.Cluster]{
 	json:   func(k *store.Cluster) any { return clusterJSON(k) },
 	appendJSON: func(b []byte, k *store.Cluster) []byte {
 		return append(appendCluster(b, k), '}')
+	},
+	position: func(by store.SortField, k *store.Cluster) store.Position {
+		return store.At(by, k.ID, k.Name, k.CreatedAt, k.UpdatedAt)
 	},
 }
 
@@ -188,14 +199,22 @@ func handleDelete[T any](s store.Store, lvl level[T]) queryHandler {
 	}
 }
 
-func handleList[T any](s store.Store, lvl level[T]) queryHandler {
+func handleList[T any](s store.Store, cur cursors, lvl level[T]) queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		q, err := parseListQuery(query, containerSortFields)
+		p := pathOf(r)
+		var lc *listCursor
+		if err == nil {
+			// A list's scope: the caller for projects, else the parent.
+			lc, err = cur.open(query, &q, []string{lvl.title, p.Caller.UserID, p.Project, p.Collection})
+		}
 		if err != nil {
 			reject(w, r, s, err)
 			return
 		}
-		items, total, err := lvl.list(s, r.Context(), pathOf(r), q)
+		sq := q
+		sq.Limit++ // one more, to tell whether there is a next page
+		items, total, err := lvl.list(s, r.Context(), p, sq)
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -203,6 +222,6 @@ func handleList[T any](s store.Store, lvl level[T]) queryHandler {
 		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it T) error {
 			out.b = lvl.appendJSON(out.b, it)
 			return nil
-		})
+		}, func(last T) string { return lc.next(lvl.position(q.SortBy, last)) })
 	}
 }

@@ -122,6 +122,26 @@ func parseEventsQuery(r *http.Request, v url.Values) (eventsQuery, error) {
 	return q, nil
 }
 
+// scoped narrows the stream of an API token whose scope is a collection
+// or a cluster to that scope (API.md section 17: it sees only its scope's
+// events): the path names the scope, so that the store's access check
+// covers it, and the filters are the scope's. Filters outside the scope
+// are ErrPermissionDenied.
+func scoped(p *store.Path, q *eventsQuery) error {
+	c := p.Caller
+	if c.TokenID == "" || c.Collection == "" {
+		return nil
+	}
+	if q.collection != "" && q.collection != c.Collection || c.Cluster != "" && q.cluster != "" && q.cluster != c.Cluster {
+		return store.ErrPermissionDenied
+	}
+	p.Collection, p.Within, q.collection = c.Collection, store.LevelCollection, c.Collection
+	if c.Cluster != "" {
+		p.Cluster, p.Within, q.cluster = c.Cluster, store.LevelCluster, c.Cluster
+	}
+	return nil
+}
+
 // matches reports whether e passes the stream's filters: its collection
 // (and cluster) as named at the time of the event.
 func (q eventsQuery) matches(e *store.AuditEntry) bool {
@@ -136,6 +156,10 @@ func (f *feed) handle() queryHandler {
 			return
 		}
 		p := pathOf(r)
+		if err := scoped(&p, &q); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
 		key := p.Caller.ID()
 		if !f.open.acquire(key) {
 			envelope.Error(w, r, &envelope.LimitError{Details: "at most " + strconv.Itoa(f.open.max) +

@@ -22,6 +22,9 @@ type Config struct {
 	// usually the same value as Users, which is used when it is nil.
 	Sessions store.Sessions
 	Tokens   *auth.Tokens
+	// Access keeps the members and API tokens of projects; usually the
+	// same value as Store, which is used when it is nil.
+	Access store.Access
 	// RequireAuth false lets requests without a token run as
 	// auth.Anonymous.
 	RequireAuth bool
@@ -63,6 +66,9 @@ type Config struct {
 	// Shutdown, when closed, ends every open change feed stream at once
 	// (server shutdown); nil never does.
 	Shutdown <-chan struct{}
+	// Console serves the browser console at /console/ (package
+	// handler/console, API.md section 19).
+	Console bool
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before

@@ -37,7 +37,7 @@ func (rec records) handleVersions() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, pathOf(r), q)
+		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
 		if err == nil && reveal && rec.audit != nil {
 			// The entry names the record, not a version of it.
 			var cur *store.Record
@@ -58,7 +58,7 @@ func (rec records) handleVersions() queryHandler {
 			out.value(v)
 			out.b = appendVersionTail(out.b, it)
 			return nil
-		})
+		}, nil)
 	}
 }
 
@@ -111,7 +111,7 @@ func (rec records) handleRestore() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		restored, err := rec.store.RestoreRecord(r.Context(), pathOf(r), version, cw.Write)
+		restored, err := rec.store.RestoreRecord(r.Context(), revealing(pathOf(r), reveal), version, cw.Write)
 		if err != nil {
 			cw.fail(w, r, err)
 			return

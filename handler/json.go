@@ -16,10 +16,11 @@ type projectOut struct {
 	CreatedAt       string `json:"created_at"`
 	UpdatedAt       string `json:"updated_at"`
 	CollectionCount int    `json:"collection_count"`
+	Role            string `json:"role"`
 }
 
 func projectJSON(p *store.Project) projectOut {
-	return projectOut{p.ID, p.Name, p.OwnerID, formatTime(p.CreatedAt), formatTime(p.UpdatedAt), p.CollectionCount}
+	return projectOut{p.ID, p.Name, p.OwnerID, formatTime(p.CreatedAt), formatTime(p.UpdatedAt), p.CollectionCount, string(p.Role)}
 }
 
 type collectionOut struct {
@@ -64,6 +65,8 @@ func appendProject(b []byte, p *store.Project) []byte {
 	b = appendTime(b, p.UpdatedAt)
 	b = append(b, `,"collection_count":`...)
 	b = strconv.AppendInt(b, int64(p.CollectionCount), 10)
+	b = append(b, `,"role":`...)
+	b = jsonstr.Append(b, string(p.Role))
 	return append(b, '}')
 }
 

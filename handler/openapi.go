@@ -50,6 +50,12 @@ const (
 type operation struct {
 	id, tag, summary, description string
 	access                        access
+	// need is the right the route needs on its project (API.md section
+	// 17); routes outside any project leave it zero.
+	need store.Right
+	// usersOnly routes refuse API tokens (403): the project list and
+	// creation, members, and the session routes.
+	usersOnly bool
 	// counted routes are counted by the rate limiter: their responses
 	// carry the X-RateLimit-* headers, and they may answer 429.
 	counted bool
@@ -115,7 +121,7 @@ type errorResponse struct {
 var errorResponses = map[int]errorResponse{
 	400: {name: "BadRequest", description: "400 INVALID_REQUEST (\"Invalid request\"): malformed JSON, an unknown field, a missing field, a bad query parameter, a body mixed with the path form. 400 VALIDATION_ERROR (\"Validation failed\"): a bad name, a value that does not fit its type, an unknown type; details says which."},
 	401: {name: "Unauthorized", description: "401 AUTHENTICATION_FAILED: the token is missing (\"No authorization token provided\"), malformed (\"Invalid or expired token\"), badly signed (\"Invalid token signature\"), expired (\"Token has expired\"), or names an unknown or disabled user; for login, a wrong username or password (\"Invalid username or password\")."},
-	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the project belongs to another user. " +
+	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the caller's role on the project (none for a project of another user) does not hold the right the route needs, or an API token is used outside its project or scope. " +
 		"403 QUOTA_EXCEEDED (\"Quota exceeded\"), on the writes that create or grow something: the write would pass a quota " +
 		"(limits.max_projects_per_user, limits.max_records_per_cluster or limits.max_bytes_per_project), details names it; nothing changed."},
 	404: {name: "NotFound", description: "404 RESOURCE_NOT_FOUND: a resource of the path is missing; details names the missing level (e.g. collection \"prod\" not found). Also the answer to any path this document does not list."},
@@ -189,9 +195,9 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			}
 			paths[path] = item
 		}
-		item[strings.ToLower(method)] = operationObject(rt.op)
+		item[strings.ToLower(method)] = operationObject(rt.op, requireAuth)
 	}
-	security := []any{obj{"bearerAuth": []any{}}}
+	security := []any{obj{"bearerAuth": []any{}}, obj{"apiToken": []any{}}}
 	if !requireAuth {
 		security = append(security, obj{})
 	}
@@ -213,6 +219,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			obj{"name": "collections", "description": "Collections of a project."},
 			obj{"name": "clusters", "description": "Clusters of a collection."},
 			obj{"name": "records", "description": "Typed values of a cluster."},
+			obj{"name": "members", "description": "Who may use a project: members with roles, and API tokens for programs."},
 			obj{"name": "audit", "description": "Who changed what (the audit log), and the changes as they happen (the change feed)."},
 		},
 		"security": security,
@@ -220,7 +227,10 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 		"components": obj{
 			"securitySchemes": obj{"bearerAuth": obj{
 				"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-				"description": "A token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer <token>.",
+				"description": "A user's token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer <token>.",
+			}, "apiToken": obj{
+				"type": "http", "scheme": "bearer", "bearerFormat": "hds_ API token",
+				"description": "A program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters), sent as Authorization: Bearer hds_.... It acts with its role, only in its project and scope; every route outside them is 403. A revoked, expired or unknown API token, or a malformed one, is 401 \"Invalid or expired token\".",
 			}},
 			"schemas":       schemas(),
 			"parameters":    parameters(),
@@ -241,13 +251,19 @@ Every request may carry an X-Request-ID header (1 to 128 printable ASCII charact
 
 Rate limits: every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset of the window closest to running out; over a limit the answer is 429 with Retry-After. /health and this document are not counted.`
 
-func operationObject(op operation) obj {
+func operationObject(op operation, requireAuth bool) obj {
 	o := obj{"operationId": op.id, "tags": []any{op.tag}, "summary": op.summary, "description": op.description}
-	switch op.access {
-	case public:
+	switch {
+	case op.access == public:
 		o["security"] = []any{}
-	case expiredBearer:
+	case op.access == expiredBearer:
 		o["security"] = []any{obj{"bearerAuth": []any{}}}
+	case op.usersOnly: // no API token
+		security := []any{obj{"bearerAuth": []any{}}}
+		if !requireAuth {
+			security = append(security, obj{})
+		}
+		o["security"] = security
 	}
 	var params []any
 	for _, name := range op.query {
@@ -331,13 +347,20 @@ func schemas() obj {
 		}
 		return o
 	}
-	list := func(item string) obj {
+	history := func(item string) obj {
 		return object("One page of a list. total counts every match before limit and offset; it is null with count=false.", obj{
 			"items":  obj{"type": "array", "items": schemaRef(item)},
 			"total":  obj{"type": []any{"integer", "null"}, "minimum": 0},
 			"limit":  obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit},
 			"offset": count,
 		}, "items", "total", "limit", "offset")
+	}
+	list := func(item string) obj {
+		o := history(item)
+		o["description"] = "One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item."
+		o["properties"].(obj)["next_cursor"] = obj{"type": []any{"string", "null"}}
+		o["required"] = append(o["required"].([]any), "next_cursor")
+		return o
 	}
 	envelopeOf := func(data string) obj {
 		return object("The success envelope.", obj{
@@ -397,7 +420,9 @@ func schemas() obj {
 			"owner_id":   obj{"type": "string", "minLength": 1, "description": "The owner's user id (\"anonymous\" for the anonymous user)."},
 			"created_at": schemaRef("Timestamp"), "updated_at": schemaRef("Timestamp"),
 			"collection_count": count,
-		}, "id", "name", "owner_id", "created_at", "updated_at", "collection_count"),
+			"role": obj{"type": "string", "enum": []any{"viewer", "reader", "editor", "admin", "owner"},
+				"description": "The caller's role on the project (for an API token, the token's role)."},
+		}, "id", "name", "owner_id", "created_at", "updated_at", "collection_count", "role"),
 		"Collection": object("A collection; project is its project's name. record_count counts the records of all its clusters.", obj{
 			"id": schemaRef("Id"), "name": schemaRef("Name"), "project": schemaRef("Name"),
 			"created_at": schemaRef("Timestamp"), "updated_at": schemaRef("Timestamp"),
@@ -416,7 +441,7 @@ func schemas() obj {
 			"value": schemaRef("RecordValue"), "changed_at": schemaRef("Timestamp"),
 			"changed_by": obj{"type": []any{"string", "null"}},
 		}, "version", "name", "type", "value", "changed_at", "changed_by"),
-		"RecordVersionList": list("RecordVersion"),
+		"RecordVersionList": history("RecordVersion"),
 		"AuditEntry": object("One entry of a project's audit log (also the data of a change feed event). Fields that do not apply are null. It never holds a value, a password or a token.", obj{
 			"revision":   obj{"type": "integer", "minimum": 1, "description": "The entry's place in the project's log: from 1, without gaps, in commit order."},
 			"time":       schemaRef("Timestamp"),
@@ -492,11 +517,13 @@ func schemas() obj {
 		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
 	addTransferSchemas(s, object, body, count)
+	addAccessSchemas(s, object, body, list)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "AuditList"} {
+		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "AuditList",
+		"Member", "MemberList", "APITokenCreated", "APITokenList"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
@@ -521,6 +548,8 @@ func queryParameters() map[string]obj {
 			obj{"type": "integer", "minimum": 1, "maximum": store.MaxLimit, "default": store.DefaultLimit}),
 		"offset": query("offset", "Matches to skip, a decimal integer.",
 			obj{"type": "integer", "minimum": 0, "default": 0}),
+		"cursor": query("cursor", "The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.",
+			obj{"type": "string"}),
 		"search": query("search", "Case-insensitive substring of the name; %, _ and \\ are literal.",
 			obj{"type": "string"}),
 		"sortBy":       query("sortBy", "Sort field; ties are broken by name, then id.", sortBy(containerSortFields)),
@@ -593,6 +622,10 @@ func parameters() obj {
 		pathParamName("collection"): path("collection", "The collection's name."),
 		pathParamName("cluster"):    path("cluster", "The cluster's name."),
 		pathParamName("record"):     path("record", "The record's id, if a record of the cluster has that id; its name otherwise."),
+		pathParamName("username"): obj{"name": "username", "in": "path", "required": true, "description": "A user's username.",
+			"schema": obj{"type": "string", "minLength": 1}},
+		pathParamName("id"): obj{"name": "id", "in": "path", "required": true, "description": "An API token's id.",
+			"schema": obj{"type": "string", "minLength": 1}},
 	}
 	for key, param := range queryParameters() {
 		p[queryParamName(key)] = param
@@ -638,6 +671,8 @@ func requestBodies() obj {
 		"Restore":          {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
 		"Batch":            {"The operations, applied in order, all or none.", "BatchRequest", true},
 		"Import":           {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
+		"MemberPut":        {"The member's role.", "MemberPutRequest", true},
+		"APITokenCreate":   {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -688,6 +723,11 @@ var successResponses = map[string]successResponse{
 	"ExportDocument": {description: "The export document, not enveloped, sent as an attachment.", schema: "ExportDocument",
 		extra: []string{"Content-Disposition", "ContentDisposition"}},
 	"ImportResult": {description: "What the import changed (or, with dry_run=true, would change): records only.", schema: "ImportResultEnvelope"},
+	"Member":       {description: "The member.", schema: "MemberEnvelope"},
+	"MemberList":   {description: "A page of the project's members, the owner included.", schema: "MemberListEnvelope"},
+	"APITokenCreated": {description: "The new API token, with its token string: shown this once.", schema: "APITokenCreatedEnvelope",
+		extra: []string{"Cache-Control", "NoStore"}},
+	"APITokenList": {description: "A page of the project's API tokens, without their token strings.", schema: "APITokenListEnvelope"},
 }
 
 func responses() obj {
@@ -847,8 +887,10 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		}, "op", "collection", "cluster", "record")
 	s["BatchRequest"] = body("A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.",
 		obj{
-			"operations":     obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
-			"create_parents": obj{"type": "boolean", "default": false},
+			"operations": obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
+			// No "default": openapi-typescript (defaultNonNullable) would
+			// make a property with one required in the request body.
+			"create_parents": obj{"type": "boolean", "description": "Create the missing collection and cluster of create and upsert operations; false when left out."},
 		}, "operations")
 	s["BatchResult"] = object("What one operation did: status is the HTTP status it would get alone (201 created, 200 updated, 204 deleted); record is null for a delete, credentials masked.", obj{
 		"index":  count,

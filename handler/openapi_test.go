@@ -168,8 +168,11 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 			switch {
 			case desc.access == public && (!hasSec || len(sec.([]any)) != 0):
 				t.Errorf("%s: public, want security: [] (got %v)", pattern, sec)
-			case desc.access == bearer && hasSec:
+			case desc.access == bearer && !desc.usersOnly && hasSec:
 				t.Errorf("%s: needs a token, want the document's security (got %v)", pattern, sec)
+			case desc.usersOnly && (!hasSec || len(sec.([]any)) != map[bool]int{true: 1, false: 2}[requireAuth] ||
+				sec.([]any)[0].(map[string]any)["bearerAuth"] == nil):
+				t.Errorf("%s: for users only, want bearerAuth alone (and none when require_auth is false), got %v", pattern, sec)
 			}
 			if d, _ := o["description"].(string); d == "" {
 				t.Errorf("%s: no description", pattern)
@@ -223,8 +226,8 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 		t.Errorf("documented operations\n%v\nwant the registered routes\n%v", documented, registered)
 	}
 	security := tree["security"].([]any)
-	if wantLen := map[bool]int{true: 1, false: 2}[requireAuth]; len(security) != wantLen {
-		t.Errorf("security %v: want bearerAuth, and also none when require_auth is false", security)
+	if wantLen := map[bool]int{true: 2, false: 3}[requireAuth]; len(security) != wantLen {
+		t.Errorf("security %v: want bearerAuth or apiToken, and also none when require_auth is false", security)
 	}
 
 	// The record type enum is every type of store.Types.

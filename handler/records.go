@@ -13,9 +13,10 @@ import (
 
 // records serves the record routes and the cluster data route.
 type records struct {
-	store store.Store
-	creds credentials
-	pre   preconditions
+	store   store.Store
+	creds   credentials
+	pre     preconditions
+	cursors cursors
 	// audit records the reveals of credentials; nil when the store keeps
 	// no audit log.
 	audit store.AuditLog
@@ -141,7 +142,7 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), p, nr, store.Write{})
+		created, err := rec.store.CreateRecord(r.Context(), revealing(p, reveal), nr, store.Write{})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -206,10 +207,10 @@ func (rec records) handleGet() queryHandler {
 			return
 		}
 		var got *store.Record
-		if version > 0 {
-			got, err = rec.store.FindRecordVersion(r.Context(), pathOf(r), version)
+		if p := revealing(pathOf(r), reveal); version > 0 {
+			got, err = rec.store.FindRecordVersion(r.Context(), p, version)
 		} else {
-			got, err = rec.store.FindRecord(r.Context(), pathOf(r))
+			got, err = rec.store.FindRecord(r.Context(), p)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -252,7 +253,7 @@ func (rec records) handleUpdate() queryHandler {
 		}
 		var unchanged *store.Record
 		update := rec.updater(in, newType)
-		updated, err := rec.store.UpdateRecord(r.Context(), p, cw.Write, func(cur *store.Record) error {
+		updated, err := rec.store.UpdateRecord(r.Context(), revealing(p, reveal), cw.Write, func(cur *store.Record) error {
 			err := update(cur)
 			if errors.Is(err, store.ErrUnchanged) {
 				unchanged = cur
@@ -335,13 +336,26 @@ func (rec records) handleList() queryHandler {
 		if err == nil {
 			reveal, err = parseReveal(query)
 		}
+		p := pathOf(r)
+		var lc *listCursor
+		if err == nil {
+			lc, err = rec.cursors.open(query, &q.ListQuery, []string{"records", p.Project, p.Collection, p.Cluster}, recordFilters(q)...)
+		}
 		if err != nil {
 			reject(w, r, rec.store, err)
 			return
 		}
-		total, items, err := store.StreamRecords(r.Context(), rec.store, pathOf(r), q)
+		lc.recoverText(&q.ListQuery, func(id string) *store.Record {
+			at := p
+			at.Record = id
+			got, _ := rec.store.FindRecord(r.Context(), at)
+			return got
+		})
+		sq := q
+		sq.Limit++ // one more, to tell whether there is a next page
+		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(p, reveal), sq)
 		if err == nil {
-			err = rec.revealed(r, reveal, pathOf(r), nil)
+			err = rec.revealed(r, reveal, p, nil)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -356,8 +370,23 @@ func (rec records) handleList() queryHandler {
 			out.value(v)
 			out.b = appendRecordTail(out.b, it)
 			return nil
-		})
+		}, func(last *store.Record) string { return lc.next(store.RecordAt(q.SortBy, last)) })
 	}
+}
+
+// recordFilters are the record filters of q as a cursor binds them.
+func recordFilters(q store.RecordQuery) []string {
+	f := []string{string(q.Type), "", "", q.ValueContains, "", ""}
+	if q.HasValue {
+		f[1], f[2] = "=", q.Value
+	}
+	if q.Min != nil {
+		f[4] = "min " + q.Min.Text
+	}
+	if q.Max != nil {
+		f[5] = "max " + q.Max.Text
+	}
+	return f
 }
 
 // handleClusterData serves GET K: the cluster with every record's value,
@@ -375,7 +404,7 @@ func (rec records) handleClusterData() queryHandler {
 			return
 		}
 		if env {
-			k, err := rec.store.FindCluster(r.Context(), pathOf(r), true)
+			k, err := rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
 			if err == nil {
 				err = rec.revealed(r, reveal, pathOf(r), nil)
 			}
@@ -387,7 +416,7 @@ func (rec records) handleClusterData() queryHandler {
 			}
 			return
 		}
-		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, pathOf(r))
+		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
 		if err == nil {
 			err = rec.revealed(r, reveal, pathOf(r), nil)
 		}

@@ -6,27 +6,29 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/store"
 )
 
 // pathOf returns the resource path named by the request's URL, on behalf
-// of the authenticated user.
+// of the authenticated caller (a user or an API token), with the right
+// and level its route needs (requirement).
 func pathOf(r *http.Request) store.Path {
-	p := store.Path{
+	req := requirementOf(r)
+	return store.Path{
+		Caller:     callerOf(r),
+		Need:       req.need,
+		Within:     req.within,
 		Project:    r.PathValue("project"),
 		Collection: r.PathValue("collection"),
 		Cluster:    r.PathValue("cluster"),
 		Record:     r.PathValue("record"),
 	}
-	if u := auth.UserFrom(r.Context()); u != nil {
-		p.Caller.UserID, p.Caller.Name = u.ID, u.Username
-	}
-	p.Caller.RequestID = reqinfo.From(r.Context()).RequestID
-	return p
 }
+
+// requestID is the request's X-Request-Id.
+func requestID(r *http.Request) string { return reqinfo.From(r.Context()).RequestID }
 
 // queryHandler serves a request given its query parameters, parsed once
 // and strictly by withQuery.
@@ -34,9 +36,14 @@ type queryHandler func(w http.ResponseWriter, r *http.Request, query url.Values)
 
 // withQuery parses the request's query string (parseQuery) and hands the
 // parameters to h; a query string that does not parse, or a contract
-// parameter given twice, is refused with 400 before h runs.
+// parameter given twice, is refused with 400 before h runs. An API token
+// on a route for users only is refused with 403 first.
 func withQuery(s store.Store, h queryHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := permitted(r); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
 		query, err := parseQuery(r.URL.RawQuery)
 		if err != nil {
 			reject(w, r, s, err)
@@ -47,10 +54,15 @@ func withQuery(s store.Store, h queryHandler) http.Handler {
 }
 
 // strictQuery is withQuery for the routes outside any project, which read
-// no query parameter (login, refresh, the OpenAPI document).
+// no query parameter (login, refresh, logout, password, the OpenAPI
+// document).
 func strictQuery(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := parseQuery(r.URL.RawQuery); err != nil {
+		err := permitted(r)
+		if err == nil {
+			_, err = parseQuery(r.URL.RawQuery)
+		}
+		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
@@ -86,13 +98,15 @@ const timeLayout = "2006-01-02T15:04:05.000000Z"
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // reject answers a request refused before it reached the store. Every
-// route under someone else's project is 403, whatever else is wrong with
-// the request (API.md section 2), so the project's owner is looked up
-// first: one lookup, on this error path only. Creating a project (POST P)
-// is not a route under it: a taken name is 409 there.
+// route under a project the caller may not use as the route needs is 403,
+// whatever else is wrong with the request (API.md sections 6 and 17), so
+// the caller's access is checked first: one lookup, on this error path
+// only. Creating a project (POST P) is not a route under it: a taken name
+// is 409 there.
 func reject(w http.ResponseWriter, r *http.Request, s store.Store, err error) {
-	if p := pathOf(r); p.Project != "" && p.Caller.UserID != "" && r.Pattern != "POST "+pathP {
-		_, ferr := s.FindProject(r.Context(), store.Path{Caller: p.Caller, Project: p.Project})
+	if p := pathOf(r); p.Project != "" && !p.Caller.IsZero() && r.Pattern != "POST "+pathP {
+		p.Record = ""
+		_, ferr := s.FindProject(r.Context(), p)
 		if errors.Is(ferr, store.ErrPermissionDenied) {
 			err = ferr
 		}

@@ -123,13 +123,40 @@ func (s *stream) release() {
 
 // streamPage answers a list page (API.md section 5) with the items as
 // items yields them, each appended by add; a failure of either is
-// answered by fail.
+// answered by fail. With a cursor function, items may yield one item
+// more than q.Limit (the store was asked for it): it is not listed, and
+// tells that the page has a next one, whose cursor next makes from the
+// last item listed; the page then ends with next_cursor.
 func streamPage[T any](w http.ResponseWriter, r *http.Request, total int, q store.ListQuery,
-	items iter.Seq2[T, error], add func(*stream, T) error) {
+	items iter.Seq2[T, error], add func(*stream, T) error, next func(T) string) {
 	out := newStream(w, r, http.StatusOK)
 	out.b = append(out.b, `{"items":[`...)
-	if streamItems(out, items, add) {
+	var last T
+	n, more := 0, false
+	page := func(yield func(T, error) bool) {
+		for it, err := range items {
+			if err == nil && next != nil && n == q.Limit {
+				more = true
+				return
+			}
+			n++
+			last = it
+			if !yield(it, err) {
+				return
+			}
+		}
+	}
+	if streamItems(out, page, add) {
 		out.b = pageEnd(out.b, total, q)
+		if next != nil {
+			out.b = append(out.b, `,"next_cursor":`...)
+			if more {
+				out.b = jsonstr.Append(out.b, next(last))
+			} else {
+				out.b = append(out.b, "null"...)
+			}
+		}
+		out.b = append(out.b, '}')
 		out.end("OK")
 	}
 }
@@ -169,8 +196,8 @@ func valuesOf[T any](items []T) iter.Seq2[T, error] {
 	}
 }
 
-// pageEnd appends the members of a list page after its items; total is
-// null when q asked for no count.
+// pageEnd appends the members of a list page after its items, but for
+// the closing brace; total is null when q asked for no count.
 func pageEnd(b []byte, total int, q store.ListQuery) []byte {
 	b = append(b, `],"total":`...)
 	if q.NoCount {
@@ -181,6 +208,5 @@ func pageEnd(b []byte, total int, q store.ListQuery) []byte {
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(q.Limit), 10)
 	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(q.Offset), 10)
-	return append(b, '}')
+	return strconv.AppendInt(b, int64(q.Offset), 10)
 }

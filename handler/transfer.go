@@ -42,7 +42,7 @@ func (rec records) handleExport() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		p := pathOf(r)
+		p := revealing(pathOf(r), reveal)
 		ew := &exportWriter{rw: w, creds: rec.creds, reveal: reveal, project: p.Project}
 		// The reveal's entry is written first: nothing of the export may
 		// leave before it.

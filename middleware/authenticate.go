@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
@@ -24,43 +25,97 @@ import (
 // as auth.Anonymous, without claims; a request that sends one is checked
 // all the same.
 //
+// A bearer token starting "hds_" is an API token of a project (API.md
+// section 17), looked up by its hash in access (APIToken) instead: one
+// indexed lookup, like the user lookup it replaces, and no cache, so a
+// revoked token is refused on the next request on every instance. The
+// token is then in the context (auth.APITokenFrom) and no user is.
+//
 // A refused request is answered by rejected wrapped around the error
 // response, so that it can be counted against the client IP before its
 // 401 is written.
-func Authenticate(tokens *auth.Tokens, sessions store.Sessions, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+func Authenticate(tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			user, claims, err := authenticate(r, tokens, sessions, requireAuth)
+			ctx, err := authenticate(r, tokens, sessions, access, requireAuth)
 			if err != nil {
 				rejected(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					envelope.Error(w, r, err)
 				})).ServeHTTP(w, r)
 				return
 			}
-			reqinfo.From(r.Context()).UserID = user.ID
-			ctx := auth.NewContext(r.Context(), user)
-			if claims != nil {
-				ctx = auth.WithClaims(ctx, claims)
-			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }
 
-func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions, requireAuth bool) (*store.User, *auth.Claims, error) {
+// authenticate returns the request's context with its caller: the user
+// (and the token's claims), or the API token.
+func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool) (context.Context, error) {
+	ctx := r.Context()
 	raw, err := TokenFrom(r)
 	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
+		reqinfo.From(ctx).UserID = auth.Anonymous.ID
 		anon := auth.Anonymous
-		return &anon, nil, nil
+		return auth.NewContext(ctx, &anon), nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	if auth.IsAPIToken(raw) {
+		t, err := APIToken(ctx, access, raw)
+		if err != nil {
+			return nil, err
+		}
+		reqinfo.From(ctx).UserID = store.Caller{TokenID: t.ID}.ID()
+		return auth.WithAPIToken(ctx, t), nil
+	}
+	user, claims, err := verify(ctx, tokens, sessions, raw)
+	if err != nil {
+		return nil, err
+	}
+	reqinfo.From(ctx).UserID = user.ID
+	return auth.WithClaims(auth.NewContext(ctx, user), claims), nil
+}
+
+// APIToken returns the live API token whose string is raw: well formed,
+// known by its hash, not expired (its project, deleted, takes its tokens
+// along). Anything else is auth.ErrInvalidToken, the same for every case,
+// so that no answer tells whether a token exists. Store failures are
+// returned as they are. On its first use, and then at most once every
+// store.TouchInterval, it records the use (last_used_at): a conditional
+// write, never one per request.
+func APIToken(ctx context.Context, access store.Access, raw string) (*store.APIToken, error) {
+	hash, ok := auth.HashAPIToken(raw)
+	if !ok || access == nil {
+		return nil, auth.ErrInvalidToken
+	}
+	t, err := access.FindTokenByHash(ctx, hash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, auth.ErrInvalidToken
+	case err != nil:
+		return nil, err
+	}
+	now := time.Now()
+	if t.Expired(now) {
+		return nil, auth.ErrInvalidToken
+	}
+	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) >= store.TouchInterval {
+		if err := access.TouchToken(ctx, t.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// verify checks a user's JWT and returns its user and claims.
+func verify(ctx context.Context, tokens *auth.Tokens, sessions store.Sessions, raw string) (*store.User, *auth.Claims, error) {
 	claims, err := tokens.Verify(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	user, err := SessionUser(r.Context(), sessions, claims)
+	user, err := SessionUser(ctx, sessions, claims)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -434,7 +434,7 @@ func TestAuthenticateCountsRejectedRequestsByIP(t *testing.T) {
 		return "ip:" + clientIP.Of(r)
 	})
 	next := &okHandler{}
-	h := middleware.Authenticate(tokens, users, true, byIP)(byUser(next))
+	h := middleware.Authenticate(tokens, users, nil, true, byIP)(byUser(next))
 
 	const forged = 1000
 	forger := []byte(strings.Repeat("f", 32))

@@ -72,6 +72,17 @@ type Caller struct {
 	Name string
 	// RequestID is the request's X-Request-Id, for audit entries.
 	RequestID string
+
+	// For an API token (TokenID set), what authentication found of it:
+	// ProjectID is the id of the token's project, the only one it may
+	// use; Role its role (viewer, reader or editor); Collection and
+	// Cluster its scope, names as the token was created with (empty: not
+	// narrowed). A scope is a path of names: renaming the collection
+	// takes it out of the token's reach, and a new collection of that
+	// name comes into it. Empty for a user.
+	ProjectID           string
+	Role                Role
+	Collection, Cluster string
 }
 
 // IsZero reports whether c names nobody (an administrative tool).
@@ -85,3 +96,91 @@ func (c Caller) ID() string {
 	}
 	return c.UserID
 }
+
+// Level is a level of the tree an operation works in, for the scope of
+// an API token (API.md section 17): a token narrowed to a collection may
+// run only operations that work within that collection, one narrowed to
+// a cluster only those within that cluster.
+type Level int
+
+// The levels, widest first. The zero Level is LevelProject.
+const (
+	// LevelProject: the project itself and its list of collections
+	// (listing them, creating, renaming or deleting one), and everything
+	// that spans the project (batches, exports, members, tokens).
+	LevelProject Level = iota
+	// LevelCollection: within one collection (reading it, its list of
+	// clusters: listing, creating, renaming or deleting one).
+	LevelCollection
+	// LevelCluster: within one cluster (reading it and its records,
+	// writing its records).
+	LevelCluster
+)
+
+// Standing is what path resolution found of the project a Path names:
+// its id and owner, and the member role of the caller, if any. Stores
+// fill it in the query that resolves the path and hand it to Path.Check.
+type Standing struct {
+	ProjectID string
+	OwnerID   string
+	// Member is the caller's role as a member of the project; empty when
+	// the caller is not one (or is an API token).
+	Member Role
+}
+
+// RoleOn returns the role p.Caller holds on the project s describes, for
+// the part of it p names: RoleOwner for its owner, the member role of a
+// member, the token's role for an API token of the project whose scope
+// covers p; empty when none. The zero Caller holds RoleOwner.
+func (p Path) RoleOn(s Standing) Role {
+	c := p.Caller
+	switch {
+	case c.IsZero():
+		return RoleOwner
+	case c.TokenID != "":
+		if s.ProjectID != c.ProjectID || !p.inScope() {
+			return ""
+		}
+		return c.Role
+	case s.OwnerID == c.UserID:
+		return RoleOwner
+	}
+	return s.Member
+}
+
+// inScope reports whether an API token's scope covers the part of the
+// project p names at the level p works in (p.Within).
+func (p Path) inScope() bool {
+	c := p.Caller
+	switch {
+	case c.Cluster != "":
+		return p.Within >= LevelCluster && p.Collection == c.Collection && p.Cluster == c.Cluster
+	case c.Collection != "":
+		return p.Within >= LevelCollection && p.Collection == c.Collection
+	}
+	return true
+}
+
+// Check is the access check of path resolution, the one every store
+// makes before it looks below the project: found reports whether the
+// project p.Project exists, s what was found of it. In the order of the
+// Store contract it returns a *NotFoundError for a missing project, then
+// ErrPermissionDenied when p.Caller does not hold p.Need there (RoleOn).
+// An API token is refused any project but its own with
+// ErrPermissionDenied, whether the project exists or not, so that a token
+// never learns which other projects exist.
+func (p Path) Check(found bool, s Standing) error {
+	switch {
+	case !found && p.Caller.TokenID != "":
+		return ErrPermissionDenied
+	case !found:
+		return &NotFoundError{Kind: "project", Name: p.Project}
+	case !p.RoleOn(s).Allows(p.Need):
+		return ErrPermissionDenied
+	}
+	return nil
+}
+
+// CanCreateProjects reports whether c may create projects: users may, API
+// tokens, which belong to one project, may not.
+func (c Caller) CanCreateProjects() bool { return c.TokenID == "" }

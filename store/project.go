@@ -14,4 +14,7 @@ type Project struct {
 	// Revision is the revision of the newest entry of the project's audit
 	// log (0 before the first).
 	Revision int64
+	// Role is the caller's role on the project, as the project methods
+	// (FindProjects, FindProject, CreateProject, RenameProject) report it.
+	Role Role
 }

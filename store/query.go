@@ -45,10 +45,54 @@ type ListQuery struct {
 	// NotCounted, and no work is spent counting. The zero value counts.
 	// The record history ignores it.
 	NoCount bool
+	// After, when not nil, resumes the list after an item (API.md section
+	// 5, cursors): only the matches that sort after After in this query's
+	// order are listed, from the first of them (Offset is then 0). The
+	// total still counts every match. The record history ignores it.
+	After *Position
+}
+
+// Position is where a list resumes (ListQuery.After): the sort fields of
+// the last item of the previous page. Name and ID, which break ties, are
+// always set; of the others only the one SortBy names is read.
+type Position struct {
+	Name string
+	ID   string
+	// Time is the created_at or updated_at of the item, for those sorts.
+	Time time.Time
+	// Type is the record's type, for SortType.
+	Type DataType
+	// Key is the record's value key (KeyOf), for SortValue.
+	Key ValueKey
 }
 
 // NotCounted is the total a list returns when its query has NoCount.
 const NotCounted = -1
+
+// At returns the position of a list item with these fields in a list
+// sorted by by.
+func At(by SortField, id, name string, created, updated time.Time) Position {
+	p := Position{ID: id, Name: name}
+	switch by {
+	case SortCreatedAt:
+		p.Time = created
+	case SortUpdatedAt:
+		p.Time = updated
+	}
+	return p
+}
+
+// RecordAt returns the position of r in a list of records sorted by by.
+func RecordAt(by SortField, r *Record) Position {
+	p := At(by, r.ID, r.Name, r.CreatedAt, r.UpdatedAt)
+	switch by {
+	case SortType:
+		p.Type = r.Type
+	case SortValue:
+		p.Key = KeyOf(r.Type, r.Value)
+	}
+	return p
+}
 
 // NewListQuery returns the default query: the first 100 items by name.
 func NewListQuery() ListQuery {

@@ -93,12 +93,15 @@ type Path struct {
 	// Caller is who runs the operation. Unless it is the zero Caller (an
 	// administrative tool, which passes every check), it must hold Need
 	// on the project or the operation fails with ErrPermissionDenied,
-	// before any child is looked up. Until members and API tokens exist,
-	// holding a right means owning the project.
+	// before any child is looked up: as its owner, a member, or an API
+	// token of the project whose scope covers the path (Path.Check).
 	Caller Caller
 	// Need is the right the operation needs on the project (RightRead
 	// when zero).
-	Need       Right
+	Need Right
+	// Within is the level the operation works in (LevelProject when
+	// zero), which an API token's scope must cover: see Level.
+	Within     Level
 	Project    string
 	Collection string
 	Cluster    string
@@ -129,8 +132,8 @@ type RecordRef struct {
 //
 // Every method that takes a Path returns, in this order of checks:
 // ErrNotFound (as a *NotFoundError naming the first missing level) when
-// the project is missing; ErrPermissionDenied when the project is owned by
-// someone other than Path.Owner; ErrNotFound naming the first missing
+// the project is missing; ErrPermissionDenied when Path.Caller does not
+// hold Path.Need on it (Path.Check); ErrNotFound naming the first missing
 // level below the project. Create and rename return ErrAlreadyExists (as an
 // *ExistsError) when the name is taken, and a *ValidationError when the new
 // name fails ValidateName. A rename is atomic: of concurrent renames of one
@@ -138,12 +141,14 @@ type RecordRef struct {
 // old name, get ErrNotFound. Values are validated by the caller. A name that
 // could never be stored (one holding U+0000, say) is simply not found.
 type Store interface {
-	// FindProjects lists the projects owned by owner that match q, and
-	// the number of matches before paging.
-	FindProjects(ctx context.Context, owner string, q ListQuery) ([]*Project, int, error)
+	// FindProjects lists the projects that the user userID owns or is a
+	// member of and that match q, each with the user's Role, and the
+	// number of matches before paging.
+	FindProjects(ctx context.Context, userID string, q ListQuery) ([]*Project, int, error)
 	// FindProject returns the project p.Project.
 	FindProject(ctx context.Context, p Path) (*Project, error)
-	// CreateProject creates the project p.Project owned by p.Caller.UserID. Project
+	// CreateProject creates the project p.Project owned by p.Caller.UserID
+	// (an API token may not: ErrPermissionDenied). Project
 	// names are unique across the whole store, whoever owns them:
 	// ErrAlreadyExists even when another user holds the name.
 	CreateProject(ctx context.Context, p Path) (*Project, error)
@@ -254,7 +259,7 @@ type Store interface {
 	// current state or any kept version is of type CREDENTIAL or
 	// []CREDENTIAL and whose id sorts after afterID (all of them from the
 	// start when afterID is empty), each with the path that names it
-	// (Path.Record is the id, Path.Owner empty). It serves administrative
+	// (Path.Record is the id, Path.Caller zero). It serves administrative
 	// tools such as credential key rotation (with ResealRecord), which
 	// walk every credential in batches and can resume from the last id.
 	FindCredentialRecords(ctx context.Context, afterID string, limit int) ([]RecordRef, error)

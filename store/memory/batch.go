@@ -122,7 +122,7 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 		Cluster: store.Cluster{ID: store.NewID(), Name: op.Cluster, CreatedAt: tx.now, UpdatedAt: tx.now},
 		parent:  c,
 		records: make(map[string]*record),
-		byID:    make(map[string]*record),
+		byID:    make(map[recordID]*record),
 	}
 	c.clusters[k.Name] = k
 	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
@@ -142,7 +142,7 @@ func (tx *memTx) recordCluster(op store.Op) (*cluster, error) {
 
 // find returns the record op names in k, or nil.
 func find(k *cluster, name string) *record {
-	if id, ok := store.CanonicalUUID(name); ok {
+	if id, ok := parseID(name); ok {
 		if r, ok := k.byID[id]; ok {
 			return r
 		}
@@ -206,7 +206,7 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	case r == nil:
 		return store.OpResult{}, &store.NotFoundError{Kind: "record", Name: op.Record}
 	case op.Kind == store.OpDelete:
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		k.remove(r)
@@ -218,10 +218,9 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		return store.OpResult{}, errors.New("memory: an update without a function")
 	}
 	saved := *r
-	saved.history = slices.Clone(r.history)
 	err = tx.s.updateRecord(k, r, tx.c, w, op.Update)
 	if errors.Is(err, store.ErrUnchanged) {
-		if err := w.Check(r.Record); err != nil {
+		if err := w.Check(r.state()); err != nil {
 			return store.OpResult{}, err
 		}
 		return store.OpResult{Record: r.Clone(), Unchanged: true}, nil
@@ -239,46 +238,57 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 }
 
 // ExportProject implements store.Store. The project is copied under the
-// read lock (names and record headers; values are never changed in
-// place, so they are shared), and visited after the lock is released,
-// so that a slow visit blocks no writer.
+// read lock (names, and each record's compact state, whose value bytes are
+// immutable and so shared), and visited after the lock is released, so
+// that a slow visit blocks no writer. The copy is one slice of compact
+// records per cluster, of exact size.
 func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.ExportItem) error) error {
-	items, err := s.snapshot(p)
+	snap, err := s.snapshot(p)
 	if err != nil {
 		return err
 	}
-	for _, it := range items {
-		if it.Record != nil {
-			it.Record = it.Record.Clone() // the visitor may keep or change it
-		}
-		if err := visit(it); err != nil {
+	for _, k := range snap {
+		if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster}); err != nil {
 			return err
+		}
+		for i := range k.records {
+			r := k.records[i].Clone() // the visitor may keep or change it
+			k.records[i] = record{}   // visited: the snapshot no longer holds its value
+			if err := visit(store.ExportItem{Collection: k.collection, Cluster: k.cluster, Record: r}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// snapshot lists the export items of the project under the read lock.
-func (s *Store) snapshot(p store.Path) ([]store.ExportItem, error) {
+// snapCluster is a collection (cluster empty) or a cluster with its
+// records in name order, as a snapshot holds them.
+type snapCluster struct {
+	collection, cluster string
+	records             []record
+}
+
+// snapshot copies the project's tree under the read lock, in name order.
+func (s *Store) snapshot(p store.Path) ([]snapCluster, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return nil, err
 	}
-	var items []store.ExportItem
+	var snap []snapCluster
 	for _, cn := range slices.Sorted(maps.Keys(pr.collections)) {
 		c := pr.collections[cn]
-		items = append(items, store.ExportItem{Collection: cn})
+		snap = append(snap, snapCluster{collection: cn})
 		for _, kn := range slices.Sorted(maps.Keys(c.clusters)) {
-			k := c.clusters[kn]
-			items = append(items, store.ExportItem{Collection: cn, Cluster: kn})
-			for _, r := range k.byName() {
-				// The published state is immutable (copy-on-write), so it
-				// is shared, not copied.
-				items = append(items, store.ExportItem{Collection: cn, Cluster: kn, Record: r.Record})
+			recs := c.clusters[kn].byName()
+			k := snapCluster{collection: cn, cluster: kn, records: make([]record, len(recs))}
+			for i, r := range recs {
+				k.records[i] = *r
 			}
+			snap = append(snap, k)
 		}
 	}
-	return items, nil
+	return snap, nil
 }

@@ -6,12 +6,14 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"iter"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +41,10 @@ type Store struct {
 	hub     store.Hub
 	logger  atomic.Pointer[slog.Logger]
 
+	// tokens are the API tokens of every project, by the hex of their
+	// hash (store.Access), under mu.
+	tokens map[string]*store.APIToken
+
 	usersMu     sync.RWMutex
 	usersByName map[string]*store.User
 	usersByID   map[string]*store.User
@@ -50,6 +56,8 @@ type Store struct {
 type project struct {
 	store.Project
 	collections map[string]*collection
+	// members are the project's members by user id (store.Access).
+	members map[string]*store.Member
 	// bytes is what store.Quotas.MaxBytesPerProject counts.
 	bytes int64
 	// log is the project's audit log, oldest first: log[i] has revision
@@ -67,7 +75,7 @@ type cluster struct {
 	store.Cluster
 	parent  *collection
 	records map[string]*record // by name
-	byID    map[string]*record
+	byID    map[recordID]*record
 	// sorted caches the records in name order, the default order of a
 	// list; writes (under the write lock) drop it.
 	sorted atomic.Pointer[[]*record]
@@ -89,35 +97,12 @@ func (k *cluster) byName() []*record {
 	return recs
 }
 
-type record struct {
-	// Record is the current state. It is never changed once published
-	// (copy-on-write: a write replaces the pointer), and neither is its
-	// Value, so that a snapshot of these pointers taken under the read
-	// lock can be read after the lock is released (store.Streamer).
-	*store.Record
-	// history holds the states the record had before, oldest first, at
-	// most the MaxVersions of the last write. Each state is immutable like
-	// Record.
-	history []*store.RecordVersion
-	// Computed at write time for the filters and sorting, so that a list
-	// lower-cases nothing but its query.
-	key       store.ValueKey
-	nameLower string
-	textLower string
-}
-
-// index recomputes the derived fields after a write.
-func (r *record) index() {
-	r.key = store.KeyOf(r.Type, r.Value)
-	r.nameLower = strings.ToLower(r.Name)
-	r.textLower = strings.ToLower(r.key.Text)
-}
-
 var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Streamer      = (*Store)(nil)
 	_ store.QuotaSetter   = (*Store)(nil)
 	_ store.UserDirectory = (*Store)(nil)
+	_ store.Access        = (*Store)(nil)
 )
 
 // Option configures a Store.
@@ -134,6 +119,7 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		Now:         time.Now,
 		projects:    make(map[string]*project),
+		tokens:      make(map[string]*store.APIToken),
 		quotas:      store.DefaultQuotas,
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
@@ -168,8 +154,8 @@ func size(name string, value json.RawMessage) int64 { return int64(len(name) + l
 
 // bytes is what the record counts: its current state and its history.
 func (r *record) bytes() int64 {
-	n := size(r.Name, r.Value)
-	for _, h := range r.history {
+	n := size(r.Name, r.Value())
+	for _, h := range r.hist() {
 		n += size(h.Name, h.Value)
 	}
 	return n
@@ -240,15 +226,26 @@ func (s *Store) Ping(context.Context) error { return nil }
 
 // --- path resolution (callers hold s.mu) ---
 
+// project resolves p's project and checks p.Caller's access to it
+// (store.Path.Check): map lookups only.
 func (s *Store) project(p store.Path) (*project, error) {
 	pr, ok := s.projects[p.Project]
-	if !ok {
-		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
-	}
-	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
-		return nil, store.ErrPermissionDenied
+	if err := p.Check(ok, pr.standing(p.Caller)); err != nil {
+		return nil, err
 	}
 	return pr, nil
+}
+
+// standing is what p.Check needs of pr for caller; pr may be nil.
+func (pr *project) standing(caller store.Caller) store.Standing {
+	if pr == nil {
+		return store.Standing{}
+	}
+	st := store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID}
+	if m, ok := pr.members[caller.UserID]; ok && caller.TokenID == "" {
+		st.Member = m.Role
+	}
+	return st
 }
 
 func (s *Store) collection(p store.Path) (*collection, error) {
@@ -280,7 +277,7 @@ func (s *Store) record(p store.Path) (*cluster, *record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if id, ok := store.CanonicalUUID(p.Record); ok {
+	if id, ok := parseID(p.Record); ok {
 		if r, ok := k.byID[id]; ok {
 			return k, r, nil
 		}
@@ -323,13 +320,16 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 // --- projects ---
 
 // FindProjects implements store.Store.
-func (s *Store) FindProjects(_ context.Context, owner string, q store.ListQuery) ([]*store.Project, int, error) {
+func (s *Store) FindProjects(_ context.Context, userID string, q store.ListQuery) ([]*store.Project, int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var items []*store.Project
+	caller := store.Path{Caller: store.Caller{UserID: userID}}
 	for _, pr := range s.projects {
-		if pr.OwnerID == owner && store.MatchesSearch(pr.Name, q.Search) {
-			items = append(items, pr.out())
+		if role := caller.RoleOn(pr.standing(caller.Caller)); role != "" && store.MatchesSearch(pr.Name, q.Search) {
+			o := pr.out()
+			o.Role = role
+			items = append(items, o)
 		}
 	}
 	items, total := page(items, q, func(p *store.Project) entry {
@@ -346,11 +346,16 @@ func (s *Store) FindProject(_ context.Context, p store.Path) (*store.Project, er
 	if err != nil {
 		return nil, err
 	}
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }
 
 // CreateProject implements store.Store.
 func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, error) {
+	if !p.Caller.CanCreateProjects() {
+		return nil, store.ErrPermissionDenied
+	}
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
@@ -372,10 +377,13 @@ func (s *Store) CreateProject(_ context.Context, p store.Path) (*store.Project, 
 	pr := &project{
 		Project:     store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now},
 		collections: make(map[string]*collection),
+		members:     make(map[string]*store.Member),
 	}
 	s.projects[pr.Name] = pr
 	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectCreate})
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = store.RoleOwner
+	return o, nil
 }
 
 // RenameProject implements store.Store.
@@ -398,7 +406,9 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 		s.projects[newName] = pr
 		s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
 	}
-	return pr.out(), nil
+	o := pr.out()
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }
 
 // DeleteProject implements store.Store.
@@ -410,6 +420,7 @@ func (s *Store) DeleteProject(_ context.Context, p store.Path) error {
 		return err
 	}
 	delete(s.projects, pr.Name)
+	s.dropTokens(pr.ID) // tokens die with their project
 	s.hub.End(pr.ID)
 	return nil
 }
@@ -570,7 +581,7 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 		Cluster: store.Cluster{ID: store.NewID(), Name: p.Cluster, CreatedAt: now, UpdatedAt: now},
 		parent:  c,
 		records: make(map[string]*record),
-		byID:    make(map[string]*record),
+		byID:    make(map[recordID]*record),
 	}
 	c.clusters[k.Name] = k
 	s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: k.Name})
@@ -631,26 +642,6 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 	return cloneRecords(page), total, nil
 }
 
-// matchRecords returns the records of k that match q, in q's order, and
-// the number of matches. Callers hold s.mu.
-func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
-	var matches []*record
-	m := newRecordMatcher(q)
-	for _, r := range k.byName() {
-		if m.matches(r) {
-			matches = append(matches, r)
-		}
-	}
-	switch {
-	case q.SortBy == store.SortName && !q.Desc: // already in order
-	case q.SortBy == store.SortName:
-		slices.Reverse(matches) // names are unique in a cluster: no ties
-	default:
-		slices.SortFunc(matches, recordOrder(q.ListQuery))
-	}
-	return window(matches, q.ListQuery), counted(len(matches), q.ListQuery)
-}
-
 // counted is the total of a list of n matches: n, or store.NotCounted
 // when q asks for no count.
 func counted(n int, q store.ListQuery) int {
@@ -663,9 +654,11 @@ func counted(n int, q store.ListQuery) int {
 // snapshot returns the current states of recs: immutable pointers, safe
 // to read once s.mu is released.
 func snapshot(recs []*record) []*store.Record {
+	states := make([]store.Record, len(recs))
 	out := make([]*store.Record, len(recs))
-	for i, r := range recs {
-		out[i] = r.Record
+	for i, id := range idTexts(recs) {
+		recs[i].fill(&states[i], id)
+		out[i] = &states[i]
 	}
 	return out
 }
@@ -713,15 +706,16 @@ func (s *Store) StreamRecordVersions(_ context.Context, p store.Path, q store.Li
 func cloneRecords(src []*record) []*store.Record {
 	size := 0
 	for _, r := range src {
-		size += len(r.Value)
+		size += len(r.value)
 	}
 	recs := make([]store.Record, len(src))
 	out := make([]*store.Record, len(src))
 	buf := make([]byte, 0, size)
-	for i, r := range src {
-		recs[i] = *r.Record
+	for i, id := range idTexts(src) {
+		r := src[i]
+		r.fill(&recs[i], id)
 		start := len(buf)
-		buf = append(buf, r.Value...)
+		buf = append(buf, r.value...)
 		recs[i].Value = buf[start:len(buf):len(buf)]
 		out[i] = &recs[i]
 	}
@@ -741,11 +735,17 @@ func newRecordMatcher(q store.RecordQuery) recordMatcher {
 
 func (m recordMatcher) matches(r *record) bool {
 	switch {
-	case m.q.Type != "" && r.Type != m.q.Type,
-		m.q.HasValue && (!r.key.HasText || r.key.Text != m.q.Value),
-		m.search != "" && !strings.Contains(r.nameLower, m.search),
-		m.contains != "" && (!r.key.HasText || !strings.Contains(r.textLower, m.contains)),
-		(m.q.Min != nil || m.q.Max != nil) && (r.Type != m.q.Type || !m.q.InRange(r.key)):
+	case m.q.Type != "" && r.Type() != m.q.Type,
+		m.search != "" && !strings.Contains(strings.ToLower(r.Name), m.search):
+		return false
+	case !m.q.HasValue && m.contains == "" && m.q.Min == nil && m.q.Max == nil:
+		return true
+	}
+	k := r.key()
+	switch {
+	case m.q.HasValue && (!k.HasText || k.Text != m.q.Value),
+		m.contains != "" && (!k.HasText || !strings.Contains(strings.ToLower(k.Text), m.contains)),
+		(m.q.Min != nil || m.q.Max != nil) && (r.Type() != m.q.Type || !m.q.InRange(k)):
 		return false
 	}
 	return true
@@ -757,13 +757,17 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 		var c int
 		switch q.SortBy {
 		case store.SortValue:
-			c = store.CompareValues(a.key, b.key)
+			c = store.CompareValues(a.key(), b.key())
 		case store.SortType:
-			c = strings.Compare(string(a.Type), string(b.Type))
+			c = strings.Compare(string(a.Type()), string(b.Type()))
+		case store.SortID:
+			c = bytes.Compare(a.id[:], b.id[:])
+		case store.SortCreatedAt:
+			c = cmp.Compare(a.created, b.created)
+		case store.SortUpdatedAt:
+			c = cmp.Compare(a.updated, b.updated)
 		default:
-			c = compareEntries(q.SortBy,
-				entry{a.ID, a.Name, a.CreatedAt, a.UpdatedAt},
-				entry{b.ID, b.Name, b.CreatedAt, b.UpdatedAt})
+			c = strings.Compare(a.Name, b.Name)
 		}
 		if q.Desc {
 			c = -c
@@ -771,7 +775,7 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 		if c != 0 {
 			return c
 		}
-		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.ID, b.ID))
+		return cmp.Or(strings.Compare(a.Name, b.Name), bytes.Compare(a.id[:], b.id[:]))
 	}
 }
 
@@ -810,7 +814,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 	if _, ok := k.records[name]; ok {
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
-	if id, ok := store.CanonicalUUID(name); ok && k.byID[id] != nil {
+	if id, ok := parseID(name); ok && k.byID[id] != nil {
 		// The segment names that record, so it exists (API.md section 2).
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
@@ -820,18 +824,22 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 	if err := s.quotas.CheckBytes(k.project().bytes, size(name, in.Value)); err != nil {
 		return nil, err
 	}
-	r := &record{Record: in.Clone()}
-	r.Name, r.Version, r.CreatedAt, r.UpdatedAt, r.UpdatedBy = name, 1, now, now, c.ID()
-	if r.ID == "" {
-		r.ID = store.NewID()
-	} else if s.idTaken(r.ID) {
-		return nil, &store.ExistsError{Kind: "record id", Name: r.ID}
+	id := in.ID
+	if id == "" {
+		id = store.NewID()
+	} else if s.idTaken(id) {
+		return nil, &store.ExistsError{Kind: "record id", Name: id}
 	}
-	r.index()
+	r := &record{Version: 1, created: micros(now), updated: micros(now), by: actorOf(c.ID())}
+	var ok bool
+	if r.id, ok = parseID(id); !ok {
+		return nil, &store.ValidationError{Message: "record id " + strconv.Quote(id) + " is not a UUID"}
+	}
+	r.set(name, in.Type, append(json.RawMessage(nil), in.Value...))
 	k.records[r.Name] = r
-	k.byID[r.ID] = r
+	k.byID[r.id] = r
 	k.sorted.Store(nil)
-	k.project().bytes += size(r.Name, r.Value)
+	k.project().bytes += size(r.Name, r.Value())
 	s.auditRecord(k, r, c, store.ActionRecordCreate)
 	return r, nil
 }
@@ -868,14 +876,14 @@ func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Writ
 		if _, ok := k.records[next.Name]; ok {
 			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
-		if id, ok := store.CanonicalUUID(next.Name); ok && k.byID[id] != nil && id != r.ID {
+		if id, ok := parseID(next.Name); ok && k.byID[id] != nil && id != r.id {
 			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
-	if err := w.Check(r.Record); err != nil {
+	if err := w.Check(r.state()); err != nil {
 		return err
 	}
-	action := store.UpdateAction(r.Record, next)
+	action := store.UpdateAction(r.state(), next)
 	if err := s.write(k, r, next.Name, next.Type, next.Value, c, w); err != nil {
 		return err
 	}
@@ -887,7 +895,7 @@ func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Writ
 // caller holds the write lock.
 func (s *Store) auditRecord(k *cluster, r *record, c store.Caller, action store.Action) {
 	s.audit(k.project(), c, store.AuditEntry{Action: action, Collection: k.parent.Name, Cluster: k.Name,
-		Record: r.Name, RecordID: r.ID, Version: r.Version})
+		Record: r.Name, RecordID: r.ID(), Version: r.Version})
 }
 
 // write makes name, type and value the record's new state, keeping the
@@ -895,32 +903,31 @@ func (s *Store) auditRecord(k *cluster, r *record, c store.Caller, action store.
 // *QuotaError of a project that would grow past its quota and changes
 // nothing. c made the change.
 func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, c store.Caller, w store.Write) error {
-	old := size(r.Name, r.Value)
+	old := size(r.Name, r.Value())
 	delta := size(name, value) - old
-	kept := len(r.history)
+	history := slices.Clone(r.hist()) // the old one may be shared (a batch's undo)
+	kept := len(history)
 	if w.MaxVersions > 0 {
 		delta += old
 		kept++
 	}
 	for i := 0; i < kept-max(w.MaxVersions, 0); i++ { // the versions dropped
-		delta -= size(r.history[i].Name, r.history[i].Value)
+		delta -= size(history[i].Name, history[i].Value)
 	}
 	if err := s.grow(k.project(), delta); err != nil {
 		return err
 	}
 	if w.MaxVersions > 0 {
-		r.history = append(r.history, sharedVersion(r.Record))
+		history = append(history, sharedVersion(r.state()))
 	}
-	if drop := len(r.history) - max(w.MaxVersions, 0); drop > 0 {
-		r.history = slices.Delete(r.history, 0, drop)
+	if drop := len(history) - max(w.MaxVersions, 0); drop > 0 {
+		history = slices.Delete(history, 0, drop)
 	}
+	r.setHist(history)
 	delete(k.records, r.Name)
-	next := *r.Record
-	next.Name, next.Type, next.Value = name, t, append(json.RawMessage(nil), value...)
-	next.Version++
-	next.UpdatedAt, next.UpdatedBy = s.now(), c.ID()
-	r.Record = &next
-	r.index()
+	r.set(name, t, append(json.RawMessage(nil), value...))
+	r.Version++
+	r.updated, r.by = micros(s.now()), actorOf(c.ID())
 	k.records[r.Name] = r
 	k.sorted.Store(nil)
 	return nil
@@ -937,7 +944,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 	if err != nil {
 		return err
 	}
-	if err := w.Check(r.Record); err != nil {
+	if err := w.Check(r.state()); err != nil {
 		return err
 	}
 	k.remove(r)
@@ -949,7 +956,7 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 func (k *cluster) remove(r *record) {
 	k.project().bytes -= r.bytes()
 	delete(k.records, r.Name)
-	delete(k.byID, r.ID)
+	delete(k.byID, r.id)
 	k.sorted.Store(nil)
 }
 
@@ -957,7 +964,7 @@ func (k *cluster) remove(r *record) {
 func (k *cluster) add(r *record) {
 	k.project().bytes += r.bytes()
 	k.records[r.Name] = r
-	k.byID[r.ID] = r
+	k.byID[r.id] = r
 	k.sorted.Store(nil)
 }
 
@@ -970,10 +977,11 @@ func sharedVersion(cur *store.Record) *store.RecordVersion {
 
 // versions returns the record's states, newest first, shared (read-only).
 func (r *record) versions() []*store.RecordVersion {
-	out := make([]*store.RecordVersion, 0, len(r.history)+1)
-	out = append(out, sharedVersion(r.Record))
-	for i := len(r.history) - 1; i >= 0; i-- {
-		out = append(out, r.history[i])
+	history := r.hist()
+	out := make([]*store.RecordVersion, 0, len(history)+1)
+	out = append(out, sharedVersion(r.state()))
+	for i := len(history) - 1; i >= 0; i-- {
+		out = append(out, history[i])
 	}
 	return out
 }
@@ -981,9 +989,9 @@ func (r *record) versions() []*store.RecordVersion {
 // version returns a copy of the record's state at version v, or nil.
 func (r *record) version(v int64) *store.RecordVersion {
 	if v == r.Version {
-		return store.VersionOf(r.Record)
+		return store.VersionOf(r.state())
 	}
-	for _, h := range r.history {
+	for _, h := range r.hist() {
 		if h.Version == v {
 			return h.Clone()
 		}
@@ -1019,7 +1027,7 @@ func (s *Store) FindRecordVersion(_ context.Context, p store.Path, version int64
 	if v == nil {
 		return nil, store.VersionNotFound(version)
 	}
-	return v.At(r.Record), nil
+	return v.At(r.state()), nil
 }
 
 // RestoreRecord implements store.Store.
@@ -1034,7 +1042,7 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if v == nil {
 		return nil, store.VersionNotFound(version)
 	}
-	if err := w.Check(r.Record); err != nil {
+	if err := w.Check(r.state()); err != nil {
 		return nil, err
 	}
 	if err := s.write(k, r, r.Name, v.Type, v.Value, p.Caller, w); err != nil {
@@ -1055,10 +1063,10 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 	}
 	before := r.bytes()
 	// Every new value is computed first, so that an error changes nothing.
-	cur := r.Value
+	cur := r.Value()
 	changed := false
-	if r.Type.IsCredential() {
-		v, ok, err := reseal(r.Type, r.Value)
+	if r.Type().IsCredential() {
+		v, ok, err := reseal(r.Type(), r.Value())
 		if err != nil {
 			return false, err
 		}
@@ -1066,8 +1074,9 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 			cur, changed = append(json.RawMessage(nil), v...), true
 		}
 	}
-	hist := make([]json.RawMessage, len(r.history))
-	for i, h := range r.history {
+	history := r.hist()
+	hist := make([]json.RawMessage, len(history))
+	for i, h := range history {
 		hist[i] = h.Value
 		if !h.Type.IsCredential() {
 			continue
@@ -1082,16 +1091,16 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 	}
 	// Copy-on-write: states already handed to readers stay as they are.
 	if changed {
-		next := *r.Record
-		next.Value = cur
-		r.Record = &next
-		for i, h := range r.history {
+		r.value = string(cur)
+		history = slices.Clone(history)
+		for i, h := range history {
 			if string(hist[i]) != string(h.Value) {
 				c := *h
 				c.Value = hist[i]
-				r.history[i] = &c
+				history[i] = &c
 			}
 		}
+		r.setHist(history)
 		k.project().bytes += r.bytes() - before // re-sealing is never refused
 	}
 	return changed, nil
@@ -1105,8 +1114,8 @@ func (s *Store) recordByID(id string) *record {
 
 // clusterRecordByID returns the record with id anywhere in the store and
 // its cluster, or nils.
-func (s *Store) clusterRecordByID(id string) (*cluster, *record) {
-	id, ok := store.CanonicalUUID(id)
+func (s *Store) clusterRecordByID(text string) (*cluster, *record) {
+	id, ok := parseID(text)
 	if !ok {
 		return nil, nil
 	}
@@ -1131,9 +1140,9 @@ func (s *Store) FindCredentialRecords(_ context.Context, afterID string, limit i
 		for _, c := range pr.collections {
 			for _, k := range c.clusters {
 				for _, r := range k.records {
-					if r.hasCredential() && r.ID > afterID {
+					if r.hasCredential() && r.ID() > afterID {
 						refs = append(refs, store.RecordRef{
-							Path:   store.Path{Project: pr.Name, Collection: c.Name, Cluster: k.Name, Record: r.ID},
+							Path:   store.Path{Project: pr.Name, Collection: c.Name, Cluster: k.Name, Record: r.ID()},
 							Record: r.Clone(),
 						})
 					}
@@ -1151,10 +1160,10 @@ func (s *Store) FindCredentialRecords(_ context.Context, afterID string, limit i
 // hasCredential reports whether the record's current state or a kept
 // version is a credential.
 func (r *record) hasCredential() bool {
-	if r.Type.IsCredential() {
+	if r.Type().IsCredential() {
 		return true
 	}
-	for _, h := range r.history {
+	for _, h := range r.hist() {
 		if h.Type.IsCredential() {
 			return true
 		}
@@ -1185,8 +1194,19 @@ func compareEntries(by store.SortField, a, b entry) int {
 // page sorts items as q says and cuts out the requested window. It
 // returns the window and the number of items before paging.
 func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) {
-	slices.SortFunc(items, func(x, y T) int {
-		a, b := fields(x), fields(y)
+	order := entryOrder(q)
+	total := counted(len(items), q)
+	if a := q.After; a != nil {
+		pos := entry{a.ID, a.Name, a.Time, a.Time}
+		items = slices.DeleteFunc(items, func(it T) bool { return order(fields(it), pos) <= 0 })
+	}
+	slices.SortFunc(items, func(x, y T) int { return order(fields(x), fields(y)) })
+	return window(items, q), total
+}
+
+// entryOrder sorts entries by q.SortBy, ties by name then id ascending.
+func entryOrder(q store.ListQuery) func(a, b entry) int {
+	return func(a, b entry) int {
 		c := compareEntries(q.SortBy, a, b)
 		if q.Desc {
 			c = -c
@@ -1195,8 +1215,7 @@ func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) 
 			return c
 		}
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.id, b.id))
-	})
-	return window(items, q), counted(len(items), q)
+	}
 }
 
 func window[T any](items []T, q store.ListQuery) []T {

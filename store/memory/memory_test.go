@@ -37,3 +37,10 @@ func TestEventsConformance(t *testing.T) {
 		return s, s
 	})
 }
+
+func TestAccessConformance(t *testing.T) {
+	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
+		s := memory.New()
+		return s, s
+	})
+}

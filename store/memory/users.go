@@ -77,11 +77,19 @@ func (s *Store) SetUserActive(_ context.Context, username string, active bool) e
 
 // DeleteUser implements store.UserDirectory.
 func (s *Store) DeleteUser(_ context.Context, username string) error {
+	id, err := s.deleteUser(username)
+	if err == nil {
+		s.dropMemberships(id) // after usersMu: s.mu is always taken first
+	}
+	return err
+}
+
+func (s *Store) deleteUser(username string) (string, error) {
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
 	u, ok := s.usersByName[username]
 	if !ok {
-		return &store.NotFoundError{Kind: "user", Name: username}
+		return "", &store.NotFoundError{Kind: "user", Name: username}
 	}
 	delete(s.usersByName, username)
 	delete(s.usersByID, u.ID)
@@ -92,5 +100,5 @@ func (s *Store) DeleteUser(_ context.Context, username string) error {
 			}
 		}
 	}
-	return nil
+	return u.ID, nil
 }

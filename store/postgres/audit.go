@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lib/pq"
+
 	"github.com/hds-go/hds/store"
 )
 
@@ -145,4 +147,72 @@ func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record)
 		_, err := q.audit(ctx, res.project, p.Caller, store.RevealEntry(p, r))
 		return err
 	})
+}
+
+// auditAllSQL is auditSQL for many entries of one project at once: the
+// revision moves by their number, the entries take the revisions up to
+// it in their order, and one notification names the newest.
+const auditAllSQL = `WITH rev AS (
+	UPDATE hds_projects SET revision = revision + $2 WHERE id = $1 RETURNING revision, name
+)
+INSERT INTO hds_audit (project_id, revision, at, action, actor, actor_name, project,
+	collection, cluster, record, record_id, version, target, request_id)
+SELECT $1, rev.revision - $2 + u.n, $3, u.action, $4, $5, rev.name, u.collection, u.cluster, u.record, u.record_id,
+	u.version, NULL, $6
+FROM rev, unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::uuid[], $12::bigint[])
+	WITH ORDINALITY u(action, collection, cluster, record, record_id, version, n)
+RETURNING revision, project,
+	CASE WHEN revision = (SELECT revision FROM rev) THEN pg_notify('` + eventsChannel + `', $1::text || ' ' || revision) END::text`
+
+// auditAll writes entries, made by c, as the next entries of the audit
+// log of the project with projectID, in their order, in q's transaction
+// and in one statement; entries' Target is not written (batches have
+// none).
+func (q queryer) auditAll(ctx context.Context, projectID string, c store.Caller, entries []store.AuditEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	now := q.s.now()
+	n := len(entries)
+	actions, colls, clusters, records := make([]string, n), make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
+	ids, versions := make([]sql.NullString, n), make([]sql.NullInt64, n)
+	for i, e := range entries {
+		actions[i] = string(e.Action)
+		colls[i] = sql.NullString{String: e.Collection, Valid: e.Collection != ""}
+		clusters[i] = sql.NullString{String: e.Cluster, Valid: e.Cluster != ""}
+		records[i] = sql.NullString{String: e.Record, Valid: e.Record != ""}
+		ids[i] = sql.NullString{String: e.RecordID, Valid: e.RecordID != ""}
+		versions[i] = sql.NullInt64{Int64: e.Version, Valid: e.Version != 0}
+	}
+	rows, err := q.rows(ctx, auditAllSQL, projectID, n, now, null(c.ID()), null(c.Name), null(c.RequestID),
+		pq.Array(actions), pq.Array(colls), pq.Array(clusters), pq.Array(records), pq.Array(ids), pq.Array(versions))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	first, project := int64(0), ""
+	for rows.Next() {
+		var rev int64
+		var notified sql.NullString
+		if err := rows.Scan(&rev, &project, &notified); err != nil {
+			return classify(err)
+		}
+		if first == 0 || rev < first {
+			first = rev
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	if first == 0 {
+		return &store.NotFoundError{Kind: "project", Name: projectID}
+	}
+	for i, e := range entries {
+		e.ProjectID, e.Project, e.Revision, e.Time = projectID, project, first+int64(i), now
+		e.Stamp(c)
+		if q.written != nil {
+			*q.written = append(*q.written, &e)
+		}
+	}
+	return nil
 }

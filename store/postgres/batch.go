@@ -18,31 +18,75 @@ var errDryRun = errors.New("dry run")
 // Apply implements store.Store, in one transaction. The project row is
 // locked first (FOR NO KEY UPDATE, which single writes do not take), so
 // that batches on one project run one after another and never deadlock
-// on each other's record locks; each op then locks the record it
-// changes, as the single writes do.
+// on each other's record locks. A batch without deletes of containers
+// runs set-based (setTx: a few statements whatever its size); the others
+// run per op (pgTx: each op locks the record it changes, as the single
+// writes do), and so does a set-based batch that met a concurrent write
+// it could not account for (errPerOp).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
+	var results []store.OpResult
+	if setBased(b) {
+		results, err = s.apply(ctx, p, b, true)
+	}
+	if !setBased(b) || errors.Is(err, errPerOp) {
+		results, err = s.apply(ctx, p, b, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// apply runs Apply's transaction, set-based or per op.
+func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool) ([]store.OpResult, error) {
 	results := make([]store.OpResult, len(b.Ops))
-	err = s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT id, owner_id FROM hds_projects WHERE name = $1 FOR NO KEY UPDATE`, lookupName(p.Project))
+	err := s.inTx(ctx, func(q queryer) error {
+		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
+			lookupName(p.Project), p.Caller.UserID)
 		if err != nil {
 			return err
 		}
-		tx := &pgTx{q: q, b: b, c: p.Caller, now: s.now(), project: p.Project, quotas: s.currentQuotas()}
-		var owner string
-		if err := row.Scan(&tx.projectID, &owner); err != nil {
-			return notFoundOr(err, "project", p.Project)
+		var projectID string
+		var bytes int64
+		var st store.Standing
+		var role sql.NullString
+		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &role); {
+		case errors.Is(err, sql.ErrNoRows):
+			return p.Check(false, st)
+		case err != nil:
+			return classify(err)
 		}
-		if !p.Caller.IsZero() && owner != p.Caller.UserID {
-			return store.ErrPermissionDenied
+		st.ProjectID, st.Member = projectID, store.Role(role.String)
+		if err := p.Check(true, st); err != nil {
+			return err
+		}
+		now, quotas := s.now(), s.currentQuotas()
+		var apply func(ctx context.Context, op store.Op) (store.OpResult, error)
+		var stx *setTx
+		if set {
+			stx = &setTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas, bytes: bytes}
+			if err := stx.load(ctx); err != nil {
+				return err
+			}
+			apply = stx.apply
+		} else {
+			tx := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
+			apply = tx.apply
 		}
 		for i, op := range b.Ops {
-			res, err := tx.apply(ctx, op)
+			if stx != nil {
+				stx.op = i
+			}
+			res, err := apply(ctx, op)
 			if err != nil {
 				var ce callerError
 				if errors.As(err, &ce) {
 					err = ce.err
+				}
+				if errors.Is(err, errPerOp) {
+					return err
 				}
 				return &store.OpError{Index: i, Err: err}
 			}
@@ -50,6 +94,9 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 		}
 		if b.DryRun {
 			return errDryRun
+		}
+		if stx != nil {
+			return stx.flush(ctx)
 		}
 		return nil
 	})

@@ -19,38 +19,53 @@ const (
 
 // resolved holds the ids along a path.
 type resolved struct {
-	project, owner      string
+	project             string
+	standing            store.Standing
 	collection, cluster sql.NullString
 }
 
-// resolveSQL finds a project and, when they exist, the collection and
-// cluster below it, in one round trip.
-const resolveSQL = `SELECT p.id, p.owner_id, c.id, k.id
+// memberRoleSQL is the role of the member $N of project p, a column of
+// the statements that resolve a path: one primary-key probe in the same
+// round trip (NULL for a user who is not a member, or an API token).
+func memberRoleSQL(n string) string {
+	return `(SELECT m.role FROM hds_members m WHERE m.project_id = p.id AND m.user_id = $` + n + `)`
+}
+
+// resolveSQL finds a project, the caller's member role and, when they
+// exist, the collection and cluster below it, in one round trip.
+var resolveSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("4") + `, c.id, k.id
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
 WHERE p.name = $1`
 
 // resolve looks the path up to depth and checks it in the order of the
-// Store contract: project, owner, then each level below.
+// Store contract: project, access (store.Path.Check), then each level
+// below.
 func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved, error) {
 	var r resolved
-	row, err := q.row(ctx, resolveSQL, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster))
+	var role sql.NullString
+	row, err := q.row(ctx, resolveSQL, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), p.Caller.UserID)
 	if err == nil {
-		err = row.Scan(&r.project, &r.owner, &r.collection, &r.cluster)
+		err = row.Scan(&r.project, &r.standing.OwnerID, &role, &r.collection, &r.cluster)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, p.Check(false, store.Standing{})
 	}
 	if err != nil {
-		return r, notFoundOr(err, "project", p.Project)
+		return r, classify(err)
 	}
-	return r, checkPath(p, depth, r.owner, r.collection.Valid, r.cluster.Valid)
+	r.standing.ProjectID, r.standing.Member = r.project, store.Role(role.String)
+	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 
-// checkPath reports the first problem with a looked-up path: the owner,
-// then the first missing level below the project.
-func checkPath(p store.Path, depth int, owner string, collectionFound, clusterFound bool) error {
+// checkPath reports the first problem with a looked-up path: the
+// caller's access, then the first missing level below the project.
+func checkPath(p store.Path, depth int, st store.Standing, collectionFound, clusterFound bool) error {
+	if err := p.Check(true, st); err != nil {
+		return err
+	}
 	switch {
-	case !p.Caller.IsZero() && owner != p.Caller.UserID:
-		return store.ErrPermissionDenied
 	case depth >= levelCollection && !collectionFound:
 		return &store.NotFoundError{Kind: "collection", Name: p.Collection}
 	case depth >= levelCluster && !clusterFound:
@@ -220,22 +235,23 @@ func scanProject(row interface{ Scan(...any) error }, extra ...any) (*store.Proj
 	return &p, err
 }
 
-// FindProjects implements store.Store.
-func (s *Store) FindProjects(ctx context.Context, owner string, lq store.ListQuery) (_ []*store.Project, _ int, err error) {
+// FindProjects implements store.Store: the projects the user owns or is
+// a member of (hds_members_user), each with the user's role.
+func (s *Store) FindProjects(ctx context.Context, userID string, lq store.ListQuery) (_ []*store.Project, _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
-	where := `owner_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+	where := `(owner_id = $1 OR id IN (SELECT project_id FROM hds_members WHERE user_id = $1))
+		AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+projectColumns+`, `+totalColumn(lq)+` FROM hds_projects p WHERE `+where+
-		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, owner, search, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.Project, error) { return scanProject(r, total) },
-		counter(lq, func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_projects WHERE `+where, owner, search)
-		}))
+	role := `CASE WHEN p.owner_id = $1 THEN 'owner' ELSE ` + memberRoleSQL("1") + ` END`
+	return findContainers(ctx, q, lq, projectColumns+`, `+role, "hds_projects p", where, []any{userID, search},
+		func(r *sql.Rows, total *int) (*store.Project, error) {
+			var role string
+			pr, err := scanProject(r, &role, total)
+			pr.Role = store.Role(role)
+			return pr, err
+		})
 }
 
 // FindProject implements store.Store.
@@ -246,17 +262,24 @@ func (s *Store) FindProject(ctx context.Context, p store.Path) (_ *store.Project
 }
 
 func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project, error) {
-	row, err := q.row(ctx, `SELECT `+projectColumns+` FROM hds_projects p WHERE p.name = $1`, lookupName(p.Project))
+	row, err := q.row(ctx, `SELECT `+projectColumns+`, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1`,
+		lookupName(p.Project), p.Caller.UserID)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := scanProject(row)
+	var role sql.NullString
+	pr, err := scanProject(row, &role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, p.Check(false, store.Standing{})
+	}
 	if err != nil {
-		return nil, notFoundOr(err, "project", p.Project)
+		return nil, classify(err)
 	}
-	if !p.Caller.IsZero() && pr.OwnerID != p.Caller.UserID {
-		return nil, store.ErrPermissionDenied
+	st := store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID, Member: store.Role(role.String)}
+	if err := p.Check(true, st); err != nil {
+		return nil, err
 	}
+	pr.Role = p.RoleOn(st)
 	return pr, nil
 }
 
@@ -264,11 +287,15 @@ func (q queryer) findProject(ctx context.Context, p store.Path) (*store.Project,
 func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Project, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
+	if !p.Caller.CanCreateProjects() {
+		return nil, store.ErrPermissionDenied
+	}
 	if err := store.ValidateName(p.Project); err != nil {
 		return nil, err
 	}
 	now := s.now()
-	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now}
+	pr := &store.Project{ID: store.NewID(), Name: p.Project, OwnerID: p.Caller.UserID, CreatedAt: now, UpdatedAt: now,
+		Role: store.RoleOwner}
 	insert := func(q queryer) error {
 		return q.insert(ctx, "project", p.Project, "", "", `INSERT INTO hds_projects
 			(id, name, name_lower, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
@@ -321,14 +348,16 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 		return nil, err
 	}
 	q := s.q()
-	if newName == p.Project {
-		return q.findProject(ctx, p)
+	found, err := q.findProject(ctx, p)
+	if err != nil || newName == p.Project {
+		return found, err
 	}
+	// By id and the old name: of concurrent renames exactly one finds it.
 	var pr *store.Project
 	err = s.inTx(ctx, func(q queryer) error {
 		row, err := q.row(ctx, `UPDATE hds_projects p SET name = $3, name_lower = $4, updated_at = $5
-			WHERE p.name = $1 AND ($2::text = '' OR p.owner_id = $2) RETURNING `+projectColumns,
-			lookupName(p.Project), p.Caller.UserID, newName, strings.ToLower(newName), s.now())
+			WHERE p.id = $1 AND p.name = $2 RETURNING `+projectColumns,
+			found.ID, lookupName(p.Project), newName, strings.ToLower(newName), s.now())
 		if err != nil {
 			return err
 		}
@@ -344,15 +373,12 @@ func (s *Store) RenameProject(ctx context.Context, p store.Path, newName string)
 	})
 	switch {
 	case err == nil:
+		pr.Role = found.Role
 		return pr, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, err
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, &store.NotFoundError{Kind: "project", Name: p.Project}
 	}
-	// No project of that name that p.Caller.UserID may rename: say why.
-	if _, err := q.findProject(ctx, p); err != nil {
-		return nil, err
-	}
-	return nil, &store.NotFoundError{Kind: "project", Name: p.Project} // it came back meanwhile
+	return nil, err
 }
 
 // DeleteProject implements store.Store.
@@ -398,16 +424,10 @@ func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.List
 	}
 	where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+collectionColumns+`, `+totalColumn(lq)+` FROM hds_collections c WHERE `+where+
-		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.project, search, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(row *sql.Rows, total *int) (*store.Collection, error) {
-		return scanCollection(row, p.Project, total)
-	}, counter(lq, func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_collections WHERE `+where, r.project, search)
-	}))
+	return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
+		func(row *sql.Rows, total *int) (*store.Collection, error) {
+			return scanCollection(row, p.Project, total)
+		})
 }
 
 // FindCollection implements store.Store.
@@ -576,16 +596,8 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 	}
 	where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 	search := likePattern(lq.Search)
-	rows, err := q.rows(ctx, `SELECT `+clusterColumns+`, `+totalColumn(lq)+` FROM hds_clusters k WHERE `+where+
-		` ORDER BY `+orderBy(lq, containerColumns)+` LIMIT $3 OFFSET $4`, r.collection.String, search, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(row *sql.Rows, total *int) (*store.Cluster, error) {
-		return scanCluster(row, p, total)
-	}, counter(lq, func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_clusters WHERE `+where, r.collection.String, search)
-	}))
+	return findContainers(ctx, q, lq, clusterColumns, "hds_clusters k", where, []any{r.collection.String, search},
+		func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
 }
 
 // FindCluster implements store.Store.

@@ -77,7 +77,7 @@ func valueColumnsOf(t store.DataType, v json.RawMessage) valueColumns {
 
 // findRecordSQL resolves the whole path and the record (by id first, then
 // by name) in one round trip. With FOR UPDATE it also locks the record.
-const findRecordSQL = `SELECT p.owner_id, p.id, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
+var findRecordSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("6") + `, c.id IS NOT NULL, k.id, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
@@ -121,20 +121,26 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
-	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record))
+	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
+		p.Caller.UserID)
 	if err != nil {
 		return nil, site{}, err
 	}
-	var owner, projectID string
+	var st store.Standing
+	var role sql.NullString
 	var collectionFound bool
 	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	err = row.Scan(&owner, &projectID, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
-	if err != nil {
-		return nil, site{}, notFoundOr(err, "project", p.Project)
+	err = row.Scan(&st.ProjectID, &st.OwnerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, site{}, p.Check(false, store.Standing{})
 	}
-	if err := checkPath(p, levelCluster, owner, collectionFound, clusterID.Valid); err != nil {
+	if err != nil {
+		return nil, site{}, classify(err)
+	}
+	st.Member = store.Role(role.String)
+	if err := checkPath(p, levelCluster, st, collectionFound, clusterID.Valid); err != nil {
 		return nil, site{}, err
 	}
 	if !rid.Valid {
@@ -143,7 +149,7 @@ func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*s
 	return &store.Record{
 		ID: rid.String, Name: name.String, Type: store.DataType(typ.String), Value: json.RawMessage(value.String),
 		Version: version.Int64, CreatedAt: created.Time.UTC(), UpdatedAt: updated.Time.UTC(), UpdatedBy: updatedBy.String,
-	}, siteOf(p, projectID, clusterID.String), nil
+	}, siteOf(p, st.ProjectID, clusterID.String), nil
 }
 
 var recordSortColumns = map[store.SortField]string{
@@ -204,12 +210,11 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	if err != nil {
 		return nil, 0, err
 	}
-	args := []any{res.cluster.String}
+	b := binder{args: []any{res.cluster.String}}
 	var where strings.Builder
 	where.WriteString("cluster_id = $1")
 	filter := func(cond string, arg any) {
-		args = append(args, arg)
-		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
 	}
 	if rq.Search != "" {
 		filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
@@ -227,26 +232,53 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	if rq.ValueContains != "" {
 		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 	}
-	for _, b := range []struct {
+	for _, bound := range []struct {
 		key *store.ValueKey
 		op  string
 	}{{rq.Min, ">="}, {rq.Max, "<="}} {
-		if b.key != nil {
-			col, arg := rangeOperand(rq.Type, *b.key)
-			filter(col+" "+b.op+" $?", arg)
+		if bound.key != nil {
+			col, arg := rangeOperand(rq.Type, *bound.key)
+			filter(col+" "+bound.op+" $?", arg)
 		}
 	}
-	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
-		` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
-		append(args, rq.Limit, rq.Offset)...)
-	if err != nil {
-		return nil, 0, err
+	filters := b.args
+	count := func() (int, error) {
+		return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), filters...)
 	}
-	return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) },
-		counter(rq.ListQuery, func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), args...)
-		}))
+	if rq.After == nil {
+		rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
+			` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset), b.args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
+	}
+	// A cursor: the page is read by keyset, in at most two statements
+	// (afterConds), and the matches are counted on their own.
+	items := []T{}
+	for _, after := range afterConds(rq.ListQuery) {
+		b := binder{args: filters[:len(filters):len(filters)]}
+		cond := after(&b)
+		rows, err := q.rows(ctx, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
+			` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)), b.args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		if items = append(items, page...); len(items) >= rq.Limit {
+			break
+		}
+	}
+	total := store.NotCounted
+	if !rq.NoCount {
+		if total, err = count(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return items, total, nil
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a

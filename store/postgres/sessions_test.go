@@ -74,6 +74,20 @@ func TestMigrateSessions(t *testing.T) {
 	assert.Equal(t, int64(1), u.SessionGeneration)
 }
 
+func TestAccess(t *testing.T) {
+	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
+		url := pgtest.NewURL(t)
+		open := func() *postgres.Store {
+			db, err := sqlx.Open("postgres", url)
+			require.NoError(t, err)
+			db.SetMaxOpenConns(4)
+			t.Cleanup(func() { db.Close() })
+			return postgres.New(db)
+		}
+		return open(), open()
+	})
+}
+
 // TestEvents runs the change feed suite on two Stores on one database,
 // each listening on its own connection: a change made through one is
 // heard through the other, as between two instances.

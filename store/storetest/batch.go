@@ -288,6 +288,74 @@ func testBatches(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assertExists(t, assertOpError(t, err, 0, "a failing dry run"), "record", recName, "the error it would have")
 	})
 
+	t.Run("OneRecordManyOps", func(t *testing.T) {
+		f := newFixture(t, newStore(t))
+		rename := func(from, to string, n int) store.Op {
+			return store.Op{Kind: store.OpUpdate, Collection: collName, Cluster: clusName, Record: from,
+				Update: func(r *store.Record) error { r.Name, r.Value = to, json.RawMessage(strconv.Itoa(n)); return nil }}
+		}
+		del := func(name string) store.Op {
+			return store.Op{Kind: store.OpDelete, Collection: collName, Cluster: clusName, Record: name}
+		}
+		byID := store.NewID()
+		withID := createOp("a", 20)
+		withID.New.ID = byID
+		res, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Write: store.Write{MaxVersions: 2}, Ops: []store.Op{
+			updateOp(recName, 2), updateOp(recName, 3), updateOp(recName, 4), // the history cut within the batch
+			createOp("a", 10), rename("a", "b", 11), // created, then renamed
+			withID,                      // the name the rename freed
+			del("b"), createOp("b", 30), // deleted, and its name taken again
+			updateOp(byID, 21), // a record created by the batch, named by its id
+		}})
+		require.NoError(t, err, "Apply")
+		assert.Equal(t, int64(4), res[2].Record.Version, "three updates of one record")
+		assert.Equal(t, []string{"4", "3", "2"}, versionValues(versionsOf(t, f.s, f.path(3))),
+			"two versions kept besides the current one: version 1 dropped in the batch")
+		assert.Equal(t, "b", res[4].Record.Name, "renamed")
+		assert.Equal(t, int64(2), res[4].Record.Version, "the rename is version 2")
+		assert.Equal(t, byID, res[5].Record.ID, "the create's own id")
+		assert.NotEqual(t, res[3].Record.ID, res[7].Record.ID, "b made again is another record")
+		assert.Equal(t, "30", f.recordValue(t, "b"), "b holds the last create's value")
+		assert.Equal(t, "21", f.recordValue(t, "a"), "a updated through its id")
+		assert.Equal(t, []string{"21", "20"}, versionValues(versionsOf(t, f.s, setLevel(f.path(3), 3, "a"))),
+			"a record created and updated in one batch keeps its first version")
+		_, err = f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, res[3].Record.ID))
+		assertNotFound(t, err, "record", res[3].Record.ID, "the record deleted in the batch is gone")
+		assertCollectionCounts(t, f.s, f.path(1), 1, 3, "rec, a and b")
+
+		// Names swapped through a third one; the last op reads what the
+		// first two made.
+		_, err = f.s.Apply(f.ctx, f.path(0), store.Batch{Write: keepHistory, Ops: []store.Op{
+			rename("a", "tmp", 1), rename("b", "a", 2), rename("tmp", "b", 3),
+		}})
+		require.NoError(t, err, "swap two names")
+		assert.Equal(t, "2", f.recordValue(t, "a"), "a is the former b")
+		assert.Equal(t, "3", f.recordValue(t, "b"), "b is the former a")
+		r, err := f.s.FindRecord(f.ctx, setLevel(f.path(3), 3, "b"))
+		require.NoError(t, err, "FindRecord b")
+		assert.Equal(t, byID, r.ID, "b has the former a's id")
+		assert.Empty(t, f.recordValue(t, "tmp"), "tmp is gone")
+	})
+
+	t.Run("NameIsAnID", func(t *testing.T) {
+		f := newFixture(t, newStore(t))
+		_, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Write: keepHistory, Ops: []store.Op{createOp("a", 1), createOp(f.rec.ID, 1)}})
+		assertExists(t, assertOpError(t, err, 1, "a name that is a record's id"), "record", f.rec.ID, "create")
+		fresh := createOp("b", 1)
+		fresh.New.ID = store.NewID()
+		_, err = f.s.Apply(f.ctx, f.path(0), store.Batch{Write: keepHistory, Ops: []store.Op{fresh,
+			{Kind: store.OpUpdate, Collection: collName, Cluster: clusName, Record: recName,
+				Update: func(r *store.Record) error { r.Name = fresh.New.ID; return nil }}}})
+		assertExists(t, assertOpError(t, err, 1, "a rename to the id of a record made by the batch"), "record", fresh.New.ID, "rename")
+		f.assertUnchanged(t, "after the refused batches")
+		assert.Empty(t, f.recordValue(t, "b"), "nothing created")
+		res, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Write: keepHistory, Ops: []store.Op{
+			{Kind: store.OpUpdate, Collection: collName, Cluster: clusName, Record: recName,
+				Update: func(r *store.Record) error { r.Name = f.rec.ID; return nil }}}})
+		require.NoError(t, err, "a record may take its own id as its name")
+		assert.Equal(t, f.rec.ID, res[0].Record.Name, "renamed to its id")
+	})
+
 	t.Run("Concurrent", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		mustRecord(t, f.s, setLevel(f.path(3), 3, "b"), store.Integer, "1")

@@ -269,6 +269,42 @@ func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) s
 		assertQuota(t, err, store.QuotaRecordsPerCluster, 3, "the cluster is full after the batch")
 	})
 
+	t.Run("BatchHistoryBytes", func(t *testing.T) {
+		const limit = 100
+		s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
+		ctx := t.Context()
+		pp := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
+		k1 := store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
+		mustProject(t, s, owner, projName)
+		mustCollection(t, s, k1)
+		mustCluster(t, s, k1) // 4
+		set := func(value string) store.Op {
+			return store.Op{Kind: store.OpUpdate, Collection: "c1", Cluster: "k1", Record: "a",
+				Update: func(r *store.Record) error { r.Value = json.RawMessage(value); return nil }}
+		}
+		_, err := s.Apply(ctx, pp, store.Batch{Write: store.Write{MaxVersions: 1}, Ops: []store.Op{
+			{Kind: store.OpCreate, Collection: "c1", Cluster: "k1", Record: "a",
+				New: &store.Record{Type: store.Integer, Value: json.RawMessage("1")}}, // a1: 6
+			set("22"),  // a22, a1 kept: 9
+			set("333"), // a333, a22 kept, a1 dropped: 11
+		}})
+		require.NoError(t, err, "create and update twice, one version kept")
+		assertRoom(t, s, k1, limit, limit-11, "the history cut within the batch")
+		a := k1
+		a.Record = "a"
+		assert.Equal(t, []string{"333", "22"}, versionValues(versionsOf(t, s, a)), "one version kept")
+		_, err = s.Apply(ctx, pp, store.Batch{Write: store.Write{MaxVersions: 1}, Ops: []store.Op{
+			set("4444"), // a4444, a333 kept, a22 dropped: 13
+			set(strings.Repeat("5", limit)),
+		}})
+		assertOpQuota(t, err, 1, store.QuotaBytesPerProject, limit, "the second update passes the quota")
+		assertRoom(t, s, k1, limit, limit-11, "after the refused batch")
+		_, err = s.Apply(ctx, pp, store.Batch{Ops: []store.Op{set("4444"),
+			{Kind: store.OpDelete, Collection: "c1", Cluster: "k1", Record: "a"}}})
+		require.NoError(t, err, "update without history, then delete")
+		assertRoom(t, s, k1, limit, limit-4, "the record and its history given back")
+	})
+
 	t.Run("BatchBytesPerProject", func(t *testing.T) {
 		const limit = 100
 		s := newStore(t, store.Quotas{MaxBytesPerProject: limit})

@@ -17,6 +17,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[\\x21-\\x7e]+$":              ogenregex.MustCompile("^[\\x21-\\x7e]+$"),
 	"^[^/\\x00-\\x1f\\x7f-\\x9f]+$": ogenregex.MustCompile("^[^/\\x00-\\x1f\\x7f-\\x9f]+$"),
 	"^attachment":                   ogenregex.MustCompile("^attachment"),
+	"^hds_[0-9A-Za-z]{40,}$":        ogenregex.MustCompile("^hds_[0-9A-Za-z]{40,}$"),
 }
 
 type (

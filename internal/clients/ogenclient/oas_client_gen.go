@@ -43,6 +43,15 @@ type Invoker interface {
 	//
 	// POST /api/v1/auth/password
 	ChangePassword(ctx context.Context, request *PasswordChangeRequest) (ChangePasswordRes, error)
+	// CreateAPIToken invokes createAPIToken operation.
+	//
+	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs
+	// collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a
+	// positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43
+	// base62 characters); it is shown this once, the server keeps only its hash.
+	//
+	// POST /api/v1/projects/{project}/tokens
+	CreateAPIToken(ctx context.Context, request *APITokenCreateRequest, params CreateAPITokenParams) (CreateAPITokenRes, error)
 	// CreateCluster invokes createCluster operation.
 	//
 	// The name is in the body. A name the collection already has is 409.
@@ -93,6 +102,13 @@ type Invoker interface {
 	//
 	// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	CreateRecordAt(ctx context.Context, request OptRecordPathCreateRequest, params CreateRecordAtParams) (CreateRecordAtRes, error)
+	// DeleteAPIToken invokes deleteAPIToken operation.
+	//
+	// Admins and the owner only. The token is refused from the next request on, on every instance. An
+	// unknown or revoked id, or one of another project, is 404.
+	//
+	// DELETE /api/v1/projects/{project}/tokens/{id}
+	DeleteAPIToken(ctx context.Context, params DeleteAPITokenParams) (DeleteAPITokenRes, error)
 	// DeleteCluster invokes deleteCluster operation.
 	//
 	// Deletes the cluster with its records, in one step.
@@ -105,6 +121,14 @@ type Invoker interface {
 	//
 	// DELETE /api/v1/projects/{project}/collections/{collection}
 	DeleteCollection(ctx context.Context, params DeleteCollectionParams) (DeleteCollectionRes, error)
+	// DeleteMember invokes deleteMember operation.
+	//
+	// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400
+	// VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on
+	// every instance.
+	//
+	// DELETE /api/v1/projects/{project}/members/{username}
+	DeleteMember(ctx context.Context, params DeleteMemberParams) (DeleteMemberRes, error)
 	// DeleteProject invokes deleteProject operation.
 	//
 	// Deletes the project with its collections, clusters and records, in one step.
@@ -181,12 +205,20 @@ type Invoker interface {
 	//
 	// POST /api/v1/projects/{project}/import
 	ImportProject(ctx context.Context, request *ImportDocument, params ImportProjectParams) (ImportProjectRes, error)
+	// ListAPITokens invokes listAPITokens operation.
+	//
+	// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked
+	// tokens are not listed.
+	//
+	// GET /api/v1/projects/{project}/tokens
+	ListAPITokens(ctx context.Context, params ListAPITokensParams) (ListAPITokensRes, error)
 	// ListAudit invokes listAudit operation.
 	//
 	// Who changed what, and who read credentials in plain text: one entry per change (and per request that
 	// revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 	// commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-	// after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+	// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
+	// may not (403).
 	//
 	// GET /api/v1/projects/{project}/audit
 	ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error)
@@ -202,6 +234,13 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects/{project}/collections
 	ListCollections(ctx context.Context, params ListCollectionsParams) (ListCollectionsRes, error)
+	// ListMembers invokes listMembers operation.
+	//
+	// Every member with its role, the owner included (role owner), by username; limit and offset apply.
+	// Any role may list them; API tokens may not (403).
+	//
+	// GET /api/v1/projects/{project}/members
+	ListMembers(ctx context.Context, params ListMembersParams) (ListMembersRes, error)
 	// ListProjects invokes listProjects operation.
 	//
 	// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name),
@@ -241,6 +280,14 @@ type Invoker interface {
 	//
 	// POST /api/v1/auth/logout
 	Logout(ctx context.Context) (LogoutRes, error)
+	// PutMember invokes putMember operation.
+	//
+	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR
+	// otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR).
+	// Effective on the member's next request, on every instance.
+	//
+	// PUT /api/v1/projects/{project}/members/{username}
+	PutMember(ctx context.Context, request *MemberPutRequest, params PutMemberParams) (PutMemberRes, error)
 	// RefreshToken invokes refreshToken operation.
 	//
 	// Exchanges the token in the Authorization header for a new one of the same session. The token may
@@ -422,11 +469,23 @@ func (c *Client) sendApplyBatch(ctx context.Context, request *BatchRequest, para
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ApplyBatchOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -554,6 +613,119 @@ func (c *Client) sendChangePassword(ctx context.Context, request *PasswordChange
 	return result, nil
 }
 
+// CreateAPIToken invokes createAPIToken operation.
+//
+// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs
+// collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a
+// positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43
+// base62 characters); it is shown this once, the server keeps only its hash.
+//
+// POST /api/v1/projects/{project}/tokens
+func (c *Client) CreateAPIToken(ctx context.Context, request *APITokenCreateRequest, params CreateAPITokenParams) (CreateAPITokenRes, error) {
+	res, err := c.sendCreateAPIToken(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendCreateAPIToken(ctx context.Context, request *APITokenCreateRequest, params CreateAPITokenParams) (res CreateAPITokenRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/tokens"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateAPITokenRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, CreateAPITokenOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateAPITokenResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateCluster invokes createCluster operation.
 //
 // The name is in the body. A name the collection already has is 409.
@@ -646,11 +818,23 @@ func (c *Client) sendCreateCluster(ctx context.Context, request *NameRequest, pa
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, CreateClusterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -806,11 +990,23 @@ func (c *Client) sendCreateClusterAt(ctx context.Context, request OptPathNameReq
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, CreateClusterAtOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -916,11 +1112,23 @@ func (c *Client) sendCreateCollection(ctx context.Context, request *NameRequest,
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, CreateCollectionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1054,11 +1262,23 @@ func (c *Client) sendCreateCollectionAt(ctx context.Context, request OptPathName
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, CreateCollectionAtOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1433,11 +1653,23 @@ func (c *Client) sendCreateRecord(ctx context.Context, request *RecordCreateRequ
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, CreateRecordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1673,6 +1905,135 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, request OptRecordPathCr
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, CreateRecordAtOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+				{0b00000010},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateRecordAtResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAPIToken invokes deleteAPIToken operation.
+//
+// Admins and the owner only. The token is refused from the next request on, on every instance. An
+// unknown or revoked id, or one of another project, is 404.
+//
+// DELETE /api/v1/projects/{project}/tokens/{id}
+func (c *Client) DeleteAPIToken(ctx context.Context, params DeleteAPITokenParams) (DeleteAPITokenRes, error) {
+	res, err := c.sendDeleteAPIToken(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteAPIToken(ctx context.Context, params DeleteAPITokenParams) (res DeleteAPITokenRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/tokens/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, DeleteAPITokenOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
@@ -1705,7 +2066,7 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, request OptRecordPathCr
 		_ = body.Close()
 	}()
 
-	result, err := decodeCreateRecordAtResponse(resp)
+	result, err := decodeDeleteAPITokenResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -1814,11 +2175,23 @@ func (c *Client) sendDeleteCluster(ctx context.Context, params DeleteClusterPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, DeleteClusterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1933,6 +2306,136 @@ func (c *Client) sendDeleteCollection(ctx context.Context, params DeleteCollecti
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, DeleteCollectionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+				{0b00000010},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteCollectionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteMember invokes deleteMember operation.
+//
+// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400
+// VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on
+// every instance.
+//
+// DELETE /api/v1/projects/{project}/members/{username}
+func (c *Client) DeleteMember(ctx context.Context, params DeleteMemberParams) (DeleteMemberRes, error) {
+	res, err := c.sendDeleteMember(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteMember(ctx context.Context, params DeleteMemberParams) (res DeleteMemberRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members/"
+	{
+		// Encode "username" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "username",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Username))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, DeleteMemberOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
@@ -1965,7 +2468,7 @@ func (c *Client) sendDeleteCollection(ctx context.Context, params DeleteCollecti
 		_ = body.Close()
 	}()
 
-	result, err := decodeDeleteCollectionResponse(resp)
+	result, err := decodeDeleteMemberResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2030,11 +2533,23 @@ func (c *Client) sendDeleteProject(ctx context.Context, params DeleteProjectPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, DeleteProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2211,11 +2726,23 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, DeleteRecordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2331,11 +2858,23 @@ func (c *Client) sendExportProject(ctx context.Context, params ExportProjectPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ExportProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2512,11 +3051,23 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, GetClusterDataOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2631,11 +3182,23 @@ func (c *Client) sendGetCollection(ctx context.Context, params GetCollectionPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, GetCollectionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2817,11 +3380,23 @@ func (c *Client) sendGetProject(ctx context.Context, params GetProjectParams) (r
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, GetProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3036,11 +3611,23 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, GetRecordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3186,11 +3773,23 @@ func (c *Client) sendImportProject(ctx context.Context, request *ImportDocument,
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ImportProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3226,12 +3825,149 @@ func (c *Client) sendImportProject(ctx context.Context, request *ImportDocument,
 	return result, nil
 }
 
+// ListAPITokens invokes listAPITokens operation.
+//
+// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked
+// tokens are not listed.
+//
+// GET /api/v1/projects/{project}/tokens
+func (c *Client) ListAPITokens(ctx context.Context, params ListAPITokensParams) (ListAPITokensRes, error) {
+	res, err := c.sendListAPITokens(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAPITokens(ctx context.Context, params ListAPITokensParams) (res ListAPITokensRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/tokens"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Offset.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ListAPITokensOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAPITokensResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListAudit invokes listAudit operation.
 //
 // Who changed what, and who read credentials in plain text: one entry per change (and per request that
 // revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 // commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-// after (a revision, exclusive); limit and offset as for lists. Needs the admin right (the owner).
+// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
+// may not (403).
 //
 // GET /api/v1/projects/{project}/audit
 func (c *Client) ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error) {
@@ -3634,11 +4370,23 @@ func (c *Client) sendListClusters(ctx context.Context, params ListClustersParams
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ListClustersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3837,6 +4585,154 @@ func (c *Client) sendListCollections(ctx context.Context, params ListCollections
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ListCollectionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+				{0b00000010},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListCollectionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListMembers invokes listMembers operation.
+//
+// Every member with its role, the owner included (role owner), by username; limit and offset apply.
+// Any role may list them; API tokens may not (403).
+//
+// GET /api/v1/projects/{project}/members
+func (c *Client) ListMembers(ctx context.Context, params ListMembersParams) (ListMembersRes, error) {
+	res, err := c.sendListMembers(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListMembers(ctx context.Context, params ListMembersParams) (res ListMembersRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Offset.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ListMembersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
@@ -3869,7 +4765,7 @@ func (c *Client) sendListCollections(ctx context.Context, params ListCollections
 		_ = body.Close()
 	}()
 
-	result, err := decodeListCollectionsResponse(resp)
+	result, err := decodeListMembersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4239,11 +5135,23 @@ func (c *Client) sendListRecordVersions(ctx context.Context, params ListRecordVe
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ListRecordVersionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -4592,11 +5500,23 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, ListRecordsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -4752,6 +5672,136 @@ func (c *Client) sendLogout(ctx context.Context) (res LogoutRes, err error) {
 	}()
 
 	result, err := decodeLogoutResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PutMember invokes putMember operation.
+//
+// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR
+// otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR).
+// Effective on the member's next request, on every instance.
+//
+// PUT /api/v1/projects/{project}/members/{username}
+func (c *Client) PutMember(ctx context.Context, request *MemberPutRequest, params PutMemberParams) (PutMemberRes, error) {
+	res, err := c.sendPutMember(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPutMember(ctx context.Context, request *MemberPutRequest, params PutMemberParams) (res PutMemberRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members/"
+	{
+		// Encode "username" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "username",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Username))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePutMemberRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, PutMemberOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePutMemberResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4983,11 +6033,23 @@ func (c *Client) sendRenameCluster(ctx context.Context, request OptNameRequest, 
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, RenameClusterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5145,11 +6207,23 @@ func (c *Client) sendRenameCollection(ctx context.Context, request OptNameReques
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, RenameCollectionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5285,11 +6359,23 @@ func (c *Client) sendRenameProject(ctx context.Context, request OptNameRequest, 
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, RenameProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5522,11 +6608,23 @@ func (c *Client) sendRestoreRecord(ctx context.Context, request OptRestoreReques
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, RestoreRecordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5705,11 +6803,23 @@ func (c *Client) sendStreamEvents(ctx context.Context, params StreamEventsParams
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, StreamEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5984,11 +7094,23 @@ func (c *Client) sendUpdateRecord(ctx context.Context, request OptRecordUpdateRe
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
+		{
+
+			switch err := c.securityApiToken(ctx, UpdateRecordOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
+				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {

@@ -9,6 +9,10 @@ type ChangePasswordRes interface {
 	changePasswordRes()
 }
 
+type CreateAPITokenRes interface {
+	createAPITokenRes()
+}
+
 type CreateClusterAtRes interface {
 	createClusterAtRes()
 }
@@ -41,12 +45,20 @@ type CreateRecordRes interface {
 	createRecordRes()
 }
 
+type DeleteAPITokenRes interface {
+	deleteAPITokenRes()
+}
+
 type DeleteClusterRes interface {
 	deleteClusterRes()
 }
 
 type DeleteCollectionRes interface {
 	deleteCollectionRes()
+}
+
+type DeleteMemberRes interface {
+	deleteMemberRes()
 }
 
 type DeleteProjectRes interface {
@@ -89,6 +101,10 @@ type ImportProjectRes interface {
 	importProjectRes()
 }
 
+type ListAPITokensRes interface {
+	listAPITokensRes()
+}
+
 type ListAuditRes interface {
 	listAuditRes()
 }
@@ -99,6 +115,10 @@ type ListClustersRes interface {
 
 type ListCollectionsRes interface {
 	listCollectionsRes()
+}
+
+type ListMembersRes interface {
+	listMembersRes()
 }
 
 type ListProjectsRes interface {
@@ -119,6 +139,10 @@ type LoginRes interface {
 
 type LogoutRes interface {
 	logoutRes()
+}
+
+type PutMemberRes interface {
+	putMemberRes()
 }
 
 type RefreshTokenRes interface {

@@ -8,6 +8,12 @@ type ApplyBatchParams struct {
 	Project Name
 }
 
+// CreateAPITokenParams is parameters of createAPIToken operation.
+type CreateAPITokenParams struct {
+	// The project's name.
+	Project Name
+}
+
 // CreateClusterParams is parameters of createCluster operation.
 type CreateClusterParams struct {
 	// The project's name.
@@ -78,6 +84,14 @@ type CreateRecordAtParams struct {
 	Record Name
 }
 
+// DeleteAPITokenParams is parameters of deleteAPIToken operation.
+type DeleteAPITokenParams struct {
+	// The project's name.
+	Project Name
+	// An API token's id.
+	ID string
+}
+
 // DeleteClusterParams is parameters of deleteCluster operation.
 type DeleteClusterParams struct {
 	// The project's name.
@@ -94,6 +108,14 @@ type DeleteCollectionParams struct {
 	Project Name
 	// The collection's name.
 	Collection Name
+}
+
+// DeleteMemberParams is parameters of deleteMember operation.
+type DeleteMemberParams struct {
+	// The project's name.
+	Project Name
+	// A user's username.
+	Username string
 }
 
 // DeleteProjectParams is parameters of deleteProject operation.
@@ -182,6 +204,16 @@ type ImportProjectParams struct {
 	Project Name
 }
 
+// ListAPITokensParams is parameters of listAPITokens operation.
+type ListAPITokensParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
 // ListAuditParams is parameters of listAudit operation.
 type ListAuditParams struct {
 	// Page size, a decimal integer.
@@ -236,6 +268,16 @@ type ListCollectionsParams struct {
 	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
 	// False answers total null and skips counting the matches.
 	Count OptBool `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
+// ListMembersParams is parameters of listMembers operation.
+type ListMembersParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 }
@@ -310,6 +352,14 @@ type ListRecordsParams struct {
 	Collection Name
 	// The cluster's name.
 	Cluster Name
+}
+
+// PutMemberParams is parameters of putMember operation.
+type PutMemberParams struct {
+	// The project's name.
+	Project Name
+	// A user's username.
+	Username string
 }
 
 // RenameClusterParams is parameters of renameCluster operation.

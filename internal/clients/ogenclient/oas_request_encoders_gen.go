@@ -38,6 +38,20 @@ func encodeChangePasswordRequest(
 	return nil
 }
 
+func encodeCreateAPITokenRequest(
+	req *APITokenCreateRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateClusterRequest(
 	req *NameRequest,
 	r *http.Request,
@@ -190,6 +204,20 @@ func encodeImportProjectRequest(
 
 func encodeLoginRequest(
 	req *LoginRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePutMemberRequest(
+	req *MemberPutRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -16,6 +16,707 @@ func (s *OtherErrorResponseStatusCodeWithHeaders) Error() string {
 	return fmt.Sprintf("code %d: %+v", s.StatusCode, s.Response)
 }
 
+// An API token of a project; collection and cluster are its scope (null: not narrowed).
+// Ref: #/components/schemas/APIToken
+type APIToken struct {
+	Cluster    NilName      `json:"cluster"`
+	Collection NilName      `json:"collection"`
+	CreatedAt  Timestamp    `json:"created_at"`
+	ExpiresAt  NilTimestamp `json:"expires_at"`
+	ID         ID           `json:"id"`
+	// Null until the first use; then updated at most once a minute.
+	LastUsedAt NilTimestamp `json:"last_used_at"`
+	Name       string       `json:"name"`
+	Role       APITokenRole `json:"role"`
+}
+
+// GetCluster returns the value of Cluster.
+func (s *APIToken) GetCluster() NilName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *APIToken) GetCollection() NilName {
+	return s.Collection
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *APIToken) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetExpiresAt returns the value of ExpiresAt.
+func (s *APIToken) GetExpiresAt() NilTimestamp {
+	return s.ExpiresAt
+}
+
+// GetID returns the value of ID.
+func (s *APIToken) GetID() ID {
+	return s.ID
+}
+
+// GetLastUsedAt returns the value of LastUsedAt.
+func (s *APIToken) GetLastUsedAt() NilTimestamp {
+	return s.LastUsedAt
+}
+
+// GetName returns the value of Name.
+func (s *APIToken) GetName() string {
+	return s.Name
+}
+
+// GetRole returns the value of Role.
+func (s *APIToken) GetRole() APITokenRole {
+	return s.Role
+}
+
+// SetCluster sets the value of Cluster.
+func (s *APIToken) SetCluster(val NilName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *APIToken) SetCollection(val NilName) {
+	s.Collection = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *APIToken) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetExpiresAt sets the value of ExpiresAt.
+func (s *APIToken) SetExpiresAt(val NilTimestamp) {
+	s.ExpiresAt = val
+}
+
+// SetID sets the value of ID.
+func (s *APIToken) SetID(val ID) {
+	s.ID = val
+}
+
+// SetLastUsedAt sets the value of LastUsedAt.
+func (s *APIToken) SetLastUsedAt(val NilTimestamp) {
+	s.LastUsedAt = val
+}
+
+// SetName sets the value of Name.
+func (s *APIToken) SetName(val string) {
+	s.Name = val
+}
+
+// SetRole sets the value of Role.
+func (s *APIToken) SetRole(val APITokenRole) {
+	s.Role = val
+}
+
+// A new API token. role is viewer, reader or editor (case matters); collection, and cluster with it,
+// narrow its scope; expires_in is a positive number of seconds (no expiry when left out).
+// Ref: #/components/schemas/APITokenCreateRequest
+type APITokenCreateRequest struct {
+	Cluster    OptName                   `json:"cluster"`
+	Collection OptName                   `json:"collection"`
+	ExpiresIn  OptInt                    `json:"expires_in"`
+	Name       string                    `json:"name"`
+	Role       APITokenCreateRequestRole `json:"role"`
+}
+
+// GetCluster returns the value of Cluster.
+func (s *APITokenCreateRequest) GetCluster() OptName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *APITokenCreateRequest) GetCollection() OptName {
+	return s.Collection
+}
+
+// GetExpiresIn returns the value of ExpiresIn.
+func (s *APITokenCreateRequest) GetExpiresIn() OptInt {
+	return s.ExpiresIn
+}
+
+// GetName returns the value of Name.
+func (s *APITokenCreateRequest) GetName() string {
+	return s.Name
+}
+
+// GetRole returns the value of Role.
+func (s *APITokenCreateRequest) GetRole() APITokenCreateRequestRole {
+	return s.Role
+}
+
+// SetCluster sets the value of Cluster.
+func (s *APITokenCreateRequest) SetCluster(val OptName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *APITokenCreateRequest) SetCollection(val OptName) {
+	s.Collection = val
+}
+
+// SetExpiresIn sets the value of ExpiresIn.
+func (s *APITokenCreateRequest) SetExpiresIn(val OptInt) {
+	s.ExpiresIn = val
+}
+
+// SetName sets the value of Name.
+func (s *APITokenCreateRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetRole sets the value of Role.
+func (s *APITokenCreateRequest) SetRole(val APITokenCreateRequestRole) {
+	s.Role = val
+}
+
+type APITokenCreateRequestRole string
+
+const (
+	APITokenCreateRequestRoleViewer APITokenCreateRequestRole = "viewer"
+	APITokenCreateRequestRoleReader APITokenCreateRequestRole = "reader"
+	APITokenCreateRequestRoleEditor APITokenCreateRequestRole = "editor"
+)
+
+// AllValues returns all APITokenCreateRequestRole values.
+func (APITokenCreateRequestRole) AllValues() []APITokenCreateRequestRole {
+	return []APITokenCreateRequestRole{
+		APITokenCreateRequestRoleViewer,
+		APITokenCreateRequestRoleReader,
+		APITokenCreateRequestRoleEditor,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s APITokenCreateRequestRole) MarshalText() ([]byte, error) {
+	switch s {
+	case APITokenCreateRequestRoleViewer:
+		return []byte(s), nil
+	case APITokenCreateRequestRoleReader:
+		return []byte(s), nil
+	case APITokenCreateRequestRoleEditor:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *APITokenCreateRequestRole) UnmarshalText(data []byte) error {
+	switch APITokenCreateRequestRole(data) {
+	case APITokenCreateRequestRoleViewer:
+		*s = APITokenCreateRequestRoleViewer
+		return nil
+	case APITokenCreateRequestRoleReader:
+		*s = APITokenCreateRequestRoleReader
+		return nil
+	case APITokenCreateRequestRoleEditor:
+		*s = APITokenCreateRequestRoleEditor
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A new API token with its token string.
+// Ref: #/components/schemas/APITokenCreated
+type APITokenCreated struct {
+	Cluster    NilName      `json:"cluster"`
+	Collection NilName      `json:"collection"`
+	CreatedAt  Timestamp    `json:"created_at"`
+	ExpiresAt  NilTimestamp `json:"expires_at"`
+	ID         ID           `json:"id"`
+	// Null until the first use; then updated at most once a minute.
+	LastUsedAt NilTimestamp        `json:"last_used_at"`
+	Name       string              `json:"name"`
+	Role       APITokenCreatedRole `json:"role"`
+	// The token string; shown in this answer only.
+	Token string `json:"token"`
+}
+
+// GetCluster returns the value of Cluster.
+func (s *APITokenCreated) GetCluster() NilName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *APITokenCreated) GetCollection() NilName {
+	return s.Collection
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *APITokenCreated) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetExpiresAt returns the value of ExpiresAt.
+func (s *APITokenCreated) GetExpiresAt() NilTimestamp {
+	return s.ExpiresAt
+}
+
+// GetID returns the value of ID.
+func (s *APITokenCreated) GetID() ID {
+	return s.ID
+}
+
+// GetLastUsedAt returns the value of LastUsedAt.
+func (s *APITokenCreated) GetLastUsedAt() NilTimestamp {
+	return s.LastUsedAt
+}
+
+// GetName returns the value of Name.
+func (s *APITokenCreated) GetName() string {
+	return s.Name
+}
+
+// GetRole returns the value of Role.
+func (s *APITokenCreated) GetRole() APITokenCreatedRole {
+	return s.Role
+}
+
+// GetToken returns the value of Token.
+func (s *APITokenCreated) GetToken() string {
+	return s.Token
+}
+
+// SetCluster sets the value of Cluster.
+func (s *APITokenCreated) SetCluster(val NilName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *APITokenCreated) SetCollection(val NilName) {
+	s.Collection = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *APITokenCreated) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetExpiresAt sets the value of ExpiresAt.
+func (s *APITokenCreated) SetExpiresAt(val NilTimestamp) {
+	s.ExpiresAt = val
+}
+
+// SetID sets the value of ID.
+func (s *APITokenCreated) SetID(val ID) {
+	s.ID = val
+}
+
+// SetLastUsedAt sets the value of LastUsedAt.
+func (s *APITokenCreated) SetLastUsedAt(val NilTimestamp) {
+	s.LastUsedAt = val
+}
+
+// SetName sets the value of Name.
+func (s *APITokenCreated) SetName(val string) {
+	s.Name = val
+}
+
+// SetRole sets the value of Role.
+func (s *APITokenCreated) SetRole(val APITokenCreatedRole) {
+	s.Role = val
+}
+
+// SetToken sets the value of Token.
+func (s *APITokenCreated) SetToken(val string) {
+	s.Token = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/APITokenCreatedEnvelope
+type APITokenCreatedEnvelope struct {
+	Data    APITokenCreated `json:"data"`
+	Message Message         `json:"message"`
+	Success bool            `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *APITokenCreatedEnvelope) GetData() APITokenCreated {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *APITokenCreatedEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *APITokenCreatedEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *APITokenCreatedEnvelope) SetData(val APITokenCreated) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *APITokenCreatedEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *APITokenCreatedEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// APITokenCreatedResponseHeaders wraps APITokenCreatedEnvelope with response headers.
+type APITokenCreatedResponseHeaders struct {
+	CacheControl        string
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            APITokenCreatedEnvelope
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *APITokenCreatedResponseHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *APITokenCreatedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *APITokenCreatedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *APITokenCreatedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *APITokenCreatedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *APITokenCreatedResponseHeaders) GetResponse() APITokenCreatedEnvelope {
+	return s.Response
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *APITokenCreatedResponseHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *APITokenCreatedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *APITokenCreatedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *APITokenCreatedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *APITokenCreatedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *APITokenCreatedResponseHeaders) SetResponse(val APITokenCreatedEnvelope) {
+	s.Response = val
+}
+
+func (*APITokenCreatedResponseHeaders) createAPITokenRes() {}
+
+type APITokenCreatedRole string
+
+const (
+	APITokenCreatedRoleViewer APITokenCreatedRole = "viewer"
+	APITokenCreatedRoleReader APITokenCreatedRole = "reader"
+	APITokenCreatedRoleEditor APITokenCreatedRole = "editor"
+)
+
+// AllValues returns all APITokenCreatedRole values.
+func (APITokenCreatedRole) AllValues() []APITokenCreatedRole {
+	return []APITokenCreatedRole{
+		APITokenCreatedRoleViewer,
+		APITokenCreatedRoleReader,
+		APITokenCreatedRoleEditor,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s APITokenCreatedRole) MarshalText() ([]byte, error) {
+	switch s {
+	case APITokenCreatedRoleViewer:
+		return []byte(s), nil
+	case APITokenCreatedRoleReader:
+		return []byte(s), nil
+	case APITokenCreatedRoleEditor:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *APITokenCreatedRole) UnmarshalText(data []byte) error {
+	switch APITokenCreatedRole(data) {
+	case APITokenCreatedRoleViewer:
+		*s = APITokenCreatedRoleViewer
+		return nil
+	case APITokenCreatedRoleReader:
+		*s = APITokenCreatedRoleReader
+		return nil
+	case APITokenCreatedRoleEditor:
+		*s = APITokenCreatedRoleEditor
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
+// Ref: #/components/schemas/APITokenList
+type APITokenList struct {
+	Items      []APIToken `json:"items"`
+	Limit      int        `json:"limit"`
+	NextCursor NilString  `json:"next_cursor"`
+	Offset     int        `json:"offset"`
+	Total      NilInt     `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *APITokenList) GetItems() []APIToken {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *APITokenList) GetLimit() int {
+	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *APITokenList) GetNextCursor() NilString {
+	return s.NextCursor
+}
+
+// GetOffset returns the value of Offset.
+func (s *APITokenList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *APITokenList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *APITokenList) SetItems(val []APIToken) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *APITokenList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *APITokenList) SetNextCursor(val NilString) {
+	s.NextCursor = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *APITokenList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *APITokenList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/APITokenListEnvelope
+type APITokenListEnvelope struct {
+	Data    APITokenList `json:"data"`
+	Message Message      `json:"message"`
+	Success bool         `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *APITokenListEnvelope) GetData() APITokenList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *APITokenListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *APITokenListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *APITokenListEnvelope) SetData(val APITokenList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *APITokenListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *APITokenListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// APITokenListResponseHeaders wraps APITokenListEnvelope with response headers.
+type APITokenListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            APITokenListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *APITokenListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *APITokenListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *APITokenListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *APITokenListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *APITokenListResponseHeaders) GetResponse() APITokenListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *APITokenListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *APITokenListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *APITokenListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *APITokenListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *APITokenListResponseHeaders) SetResponse(val APITokenListEnvelope) {
+	s.Response = val
+}
+
+func (*APITokenListResponseHeaders) listAPITokensRes() {}
+
+type APITokenRole string
+
+const (
+	APITokenRoleViewer APITokenRole = "viewer"
+	APITokenRoleReader APITokenRole = "reader"
+	APITokenRoleEditor APITokenRole = "editor"
+)
+
+// AllValues returns all APITokenRole values.
+func (APITokenRole) AllValues() []APITokenRole {
+	return []APITokenRole{
+		APITokenRoleViewer,
+		APITokenRoleReader,
+		APITokenRoleEditor,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s APITokenRole) MarshalText() ([]byte, error) {
+	switch s {
+	case APITokenRoleViewer:
+		return []byte(s), nil
+	case APITokenRoleReader:
+		return []byte(s), nil
+	case APITokenRoleEditor:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *APITokenRole) UnmarshalText(data []byte) error {
+	switch APITokenRole(data) {
+	case APITokenRoleViewer:
+		*s = APITokenRoleViewer
+		return nil
+	case APITokenRoleReader:
+		*s = APITokenRoleReader
+		return nil
+	case APITokenRoleEditor:
+		*s = APITokenRoleEditor
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type ApiToken struct {
+	Token string
+	Roles []string
+}
+
+// GetToken returns the value of Token.
+func (s *ApiToken) GetToken() string {
+	return s.Token
+}
+
+// GetRoles returns the value of Roles.
+func (s *ApiToken) GetRoles() []string {
+	return s.Roles
+}
+
+// SetToken sets the value of Token.
+func (s *ApiToken) SetToken(val string) {
+	s.Token = val
+}
+
+// SetRoles sets the value of Roles.
+func (s *ApiToken) SetRoles(val []string) {
+	s.Roles = val
+}
+
 type ArrayValue []ScalarValue
 
 type AuditActionQuery string
@@ -470,12 +1171,15 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/AuditList
 type AuditList struct {
-	Items  []AuditEntry `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []AuditEntry `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -486,6 +1190,11 @@ func (s *AuditList) GetItems() []AuditEntry {
 // GetLimit returns the value of Limit.
 func (s *AuditList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *AuditList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -506,6 +1215,11 @@ func (s *AuditList) SetItems(val []AuditEntry) {
 // SetLimit sets the value of Limit.
 func (s *AuditList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *AuditList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -678,6 +1392,7 @@ func (s *BadRequestResponseHeaders) SetResponse(val ErrorEnvelope) {
 
 func (*BadRequestResponseHeaders) applyBatchRes()         {}
 func (*BadRequestResponseHeaders) changePasswordRes()     {}
+func (*BadRequestResponseHeaders) createAPITokenRes()     {}
 func (*BadRequestResponseHeaders) createClusterAtRes()    {}
 func (*BadRequestResponseHeaders) createClusterRes()      {}
 func (*BadRequestResponseHeaders) createCollectionAtRes() {}
@@ -686,8 +1401,10 @@ func (*BadRequestResponseHeaders) createProjectAtRes()    {}
 func (*BadRequestResponseHeaders) createProjectRes()      {}
 func (*BadRequestResponseHeaders) createRecordAtRes()     {}
 func (*BadRequestResponseHeaders) createRecordRes()       {}
+func (*BadRequestResponseHeaders) deleteAPITokenRes()     {}
 func (*BadRequestResponseHeaders) deleteClusterRes()      {}
 func (*BadRequestResponseHeaders) deleteCollectionRes()   {}
+func (*BadRequestResponseHeaders) deleteMemberRes()       {}
 func (*BadRequestResponseHeaders) deleteProjectRes()      {}
 func (*BadRequestResponseHeaders) deleteRecordRes()       {}
 func (*BadRequestResponseHeaders) exportProjectRes()      {}
@@ -696,14 +1413,17 @@ func (*BadRequestResponseHeaders) getCollectionRes()      {}
 func (*BadRequestResponseHeaders) getProjectRes()         {}
 func (*BadRequestResponseHeaders) getRecordRes()          {}
 func (*BadRequestResponseHeaders) importProjectRes()      {}
+func (*BadRequestResponseHeaders) listAPITokensRes()      {}
 func (*BadRequestResponseHeaders) listAuditRes()          {}
 func (*BadRequestResponseHeaders) listClustersRes()       {}
 func (*BadRequestResponseHeaders) listCollectionsRes()    {}
+func (*BadRequestResponseHeaders) listMembersRes()        {}
 func (*BadRequestResponseHeaders) listProjectsRes()       {}
 func (*BadRequestResponseHeaders) listRecordVersionsRes() {}
 func (*BadRequestResponseHeaders) listRecordsRes()        {}
 func (*BadRequestResponseHeaders) loginRes()              {}
 func (*BadRequestResponseHeaders) logoutRes()             {}
+func (*BadRequestResponseHeaders) putMemberRes()          {}
 func (*BadRequestResponseHeaders) refreshTokenRes()       {}
 func (*BadRequestResponseHeaders) renameClusterRes()      {}
 func (*BadRequestResponseHeaders) renameCollectionRes()   {}
@@ -867,6 +1587,7 @@ func (s *BatchOperationOp) UnmarshalText(data []byte) error {
 // and upsert.
 // Ref: #/components/schemas/BatchRequest
 type BatchRequest struct {
+	// Create the missing collection and cluster of create and upsert operations; false when left out.
 	CreateParents OptBool          `json:"create_parents"`
 	Operations    []BatchOperation `json:"operations"`
 }
@@ -1517,12 +2238,15 @@ func (s *ClusterEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ClusterList
 type ClusterList struct {
-	Items  []Cluster `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Cluster `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1533,6 +2257,11 @@ func (s *ClusterList) GetItems() []Cluster {
 // GetLimit returns the value of Limit.
 func (s *ClusterList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ClusterList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -1553,6 +2282,11 @@ func (s *ClusterList) SetItems(val []Cluster) {
 // SetLimit sets the value of Limit.
 func (s *ClusterList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ClusterList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -1848,12 +2582,15 @@ func (s *CollectionEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/CollectionList
 type CollectionList struct {
-	Items  []Collection `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []Collection `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1864,6 +2601,11 @@ func (s *CollectionList) GetItems() []Collection {
 // GetLimit returns the value of Limit.
 func (s *CollectionList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *CollectionList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -1884,6 +2626,11 @@ func (s *CollectionList) SetItems(val []Collection) {
 // SetLimit sets the value of Limit.
 func (s *CollectionList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *CollectionList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -2682,6 +3429,7 @@ func (s *ForbiddenResponseHeaders) SetResponse(val ErrorEnvelope) {
 }
 
 func (*ForbiddenResponseHeaders) applyBatchRes()         {}
+func (*ForbiddenResponseHeaders) createAPITokenRes()     {}
 func (*ForbiddenResponseHeaders) createClusterAtRes()    {}
 func (*ForbiddenResponseHeaders) createClusterRes()      {}
 func (*ForbiddenResponseHeaders) createCollectionAtRes() {}
@@ -2690,8 +3438,10 @@ func (*ForbiddenResponseHeaders) createProjectAtRes()    {}
 func (*ForbiddenResponseHeaders) createProjectRes()      {}
 func (*ForbiddenResponseHeaders) createRecordAtRes()     {}
 func (*ForbiddenResponseHeaders) createRecordRes()       {}
+func (*ForbiddenResponseHeaders) deleteAPITokenRes()     {}
 func (*ForbiddenResponseHeaders) deleteClusterRes()      {}
 func (*ForbiddenResponseHeaders) deleteCollectionRes()   {}
+func (*ForbiddenResponseHeaders) deleteMemberRes()       {}
 func (*ForbiddenResponseHeaders) deleteProjectRes()      {}
 func (*ForbiddenResponseHeaders) deleteRecordRes()       {}
 func (*ForbiddenResponseHeaders) exportProjectRes()      {}
@@ -2700,11 +3450,14 @@ func (*ForbiddenResponseHeaders) getCollectionRes()      {}
 func (*ForbiddenResponseHeaders) getProjectRes()         {}
 func (*ForbiddenResponseHeaders) getRecordRes()          {}
 func (*ForbiddenResponseHeaders) importProjectRes()      {}
+func (*ForbiddenResponseHeaders) listAPITokensRes()      {}
 func (*ForbiddenResponseHeaders) listAuditRes()          {}
 func (*ForbiddenResponseHeaders) listClustersRes()       {}
 func (*ForbiddenResponseHeaders) listCollectionsRes()    {}
+func (*ForbiddenResponseHeaders) listMembersRes()        {}
 func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
 func (*ForbiddenResponseHeaders) listRecordsRes()        {}
+func (*ForbiddenResponseHeaders) putMemberRes()          {}
 func (*ForbiddenResponseHeaders) renameClusterRes()      {}
 func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
 func (*ForbiddenResponseHeaders) renameProjectRes()      {}
@@ -3592,6 +4345,448 @@ func (s *LoginRequest) SetUsername(val string) {
 	s.Username = val
 }
 
+// A member of a project; the owner is listed with role owner.
+// Ref: #/components/schemas/Member
+type Member struct {
+	CreatedAt Timestamp  `json:"created_at"`
+	Role      MemberRole `json:"role"`
+	UserID    string     `json:"user_id"`
+	Username  string     `json:"username"`
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Member) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetRole returns the value of Role.
+func (s *Member) GetRole() MemberRole {
+	return s.Role
+}
+
+// GetUserID returns the value of UserID.
+func (s *Member) GetUserID() string {
+	return s.UserID
+}
+
+// GetUsername returns the value of Username.
+func (s *Member) GetUsername() string {
+	return s.Username
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Member) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetRole sets the value of Role.
+func (s *Member) SetRole(val MemberRole) {
+	s.Role = val
+}
+
+// SetUserID sets the value of UserID.
+func (s *Member) SetUserID(val string) {
+	s.UserID = val
+}
+
+// SetUsername sets the value of Username.
+func (s *Member) SetUsername(val string) {
+	s.Username = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/MemberEnvelope
+type MemberEnvelope struct {
+	Data    Member  `json:"data"`
+	Message Message `json:"message"`
+	Success bool    `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *MemberEnvelope) GetData() Member {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *MemberEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *MemberEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *MemberEnvelope) SetData(val Member) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *MemberEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *MemberEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
+// Ref: #/components/schemas/MemberList
+type MemberList struct {
+	Items      []Member  `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *MemberList) GetItems() []Member {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *MemberList) GetLimit() int {
+	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *MemberList) GetNextCursor() NilString {
+	return s.NextCursor
+}
+
+// GetOffset returns the value of Offset.
+func (s *MemberList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *MemberList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *MemberList) SetItems(val []Member) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *MemberList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *MemberList) SetNextCursor(val NilString) {
+	s.NextCursor = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *MemberList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *MemberList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/MemberListEnvelope
+type MemberListEnvelope struct {
+	Data    MemberList `json:"data"`
+	Message Message    `json:"message"`
+	Success bool       `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *MemberListEnvelope) GetData() MemberList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *MemberListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *MemberListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *MemberListEnvelope) SetData(val MemberList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *MemberListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *MemberListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// MemberListResponseHeaders wraps MemberListEnvelope with response headers.
+type MemberListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            MemberListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *MemberListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *MemberListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *MemberListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *MemberListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *MemberListResponseHeaders) GetResponse() MemberListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *MemberListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *MemberListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *MemberListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *MemberListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *MemberListResponseHeaders) SetResponse(val MemberListEnvelope) {
+	s.Response = val
+}
+
+func (*MemberListResponseHeaders) listMembersRes() {}
+
+// The member's role; case matters.
+// Ref: #/components/schemas/MemberPutRequest
+type MemberPutRequest struct {
+	Role MemberPutRequestRole `json:"role"`
+}
+
+// GetRole returns the value of Role.
+func (s *MemberPutRequest) GetRole() MemberPutRequestRole {
+	return s.Role
+}
+
+// SetRole sets the value of Role.
+func (s *MemberPutRequest) SetRole(val MemberPutRequestRole) {
+	s.Role = val
+}
+
+type MemberPutRequestRole string
+
+const (
+	MemberPutRequestRoleViewer MemberPutRequestRole = "viewer"
+	MemberPutRequestRoleReader MemberPutRequestRole = "reader"
+	MemberPutRequestRoleEditor MemberPutRequestRole = "editor"
+	MemberPutRequestRoleAdmin  MemberPutRequestRole = "admin"
+)
+
+// AllValues returns all MemberPutRequestRole values.
+func (MemberPutRequestRole) AllValues() []MemberPutRequestRole {
+	return []MemberPutRequestRole{
+		MemberPutRequestRoleViewer,
+		MemberPutRequestRoleReader,
+		MemberPutRequestRoleEditor,
+		MemberPutRequestRoleAdmin,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MemberPutRequestRole) MarshalText() ([]byte, error) {
+	switch s {
+	case MemberPutRequestRoleViewer:
+		return []byte(s), nil
+	case MemberPutRequestRoleReader:
+		return []byte(s), nil
+	case MemberPutRequestRoleEditor:
+		return []byte(s), nil
+	case MemberPutRequestRoleAdmin:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MemberPutRequestRole) UnmarshalText(data []byte) error {
+	switch MemberPutRequestRole(data) {
+	case MemberPutRequestRoleViewer:
+		*s = MemberPutRequestRoleViewer
+		return nil
+	case MemberPutRequestRoleReader:
+		*s = MemberPutRequestRoleReader
+		return nil
+	case MemberPutRequestRoleEditor:
+		*s = MemberPutRequestRoleEditor
+		return nil
+	case MemberPutRequestRoleAdmin:
+		*s = MemberPutRequestRoleAdmin
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// MemberResponseHeaders wraps MemberEnvelope with response headers.
+type MemberResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            MemberEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *MemberResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *MemberResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *MemberResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *MemberResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *MemberResponseHeaders) GetResponse() MemberEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *MemberResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *MemberResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *MemberResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *MemberResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *MemberResponseHeaders) SetResponse(val MemberEnvelope) {
+	s.Response = val
+}
+
+func (*MemberResponseHeaders) putMemberRes() {}
+
+type MemberRole string
+
+const (
+	MemberRoleViewer MemberRole = "viewer"
+	MemberRoleReader MemberRole = "reader"
+	MemberRoleEditor MemberRole = "editor"
+	MemberRoleAdmin  MemberRole = "admin"
+	MemberRoleOwner  MemberRole = "owner"
+)
+
+// AllValues returns all MemberRole values.
+func (MemberRole) AllValues() []MemberRole {
+	return []MemberRole{
+		MemberRoleViewer,
+		MemberRoleReader,
+		MemberRoleEditor,
+		MemberRoleAdmin,
+		MemberRoleOwner,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MemberRole) MarshalText() ([]byte, error) {
+	switch s {
+	case MemberRoleViewer:
+		return []byte(s), nil
+	case MemberRoleReader:
+		return []byte(s), nil
+	case MemberRoleEditor:
+		return []byte(s), nil
+	case MemberRoleAdmin:
+		return []byte(s), nil
+	case MemberRoleOwner:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MemberRole) UnmarshalText(data []byte) error {
+	switch MemberRole(data) {
+	case MemberRoleViewer:
+		*s = MemberRoleViewer
+		return nil
+	case MemberRoleReader:
+		*s = MemberRoleReader
+		return nil
+	case MemberRoleEditor:
+		*s = MemberRoleEditor
+		return nil
+	case MemberRoleAdmin:
+		*s = MemberRoleAdmin
+		return nil
+	case MemberRoleOwner:
+		*s = MemberRoleOwner
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type Message string
 
 type Name string
@@ -3651,6 +4846,51 @@ func (o NilInt) Get() (v int, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o NilInt) Or(d int) int {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewNilName returns new NilName with value set to v.
+func NewNilName(v Name) NilName {
+	return NilName{
+		Value: v,
+	}
+}
+
+// NilName is nullable Name.
+type NilName struct {
+	Value Name
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilName) SetTo(v Name) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilName) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilName) SetToNull() {
+	o.Null = true
+	var v Name
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilName) Get() (v Name, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilName) Or(d Name) Name {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -3747,6 +4987,51 @@ func (o NilString) Or(d string) string {
 	return d
 }
 
+// NewNilTimestamp returns new NilTimestamp with value set to v.
+func NewNilTimestamp(v Timestamp) NilTimestamp {
+	return NilTimestamp{
+		Value: v,
+	}
+}
+
+// NilTimestamp is nullable Timestamp.
+type NilTimestamp struct {
+	Value Timestamp
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilTimestamp) SetTo(v Timestamp) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilTimestamp) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilTimestamp) SetToNull() {
+	o.Null = true
+	var v Timestamp
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilTimestamp) Get() (v Timestamp, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilTimestamp) Or(d Timestamp) Timestamp {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // Ref: #/components/responses/NoContentResponse
 type NoContentResponse struct {
 	XRateLimitLimit     OptInt
@@ -3795,8 +5080,10 @@ func (s *NoContentResponse) SetXRequestID(val string) {
 	s.XRequestID = val
 }
 
+func (*NoContentResponse) deleteAPITokenRes()   {}
 func (*NoContentResponse) deleteClusterRes()    {}
 func (*NoContentResponse) deleteCollectionRes() {}
+func (*NoContentResponse) deleteMemberRes()     {}
 func (*NoContentResponse) deleteProjectRes()    {}
 func (*NoContentResponse) deleteRecordRes()     {}
 
@@ -3860,14 +5147,17 @@ func (s *NotFoundResponseHeaders) SetResponse(val ErrorEnvelope) {
 }
 
 func (*NotFoundResponseHeaders) applyBatchRes()         {}
+func (*NotFoundResponseHeaders) createAPITokenRes()     {}
 func (*NotFoundResponseHeaders) createClusterAtRes()    {}
 func (*NotFoundResponseHeaders) createClusterRes()      {}
 func (*NotFoundResponseHeaders) createCollectionAtRes() {}
 func (*NotFoundResponseHeaders) createCollectionRes()   {}
 func (*NotFoundResponseHeaders) createRecordAtRes()     {}
 func (*NotFoundResponseHeaders) createRecordRes()       {}
+func (*NotFoundResponseHeaders) deleteAPITokenRes()     {}
 func (*NotFoundResponseHeaders) deleteClusterRes()      {}
 func (*NotFoundResponseHeaders) deleteCollectionRes()   {}
+func (*NotFoundResponseHeaders) deleteMemberRes()       {}
 func (*NotFoundResponseHeaders) deleteProjectRes()      {}
 func (*NotFoundResponseHeaders) deleteRecordRes()       {}
 func (*NotFoundResponseHeaders) exportProjectRes()      {}
@@ -3876,11 +5166,14 @@ func (*NotFoundResponseHeaders) getCollectionRes()      {}
 func (*NotFoundResponseHeaders) getProjectRes()         {}
 func (*NotFoundResponseHeaders) getRecordRes()          {}
 func (*NotFoundResponseHeaders) importProjectRes()      {}
+func (*NotFoundResponseHeaders) listAPITokensRes()      {}
 func (*NotFoundResponseHeaders) listAuditRes()          {}
 func (*NotFoundResponseHeaders) listClustersRes()       {}
 func (*NotFoundResponseHeaders) listCollectionsRes()    {}
+func (*NotFoundResponseHeaders) listMembersRes()        {}
 func (*NotFoundResponseHeaders) listRecordVersionsRes() {}
 func (*NotFoundResponseHeaders) listRecordsRes()        {}
+func (*NotFoundResponseHeaders) putMemberRes()          {}
 func (*NotFoundResponseHeaders) renameClusterRes()      {}
 func (*NotFoundResponseHeaders) renameCollectionRes()   {}
 func (*NotFoundResponseHeaders) renameProjectRes()      {}
@@ -5244,8 +6537,10 @@ type Project struct {
 	ID              ID        `json:"id"`
 	Name            Name      `json:"name"`
 	// The owner's user id ("anonymous" for the anonymous user).
-	OwnerID   string    `json:"owner_id"`
-	UpdatedAt Timestamp `json:"updated_at"`
+	OwnerID string `json:"owner_id"`
+	// The caller's role on the project (for an API token, the token's role).
+	Role      ProjectRole `json:"role"`
+	UpdatedAt Timestamp   `json:"updated_at"`
 }
 
 // GetCollectionCount returns the value of CollectionCount.
@@ -5271,6 +6566,11 @@ func (s *Project) GetName() Name {
 // GetOwnerID returns the value of OwnerID.
 func (s *Project) GetOwnerID() string {
 	return s.OwnerID
+}
+
+// GetRole returns the value of Role.
+func (s *Project) GetRole() ProjectRole {
+	return s.Role
 }
 
 // GetUpdatedAt returns the value of UpdatedAt.
@@ -5301,6 +6601,11 @@ func (s *Project) SetName(val Name) {
 // SetOwnerID sets the value of OwnerID.
 func (s *Project) SetOwnerID(val string) {
 	s.OwnerID = val
+}
+
+// SetRole sets the value of Role.
+func (s *Project) SetRole(val ProjectRole) {
+	s.Role = val
 }
 
 // SetUpdatedAt sets the value of UpdatedAt.
@@ -5347,12 +6652,15 @@ func (s *ProjectEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/ProjectList
 type ProjectList struct {
-	Items  []Project `json:"items"`
-	Limit  int       `json:"limit"`
-	Offset int       `json:"offset"`
-	Total  NilInt    `json:"total"`
+	Items      []Project `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -5363,6 +6671,11 @@ func (s *ProjectList) GetItems() []Project {
 // GetLimit returns the value of Limit.
 func (s *ProjectList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *ProjectList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -5383,6 +6696,11 @@ func (s *ProjectList) SetItems(val []Project) {
 // SetLimit sets the value of Limit.
 func (s *ProjectList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *ProjectList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -5558,6 +6876,69 @@ func (*ProjectResponseHeaders) createProjectRes()   {}
 func (*ProjectResponseHeaders) getProjectRes()      {}
 func (*ProjectResponseHeaders) renameProjectRes()   {}
 
+// The caller's role on the project (for an API token, the token's role).
+type ProjectRole string
+
+const (
+	ProjectRoleViewer ProjectRole = "viewer"
+	ProjectRoleReader ProjectRole = "reader"
+	ProjectRoleEditor ProjectRole = "editor"
+	ProjectRoleAdmin  ProjectRole = "admin"
+	ProjectRoleOwner  ProjectRole = "owner"
+)
+
+// AllValues returns all ProjectRole values.
+func (ProjectRole) AllValues() []ProjectRole {
+	return []ProjectRole{
+		ProjectRoleViewer,
+		ProjectRoleReader,
+		ProjectRoleEditor,
+		ProjectRoleAdmin,
+		ProjectRoleOwner,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ProjectRole) MarshalText() ([]byte, error) {
+	switch s {
+	case ProjectRoleViewer:
+		return []byte(s), nil
+	case ProjectRoleReader:
+		return []byte(s), nil
+	case ProjectRoleEditor:
+		return []byte(s), nil
+	case ProjectRoleAdmin:
+		return []byte(s), nil
+	case ProjectRoleOwner:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ProjectRole) UnmarshalText(data []byte) error {
+	switch ProjectRole(data) {
+	case ProjectRoleViewer:
+		*s = ProjectRoleViewer
+		return nil
+	case ProjectRoleReader:
+		*s = ProjectRoleReader
+		return nil
+	case ProjectRoleEditor:
+		*s = ProjectRoleEditor
+		return nil
+	case ProjectRoleAdmin:
+		*s = ProjectRoleAdmin
+		return nil
+	case ProjectRoleOwner:
+		*s = ProjectRoleOwner
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // A new record; value left out is null.
 // Ref: #/components/schemas/RecordCreateRequest
 type RecordCreateRequest struct {
@@ -5718,12 +7099,15 @@ func (s *RecordItemEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/RecordList
 type RecordList struct {
-	Items  []RecordItem `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []RecordItem `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -5734,6 +7118,11 @@ func (s *RecordList) GetItems() []RecordItem {
 // GetLimit returns the value of Limit.
 func (s *RecordList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *RecordList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -5754,6 +7143,11 @@ func (s *RecordList) SetItems(val []RecordItem) {
 // SetLimit sets the value of Limit.
 func (s *RecordList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *RecordList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -7131,6 +8525,7 @@ func (s *UnauthorizedResponseHeaders) SetResponse(val ErrorEnvelope) {
 
 func (*UnauthorizedResponseHeaders) applyBatchRes()         {}
 func (*UnauthorizedResponseHeaders) changePasswordRes()     {}
+func (*UnauthorizedResponseHeaders) createAPITokenRes()     {}
 func (*UnauthorizedResponseHeaders) createClusterAtRes()    {}
 func (*UnauthorizedResponseHeaders) createClusterRes()      {}
 func (*UnauthorizedResponseHeaders) createCollectionAtRes() {}
@@ -7139,8 +8534,10 @@ func (*UnauthorizedResponseHeaders) createProjectAtRes()    {}
 func (*UnauthorizedResponseHeaders) createProjectRes()      {}
 func (*UnauthorizedResponseHeaders) createRecordAtRes()     {}
 func (*UnauthorizedResponseHeaders) createRecordRes()       {}
+func (*UnauthorizedResponseHeaders) deleteAPITokenRes()     {}
 func (*UnauthorizedResponseHeaders) deleteClusterRes()      {}
 func (*UnauthorizedResponseHeaders) deleteCollectionRes()   {}
+func (*UnauthorizedResponseHeaders) deleteMemberRes()       {}
 func (*UnauthorizedResponseHeaders) deleteProjectRes()      {}
 func (*UnauthorizedResponseHeaders) deleteRecordRes()       {}
 func (*UnauthorizedResponseHeaders) exportProjectRes()      {}
@@ -7149,14 +8546,17 @@ func (*UnauthorizedResponseHeaders) getCollectionRes()      {}
 func (*UnauthorizedResponseHeaders) getProjectRes()         {}
 func (*UnauthorizedResponseHeaders) getRecordRes()          {}
 func (*UnauthorizedResponseHeaders) importProjectRes()      {}
+func (*UnauthorizedResponseHeaders) listAPITokensRes()      {}
 func (*UnauthorizedResponseHeaders) listAuditRes()          {}
 func (*UnauthorizedResponseHeaders) listClustersRes()       {}
 func (*UnauthorizedResponseHeaders) listCollectionsRes()    {}
+func (*UnauthorizedResponseHeaders) listMembersRes()        {}
 func (*UnauthorizedResponseHeaders) listProjectsRes()       {}
 func (*UnauthorizedResponseHeaders) listRecordVersionsRes() {}
 func (*UnauthorizedResponseHeaders) listRecordsRes()        {}
 func (*UnauthorizedResponseHeaders) loginRes()              {}
 func (*UnauthorizedResponseHeaders) logoutRes()             {}
+func (*UnauthorizedResponseHeaders) putMemberRes()          {}
 func (*UnauthorizedResponseHeaders) refreshTokenRes()       {}
 func (*UnauthorizedResponseHeaders) renameClusterRes()      {}
 func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}

@@ -11,21 +11,24 @@ import (
 
 // SecuritySource is provider of security values (tokens, passwords, etc.).
 type SecuritySource interface {
+	// ApiToken provides apiToken security value.
+	// A program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters),
+	// sent as Authorization: Bearer hds_.... It acts with its role, only in its project and scope; every
+	// route outside them is 403. A revoked, expired or unknown API token, or a malformed one, is 401
+	// "Invalid or expired token".
+	ApiToken(ctx context.Context, operationName OperationName) (ApiToken, error)
 	// BearerAuth provides bearerAuth security value.
-	// A token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer .
+	// A user's token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer .
 	BearerAuth(ctx context.Context, operationName OperationName) (BearerAuth, error)
 }
 
-// operationRolesBearerAuth is a private map storing roles per operation.
-var operationRolesBearerAuth = map[string][]string{
+// operationRolesApiToken is a private map storing roles per operation.
+var operationRolesApiToken = map[string][]string{
 	ApplyBatchOperation:         []string{},
-	ChangePasswordOperation:     []string{},
 	CreateClusterOperation:      []string{},
 	CreateClusterAtOperation:    []string{},
 	CreateCollectionOperation:   []string{},
 	CreateCollectionAtOperation: []string{},
-	CreateProjectOperation:      []string{},
-	CreateProjectAtOperation:    []string{},
 	CreateRecordOperation:       []string{},
 	CreateRecordAtOperation:     []string{},
 	DeleteClusterOperation:      []string{},
@@ -38,13 +41,74 @@ var operationRolesBearerAuth = map[string][]string{
 	GetProjectOperation:         []string{},
 	GetRecordOperation:          []string{},
 	ImportProjectOperation:      []string{},
+	ListClustersOperation:       []string{},
+	ListCollectionsOperation:    []string{},
+	ListRecordVersionsOperation: []string{},
+	ListRecordsOperation:        []string{},
+	RenameClusterOperation:      []string{},
+	RenameCollectionOperation:   []string{},
+	RenameProjectOperation:      []string{},
+	RestoreRecordOperation:      []string{},
+	StreamEventsOperation:       []string{},
+	UpdateRecordOperation:       []string{},
+}
+
+// GetRolesForApiToken returns the required roles for the given operation.
+//
+// This is useful for authorization scenarios where you need to know which roles
+// are required for an operation.
+//
+// Example:
+//
+//	requiredRoles := GetRolesForApiToken(AddPetOperation)
+//
+// Returns nil if the operation has no role requirements or if the operation is unknown.
+func GetRolesForApiToken(operation string) []string {
+	roles, ok := operationRolesApiToken[operation]
+	if !ok {
+		return nil
+	}
+	// Return a copy to prevent external modification
+	result := make([]string, len(roles))
+	copy(result, roles)
+	return result
+}
+
+// operationRolesBearerAuth is a private map storing roles per operation.
+var operationRolesBearerAuth = map[string][]string{
+	ApplyBatchOperation:         []string{},
+	ChangePasswordOperation:     []string{},
+	CreateAPITokenOperation:     []string{},
+	CreateClusterOperation:      []string{},
+	CreateClusterAtOperation:    []string{},
+	CreateCollectionOperation:   []string{},
+	CreateCollectionAtOperation: []string{},
+	CreateProjectOperation:      []string{},
+	CreateProjectAtOperation:    []string{},
+	CreateRecordOperation:       []string{},
+	CreateRecordAtOperation:     []string{},
+	DeleteAPITokenOperation:     []string{},
+	DeleteClusterOperation:      []string{},
+	DeleteCollectionOperation:   []string{},
+	DeleteMemberOperation:       []string{},
+	DeleteProjectOperation:      []string{},
+	DeleteRecordOperation:       []string{},
+	ExportProjectOperation:      []string{},
+	GetClusterDataOperation:     []string{},
+	GetCollectionOperation:      []string{},
+	GetProjectOperation:         []string{},
+	GetRecordOperation:          []string{},
+	ImportProjectOperation:      []string{},
+	ListAPITokensOperation:      []string{},
 	ListAuditOperation:          []string{},
 	ListClustersOperation:       []string{},
 	ListCollectionsOperation:    []string{},
+	ListMembersOperation:        []string{},
 	ListProjectsOperation:       []string{},
 	ListRecordVersionsOperation: []string{},
 	ListRecordsOperation:        []string{},
 	LogoutOperation:             []string{},
+	PutMemberOperation:          []string{},
 	RefreshTokenOperation:       []string{},
 	RenameClusterOperation:      []string{},
 	RenameCollectionOperation:   []string{},
@@ -75,6 +139,14 @@ func GetRolesForBearerAuth(operation string) []string {
 	return result
 }
 
+func (s *Client) securityApiToken(ctx context.Context, operationName OperationName, req *http.Request) error {
+	t, err := s.sec.ApiToken(ctx, operationName)
+	if err != nil {
+		return errors.Wrap(err, "security source \"ApiToken\"")
+	}
+	req.Header.Set("Authorization", "Bearer "+t.Token)
+	return nil
+}
 func (s *Client) securityBearerAuth(ctx context.Context, operationName OperationName, req *http.Request) error {
 	t, err := s.sec.BearerAuth(ctx, operationName)
 	if err != nil {

@@ -1,0 +1,388 @@
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
+)
+
+// Access control (API.md section 17). Every route names, in its
+// operation in routes.go, the right it needs on its project (need) and
+// whether API tokens may use it at all (usersOnly); the level of the tree
+// it works in, which a token's scope must cover, follows from its pattern
+// (levelOf). rt.handle puts the route's requirement in the request's
+// context, pathOf copies it into the store.Path, and the store checks it
+// against the caller's role while it resolves the path: no handler looks
+// at a role.
+
+// requirement is what a route asks of its caller.
+type requirement struct {
+	need      store.Right
+	within    store.Level
+	usersOnly bool
+}
+
+type requirementKey struct{}
+
+// withRequirement returns r with its route's requirement in the context.
+func withRequirement(r *http.Request, req *requirement) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), requirementKey{}, req))
+}
+
+// requirementOf returns the requirement of r's route (the zero one, read
+// within the project, when none was set).
+func requirementOf(r *http.Request) requirement {
+	if req, ok := r.Context().Value(requirementKey{}).(*requirement); ok {
+		return *req
+	}
+	return requirement{}
+}
+
+// levelOf is the level a route works in, from its pattern: the level of
+// the deepest name in the path, except that creating, renaming and
+// deleting a collection or cluster by its own path works in its parent
+// (the list it belongs to). A token scoped to a collection may therefore
+// read it and work within it, but not rename or delete it.
+func levelOf(pattern string) store.Level {
+	method, path, _ := strings.Cut(pattern, " ")
+	own := method != http.MethodGet // a change of the container itself
+	switch {
+	case strings.Contains(path, "{cluster}/"):
+		return store.LevelCluster
+	case strings.HasSuffix(path, "{cluster}"):
+		if own {
+			return store.LevelCollection
+		}
+		return store.LevelCluster
+	case strings.Contains(path, "{collection}/"):
+		return store.LevelCollection
+	case strings.HasSuffix(path, "{collection}") && !own:
+		return store.LevelCollection
+	}
+	return store.LevelProject
+}
+
+// permitted refuses an API token on a route for users only (the project
+// list, members, session routes): 403, whatever else the request holds.
+func permitted(r *http.Request) error {
+	if requirementOf(r).usersOnly && auth.APITokenFrom(r.Context()) != nil {
+		return store.ErrPermissionDenied
+	}
+	return nil
+}
+
+// callerOf returns who makes the request: the authenticated user or API
+// token, with the request's id.
+func callerOf(r *http.Request) store.Caller {
+	var c store.Caller
+	if t := auth.APITokenFrom(r.Context()); t != nil {
+		c = t.Caller()
+	} else if u := auth.UserFrom(r.Context()); u != nil {
+		c.UserID, c.Name = u.ID, u.Username
+	}
+	c.RequestID = requestID(r)
+	return c
+}
+
+// revealing raises p's need to store.RightReveal when the request asks
+// for credential values in plain text (reveal=true): the one place where
+// the parameter becomes a right. Writes need more already.
+func revealing(p store.Path, reveal bool) store.Path {
+	if reveal {
+		p.Need = max(p.Need, store.RightReveal)
+	}
+	return p
+}
+
+// --- members ---
+
+type memberOut struct {
+	UserID    string `json:"user_id"`
+	Username  string `json:"username"`
+	Role      string `json:"role"`
+	CreatedAt string `json:"created_at"`
+}
+
+func memberJSON(m *store.Member) memberOut {
+	return memberOut{m.UserID, m.Username, string(m.Role), formatTime(m.CreatedAt)}
+}
+
+// members serves the members and API token routes.
+type members struct {
+	store  store.Store
+	access store.Access
+	users  store.UserDirectory
+	now    func() time.Time
+}
+
+// handleList serves GET P/members: the owner and the members, by
+// username; limit and offset apply.
+func (m members) handleList() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		q, err := parsePage(query)
+		if err != nil {
+			reject(w, r, m.store, err)
+			return
+		}
+		items, total, err := m.access.FindMembers(r.Context(), pathOf(r), q)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.Member) error {
+			return appendJSONValue(out, memberJSON(it))
+		}, nil)
+	}
+}
+
+// appendJSONValue appends v as JSON to out.
+func appendJSONValue(out *stream, v any) error {
+	b, err := json.Marshal(v)
+	out.b = append(out.b, b...)
+	return err
+}
+
+// roleBody is the body of PUT P/members/{username}.
+type roleBody struct {
+	Role *string `json:"role"`
+}
+
+// errMemberRole is the answer to a role no member may have.
+var errMemberRole = &store.ValidationError{Message: "role must be one of viewer, reader, editor, admin"}
+
+// handlePut serves PUT P/members/{username} {"role"}: adds the user as a
+// member or changes its role.
+func (m members) handlePut() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		var body roleBody
+		_, err := envelope.Decode(r, &body)
+		if err == nil && (body.Role == nil || !store.MemberRole(store.Role(*body.Role))) {
+			err = errMemberRole
+		}
+		var u *store.User
+		if err == nil {
+			u, err = m.user(r)
+		}
+		if err != nil {
+			reject(w, r, m.store, err)
+			return
+		}
+		got, err := m.access.PutMember(r.Context(), pathOf(r), store.Member{UserID: u.ID, Username: u.Username, Role: store.Role(*body.Role)})
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusOK, memberJSON(got), "Member saved")
+	}
+}
+
+// user looks up the user the path names; an unknown user is 404.
+func (m members) user(r *http.Request) (*store.User, error) {
+	name := r.PathValue("username")
+	u, err := m.users.FindUserByName(r.Context(), name)
+	if errors.Is(err, store.ErrNotFound) {
+		err = &store.NotFoundError{Kind: "user", Name: name}
+	}
+	return u, err
+}
+
+// handleDelete serves DELETE P/members/{username}: an admin removes a
+// member, or a member removes itself, which needs no more than being one.
+func (m members) handleDelete() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ url.Values) {
+		u, err := m.user(r)
+		p := pathOf(r)
+		if err == nil && u.ID == p.Caller.UserID {
+			p.Need = store.RightRead // leaving needs no more than being a member
+		}
+		if err != nil {
+			reject(w, r, m.store, err)
+			return
+		}
+		if err := m.access.DeleteMember(r.Context(), p, u.ID, u.Username); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.NoContent(w)
+	}
+}
+
+// --- API tokens ---
+
+type apiTokenOut struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Role       string  `json:"role"`
+	Collection *string `json:"collection"`
+	Cluster    *string `json:"cluster"`
+	CreatedAt  string  `json:"created_at"`
+	ExpiresAt  *string `json:"expires_at"`
+	LastUsedAt *string `json:"last_used_at"`
+}
+
+// apiTokenCreatedOut is the answer to POST P/tokens, the only one with the
+// token string.
+type apiTokenCreatedOut struct {
+	apiTokenOut
+	Token string `json:"token"`
+}
+
+func tokenJSON(t *store.APIToken) apiTokenOut {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	optTime := func(t *time.Time) *string {
+		if t == nil {
+			return nil
+		}
+		s := formatTime(*t)
+		return &s
+	}
+	return apiTokenOut{t.ID, t.Name, string(t.Role), opt(t.Collection), opt(t.Cluster), formatTime(t.CreatedAt),
+		optTime(t.ExpiresAt), optTime(t.LastUsedAt)}
+}
+
+// tokenBody is the body of POST P/tokens.
+type tokenBody struct {
+	Name       *string         `json:"name"`
+	Role       *string         `json:"role"`
+	Collection *string         `json:"collection"`
+	Cluster    *string         `json:"cluster"`
+	ExpiresIn  json.RawMessage `json:"expires_in"`
+}
+
+// maxTokenName is the longest token name, in bytes.
+const maxTokenName = 128
+
+// maxExpiresIn is the longest expires_in accepted: 100 years.
+const maxExpiresIn = 100 * 365 * 24 * 3600
+
+// check validates the body and returns the token it asks for.
+func (b tokenBody) check(now time.Time) (*store.APIToken, error) {
+	if b.Name == nil {
+		return nil, envelope.BadRequest(`the field "name" is required`)
+	}
+	invalid := func(msg string) error { return &store.ValidationError{Message: msg} }
+	name := *b.Name
+	if name == "" || len(name) > maxTokenName || !utf8.ValidString(name) || strings.ContainsFunc(name, isControl) {
+		return nil, invalid("name must be 1 to 128 bytes of text without control characters")
+	}
+	if b.Role == nil || !store.TokenRole(store.Role(*b.Role)) {
+		return nil, invalid("role must be one of viewer, reader, editor")
+	}
+	t := &store.APIToken{Name: name, Role: store.Role(*b.Role)}
+	if b.Cluster != nil && b.Collection == nil {
+		return nil, invalid("a cluster scope needs a collection")
+	}
+	for _, s := range []struct {
+		v   *string
+		dst *string
+	}{{b.Collection, &t.Collection}, {b.Cluster, &t.Cluster}} {
+		if s.v != nil {
+			if err := store.ValidateName(*s.v); err != nil {
+				return nil, err
+			}
+			*s.dst = *s.v
+		}
+	}
+	if b.ExpiresIn != nil && string(b.ExpiresIn) != "null" {
+		secs, ok := positiveInteger(string(b.ExpiresIn))
+		if !ok {
+			return nil, invalid("expires_in must be a positive integer of seconds (at most 3153600000)")
+		}
+		exp := now.Add(time.Duration(secs) * time.Second).UTC().Truncate(time.Microsecond)
+		t.ExpiresAt = &exp
+	}
+	return t, nil
+}
+
+// positiveInteger reads a JSON number written as a positive decimal
+// integer of at most maxExpiresIn.
+func positiveInteger(s string) (int64, bool) {
+	if s == "" || len(s) > 10 || s[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, n <= maxExpiresIn
+}
+
+func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
+
+// handleCreateToken serves POST P/tokens: a new API token, whose string
+// appears in this answer only; the store keeps its hash.
+func (m members) handleCreateToken() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		var body tokenBody
+		_, err := envelope.Decode(r, &body)
+		var t *store.APIToken
+		if err == nil {
+			t, err = body.check(m.now())
+		}
+		var secret string
+		if err == nil {
+			secret, t.Hash, err = auth.NewAPIToken()
+		}
+		if err != nil {
+			reject(w, r, m.store, err)
+			return
+		}
+		p := pathOf(r)
+		t.CreatedBy = p.Caller.UserID
+		got, err := m.access.CreateToken(r.Context(), p, t)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.OK(w, http.StatusCreated, apiTokenCreatedOut{tokenJSON(got), secret}, "Token created")
+	}
+}
+
+// handleListTokens serves GET P/tokens, oldest first, without the token
+// strings.
+func (m members) handleListTokens() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		q, err := parsePage(query)
+		if err != nil {
+			reject(w, r, m.store, err)
+			return
+		}
+		items, total, err := m.access.FindTokens(r.Context(), pathOf(r), q)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.APIToken) error {
+			return appendJSONValue(out, tokenJSON(it))
+		}, nil)
+	}
+}
+
+// handleDeleteToken serves DELETE P/tokens/{id}: the token is refused
+// from the next request on, on every instance (nothing caches it).
+func (m members) handleDeleteToken() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ url.Values) {
+		if err := m.access.DeleteToken(r.Context(), pathOf(r), r.PathValue("id")); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		envelope.NoContent(w)
+	}
+}

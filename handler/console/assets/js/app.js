@@ -1,0 +1,88 @@
+// The console's entry point: it keeps the header (breadcrumbs, who is
+// logged in) and renders the view of the current route into <main>. A
+// view is a function of the context that returns an element at once and
+// fills it as its data arrives; an error of any kind ends up on the
+// screen as its message.
+
+import * as api from './api.js';
+import { parse, href } from './router.js';
+import { h, replace, toast, errorBox, errorText } from './dom.js';
+import { Feed } from './feed.js';
+import { loginView } from './views/login.js';
+import { projectsView, collectionsView, clustersView } from './views/containers.js';
+import { recordsView } from './views/records.js';
+import { recordView } from './views/record.js';
+import { projectBar } from './views/project.js';
+import { membersView, tokensView } from './views/access.js';
+import { auditView } from './views/audit.js';
+
+const main = document.getElementById('main');
+let cleanups = [];
+let feed = null;
+
+function view(route) {
+  if (!route.project) return projectsView;
+  if (route.record != null) return recordView;
+  if (route.cluster != null) return recordsView;
+  if (route.collection != null) return clustersView;
+  return { members: membersView, tokens: tokensView, audit: auditView }[route.tab] || collectionsView;
+}
+
+function render() {
+  for (const f of cleanups.splice(0)) f();
+  const route = parse();
+  header(route);
+  if (!api.session()) {
+    setFeed(null);
+    replace(main, loginView());
+    return;
+  }
+  setFeed(route.project);
+  const ctx = { route, feed, onCleanup: f => cleanups.push(f), rerender: render };
+  let el;
+  try {
+    el = view(route)(ctx);
+  } catch (e) {
+    el = errorBox(e, render);
+  }
+  replace(main, route.project ? projectBar(ctx) : null, el);
+  main.focus({ preventScroll: true });
+}
+
+// One change feed per open project, kept while moving inside it.
+function setFeed(project) {
+  if (feed && feed.project === project) return;
+  if (feed) feed.close();
+  feed = project ? new Feed(project) : null;
+}
+
+function header(route) {
+  const crumbs = [h('a', { href: href() }, 'Projects')];
+  const parts = [['project', 'P'], ['collection', 'C'], ['cluster', 'K'], ['record', 'R']];
+  const r = {};
+  for (const [key, short] of parts) {
+    if (route[key] == null) break;
+    r[key] = route[key];
+    crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'),
+      h('a', { href: href(r), title: key }, h('abbr.lvl', { title: key }, short), ' ', route[key]));
+  }
+  if (route.tab) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.tab));
+  replace(document.getElementById('crumbs'), api.session() ? crumbs : null);
+  const s = api.session();
+  replace(document.getElementById('who'), s ? [
+    h('span.user', { title: 'user id ' + s.user_id }, s.username),
+    h('button.ghost', { type: 'button', onclick: async () => { await api.logout(); toast('Logged out', 'info'); } }, 'Log out'),
+  ] : null);
+  document.title = [route.record, route.cluster, route.collection, route.project].find(x => x != null)
+    ? `${[route.record, route.cluster, route.collection, route.project].find(x => x != null)} · hds console` : 'hds console';
+}
+
+window.addEventListener('hashchange', render);
+window.addEventListener('hds:session', render);
+window.addEventListener('hds:expired', e => toast(`Signed out: ${e.detail}`, 'error'));
+// Nothing fails silently: any error no view caught is shown.
+window.addEventListener('unhandledrejection', e => toast(errorText(e.reason), 'error'));
+window.addEventListener('error', e => toast(e.message || 'Unexpected error', 'error'));
+
+api.scheduleRefresh();
+render();

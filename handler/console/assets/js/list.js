@@ -1,0 +1,78 @@
+// A paged, searchable, sortable table over one API list (API.md section
+// 5). It pages with next_cursor when the list gives one and by offset
+// otherwise, and shows the API's error in place of the rows.
+
+import * as api from './api.js';
+import { h, replace, errorBox } from './dom.js';
+
+const PAGE = 25;
+
+/**
+ * listView returns {el, reload}. Options: path (the list's API path),
+ * columns [{label, cell(item), cls}], sorts [[value, label]], filters
+ * (extra elements for the toolbar whose values come from query()),
+ * query() (extra query parameters), empty (text), actions (toolbar
+ * buttons), label (for the search box).
+ */
+export function listView({ path, columns, sorts, filters = [], query = () => ({}), empty, actions = [], label }) {
+  const state = { search: '', sortBy: sorts[0][0], sortOrder: 'asc', pages: [{ offset: 0 }], page: 0 };
+  const body = h('tbody');
+  const status = h('p.list-status', { 'aria-live': 'polite' });
+  const prev = h('button', { type: 'button', onclick: () => { state.page--; load(); } }, '← Previous');
+  const next = h('button', { type: 'button', onclick: () => { state.page++; load(); } }, 'Next →');
+  let searchTimer;
+  const search = h('input', {
+    type: 'search', placeholder: 'Search by name', 'aria-label': `Search ${label}`,
+    oninput: () => { clearTimeout(searchTimer); searchTimer = setTimeout(() => { state.search = search.value; restart(); }, 250); },
+    onkeydown: e => { if (e.key === 'Enter') { clearTimeout(searchTimer); state.search = search.value; restart(); } },
+  });
+  const sortSel = h('select', { 'aria-label': 'Sort by', onchange: () => { state.sortBy = sortSel.value; restart(); } },
+    sorts.map(([v, l]) => h('option', { value: v }, l)));
+  const orderBtn = h('button.icon', {
+    type: 'button', title: 'Reverse the order', 'aria-label': 'Sort order: ascending',
+    onclick: () => { state.sortOrder = state.sortOrder === 'asc' ? 'desc' : 'asc'; restart(); },
+  }, '↑');
+  const table = h('table.list',
+    h('thead', h('tr', columns.map(c => h('th', { class: c.cls, scope: 'col' }, c.label)))), body);
+  const el = h('section.listview',
+    h('div.toolbar', h('div.filters', search, filters, h('span.sort', sortSel, orderBtn)), h('div.buttons', actions)),
+    h('div.table-wrap', table),
+    h('div.pager', status, h('span.pages', prev, next)));
+
+  function restart() { state.pages = [{ offset: 0 }]; state.page = 0; load(); }
+
+  let seq = 0;
+  async function load() {
+    const mine = ++seq;
+    orderBtn.textContent = state.sortOrder === 'asc' ? '↑' : '↓';
+    orderBtn.setAttribute('aria-label', `Sort order: ${state.sortOrder === 'asc' ? 'ascending' : 'descending'}`);
+    el.classList.add('loading');
+    const at = state.pages[state.page];
+    try {
+      const data = await api.list(path, {
+        limit: PAGE, cursor: at.cursor, offset: at.offset,
+        search: state.search, sortBy: state.sortBy, sortOrder: state.sortOrder, ...query(),
+      });
+      if (mine !== seq) return;
+      const items = data.items || [];
+      replace(body, items.length ? items.map(it => h('tr', columns.map(c => h('td', { class: c.cls, 'data-label': c.label }, c.cell(it)))))
+        : h('tr', h('td.empty', { colSpan: columns.length }, state.search ? 'Nothing matches the search.' : empty)));
+      const from = (at.offset ?? state.page * PAGE) + 1;
+      const more = data.next_cursor !== undefined ? data.next_cursor !== null : (data.offset + items.length < data.total);
+      if (more) state.pages[state.page + 1] = data.next_cursor ? { cursor: data.next_cursor, offset: from - 1 + items.length } : { offset: data.offset + items.length };
+      const total = data.total ?? '?';
+      status.textContent = items.length ? `${from}–${from + items.length - 1} of ${total}` : `${total === '?' ? 0 : total} in all`;
+      prev.disabled = state.page === 0;
+      next.disabled = !more;
+    } catch (e) {
+      if (mine !== seq) return;
+      replace(body, h('tr', h('td', { colSpan: columns.length }, errorBox(e, load))));
+      status.textContent = '';
+    } finally {
+      if (mine === seq) el.classList.remove('loading');
+    }
+  }
+
+  load();
+  return { el, reload: load, restart };
+}

@@ -1,0 +1,36 @@
+// Routes live in the location hash, so the console needs one page only
+// and works under any mount prefix:
+//   #/                                   projects
+//   #/p/P[/members|/tokens|/audit]       a project (collections, or a tab)
+//   #/p/P/c/C                            a collection's clusters
+//   #/p/P/c/C/k/K                        a cluster's records
+//   #/p/P/c/C/k/K/r/R                    a record (R "+" = a new one)
+
+const keys = { p: 'project', c: 'collection', k: 'cluster', r: 'record' };
+
+/** parse reads a hash into {project, collection, cluster, record, tab}. */
+export function parse(hash = location.hash) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const route = {};
+  for (let i = 0; i < parts.length; i++) {
+    const key = keys[parts[i]];
+    if (key && i + 1 < parts.length) route[key] = parts[++i];
+    else if (route.project && !route.collection) route.tab = parts[i];
+  }
+  return route;
+}
+
+/** href builds the hash of a route. */
+export function href({ project, collection, cluster, record, tab } = {}) {
+  const seg = [];
+  const add = (k, v) => seg.push(k, encodeURIComponent(v));
+  if (project != null) add('p', project);
+  if (collection != null) add('c', collection);
+  if (cluster != null) add('k', cluster);
+  if (record != null) add('r', record);
+  if (tab && project != null && collection == null) seg.push(tab);
+  return '#/' + seg.join('/');
+}
+
+/** go navigates to a route. */
+export function go(route) { location.hash = href(route); }

@@ -1,0 +1,96 @@
+// The three container levels, projects > collections > clusters: each a
+// list with create, rename and delete (deletes are confirmed).
+
+import * as api from '../api.js';
+import { href, go } from '../router.js';
+import { h, dialog, confirm, field, toast, when } from '../dom.js';
+import { listView } from '../list.js';
+
+const sorts = [['name', 'Name'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
+
+// level describes one container level for a route.
+function level(kind, route) {
+  switch (kind) {
+    case 'project': return {
+      kind, plural: 'projects', listPath: api.path('projects'),
+      at: name => ({ project: name }),
+      counts: [['Collections', p => p.collection_count]],
+      note: 'A project holds collections; share it with members or API tokens.',
+    };
+    case 'collection': return {
+      kind, plural: 'collections', listPath: api.resourcePath(route) + '/collections',
+      at: name => ({ project: route.project, collection: name }),
+      counts: [['Clusters', c => c.cluster_count], ['Records', c => c.record_count]],
+      note: 'A collection groups clusters, for example one per environment.',
+    };
+    default: return {
+      kind, plural: 'clusters', listPath: api.resourcePath(route) + '/clusters',
+      at: name => ({ project: route.project, collection: route.collection, cluster: name }),
+      counts: [['Records', k => k.record_count]],
+      note: 'A cluster holds typed records.',
+    };
+  }
+}
+
+function containerView(kind, { route, feed, onCleanup }) {
+  const lv = level(kind, route);
+  const nameInput = value => h('input', { name: 'name', value: value || '', required: true, maxLength: 128, autocomplete: 'off' });
+
+  async function create() {
+    const input = nameInput();
+    const made = await dialog({
+      title: `New ${lv.kind}`, ok: 'Create', body: [field('Name', input)],
+      submit: () => api.post(lv.listPath, { name: input.value }),
+    });
+    if (made) { toast(`${cap(lv.kind)} “${made.data.name}” created`); go(lv.at(made.data.name)); }
+  }
+  async function rename(item) {
+    const input = nameInput(item.name);
+    const done = await dialog({
+      title: `Rename ${lv.kind} “${item.name}”`, ok: 'Rename', body: [field('New name', input)],
+      submit: () => api.put(api.resourcePath(lv.at(item.name)), { name: input.value }),
+    });
+    if (done) { toast(`Renamed to “${done.data.name}”`); list.reload(); }
+  }
+  async function remove(item) {
+    const ok = await confirm(`Delete ${lv.kind} “${item.name}”?`,
+      `This deletes the ${lv.kind} and everything in it. It cannot be undone.`);
+    if (!ok) return;
+    try {
+      await api.del(api.resourcePath(lv.at(item.name)));
+      toast(`${cap(lv.kind)} “${item.name}” deleted`);
+    } catch (e) { toast(`${e.message}${e.details ? ': ' + e.details : ''}`, 'error'); }
+    list.reload();
+  }
+
+  const columns = [
+    { label: 'Name', cls: 'name', cell: it => h('a.strong', { href: href(lv.at(it.name)) }, it.name) },
+    ...(kind === 'project' ? [{ label: 'Role', cls: 'opt', cell: it => it.role ? h('span.badge', it.role) : h('span.badge', 'owner') }] : []),
+    ...lv.counts.map(([label, f]) => ({ label, cls: 'num', cell: f })),
+    { label: 'Updated', cls: 'opt', cell: it => when(it.updated_at) },
+    { label: '', cls: 'row-actions', cell: it => [
+      h('button.small', { type: 'button', onclick: () => rename(it), 'aria-label': `Rename ${it.name}` }, 'Rename'),
+      h('button.small.danger-text', { type: 'button', onclick: () => remove(it), 'aria-label': `Delete ${it.name}` }, 'Delete'),
+    ] },
+  ];
+  const list = listView({
+    path: lv.listPath, columns, sorts, label: lv.plural,
+    empty: `No ${lv.plural} yet. Create the first one.`,
+    actions: [h('button.primary', { type: 'button', onclick: create }, `New ${lv.kind}`)],
+  });
+  if (feed) {
+    let t;
+    onCleanup(feed.on(msg => {
+      if (msg.entry) { clearTimeout(t); t = setTimeout(list.reload, 300); }
+    }));
+  }
+  const heading = kind === 'project' ? h('h1', 'Projects')
+    : kind === 'cluster' ? h('h2', h('span.kind', 'Collection'), ' ', route.collection) : h('h2', 'Collections');
+  return h('div.view', h('div.view-head', heading, h('p.muted', lv.note)), list.el);
+}
+
+const cap = s => s[0].toUpperCase() + s.slice(1);
+
+export const projectsView = ctx => containerView('project', ctx);
+export const collectionsView = ctx => containerView('collection', ctx);
+export const clustersView = ctx => containerView('cluster', ctx);

@@ -1,0 +1,109 @@
+// A cluster's records: filter by type and value, sort, page; credentials
+// masked with a reveal and a copy button on each; a new record in a
+// dialog with the typed editor.
+
+import * as api from '../api.js';
+import { href, go } from '../router.js';
+import { h, replace, dialog, confirm, toast, when, errorText } from '../dom.js';
+import { listView } from '../list.js';
+import { TYPES, show, text, isCredential, copyButton } from '../values.js';
+import { recordForm } from './recordform.js';
+
+const sorts = [['name', 'Name'], ['type', 'Type'], ['value', 'Value'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
+
+/** revealCell shows a value; for a credential, with Reveal and Copy. */
+export function valueCell(rec, recPath) {
+  const out = h('span.value-cell', show(rec.type, rec.value));
+  if (!isCredential(rec.type) || rec.value === null) return out;
+  let plain = null;
+  const fetchPlain = async () => {
+    if (plain === null) plain = (await api.get(recPath, { reveal: 'true' })).data.value;
+    return plain;
+  };
+  const val = h('span', show(rec.type, rec.value));
+  const btn = h('button.small', {
+    type: 'button', 'aria-pressed': 'false', 'aria-label': `Reveal ${rec.name}`,
+    onclick: async () => {
+      try {
+        const on = btn.getAttribute('aria-pressed') !== 'true';
+        replace(val, show(rec.type, on ? await fetchPlain() : rec.value));
+        btn.setAttribute('aria-pressed', String(on));
+        btn.textContent = on ? 'Hide' : 'Reveal';
+      } catch (e) { toast(errorText(e), 'error'); }
+    },
+  }, 'Reveal');
+  const cp = copyButton(async () => {
+    try { return text(rec.type, await fetchPlain()); } catch (e) { toast(errorText(e), 'error'); throw e; }
+  });
+  cp.setAttribute('aria-label', `Copy ${rec.name}`);
+  return replace(out, val, btn, cp);
+}
+
+export function recordsView({ route, feed, onCleanup }) {
+  const kPath = api.resourcePath(route);
+  const recPath = name => kPath + '/records/' + encodeURIComponent(name);
+  const at = name => ({ ...route, record: name });
+  const typeSel = h('select', { 'aria-label': 'Type', onchange: () => list.restart() },
+    h('option', { value: '' }, 'All types'), TYPES.map(t => h('option', { value: t }, t)));
+  let vt;
+  const contains = h('input', { type: 'search', placeholder: 'Value contains', 'aria-label': 'Value contains',
+    oninput: () => { clearTimeout(vt); vt = setTimeout(() => list.restart(), 250); } });
+
+  async function create() {
+    const form = recordForm();
+    const made = await dialog({
+      title: 'New record', ok: 'Create', body: [form.el],
+      submit: () => api.post(kPath + '/records', form.createBody()),
+    });
+    if (made) { toast(`Record “${made.data.name}” created`); list.reload(); }
+  }
+  async function remove(rec) {
+    if (!await confirm(`Delete record “${rec.name}”?`, 'The record and its history are deleted. This cannot be undone.')) return;
+    try {
+      await api.del(recPath(rec.id));
+      toast(`Record “${rec.name}” deleted`);
+    } catch (e) { toast(errorText(e), 'error'); }
+    list.reload();
+  }
+  async function renameCluster() {
+    const input = h('input', { value: route.cluster, required: true });
+    const done = await dialog({ title: `Rename cluster “${route.cluster}”`, ok: 'Rename', body: [h('label.field', h('span.label', 'New name'), input)],
+      submit: () => api.put(kPath, { name: input.value }) });
+    if (done) { toast(`Renamed to “${done.data.name}”`); go({ ...route, cluster: done.data.name }); }
+  }
+  async function deleteCluster() {
+    if (!await confirm(`Delete cluster “${route.cluster}”?`, 'This deletes the cluster and all its records. It cannot be undone.')) return;
+    try {
+      await api.del(kPath);
+      toast(`Cluster “${route.cluster}” deleted`);
+      go({ project: route.project, collection: route.collection });
+    } catch (e) { toast(errorText(e), 'error'); }
+  }
+
+  const columns = [
+    { label: 'Name', cls: 'name', cell: r => h('a.strong', { href: href(at(r.name)) }, r.name) },
+    { label: 'Type', cell: r => h('span.type', r.type) },
+    { label: 'Value', cls: 'value', cell: r => valueCell(r, recPath(r.id)) },
+    { label: 'Version', cls: 'num opt', cell: r => r.version },
+    { label: 'Updated', cls: 'opt', cell: r => when(r.updated_at) },
+    { label: '', cls: 'row-actions', cell: r => h('button.small.danger-text', { type: 'button', onclick: () => remove(r), 'aria-label': `Delete ${r.name}` }, 'Delete') },
+  ];
+  const list = listView({
+    path: kPath + '/records', columns, sorts, label: 'records', filters: [typeSel, contains],
+    query: () => ({ type: typeSel.value, valueContains: contains.value }),
+    empty: 'No records yet. Create the first one.',
+    actions: [h('button.primary', { type: 'button', onclick: create }, 'New record')],
+  });
+  let t;
+  onCleanup(feed.on(msg => {
+    const e = msg.entry;
+    if (e && e.collection === route.collection && e.cluster === route.cluster) { clearTimeout(t); t = setTimeout(list.reload, 200); }
+  }));
+  return h('div.view',
+    h('div.view-head',
+      h('h2', h('span.kind', 'Cluster'), ' ', route.cluster),
+      h('div.head-actions',
+        h('button.small', { type: 'button', onclick: renameCluster }, 'Rename cluster'),
+        h('button.small.danger-text', { type: 'button', onclick: deleteCluster }, 'Delete cluster'))),
+    list.el);
+}

@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+
+	"github.com/hds-go/hds/store"
+)
+
+// Cursors (store.ListQuery.After) are keyset conditions: a page resumes
+// with a WHERE that keeps the rows after the position in the list's order
+// and starts an index range scan there, never an OFFSET scan. Each
+// condition leads with a bound on the sort column(s) the index is ordered
+// by ((cluster_id, name) for name, hds_records_value_order for value,
+// hds_records_type for type), then the exact order: the sort field, then
+// name, then id.
+
+// binder numbers the arguments of a statement as they are added.
+type binder struct{ args []any }
+
+// bind adds v and returns its placeholder.
+func (b *binder) bind(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+// afterConds returns the conditions of the rows after lq.After, to run in
+// turn, each as its own statement, until the page is full: one for every
+// sort but value, whose groups each need their own index range (the rest
+// of the position's group, then the groups after it). Each binds its
+// arguments to the binder of its statement.
+func afterConds(lq store.ListQuery) []func(b *binder) string {
+	if lq.SortBy != store.SortValue {
+		return []func(*binder) string{func(b *binder) string { return afterCond(lq, b) }}
+	}
+	conds := []func(*binder) string{func(b *binder) string {
+		return valueAfter(lq.After, lq.Desc, b)
+	}}
+	if g := lq.After.Key.Group; (!lq.Desc && g < store.GroupNoValue) || (lq.Desc && g > store.GroupNumber) {
+		op := " > "
+		if lq.Desc {
+			op = " < "
+		}
+		conds = append(conds, func(*binder) string { return `sort_group` + op + strconv.Itoa(int(g)) })
+	}
+	return conds
+}
+
+// tieAfter is the condition of the rows after pos among those whose sort
+// keys equal pos's: by name, then id, both ascending.
+func tieAfter(pos *store.Position, b *binder) string {
+	name, id := b.bind(pos.Name)+"::text", b.bind(pos.ID)+"::uuid"
+	return `(name > ` + name + ` OR (name = ` + name + ` AND id > ` + id + `))`
+}
+
+// afterCond is the condition of the rows after lq.After in any order but
+// by value.
+func afterCond(lq store.ListQuery, b *binder) string {
+	pos := lq.After
+	gt := ">"
+	if lq.Desc {
+		gt = "<"
+	}
+	switch lq.SortBy {
+	case store.SortID:
+		return `id ` + gt + ` ` + b.bind(pos.ID) + `::uuid`
+	case store.SortName:
+		name, id := b.bind(pos.Name)+"::text", b.bind(pos.ID)+"::uuid"
+		return `name ` + gt + `= ` + name + ` AND (name ` + gt + ` ` + name + ` OR (name = ` + name + ` AND id > ` + id + `))`
+	}
+	col, v, cast := "updated_at", any(pos.Time), "::timestamptz"
+	switch lq.SortBy {
+	case store.SortCreatedAt:
+		col = "created_at"
+	case store.SortType:
+		col, v, cast = "type", string(pos.Type), "::text"
+	}
+	p := b.bind(v) + cast
+	return col + ` ` + gt + `= ` + p + ` AND (` + col + ` ` + gt + ` ` + p + ` OR (` + col + ` = ` + p + ` AND ` + tieAfter(pos, b) + `))`
+}
+
+// valueAfter is the condition of the rows of sortBy=value after pos in
+// pos's group: an index range of hds_records_value_order from pos.
+func valueAfter(pos *store.Position, desc bool, b *binder) string {
+	k := pos.Key
+	gt := ">"
+	if desc {
+		gt = "<"
+	}
+	g := strconv.Itoa(int(k.Group))
+	var same string
+	switch k.Group {
+	case store.GroupNumber:
+		n := b.bind(k.Decimal()) + "::numeric"
+		same = `sort_group = ` + g + ` AND sort_num ` + gt + `= ` + n +
+			` AND (sort_num ` + gt + ` ` + n + ` OR (sort_num = ` + n + ` AND ` + tieAfter(pos, b) + `))`
+	case store.GroupText:
+		t := b.bind(k.Text) + "::text"
+		pre := `left(` + t + `, ` + strconv.Itoa(sortTextPrefix) + `)`
+		same = `sort_group = ` + g + ` AND sort_num IS NULL AND sort_text ` + gt + `= ` + pre +
+			` AND (sort_text ` + gt + ` ` + pre + ` OR (sort_text = ` + pre +
+			` AND (vtext ` + gt + ` ` + t + ` OR (vtext = ` + t + ` AND ` + tieAfter(pos, b) + `))))`
+	default:
+		same = `sort_group = ` + g + ` AND sort_num IS NULL AND sort_text IS NULL AND ` + tieAfter(pos, b)
+	}
+	return same
+}
+
+// findContainers runs the statement of a list of projects, collections or
+// clusters: columns from table (with its alias) where where holds, with
+// args for where's placeholders, in lq's order and page, resumed by
+// keyset when lq has a cursor. Rows are scanned by scan.
+func findContainers[T any](ctx context.Context, q queryer, lq store.ListQuery, columns, table, where string, args []any,
+	scan func(*sql.Rows, *int) (T, error)) ([]T, int, error) {
+	count := func() (int, error) { return q.count(ctx, `SELECT count(*) FROM `+table+` WHERE `+where, args...) }
+	b := binder{args: args}
+	total, page := totalColumn(lq), where
+	if lq.After != nil {
+		total, page = "-1", where+` AND `+afterCond(lq, &b)
+	}
+	rows, err := q.rows(ctx, `SELECT `+columns+`, `+total+` FROM `+table+` WHERE `+page+` ORDER BY `+orderBy(lq, containerColumns)+
+		` LIMIT `+b.bind(lq.Limit)+` OFFSET `+b.bind(lq.Offset), b.args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	if lq.After == nil {
+		return scanList(rows, scan, counter(lq, count))
+	}
+	items, n, err := scanList(rows, scan, nil)
+	if err == nil && !lq.NoCount {
+		n, err = count()
+	}
+	return items, n, err
+}
