@@ -1381,18 +1381,17 @@ type AuditEntry struct {
 // AuditEntryAction defines model for AuditEntry.Action.
 type AuditEntryAction string
 
-// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
+// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false.
 type AuditList struct {
-	Items      []AuditEntry `json:"items"`
-	Limit      int          `json:"limit"`
-	NextCursor *string      `json:"next_cursor"`
-	Offset     int          `json:"offset"`
-	Total      *int         `json:"total"`
+	Items  []AuditEntry `json:"items"`
+	Limit  int          `json:"limit"`
+	Offset int          `json:"offset"`
+	Total  *int         `json:"total"`
 }
 
 // AuditListEnvelope The success envelope.
 type AuditListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
 	Data AuditList `json:"data"`
 
 	// Message A short success message.

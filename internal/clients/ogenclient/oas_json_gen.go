@@ -1550,10 +1550,6 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
-		e.FieldStart("next_cursor")
-		s.NextCursor.Encode(e)
-	}
-	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -1563,12 +1559,11 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAuditList = [5]string{
+var jsonFieldsNameOfAuditList = [4]string{
 	0: "items",
 	1: "limit",
-	2: "next_cursor",
-	3: "offset",
-	4: "total",
+	2: "offset",
+	3: "total",
 }
 
 // Decode decodes AuditList from json.
@@ -1610,18 +1605,8 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "next_cursor":
-			requiredBitSet[0] |= 1 << 2
-			if err := func() error {
-				if err := s.NextCursor.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"next_cursor\"")
-			}
 		case "offset":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -1633,7 +1618,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -1652,7 +1637,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b00001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -1171,15 +1171,12 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
-// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
-// last item.
 // Ref: #/components/schemas/AuditList
 type AuditList struct {
-	Items      []AuditEntry `json:"items"`
-	Limit      int          `json:"limit"`
-	NextCursor NilString    `json:"next_cursor"`
-	Offset     int          `json:"offset"`
-	Total      NilInt       `json:"total"`
+	Items  []AuditEntry `json:"items"`
+	Limit  int          `json:"limit"`
+	Offset int          `json:"offset"`
+	Total  NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1190,11 +1187,6 @@ func (s *AuditList) GetItems() []AuditEntry {
 // GetLimit returns the value of Limit.
 func (s *AuditList) GetLimit() int {
 	return s.Limit
-}
-
-// GetNextCursor returns the value of NextCursor.
-func (s *AuditList) GetNextCursor() NilString {
-	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -1215,11 +1207,6 @@ func (s *AuditList) SetItems(val []AuditEntry) {
 // SetLimit sets the value of Limit.
 func (s *AuditList) SetLimit(val int) {
 	s.Limit = val
-}
-
-// SetNextCursor sets the value of NextCursor.
-func (s *AuditList) SetNextCursor(val NilString) {
-	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
