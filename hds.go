@@ -109,6 +109,9 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	if c.quotas != nil {
 		quotaSetter.SetQuotas(*c.quotas)
 	}
+	if ls, ok := c.store.(store.AuditLogSetter); ok {
+		ls.SetAuditLogger(c.logger) // every audit entry also goes to the server log
+	}
 
 	// A configured store (Redis) is shared between instances; while it is
 	// down, counting goes on in this process (API.md section 8).
@@ -140,13 +143,16 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
 		LoginThrottle: middleware.NewLoginThrottle(c.limitStore,
 			int64(c.loginPerUser), int64(c.loginPerIP), c.loginWindow),
-		SharedLimits:   shared,
-		ClientIP:       clientIP,
-		MaxBodyBytes:   c.maxBodyBytes,
-		MaxImportBytes: c.maxImport,
-		RequireIfMatch: c.requireMatch,
-		MaxVersions:    c.maxVersions,
-		Console:        c.console,
+		SharedLimits:      shared,
+		ClientIP:          clientIP,
+		MaxBodyBytes:      c.maxBodyBytes,
+		MaxImportBytes:    c.maxImport,
+		RequireIfMatch:    c.requireMatch,
+		MaxVersions:       c.maxVersions,
+		EventsKeepalive:   c.eventsKeepalive,
+		MaxStreamsPerUser: c.maxStreams,
+		Shutdown:          c.shutdown,
+		Console:           c.console,
 	})
 	if !c.security.RequireAuth {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

@@ -1,6 +1,7 @@
 package hds
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,8 +39,12 @@ type config struct {
 	requireMatch bool
 	maxVersions  int
 	quotas       *store.Quotas
-	console      bool
-	errs         []error
+	// The change feed (WithEvents, WithShutdown).
+	eventsKeepalive time.Duration
+	maxStreams      int
+	shutdown        <-chan struct{}
+	console         bool
+	errs            []error
 }
 
 func (c *config) fail(format string, args ...any) {
@@ -330,4 +335,32 @@ func (c *config) durationOr(field, s, def string) time.Duration {
 		c.fail("Security.%s: %v", field, err)
 	}
 	return d
+}
+
+// WithEvents configures the change feed, GET P/events (API.md section
+// 16): keepalive is how long a stream may stay silent before a
+// keep-alive comment is sent (config events.keepalive; default 15s), and
+// maxStreamsPerUser bounds the streams one user or API token may have open
+// on this instance (config events.max_streams_per_user; default 10): one
+// more is 429. Both must be positive.
+func WithEvents(keepalive time.Duration, maxStreamsPerUser int) Option {
+	return func(c *config) {
+		if keepalive <= 0 {
+			c.fail("WithEvents: the keep-alive interval must be positive, got %s", keepalive)
+		}
+		if maxStreamsPerUser < 1 {
+			c.fail("WithEvents: the streams per user must be at least 1, got %d", maxStreamsPerUser)
+		}
+		c.eventsKeepalive, c.maxStreams = keepalive, maxStreamsPerUser
+	}
+}
+
+// WithShutdown ends every open change feed stream at once when ctx is
+// done. Streams never end by themselves, and net/http's Server.Shutdown
+// waits for the connections it serves: cancel ctx when the server shuts
+// down (Server.RegisterOnShutdown does it at the right moment), and the
+// streams end, their clients reconnect elsewhere with Last-Event-ID.
+// Default: streams end only with their connection.
+func WithShutdown(ctx context.Context) Option {
+	return func(c *config) { c.shutdown = ctx.Done() }
 }

@@ -39,6 +39,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // serve runs the server until ctx is done, then shuts it down gracefully.
 func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writer) error {
+	// streams ends every open change feed stream (hds.WithShutdown).
+	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer endStreams()
 	st, users, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -61,11 +64,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		hds.WithRequireIfMatch(cfg.requireIfMatch),
 		hds.WithMaxVersions(cfg.historyMaxVersions),
 		hds.WithMaxImportBytes(cfg.limits.maxImportBytes),
+		hds.WithEvents(cfg.eventsKeepalive, cfg.eventsMaxStreamsPerUser),
+		hds.WithShutdown(streams),
 		hds.WithConsole(cfg.consoleEnabled),
 	}
-	// Read and checked, not wired yet (hds has no option for them so far):
-	// events.*. database.timeout and the quotas of
-	// limits.* are the store's (openStore).
+	// database.timeout and the quotas of limits.* are the store's
+	// (openStore).
 	var keyWarning string // logged once the handler is built
 	switch keys := cfg.credentialKeys; {
 	case len(keys) > 0:
@@ -121,6 +125,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 	}
 	ln = newLimitListener(ln, cfg.server.maxConnections, logger)
 	srv := newHTTPServer(cfg.server, h, logger)
+	// Shutdown waits for the connections it serves to go idle, which an
+	// open change feed stream never does: the streams end as it starts.
+	srv.RegisterOnShutdown(endStreams)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

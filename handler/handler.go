@@ -7,6 +7,7 @@ package handler
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/middleware"
@@ -54,6 +55,17 @@ type Config struct {
 	MaxVersions int
 	// Version is reported by /health.
 	Version string
+	// EventsKeepalive is how long a change feed stream may stay silent
+	// before a keep-alive comment is sent (events.keepalive; default
+	// DefaultEventsKeepalive when 0).
+	EventsKeepalive time.Duration
+	// MaxStreamsPerUser bounds the open change feed streams of one user
+	// or API token on this instance (events.max_streams_per_user; default
+	// DefaultMaxStreamsPerUser when 0).
+	MaxStreamsPerUser int
+	// Shutdown, when closed, ends every open change feed stream at once
+	// (server shutdown); nil never does.
+	Shutdown <-chan struct{}
 	// Console serves the browser console at /console/ (package
 	// handler/console, API.md section 19).
 	Console bool

@@ -220,6 +220,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			obj{"name": "clusters", "description": "Clusters of a collection."},
 			obj{"name": "records", "description": "Typed values of a cluster."},
 			obj{"name": "members", "description": "Who may use a project: members with roles, and API tokens for programs."},
+			obj{"name": "audit", "description": "Who changed what (the audit log), and the changes as they happen (the change feed)."},
 		},
 		"security": security,
 		"paths":    paths,
@@ -455,7 +456,7 @@ func schemas() obj {
 			"target":     obj{"type": []any{"string", "null"}, "description": "The username of member.* entries, the token id of token.* entries."},
 			"request_id": obj{"type": []any{"string", "null"}, "description": "The X-Request-Id of the request that made the change."},
 		}, "revision", "time", "action", "actor", "actor_name", "collection", "cluster", "record", "record_id", "version", "target", "request_id"),
-		"AuditList":      list("AuditEntry"),
+		"AuditList":      history("AuditEntry"), // paged by limit, offset and after: no cursor yet
 		"ProjectList":    list("Project"),
 		"CollectionList": list("Collection"),
 		"ClusterList":    list("Cluster"),
@@ -585,6 +586,10 @@ func queryParameters() map[string]obj {
 			obj{"type": "string", "format": "date-time"}),
 		"until": query("until", "Only entries at or before this time (RFC 3339).",
 			obj{"type": "string", "format": "date-time"}),
+		"eventsSince": query("since", "Replay every entry after this revision first (a decimal integer of 0 or more); the Last-Event-ID header, when sent, wins.",
+			obj{"type": "integer", "minimum": 0}),
+		"eventsCollection": query("collection", "Only the events of this collection (its name at the time of each event).", schemaRef("Name")),
+		"eventsCluster":    query("cluster", "Only the events of this cluster of the collection (needs collection).", schemaRef("Name")),
 		"after": query("after", "Only entries of a later revision (a decimal integer of 0 or more).",
 			obj{"type": "integer", "minimum": 0}),
 		"recordValue": query("value", "The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as given; INTEGER, FLOAT and BOOLEAN parsed (42, 3.14, true); NULL empty or left out; arrays as a JSON array.",
@@ -599,6 +604,9 @@ func headerParameters() map[string]obj {
 		"ifMatch": {"name": "If-Match", "in": "header", "required": false,
 			"description": "* or a comma-separated list of entity tags: the write happens only when the record's ETag is among them (weak tags never match). Malformed: 400.",
 			"schema":      obj{"type": "string"}},
+		"lastEventId": {"name": "Last-Event-ID", "in": "header", "required": false,
+			"description": "The id (revision) of the last event received: the stream replays every entry after it first. A value that is not a decimal integer of 0 or more is 400.",
+			"schema":      obj{"type": "string", "pattern": "^[0-9]+$"}},
 		"ifNoneMatch": {"name": "If-None-Match", "in": "header", "required": false,
 			"description": "* or a comma-separated list of entity tags: 304 when the record's ETag is among them.",
 			"schema":      obj{"type": "string"}},
@@ -685,6 +693,9 @@ type successResponse struct {
 	// text, when set, describes a text/plain alternative to the JSON body
 	// (the environment file of GET K?format=env).
 	text string
+	// stream, when set, describes a text/event-stream body that replaces
+	// the JSON one (the change feed).
+	stream string
 }
 
 // successResponses are the success responses with a body, by key; each is
@@ -701,6 +712,8 @@ var successResponses = map[string]successResponse{
 		text:  "The environment file: one line NAME='value' per record whose name is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it. The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless reveal=true; every line ends with a newline. Not enveloped."},
 	"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
 	"AuditList":         {description: "A page of the project's audit log, newest first.", schema: "AuditListEnvelope"},
+	"EventStream": {description: "The change feed, as Server-Sent Events (not enveloped).",
+		stream: "Events, each: id: <revision>, event: <action>, data: <the audit entry (AuditEntry) as one line of JSON>, then an empty line. Comment lines (: keep-alive) keep the connection open."},
 	"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
 		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
 			"created_at": exampleTime, "updated_at": exampleTime}}},
@@ -766,6 +779,10 @@ func responses() obj {
 	}
 	for key, s := range successResponses {
 		content := jsonContent(s.schema, s.example)
+		if s.stream != "" {
+			content = obj{eventsMessage: obj{"schema": obj{"type": "string", "description": s.stream},
+				"example": "id: 7\nevent: record.update\ndata: {\"revision\":7,\"time\":\"2026-11-22T08:18:19.123000Z\",\"action\":\"record.update\",...}\n\n"}}
+		}
 		if s.text != "" {
 			content["text/plain"] = obj{"schema": obj{"type": "string", "description": s.text},
 				"example": "DB_HOST='db1.internal'\nDB_PORT='5432'\nGREETING='it'\\''s me'\n"}

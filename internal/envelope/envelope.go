@@ -70,6 +70,17 @@ var ErrNoRoute = errors.New("no such route")
 // middleware package exports it as middleware.ErrRateLimited.
 var ErrRateLimited = errors.New("rate limit exceeded")
 
+// LimitError is the error of a request over a limit other than the
+// request rate (the open change feed streams of a user): 429
+// RATE_LIMIT_EXCEEDED with Details. It matches ErrRateLimited.
+type LimitError struct{ Details string }
+
+// Error returns the details.
+func (e *LimitError) Error() string { return e.Details }
+
+// Is reports whether target is ErrRateLimited.
+func (e *LimitError) Is(target error) bool { return target == ErrRateLimited }
+
 // ErrRateLimitUnavailable is the error for a rate limit store that cannot
 // be reached; the middleware package exports it as
 // middleware.ErrRateLimitUnavailable.
@@ -113,7 +124,7 @@ func classify(err error) (problem, bool) {
 	case errors.Is(err, store.ErrPermissionDenied):
 		return problem{http.StatusForbidden, CodeAuthorization, "Insufficient permissions", ""}, true
 	case errors.Is(err, ErrRateLimited):
-		return problem{http.StatusTooManyRequests, CodeRateLimit, "Rate limit exceeded", ""}, true
+		return problem{http.StatusTooManyRequests, CodeRateLimit, "Rate limit exceeded", detailsOf[*LimitError](err)}, true
 	case errors.Is(err, ErrNoRoute):
 		return problem{http.StatusNotFound, CodeNotFound, "Resource not found", "no route matches this path"}, true
 	case errors.Is(err, store.ErrNotFound):

@@ -31,6 +31,13 @@ func TestAuditConformance(t *testing.T) {
 	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return memory.New() })
 }
 
+func TestEventsConformance(t *testing.T) {
+	storetest.RunEvents(t, func(t *testing.T) (storetest.EventStore, storetest.EventStore) {
+		s := memory.New()
+		return s, s
+	})
+}
+
 func TestAccessConformance(t *testing.T) {
 	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
 		s := memory.New()

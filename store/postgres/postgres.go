@@ -44,6 +44,7 @@ type Store struct {
 	stmts   sync.Map // query text -> *sqlx.Stmt
 	quotas  atomic.Pointer[store.Quotas]
 	logger  atomic.Pointer[slog.Logger]
+	feed    feed
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -88,7 +89,7 @@ func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*S
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := New(db, opts...)
+	s := New(db, append([]Option{WithListenURL(url)}, opts...)...)
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -99,8 +100,12 @@ func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*S
 // DB returns the underlying database handle.
 func (s *Store) DB() *sqlx.DB { return s.db }
 
-// Close closes the database handle.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops listening for changes (store.EventSource) and closes the
+// database handle.
+func (s *Store) Close() error {
+	s.closeFeed()
+	return s.db.Close()
+}
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 

@@ -87,3 +87,21 @@ func TestAccess(t *testing.T) {
 		return open(), open()
 	})
 }
+
+// TestEvents runs the change feed suite on two Stores on one database,
+// each listening on its own connection: a change made through one is
+// heard through the other, as between two instances.
+func TestEvents(t *testing.T) {
+	storetest.RunEvents(t, func(t *testing.T) (storetest.EventStore, storetest.EventStore) {
+		url := pgtest.NewURL(t)
+		open := func() *postgres.Store {
+			db, err := sqlx.Open("postgres", url)
+			require.NoError(t, err)
+			db.SetMaxOpenConns(4)
+			s := postgres.New(db, postgres.WithListenURL(url))
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		return open(), open()
+	})
+}

@@ -11,6 +11,7 @@ import (
 
 var regexMap = map[string]ogenregex.Regexp{
 	"^\"[\\x21\\x23-\\x7e]+\"$": ogenregex.MustCompile("^\"[\\x21\\x23-\\x7e]+\"$"),
+	"^[0-9]+$":                  ogenregex.MustCompile("^[0-9]+$"),
 	"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$":   ogenregex.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$"),
 	"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$": ogenregex.MustCompile("^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"),
 	"^[\\x21-\\x7e]+$":              ogenregex.MustCompile("^[\\x21-\\x7e]+$"),

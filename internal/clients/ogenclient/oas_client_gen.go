@@ -326,6 +326,21 @@ type Invoker interface {
 	//
 	// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/restore
 	RestoreRecord(ctx context.Context, request OptRestoreRequest, params RestoreRecordParams) (RestoreRecordRes, error)
+	// StreamEvents invokes streamEvents operation.
+	//
+	// A text/event-stream, not enveloped: every change of the project (every audit entry but
+	// credential.reveal) as an event with id: , event: and data: , within a second of its commit, on every
+	// instance sharing the database. By default the stream starts with the next change; with
+	// Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every
+	// entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to
+	// that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when
+	// nothing else was for events.keepalive. The stream ends when the token expires or its session ends,
+	// when the caller loses access, when the project is deleted and when the server shuts down; a client
+	// reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each
+	// instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	//
+	// GET /api/v1/projects/{project}/events
+	StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error)
 	// UpdateRecord invokes updateRecord operation.
 	//
 	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of
@@ -6689,6 +6704,201 @@ func (c *Client) sendRestoreRecord(ctx context.Context, request OptRestoreReques
 	}()
 
 	result, err := decodeRestoreRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// StreamEvents invokes streamEvents operation.
+//
+// A text/event-stream, not enveloped: every change of the project (every audit entry but
+// credential.reveal) as an event with id: , event: and data: , within a second of its commit, on every
+// instance sharing the database. By default the stream starts with the next change; with
+// Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every
+// entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to
+// that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when
+// nothing else was for events.keepalive. The stream ends when the token expires or its session ends,
+// when the caller loses access, when the project is deleted and when the server shuts down; a client
+// reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each
+// instance: one more is 429. Opening a stream counts as one request for the rate limits.
+//
+// GET /api/v1/projects/{project}/events
+func (c *Client) StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error) {
+	res, err := c.sendStreamEvents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendStreamEvents(ctx context.Context, params StreamEventsParams) (res StreamEventsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/events"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "since" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "since",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Since.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "collection" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "collection",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Collection.Get(); ok {
+				if unwrapped := string(val); true {
+					return e.EncodeValue(conv.StringToString(unwrapped))
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cluster" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cluster",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cluster.Get(); ok {
+				if unwrapped := string(val); true {
+					return e.EncodeValue(conv.StringToString(unwrapped))
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "Last-Event-ID",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.LastEventID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, StreamEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+		{
+
+			switch err := c.securityApiToken(ctx, StreamEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 1
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiToken\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+				{0b00000010},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeStreamEventsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

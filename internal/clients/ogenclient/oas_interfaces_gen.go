@@ -165,6 +165,10 @@ type RestoreRecordRes interface {
 	restoreRecordRes()
 }
 
+type StreamEventsRes interface {
+	streamEventsRes()
+}
+
 type UpdateRecordRes interface {
 	updateRecordRes()
 }

@@ -47,5 +47,6 @@ const (
 	RenameCollectionOperation   OperationName = "RenameCollection"
 	RenameProjectOperation      OperationName = "RenameProject"
 	RestoreRecordOperation      OperationName = "RestoreRecord"
+	StreamEventsOperation       OperationName = "StreamEvents"
 	UpdateRecordOperation       OperationName = "UpdateRecord"
 )

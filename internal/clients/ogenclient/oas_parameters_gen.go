@@ -423,6 +423,22 @@ type RestoreRecordParams struct {
 	Record Name
 }
 
+// StreamEventsParams is parameters of streamEvents operation.
+type StreamEventsParams struct {
+	// Replay every entry after this revision first (a decimal integer of 0 or more); the Last-Event-ID
+	// header, when sent, wins.
+	Since OptInt `json:",omitempty,omitzero"`
+	// Only the events of this collection (its name at the time of each event).
+	Collection OptName `json:",omitempty,omitzero"`
+	// Only the events of this cluster of the collection (needs collection).
+	Cluster OptName `json:",omitempty,omitzero"`
+	// The id (revision) of the last event received: the stream replays every entry after it first. A value
+	// that is not a decimal integer of 0 or more is 400.
+	LastEventID OptString `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
 // UpdateRecordParams is parameters of updateRecord operation.
 type UpdateRecordParams struct {
 	// The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as

@@ -1403,6 +1403,7 @@ func (*BadRequestResponseHeaders) renameClusterRes()      {}
 func (*BadRequestResponseHeaders) renameCollectionRes()   {}
 func (*BadRequestResponseHeaders) renameProjectRes()      {}
 func (*BadRequestResponseHeaders) restoreRecordRes()      {}
+func (*BadRequestResponseHeaders) streamEventsRes()       {}
 func (*BadRequestResponseHeaders) updateRecordRes()       {}
 
 // One operation of a batch. name (a new name) is for update only; if_match is an ETag header value,
@@ -3033,6 +3034,83 @@ func (s *ErrorEnvelope) SetSuccess(val bool) {
 	s.Success = val
 }
 
+// Events, each: id: , event: , data: <the audit entry (AuditEntry) as one line of JSON>, then an empty
+// line. Comment lines (: keep-alive) keep the connection open.
+type EventStreamResponse struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s EventStreamResponse) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+// EventStreamResponseHeaders wraps EventStreamResponse with response headers.
+type EventStreamResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            EventStreamResponse
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *EventStreamResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *EventStreamResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *EventStreamResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *EventStreamResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *EventStreamResponseHeaders) GetResponse() EventStreamResponse {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *EventStreamResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *EventStreamResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *EventStreamResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *EventStreamResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *EventStreamResponseHeaders) SetResponse(val EventStreamResponse) {
+	s.Response = val
+}
+
+func (*EventStreamResponseHeaders) streamEventsRes() {}
+
 // A cluster of an export.
 // Ref: #/components/schemas/ExportCluster
 type ExportCluster struct {
@@ -3358,6 +3436,7 @@ func (*ForbiddenResponseHeaders) renameClusterRes()      {}
 func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
 func (*ForbiddenResponseHeaders) renameProjectRes()      {}
 func (*ForbiddenResponseHeaders) restoreRecordRes()      {}
+func (*ForbiddenResponseHeaders) streamEventsRes()       {}
 func (*ForbiddenResponseHeaders) updateRecordRes()       {}
 
 type FormatQuery string
@@ -5060,6 +5139,7 @@ func (*NotFoundResponseHeaders) renameClusterRes()      {}
 func (*NotFoundResponseHeaders) renameCollectionRes()   {}
 func (*NotFoundResponseHeaders) renameProjectRes()      {}
 func (*NotFoundResponseHeaders) restoreRecordRes()      {}
+func (*NotFoundResponseHeaders) streamEventsRes()       {}
 func (*NotFoundResponseHeaders) updateRecordRes()       {}
 
 // Ref: #/components/responses/NotModifiedResponse
@@ -8443,4 +8523,5 @@ func (*UnauthorizedResponseHeaders) renameClusterRes()      {}
 func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}
 func (*UnauthorizedResponseHeaders) renameProjectRes()      {}
 func (*UnauthorizedResponseHeaders) restoreRecordRes()      {}
+func (*UnauthorizedResponseHeaders) streamEventsRes()       {}
 func (*UnauthorizedResponseHeaders) updateRecordRes()       {}

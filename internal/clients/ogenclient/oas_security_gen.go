@@ -49,6 +49,7 @@ var operationRolesApiToken = map[string][]string{
 	RenameCollectionOperation:   []string{},
 	RenameProjectOperation:      []string{},
 	RestoreRecordOperation:      []string{},
+	StreamEventsOperation:       []string{},
 	UpdateRecordOperation:       []string{},
 }
 
@@ -113,6 +114,7 @@ var operationRolesBearerAuth = map[string][]string{
 	RenameCollectionOperation:   []string{},
 	RenameProjectOperation:      []string{},
 	RestoreRecordOperation:      []string{},
+	StreamEventsOperation:       []string{},
 	UpdateRecordOperation:       []string{},
 }
 

@@ -1,0 +1,276 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
+)
+
+// The change feed, GET P/events (API.md section 16): Server-Sent Events
+// read from the project's audit log (store.WatchProject), replayed after
+// Last-Event-ID or ?since= and then live. A stream holds no store lock
+// and no connection of the pool while it waits; a client that does not
+// read is dropped once the events held for it fill a bounded buffer
+// (store.ErrLagging) or a write stalls for writeWait. Every recheck it
+// checks again that the caller may still read the project (its path
+// resolved by the store, as any request's) and that its session is live;
+// it ends at the token's expiry, when the project is deleted, and when
+// the handler's Shutdown channel closes.
+
+// Defaults of the change feed (events.keepalive, events.max_streams_per_user).
+const (
+	DefaultEventsKeepalive   = 15 * time.Second
+	DefaultMaxStreamsPerUser = 10
+)
+
+// The stream's fixed timings: how long one write may stall, how often
+// access is checked again (so a stream ends within 1 second of losing
+// it), and how many events are held for a client that is behind.
+const (
+	writeWait     = 10 * time.Second
+	recheckEvery  = 500 * time.Millisecond
+	streamBuffer  = 256
+	eventsMessage = "text/event-stream"
+)
+
+// feed serves GET P/events.
+type feed struct {
+	store     store.Store
+	src       store.EventSource
+	sessions  store.Sessions
+	keepalive time.Duration
+	shutdown  <-chan struct{}
+	open      *streamCount
+}
+
+// streamCount counts the open streams of each caller on this instance.
+type streamCount struct {
+	mu   sync.Mutex
+	max  int
+	open map[string]int
+}
+
+// acquire takes one stream for key, or reports false at the limit.
+func (c *streamCount) acquire(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[key] >= c.max {
+		return false
+	}
+	c.open[key]++
+	return true
+}
+
+// release gives back one stream of key.
+func (c *streamCount) release(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[key]--; c.open[key] <= 0 {
+		delete(c.open, key)
+	}
+}
+
+// eventsQuery is what a stream was asked for.
+type eventsQuery struct {
+	since               int64 // -1: from the next change
+	collection, cluster string
+}
+
+// parseEventsQuery reads since (or the Last-Event-ID header, which a
+// reconnecting client sends and which wins), collection and cluster.
+func parseEventsQuery(r *http.Request, v url.Values) (eventsQuery, error) {
+	q := eventsQuery{since: -1}
+	var err error
+	if v.Has("since") {
+		if q.since, err = parseRevision(v.Get("since"), "since"); err != nil {
+			return q, err
+		}
+	}
+	if ids, ok := r.Header["Last-Event-Id"]; ok {
+		if len(ids) > 1 {
+			return q, envelope.BadRequest("the header Last-Event-ID is given more than once")
+		}
+		if q.since, err = parseRevision(ids[0], "Last-Event-ID"); err != nil {
+			return q, err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"collection", &q.collection}, {"cluster", &q.cluster}} {
+		if v.Has(f.name) {
+			if *f.dst, err = filterText(v.Get(f.name), f.name, true); err == nil && *f.dst == "" {
+				err = envelope.BadRequest(f.name + " must be a name")
+			}
+			if err != nil {
+				return q, err
+			}
+		}
+	}
+	if q.cluster != "" && q.collection == "" {
+		return q, envelope.BadRequest("cluster needs collection: ?collection=NAME&cluster=NAME")
+	}
+	return q, nil
+}
+
+// scoped narrows the stream of an API token whose scope is a collection
+// or a cluster to that scope (API.md section 17: it sees only its scope's
+// events): the path names the scope, so that the store's access check
+// covers it, and the filters are the scope's. Filters outside the scope
+// are ErrPermissionDenied.
+func scoped(p *store.Path, q *eventsQuery) error {
+	c := p.Caller
+	if c.TokenID == "" || c.Collection == "" {
+		return nil
+	}
+	if q.collection != "" && q.collection != c.Collection || c.Cluster != "" && q.cluster != "" && q.cluster != c.Cluster {
+		return store.ErrPermissionDenied
+	}
+	p.Collection, p.Within, q.collection = c.Collection, store.LevelCollection, c.Collection
+	if c.Cluster != "" {
+		p.Cluster, p.Within, q.cluster = c.Cluster, store.LevelCluster, c.Cluster
+	}
+	return nil
+}
+
+// matches reports whether e passes the stream's filters: its collection
+// (and cluster) as named at the time of the event.
+func (q eventsQuery) matches(e *store.AuditEntry) bool {
+	return (q.collection == "" || e.Collection == q.collection) && (q.cluster == "" || e.Cluster == q.cluster)
+}
+
+func (f *feed) handle() queryHandler {
+	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
+		q, err := parseEventsQuery(r, query)
+		if err != nil {
+			reject(w, r, f.store, err)
+			return
+		}
+		p := pathOf(r)
+		if err := scoped(&p, &q); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		key := p.Caller.ID()
+		if !f.open.acquire(key) {
+			envelope.Error(w, r, &envelope.LimitError{Details: "at most " + strconv.Itoa(f.open.max) +
+				" open change feed streams per user on this server: close one first"})
+			return
+		}
+		defer f.open.release(key)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		wt, err := store.WatchProject(ctx, f.store, f.src, p, q.since, streamBuffer)
+		if err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		defer wt.Close()
+		f.serve(ctx, w, r, p, q, wt)
+	}
+}
+
+// serve writes the stream until it ends.
+func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, p store.Path, q eventsQuery, wt *store.Watcher) {
+	rc := http.NewResponseController(w)
+	// The server's read and write timeouts are for requests, not streams:
+	// the read deadline is lifted, the write deadline moved before each
+	// write.
+	_ = rc.SetReadDeadline(time.Time{})
+	w.Header().Set("Content-Type", eventsMessage)
+	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering
+	w.WriteHeader(http.StatusOK)
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write([]byte(": stream open\n\n")) {
+		return
+	}
+
+	var expired <-chan time.Time
+	claims := auth.ClaimsFrom(r.Context())
+	if claims != nil && claims.ExpiresAt != nil {
+		t := time.NewTimer(time.Until(claims.ExpiresAt.Time))
+		defer t.Stop()
+		expired = t.C
+	}
+	keepalive := time.NewTimer(f.keepalive)
+	defer keepalive.Stop()
+	recheck := time.NewTicker(recheckEvery)
+	defer recheck.Stop()
+	p.Project = wt.Project.Name
+	var b []byte
+	for {
+		select {
+		case e, ok := <-wt.C:
+			if !ok {
+				return // deleted, dropped for lagging, or the store failed
+			}
+			if e.Action == store.ActionProjectRename {
+				p.Project = e.Project // the checks follow the project
+			}
+			if !q.matches(e) {
+				continue
+			}
+			b = appendEvent(b[:0], e)
+			if !write(b) {
+				return
+			}
+			keepalive.Reset(f.keepalive)
+		case <-keepalive.C:
+			if !write([]byte(": keep-alive\n\n")) {
+				return
+			}
+			keepalive.Reset(f.keepalive)
+		case <-recheck.C:
+			if !f.allowed(ctx, p, claims) {
+				return
+			}
+		case <-expired:
+			return
+		case <-f.shutdown:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// allowed checks again that the caller may read the project and that its
+// session is live, as a new request would be checked. A project not found
+// is left to the watch (a deletion ends it; a rename it has not yet
+// delivered changes the name).
+func (f *feed) allowed(ctx context.Context, p store.Path, claims *auth.Claims) bool {
+	if claims != nil && f.sessions != nil {
+		if _, err := middleware.SessionUser(ctx, f.sessions, claims); errors.Is(err, auth.ErrInvalidToken) {
+			return false
+		}
+	}
+	_, err := f.store.FindProject(ctx, p)
+	return err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable)
+}
+
+// appendEvent appends one event of the stream: its revision as id, its
+// action as event, the entry as one line of JSON.
+func appendEvent(b []byte, e *store.AuditEntry) []byte {
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, e.Revision, 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, e.Action...)
+	b = append(b, "\ndata: "...)
+	b = appendAudit(b, e)
+	return append(b, "\n\n"...)
+}
