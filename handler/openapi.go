@@ -456,7 +456,7 @@ func schemas() obj {
 			"target":     obj{"type": []any{"string", "null"}, "description": "The username of member.* entries, the token id of token.* entries."},
 			"request_id": obj{"type": []any{"string", "null"}, "description": "The X-Request-Id of the request that made the change."},
 		}, "revision", "time", "action", "actor", "actor_name", "collection", "cluster", "record", "record_id", "version", "target", "request_id"),
-		"AuditList":      history("AuditEntry"), // paged by limit, offset and after: no cursor yet
+		"AuditList":      list("AuditEntry"),
 		"ProjectList":    list("Project"),
 		"CollectionList": list("Collection"),
 		"ClusterList":    list("Cluster"),

@@ -1317,17 +1317,18 @@ type APITokenCreatedEnvelope struct {
 // APITokenCreatedEnvelopeSuccess defines model for APITokenCreatedEnvelope.Success.
 type APITokenCreatedEnvelopeSuccess bool
 
-// APITokenList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// APITokenList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type APITokenList struct {
-	Items  []APIToken `json:"items"`
-	Limit  int        `json:"limit"`
-	Offset int        `json:"offset"`
-	Total  *int       `json:"total"`
+	Items      []APIToken `json:"items"`
+	Limit      int        `json:"limit"`
+	NextCursor *string    `json:"next_cursor"`
+	Offset     int        `json:"offset"`
+	Total      *int       `json:"total"`
 }
 
 // APITokenListEnvelope The success envelope.
 type APITokenListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data APITokenList `json:"data"`
 
 	// Message A short success message.
@@ -1380,17 +1381,18 @@ type AuditEntry struct {
 // AuditEntryAction defines model for AuditEntry.Action.
 type AuditEntryAction string
 
-// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// AuditList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type AuditList struct {
-	Items  []AuditEntry `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  *int         `json:"total"`
+	Items      []AuditEntry `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor *string      `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      *int         `json:"total"`
 }
 
 // AuditListEnvelope The success envelope.
 type AuditListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data AuditList `json:"data"`
 
 	// Message A short success message.
@@ -1908,17 +1910,18 @@ type MemberEnvelope struct {
 // MemberEnvelopeSuccess defines model for MemberEnvelope.Success.
 type MemberEnvelopeSuccess bool
 
-// MemberList One page of a list. total counts every match before limit and offset; it is null with count=false.
+// MemberList One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 type MemberList struct {
-	Items  []Member `json:"items"`
-	Limit  int      `json:"limit"`
-	Offset int      `json:"offset"`
-	Total  *int     `json:"total"`
+	Items      []Member `json:"items"`
+	Limit      int      `json:"limit"`
+	NextCursor *string  `json:"next_cursor"`
+	Offset     int      `json:"offset"`
+	Total      *int     `json:"total"`
 }
 
 // MemberListEnvelope The success envelope.
 type MemberListEnvelope struct {
-	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false. next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the last item.
 	Data MemberList `json:"data"`
 
 	// Message A short success message.

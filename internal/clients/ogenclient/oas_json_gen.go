@@ -828,6 +828,10 @@ func (s *APITokenList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -837,11 +841,12 @@ func (s *APITokenList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAPITokenList = [4]string{
+var jsonFieldsNameOfAPITokenList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes APITokenList from json.
@@ -883,8 +888,18 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -896,7 +911,7 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -915,7 +930,7 @@ func (s *APITokenList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -1535,6 +1550,10 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -1544,11 +1563,12 @@ func (s *AuditList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfAuditList = [4]string{
+var jsonFieldsNameOfAuditList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes AuditList from json.
@@ -1590,8 +1610,18 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -1603,7 +1633,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -1622,7 +1652,7 @@ func (s *AuditList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -7057,6 +7087,10 @@ func (s *MemberList) encodeFields(e *jx.Encoder) {
 		e.Int(s.Limit)
 	}
 	{
+		e.FieldStart("next_cursor")
+		s.NextCursor.Encode(e)
+	}
+	{
 		e.FieldStart("offset")
 		e.Int(s.Offset)
 	}
@@ -7066,11 +7100,12 @@ func (s *MemberList) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfMemberList = [4]string{
+var jsonFieldsNameOfMemberList = [5]string{
 	0: "items",
 	1: "limit",
-	2: "offset",
-	3: "total",
+	2: "next_cursor",
+	3: "offset",
+	4: "total",
 }
 
 // Decode decodes MemberList from json.
@@ -7112,8 +7147,18 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"limit\"")
 			}
-		case "offset":
+		case "next_cursor":
 			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.NextCursor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"next_cursor\"")
+			}
+		case "offset":
+			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
 				v, err := d.Int()
 				s.Offset = int(v)
@@ -7125,7 +7170,7 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"offset\"")
 			}
 		case "total":
-			requiredBitSet[0] |= 1 << 3
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Total.Decode(d); err != nil {
 					return err
@@ -7144,7 +7189,7 @@ func (s *MemberList) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

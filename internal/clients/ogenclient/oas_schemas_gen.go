@@ -484,12 +484,15 @@ func (s *APITokenCreatedRole) UnmarshalText(data []byte) error {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/APITokenList
 type APITokenList struct {
-	Items  []APIToken `json:"items"`
-	Limit  int        `json:"limit"`
-	Offset int        `json:"offset"`
-	Total  NilInt     `json:"total"`
+	Items      []APIToken `json:"items"`
+	Limit      int        `json:"limit"`
+	NextCursor NilString  `json:"next_cursor"`
+	Offset     int        `json:"offset"`
+	Total      NilInt     `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -500,6 +503,11 @@ func (s *APITokenList) GetItems() []APIToken {
 // GetLimit returns the value of Limit.
 func (s *APITokenList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *APITokenList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -520,6 +528,11 @@ func (s *APITokenList) SetItems(val []APIToken) {
 // SetLimit sets the value of Limit.
 func (s *APITokenList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *APITokenList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -1158,12 +1171,15 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/AuditList
 type AuditList struct {
-	Items  []AuditEntry `json:"items"`
-	Limit  int          `json:"limit"`
-	Offset int          `json:"offset"`
-	Total  NilInt       `json:"total"`
+	Items      []AuditEntry `json:"items"`
+	Limit      int          `json:"limit"`
+	NextCursor NilString    `json:"next_cursor"`
+	Offset     int          `json:"offset"`
+	Total      NilInt       `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -1174,6 +1190,11 @@ func (s *AuditList) GetItems() []AuditEntry {
 // GetLimit returns the value of Limit.
 func (s *AuditList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *AuditList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -1194,6 +1215,11 @@ func (s *AuditList) SetItems(val []AuditEntry) {
 // SetLimit sets the value of Limit.
 func (s *AuditList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *AuditList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
@@ -4407,12 +4433,15 @@ func (s *MemberEnvelope) SetSuccess(val bool) {
 }
 
 // One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
 // Ref: #/components/schemas/MemberList
 type MemberList struct {
-	Items  []Member `json:"items"`
-	Limit  int      `json:"limit"`
-	Offset int      `json:"offset"`
-	Total  NilInt   `json:"total"`
+	Items      []Member  `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
 }
 
 // GetItems returns the value of Items.
@@ -4423,6 +4452,11 @@ func (s *MemberList) GetItems() []Member {
 // GetLimit returns the value of Limit.
 func (s *MemberList) GetLimit() int {
 	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *MemberList) GetNextCursor() NilString {
+	return s.NextCursor
 }
 
 // GetOffset returns the value of Offset.
@@ -4443,6 +4477,11 @@ func (s *MemberList) SetItems(val []Member) {
 // SetLimit sets the value of Limit.
 func (s *MemberList) SetLimit(val int) {
 	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *MemberList) SetNextCursor(val NilString) {
+	s.NextCursor = val
 }
 
 // SetOffset sets the value of Offset.
