@@ -61,7 +61,16 @@ func TestExport(t *testing.T) {
 		wantFields(t, "export", body, "format", "project", "revision", "exported_at", "collections")
 		assert.Equal(t, "hds/1", doc.Format, "format")
 		assert.Equal(t, "web", doc.Project, "project")
-		assert.Equal(t, int64(0), doc.Revision, "revision (no audit log yet)")
+		status, _, env := c.do("GET", pathP("web")+"/audit?limit=1", "", alice)
+		require.Equal(t, http.StatusOK, status, "GET P/audit")
+		var newest struct {
+			Items []struct {
+				Revision int64 `json:"revision"`
+			} `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(env.Data, &newest), "the audit page")
+		require.Len(t, newest.Items, 1, "the newest entry")
+		assert.Equal(t, newest.Items[0].Revision, doc.Revision, "revision: the newest audit entry the snapshot includes")
 		assert.Regexp(t, timeRE, doc.ExportedAt, "exported_at")
 		assert.JSONEq(t, `{
 			"prod": {"clusters": {

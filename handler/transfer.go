@@ -73,7 +73,9 @@ type exportWriter struct {
 	creds   credentials
 	reveal  bool
 	project string
-	started bool
+	// revision is the snapshot's (the project's item has it).
+	revision int64
+	started  bool
 	// inCollection and inCluster say which objects are open; the first*
 	// flags whether the next member of each needs a comma.
 	inCollection, inCluster                    bool
@@ -91,7 +93,9 @@ func (ew *exportWriter) start() {
 	ew.w = bufio.NewWriterSize(ew.rw, 32<<10)
 	b := append(ew.buf[:0], `{"format":"`+exportFormat+`","project":`...)
 	b = jsonstr.Append(b, ew.project)
-	b = append(b, `,"revision":0,"exported_at":`...)
+	b = append(b, `,"revision":`...)
+	b = strconv.AppendInt(b, ew.revision, 10)
+	b = append(b, `,"exported_at":`...)
 	b = appendTime(b, time.Now())
 	b = append(b, `,"collections":{`...)
 	ew.firstCollection = true
@@ -124,6 +128,10 @@ func (ew *exportWriter) closeCollection(b []byte) []byte {
 
 // visit writes one item of the store's walk.
 func (ew *exportWriter) visit(it store.ExportItem) error {
+	if it.Collection == "" { // the project, first
+		ew.revision = it.Revision
+		return nil
+	}
 	if !ew.started {
 		ew.start()
 	}
@@ -428,6 +436,7 @@ func (rec records) planImport(r *http.Request, p store.Path, doc *importDoc, val
 	tree := snapshotTree{}
 	err := rec.store.ExportProject(r.Context(), p, func(it store.ExportItem) error {
 		switch {
+		case it.Collection == "": // the project
 		case it.Record != nil:
 			tree[it.Collection][it.Cluster][it.Record.Name] = it.Record
 		case it.Cluster != "":

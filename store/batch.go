@@ -108,9 +108,12 @@ func (e *OpError) Error() string { return "operation " + strconv.Itoa(e.Index) +
 func (e *OpError) Unwrap() error { return e.Err }
 
 // ExportItem is one resource of a project's export (Store.ExportProject):
-// a collection (Cluster empty, Record nil), a cluster (Record nil) or a
-// record.
+// the project itself (Collection empty), a collection (Cluster empty,
+// Record nil), a cluster (Record nil) or a record.
 type ExportItem struct {
+	// Revision, on the project's item, is the revision of the snapshot:
+	// the newest audit entry of the project whose change it includes.
+	Revision   int64
 	Collection string
 	Cluster    string
 	// Record is the record, its value as stored (credentials sealed).

@@ -246,8 +246,9 @@ type Store interface {
 	// *PreconditionError). When it fails, nothing of b has changed.
 	Apply(ctx context.Context, p Path, b Batch) ([]OpResult, error)
 	// ExportProject reads the project p.Project in one consistent
-	// snapshot and calls visit with each of its collections, clusters and
-	// records: every collection (in name order, byte-wise) followed by
+	// snapshot and calls visit with the project itself (an item with
+	// Collection empty and the snapshot's Revision), then each of its
+	// collections, clusters and records: every collection (in name order, byte-wise) followed by
 	// each of its clusters (in name order), each cluster followed by its
 	// records (in name order). Path errors are returned before the first
 	// visit; visit's error stops the walk and is returned unchanged.

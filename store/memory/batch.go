@@ -243,8 +243,11 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 // that a slow visit blocks no writer. The copy is one slice of compact
 // records per cluster, of exact size.
 func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.ExportItem) error) error {
-	snap, err := s.snapshot(p)
+	snap, revision, err := s.snapshot(p)
 	if err != nil {
+		return err
+	}
+	if err := visit(store.ExportItem{Revision: revision}); err != nil {
 		return err
 	}
 	for _, k := range snap {
@@ -269,13 +272,14 @@ type snapCluster struct {
 	records             []record
 }
 
-// snapshot copies the project's tree under the read lock, in name order.
-func (s *Store) snapshot(p store.Path) ([]snapCluster, error) {
+// snapshot copies the project's tree under the read lock, in name order,
+// and returns it with the project's revision.
+func (s *Store) snapshot(p store.Path) ([]snapCluster, int64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	pr, err := s.project(p)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var snap []snapCluster
 	for _, cn := range slices.Sorted(maps.Keys(pr.collections)) {
@@ -290,5 +294,5 @@ func (s *Store) snapshot(p store.Path) ([]snapCluster, error) {
 			snap = append(snap, k)
 		}
 	}
-	return snap, nil
+	return snap, pr.Revision, nil
 }

@@ -360,6 +360,14 @@ func (s *Store) ExportProject(ctx context.Context, p store.Path, visit func(stor
 	if err != nil {
 		return err
 	}
+	// The project's revision, in the snapshot the tree is read in.
+	var revision int64
+	if err := tx.QueryRowContext(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, res.project).Scan(&revision); err != nil {
+		return notFoundOr(err, "project", p.Project)
+	}
+	if err := visit(store.ExportItem{Revision: revision}); err != nil {
+		return callerError{err}
+	}
 	rows, err := tx.QueryContext(ctx, exportSQL, res.project)
 	if err != nil {
 		return classify(err)

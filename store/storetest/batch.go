@@ -410,6 +410,8 @@ var errBoom = errors.New("boom")
 // exported is one ExportItem as a line: "c", "c/k" or "c/k/r=type:value".
 func exported(it store.ExportItem) string {
 	switch {
+	case it.Collection == "":
+		return "project"
 	case it.Record != nil:
 		return it.Collection + "/" + it.Cluster + "/" + it.Record.Name + "=" + string(it.Record.Type) + ":" + string(it.Record.Value)
 	case it.Cluster != "":
@@ -440,6 +442,7 @@ func testExports(t *testing.T, newStore func(t *testing.T) store.Store) {
 		})
 		require.NoError(t, err, "ExportProject")
 		assert.Equal(t, []string{
+			"project",
 			"Z",
 			"a", "a/x", "a/x/r=BOOLEAN:true",
 			"b", "b/x", "b/y", "b/y/R1=NULL:null", `b/y/r2=STRING:"two"`,
@@ -478,7 +481,7 @@ func testExports(t *testing.T, newStore func(t *testing.T) store.Store) {
 		empty := mustProject(t, f.s, owner, "empty")
 		err = f.s.ExportProject(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: empty.Name}, func(store.ExportItem) error { calls++; return nil })
 		assert.NoError(t, err, "an empty project")
-		assert.Equal(t, 1, calls, "nothing to visit")
+		assert.Equal(t, 2, calls, "only the project to visit")
 	})
 
 	t.Run("Snapshot", func(t *testing.T) {
@@ -486,9 +489,15 @@ func testExports(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// seen, and is not blocked by it.
 		f := newFixture(t, newStore(t))
 		mustRecord(t, f.s, setLevel(f.path(3), 3, "z"), store.Integer, "1")
+		before, err := f.s.FindProject(f.ctx, f.path(0))
+		require.NoError(t, err, "FindProject")
 		var got []string
+		var revision int64
 		wrote := false
-		err := f.s.ExportProject(f.ctx, f.path(0), func(it store.ExportItem) error {
+		err = f.s.ExportProject(f.ctx, f.path(0), func(it store.ExportItem) error {
+			if it.Collection == "" {
+				revision = it.Revision
+			}
 			if !wrote {
 				wrote = true
 				_, err := f.s.UpdateRecord(f.ctx, setLevel(f.path(3), 3, "z"), keepHistory, setValue(2))
@@ -499,7 +508,11 @@ func testExports(t *testing.T, newStore func(t *testing.T) store.Store) {
 			return nil
 		})
 		require.NoError(t, err, "ExportProject")
-		assert.Equal(t, []string{collName, collName + "/" + clusName, collName + "/" + clusName + "/" + recName + "=INTEGER:1",
+		assert.Equal(t, []string{"project", collName, collName + "/" + clusName, collName + "/" + clusName + "/" + recName + "=INTEGER:1",
 			collName + "/" + clusName + "/z=INTEGER:1"}, got, "the snapshot as it was when the walk began")
+		if _, audited := f.s.(store.AuditLog); audited {
+			assert.Positive(t, revision, "the snapshot's revision")
+		}
+		assert.Equal(t, before.Revision, revision, "the project's revision when the walk began, not the writes during it")
 	})
 }
