@@ -35,9 +35,6 @@ type browser struct {
 	ctx  context.Context
 	base string // the console's URL, ending in /console/
 	api  *client
-	// stand, when not nil, serves members, tokens, audit and events in
-	// hds's place (console_standin_test.go).
-	stand *standIn
 
 	mu         sync.Mutex
 	exceptions []string // uncaught in the page
@@ -68,12 +65,7 @@ func startBrowser(t *testing.T) *browser {
 		t.Skip("no chromium installed (set HDS_REQUIRE_BROWSER=1 to make this a failure)")
 	}
 	c := newServer(t, memoryKind, hds.WithConsole(true), hds.WithCredentialKey(testKey))
-	var h http.Handler = c.h
-	stand := newStandInFor(c.h, c.ids["alice"]) // nil once sections 15-17 have all landed
-	if stand != nil {
-		h = stand
-	}
-	srv := mounted(h)
+	srv := mounted(c.h)
 	t.Cleanup(srv.Close)
 
 	// These flags keep chromium from reaching out to the network (which
@@ -89,7 +81,7 @@ func startBrowser(t *testing.T) *browser {
 		chromedp.WindowSize(1280, 800))
 	ctx, cancelCtx := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, base: srv.URL + "/hds/console/", api: c, stand: stand}
+	b := &browser{t: t, ctx: ctx, base: srv.URL + "/hds/console/", api: c}
 	// The first action starts the browser and binds it to its context:
 	// ctx itself, not one of run's short-lived children.
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)), "start chromium")
@@ -417,30 +409,14 @@ func TestConsoleBrowser(t *testing.T) {
 		b.t = t
 		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
 		b.run(chromedp.Poll[chromedp.Void](`document.querySelector('.live')?.textContent === 'Live'`, chromedp.WithPollingTimeout(10*time.Second)))
-		if !b.stand.fakes("events") { // bob, an editor since "members", writes from elsewhere
-			b.api.addRecord(b.api.token("bob"), kpath, "from-elsewhere", "STRING", `"hi"`)
-		} else {
-			rec := b.api.addRecord(tok, kpath, "from-elsewhere", "STRING", `"hi"`)
-			b.stand.record(map[string]any{"action": "record.create", "actor": b.api.ids["bob"], "actor_name": "bob",
-				"collection": "prod", "cluster": "api", "record": rec.Name, "record_id": rec.ID, "version": 1})
-		}
+		// bob, an editor since "members", writes from elsewhere.
+		b.api.addRecord(b.api.token("bob"), kpath, "from-elsewhere", "STRING", `"hi"`)
 		b.waitText("bob: record.create prod / api / from-elsewhere")
 		b.waitText("from-elsewhere")
 	})
 
 	t.Run("audit", func(t *testing.T) {
 		b.t = t
-		if b.stand.fakes("audit") {
-			for _, e := range []map[string]any{
-				{"action": "record.update", "actor": b.api.ids["alice"], "actor_name": "alice", "collection": "prod", "cluster": "api", "record": "s", "version": 2},
-				{"action": "credential.reveal", "actor": b.api.ids["alice"], "actor_name": "alice", "collection": "prod", "cluster": "api", "record": "pw", "version": 2},
-				{"action": "member.put", "actor": b.api.ids["alice"], "actor_name": "alice", "target": "bob"},
-				{"action": "token.create", "actor": b.api.ids["alice"], "actor_name": "alice", "target": "0190e7a4-1d2b-7c3d-8e4f-000000000001"},
-				{"action": "record.delete", "actor": b.api.ids["bob"], "actor_name": "bob", "collection": "prod", "cluster": "api", "record": "tmp", "version": 4},
-			} {
-				b.stand.record(e)
-			}
-		}
 		b.run(chromedp.Navigate(b.base + "#/p/shop/audit"))
 		b.waitText("record.create")
 		b.screenshot("audit")
