@@ -276,3 +276,25 @@ func TestAuditServerLog(t *testing.T) {
 		assert.NotContains(t, buf.String(), "top-s3cret", "no value in the log")
 	})
 }
+
+// TestAuditRevealingWrites: a write answered with reveal=true returns the
+// plain text, so it writes a credential.reveal entry after its change's.
+func TestAuditRevealingWrites(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithCredentialKey(testKey))
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		k := pathK("p", "c", "k")
+		env := c.mustDo("POST", k+"/records?reveal=true", `{"name":"pw","type":"CREDENTIAL","value":"one-s3cret"}`, alice, http.StatusCreated)
+		assert.Contains(t, string(env.raw), "one-s3cret", "the create answers in plain text")
+		c.mustDo("PUT", pathR("p", "c", "k", "pw")+"?reveal=true", `{"value":"two-s3cret"}`, alice, http.StatusOK)
+		c.mustDo("POST", pathR("p", "c", "k", "pw")+"/restore?version=1&reveal=true", "", alice, http.StatusOK)
+		c.mustDo("PUT", pathR("p", "c", "k", "pw"), `{"value":"three-s3cret"}`, alice, http.StatusOK)
+		page := c.auditLog("p", "?action=credential.reveal")
+		assert.Equal(t, []string{"credential.reveal pw", "credential.reveal pw", "credential.reveal pw"}, actions(page),
+			"one reveal entry per write answered in plain text, none for the masked answer")
+		all := actions(c.auditLog("p", "?limit=4"))
+		assert.Equal(t, []string{"credential.reveal pw", "record.restore pw", "credential.reveal pw", "record.update pw"}, all,
+			"each reveal right after its change (oldest first)")
+	})
+}

@@ -116,7 +116,7 @@ func (rec records) handleRestore() queryHandler {
 			cw.fail(w, r, err)
 			return
 		}
-		rec.respond(w, r, http.StatusOK, restored, reveal, "Record restored")
+		rec.respondWrite(w, r, http.StatusOK, restored, reveal, "Record restored")
 	}
 }
 

@@ -3,6 +3,7 @@ package handler
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 
@@ -45,6 +46,20 @@ func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, g
 	if err != nil {
 		envelope.Error(w, r, err)
 	}
+}
+
+// respondWrite is respond for the answer to a write (create, update,
+// restore): with reveal set, the reveal gets its own credential.reveal
+// entry, after the change's, before the plain text leaves. The change is
+// made: should that entry fail, the answer stays masked rather than fail.
+func (rec records) respondWrite(w http.ResponseWriter, r *http.Request, status int, got *store.Record, reveal bool, message string) {
+	if reveal {
+		if err := rec.revealed(r, reveal, pathOf(r), got); err != nil {
+			slog.ErrorContext(r.Context(), "the reveal's audit entry failed: the answer is masked", "err", err)
+			reveal = false
+		}
+	}
+	rec.respond(w, r, status, got, reveal, message)
 }
 
 // recordBody is the body of the record routes.
@@ -147,7 +162,7 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		rec.respond(w, r, http.StatusCreated, created, reveal, "Record created")
+		rec.respondWrite(w, r, http.StatusCreated, created, reveal, "Record created")
 	}
 }
 
@@ -269,7 +284,7 @@ func (rec records) handleUpdate() queryHandler {
 			cw.fail(w, r, err)
 			return
 		}
-		rec.respond(w, r, http.StatusOK, updated, reveal, "Record updated")
+		rec.respondWrite(w, r, http.StatusOK, updated, reveal, "Record updated")
 	}
 }
 
