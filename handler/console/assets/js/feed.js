@@ -5,7 +5,7 @@
 // failure. Listeners get every event as {id, action, entry} and every
 // change of state ('connecting', 'live', 'off' with a reason).
 
-import { apiURL, path, session, ApiError } from './api.js';
+import { url, path, session, ApiError } from './api.js';
 
 export class Feed {
   constructor(project) {
@@ -60,7 +60,7 @@ export class Feed {
     const headers = { Accept: 'text/event-stream' };
     if (s) headers.Authorization = 'Bearer ' + s.token;
     if (this.lastId !== null) headers['Last-Event-ID'] = this.lastId;
-    const res = await fetch(apiURL(path('projects', this.project, 'events')),
+    const res = await fetch(url(path('projects', this.project, 'events')),
       { headers, signal: this.abort.signal, cache: 'no-store' });
     if (!res.ok || !(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
       let err = {};

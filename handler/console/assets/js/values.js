@@ -9,10 +9,11 @@ import { h, copy } from './dom.js';
 const BASE = ['STRING', 'INTEGER', 'FLOAT', 'BOOLEAN', 'DATE', 'TIME', 'DATETIME', 'UUID', 'NULL', 'CREDENTIAL'];
 /** Every type, scalars then arrays. */
 export const TYPES = [...BASE, ...BASE.map(t => '[]' + t)];
-export const MASK = '********';
+const MASK = '********';
 
-export const isArray = t => t.startsWith('[]');
-export const baseOf = t => t.replace(/^\[\]/, '');
+const isArray = t => t.startsWith('[]');
+const baseOf = t => t.replace(/^\[\]/, '');
+/** isCredential says whether type holds credentials (CREDENTIAL or []CREDENTIAL). */
 export const isCredential = t => baseOf(t) === 'CREDENTIAL';
 
 /** show renders a value for a table cell. */

@@ -26,7 +26,7 @@ export function auditView({ route, feed, onCleanup }) {
     try {
       const { data } = await api.get(base, { limit: PAGE, offset, action: action.value, actor: actor.value });
       const items = data.items || [];
-      replace(body, h('div.table-wrap', h('table.list.audit',
+      replace(body, h('div.table-wrap', h('table.list',
         h('thead', h('tr', h('th.num', '#'), h('th', 'When'), h('th', 'Action'), h('th', 'Who'), h('th', 'What'), h('th.num.opt', 'Version'))),
         h('tbody', items.length ? items.map(e => h('tr',
           h('td.num', { 'data-label': '#' }, e.revision),

@@ -11,8 +11,8 @@ import { recordForm } from './recordform.js';
 
 const sorts = [['name', 'Name'], ['type', 'Type'], ['value', 'Value'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
 
-/** revealCell shows a value; for a credential, with Reveal and Copy. */
-export function valueCell(rec, recPath) {
+/** valueCell shows a value; for a credential, with Reveal and Copy. */
+function valueCell(rec, recPath) {
   const out = h('span.value-cell', show(rec.type, rec.value));
   if (!isCredential(rec.type) || rec.value === null) return out;
   let plain = null;
