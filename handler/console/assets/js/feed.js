@@ -6,6 +6,7 @@
 // change of state ('connecting', 'live', 'off' with a reason).
 
 import { url, path, session, ApiError } from './api.js';
+import { errorText } from './dom.js';
 
 export class Feed {
   constructor(project) {
@@ -47,7 +48,7 @@ export class Feed {
         // A route that is not there (404, 405) or a refusal will not heal
         // by retrying; show why and stop.
         permanent = e instanceof ApiError && [400, 401, 403, 404, 405].includes(e.status);
-        this.setState('off', e.message + (e.details ? ': ' + e.details : ''));
+        this.setState('off', errorText(e));
         if (permanent) return;
       }
       await new Promise(r => setTimeout(r, this.retry));

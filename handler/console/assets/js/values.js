@@ -4,7 +4,7 @@
 // beyond 2^53 stays exact); text that is not a number is sent as a
 // string, and the API's own message says what is wrong with it.
 
-import { h, copy } from './dom.js';
+import { h, copy, attempt } from './dom.js';
 
 const BASE = ['STRING', 'INTEGER', 'FLOAT', 'BOOLEAN', 'DATE', 'TIME', 'DATETIME', 'UUID', 'NULL', 'CREDENTIAL'];
 /** Every type, scalars then arrays. */
@@ -168,7 +168,7 @@ export function typeSelect(current, onchange) {
   return s;
 }
 
-/** copyButton copies what get() resolves to. */
+/** copyButton copies what get() resolves to (its error is shown). */
 export function copyButton(get, label = 'Copy') {
-  return h('button.small', { type: 'button', onclick: async () => copy(await get()) }, label);
+  return h('button.small', { type: 'button', onclick: () => attempt(async () => copy(await get())) }, label);
 }

@@ -3,7 +3,7 @@
 // button). Routes the server does not offer show their error in place.
 
 import * as api from '../api.js';
-import { h, replace, dialog, confirm, field, toast, when, errorBox, errorText, copy } from '../dom.js';
+import { h, replace, dialog, confirm, attempt, field, toast, when, errorBox, copy } from '../dom.js';
 
 const memberRoles = ['viewer', 'reader', 'editor', 'admin'];
 const tokenRoles = ['viewer', 'reader', 'editor'];
@@ -42,18 +42,12 @@ export function membersView({ route }) {
     }
   }
   async function setRole(username, role) {
-    try {
-      await api.put(`${base}/${encodeURIComponent(username)}`, { role });
-      toast(`${username} is now ${role}`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.put(`${base}/${encodeURIComponent(username)}`, { role }), `${username} is now ${role}`);
     load();
   }
   async function remove(username) {
     if (!await confirm(`Remove ${username}?`, `${username} loses access to project “${route.project}”.`, 'Remove')) return;
-    try {
-      await api.del(`${base}/${encodeURIComponent(username)}`);
-      toast(`${username} removed`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.del(`${base}/${encodeURIComponent(username)}`), `${username} removed`);
     load();
   }
   async function add() {
@@ -102,10 +96,7 @@ export function tokensView({ route }) {
   }
   async function revoke(t) {
     if (!await confirm(`Revoke token “${t.name}”?`, 'Programs using it are refused from now on.', 'Revoke')) return;
-    try {
-      await api.del(`${base}/${encodeURIComponent(t.id)}`);
-      toast(`Token “${t.name}” revoked`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.del(`${base}/${encodeURIComponent(t.id)}`), `Token “${t.name}” revoked`);
     load();
   }
   async function create() {

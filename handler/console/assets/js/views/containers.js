@@ -3,7 +3,7 @@
 
 import * as api from '../api.js';
 import { href, go } from '../router.js';
-import { h, dialog, confirm, field, toast, when } from '../dom.js';
+import { h, dialog, confirm, attempt, field, toast, when } from '../dom.js';
 import { listView } from '../list.js';
 
 const sorts = [['name', 'Name'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
@@ -56,10 +56,7 @@ function containerView(kind, { route, feed, onCleanup }) {
     const ok = await confirm(`Delete ${lv.kind} “${item.name}”?`,
       `This deletes the ${lv.kind} and everything in it. It cannot be undone.`);
     if (!ok) return;
-    try {
-      await api.del(api.resourcePath(lv.at(item.name)));
-      toast(`${cap(lv.kind)} “${item.name}” deleted`);
-    } catch (e) { toast(`${e.message}${e.details ? ': ' + e.details : ''}`, 'error'); }
+    await attempt(() => api.del(api.resourcePath(lv.at(item.name))), `${cap(lv.kind)} “${item.name}” deleted`);
     list.reload();
   }
 
