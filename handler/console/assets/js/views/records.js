@@ -6,6 +6,7 @@ import * as api from '../api.js';
 import { href, go } from '../router.js';
 import { h, replace, dialog, confirm, attempt, toast, when } from '../dom.js';
 import { listView } from '../list.js';
+import { renameContainer, deleteContainer } from './containers.js';
 import { TYPES, show, text, isCredential, copyButton } from '../values.js';
 import { recordForm } from './recordform.js';
 
@@ -59,14 +60,11 @@ export function recordsView({ route, feed, onCleanup }) {
     list.reload();
   }
   async function renameCluster() {
-    const input = h('input', { value: route.cluster, required: true });
-    const done = await dialog({ title: `Rename cluster “${route.cluster}”`, ok: 'Rename', body: [h('label.field', h('span.label', 'New name'), input)],
-      submit: () => api.put(kPath, { name: input.value }) });
-    if (done) { toast(`Renamed to “${done.data.name}”`); go({ ...route, cluster: done.data.name }); }
+    const done = await renameContainer('cluster', route.cluster, kPath);
+    if (done) go({ ...route, cluster: done.name });
   }
   async function deleteCluster() {
-    if (!await confirm(`Delete cluster “${route.cluster}”?`, 'This deletes the cluster and all its records. It cannot be undone.')) return;
-    if (await attempt(() => api.del(kPath), `Cluster “${route.cluster}” deleted`)) go({ project: route.project, collection: route.collection });
+    if (await deleteContainer('cluster', route.cluster, kPath)) go({ project: route.project, collection: route.collection });
   }
 
   const columns = [
