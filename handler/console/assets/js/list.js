@@ -36,7 +36,8 @@ export function listView({ path, columns, sorts, filters = [], query = () => ({}
   const table = h('table.list',
     h('thead', h('tr', columns.map(c => h('th', { class: c.cls, scope: 'col' }, c.label)))), body);
   const el = h('section.listview',
-    h('div.toolbar', h('div.filters', search, filters, sorts ? h('span.sort', sortSel, orderBtn) : null), h('div.buttons', actions)),
+    search || filters.length || sorts || actions.length
+      ? h('div.toolbar', h('div.filters', search, filters, sorts ? h('span.sort', sortSel, orderBtn) : null), h('div.buttons', actions)) : null,
     h('div.table-wrap', table),
     h('div.pager', status, h('span.pages', prev, next)));
 
