@@ -142,7 +142,7 @@ func (m members) handleList() queryHandler {
 		}
 		// By username: the cursor holds the last one listed.
 		items = resumeAfter(items, q, func(it *store.Member) bool { return it.Username > q.After.Name })
-		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.Member) error {
+		streamPage(w, r, total, q, store.Items(items), func(out *stream, it *store.Member) error {
 			return appendJSONValue(out, memberJSON(it))
 		}, func(last *store.Member) string { return lc.next(store.Position{Name: last.Username}) })
 	}
@@ -377,7 +377,7 @@ func (m members) handleListTokens() queryHandler {
 		items = resumeAfter(items, q, func(it *store.APIToken) bool {
 			return it.CreatedAt.After(q.After.Time) || it.CreatedAt.Equal(q.After.Time) && it.ID > q.After.ID
 		})
-		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.APIToken) error {
+		streamPage(w, r, total, q, store.Items(items), func(out *stream, it *store.APIToken) error {
 			return appendJSONValue(out, tokenJSON(it))
 		}, func(last *store.APIToken) string {
 			return lc.next(store.Position{ID: last.ID, Time: last.CreatedAt})
