@@ -187,16 +187,6 @@ func (b *browser) screenshot(name string) {
 	require.NoError(b.t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
 }
 
-// login logs alice in through the form.
-func (b *browser) login() {
-	b.t.Helper()
-	b.run(chromedp.Navigate(b.base), chromedp.WaitVisible(chromedp.CSS(`form.login`)))
-	b.set(`input[name=username]`, "alice")
-	b.set(`input[name=password]`, "alice-password")
-	b.click(`form.login button[type=submit]`)
-	b.waitText("New project")
-}
-
 // createIn clicks the "New <kind>" button, names it and waits for its page.
 func (b *browser) createIn(kind, name string) {
 	b.t.Helper()

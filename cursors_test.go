@@ -20,8 +20,10 @@ import (
 // cursorPage is a page of any list, with its cursor.
 type cursorPage struct {
 	Items []struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		ID       string `json:"id"`
+		Name     string `json:"name"`
+		Username string `json:"username"`
+		Revision int64  `json:"revision"`
 	} `json:"items"`
 	Total      *int    `json:"total"`
 	Limit      int     `json:"limit"`
@@ -39,8 +41,20 @@ func (c *client) getPage(t *testing.T, target, token string) cursorPage {
 	return p
 }
 
+// label names a list item: its name, its username (members) or its
+// revision (audit entries).
+func label(name, username string, revision int64) string {
+	switch {
+	case name != "":
+		return name
+	case username != "":
+		return username
+	}
+	return fmt.Sprint(revision)
+}
+
 // walk pages through path?query by cursor, limit items a page, and
-// returns the names listed.
+// returns the items listed (see label).
 func (c *client) walk(t *testing.T, path, query string, limit int, token string) []string {
 	t.Helper()
 	var names []string
@@ -49,7 +63,7 @@ func (c *client) walk(t *testing.T, path, query string, limit int, token string)
 		p := c.getPage(t, target, token)
 		assert.Equal(t, 0, p.Offset, "%s: offset", target)
 		for _, it := range p.Items {
-			names = append(names, it.Name)
+			names = append(names, label(it.Name, it.Username, it.Revision))
 		}
 		if p.NextCursor == nil {
 			return names
@@ -82,7 +96,9 @@ func TestListCursors(t *testing.T) {
 		}
 
 		for _, l := range lists {
-			queries := []string{"", "sortOrder=desc", "sortBy=id", "sortBy=created_at&sortOrder=desc", "sortBy=updated_at", "count=false", "search=r"}
+			// A search that matches two items or more of each list.
+			search := map[string]string{"projects": "WEB", "collections": "d", "clusters": "K", "records": "r"}[l.name]
+			queries := []string{"", "sortOrder=desc", "sortBy=id", "sortBy=created_at&sortOrder=desc", "sortBy=updated_at", "count=false", "search=" + search}
 			if l.name == "records" {
 				queries = append(queries, "sortBy=value", "sortBy=value&sortOrder=desc", "sortBy=type",
 					"type=INTEGER&minValue=0&sortBy=value", "valueContains=1")
@@ -94,6 +110,7 @@ func TestListCursors(t *testing.T) {
 				for _, it := range all.Items {
 					want = append(want, it.Name)
 				}
+				require.GreaterOrEqual(t, len(want), 2, "%s?%s: enough items to page", l.name, q)
 				for _, limit := range []int{1, 2} {
 					assert.Equal(t, want, c.walk(t, l.path, q, limit, alice), "%s?%s by %d", l.name, q, limit)
 				}
@@ -223,5 +240,74 @@ func TestListCursorLongText(t *testing.T) {
 		}
 		assert.Equal(t, []string{"t1", "t0", "t3", "t2"}, c.walk(t, K+"/records", "sortBy=value", 1, alice))
 		assert.Equal(t, []string{"t2", "t3", "t0", "t1"}, c.walk(t, K+"/records", "sortBy=value&sortOrder=desc", 1, alice))
+	})
+}
+
+// TestAccessListCursors pages the members, API token and audit lists by
+// cursor (API.md section 5: every list), and checks their cursor errors.
+func TestAccessListCursors(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		c.mustDo("POST", pathP("web2"), "", alice, http.StatusCreated)
+		for _, u := range []string{"carol", "dave", "erin"} {
+			c.addUser(u, u+"-password")
+			c.share(alice, "web", u, "viewer")
+		}
+		for i := range 3 {
+			c.apiToken(alice, "web", fmt.Sprintf(`{"name":"t%d","role":"viewer"}`, i))
+		}
+		P := pathP("web")
+		lists := []struct{ name, path, query string }{
+			{"members", P + "/members", ""},
+			{"tokens", P + "/tokens", ""},
+			{"audit", P + "/audit", ""},
+			{"audit by action", P + "/audit", "action=member.put"},
+		}
+		for _, l := range lists {
+			all := c.getPage(t, l.path+"?limit=1000&"+l.query, alice)
+			assert.Nil(t, all.NextCursor, "%s: the page that holds the last item has no cursor", l.name)
+			require.GreaterOrEqual(t, len(all.Items), 3, "%s: enough items to page", l.name)
+			var want []string
+			for _, it := range all.Items {
+				want = append(want, label(it.Name, it.Username, it.Revision))
+			}
+			for _, limit := range []int{1, 2} {
+				assert.Equal(t, want, c.walk(t, l.path, l.query, limit, alice), "%s by %d", l.name, limit)
+			}
+		}
+
+		cursorOf := func(target string) string {
+			p := c.getPage(t, target, alice)
+			require.NotNil(t, p.NextCursor, target)
+			return url.QueryEscape(*p.NextCursor)
+		}
+		const (
+			malformed = "cursor is malformed"
+			other     = "cursor belongs to another list, sort or set of filters"
+		)
+		members := cursorOf(P + "/members?limit=1")
+		tokens := cursorOf(P + "/tokens?limit=1")
+		audit := cursorOf(P + "/audit?limit=1")
+		for _, e := range []struct{ what, target, details string }{
+			{"members with an offset", P + "/members?offset=1&cursor=" + members, "offset must be absent or 0 with a cursor"},
+			{"tokens with an offset", P + "/tokens?offset=1&cursor=" + tokens, "offset must be absent or 0 with a cursor"},
+			{"audit with an offset", P + "/audit?offset=1&cursor=" + audit, "offset must be absent or 0 with a cursor"},
+			{"members, malformed", P + "/members?cursor=AAAA", malformed},
+			{"tokens, malformed", P + "/tokens?cursor=AAAA", malformed},
+			{"audit, malformed", P + "/audit?cursor=AAAA", malformed},
+			{"members on tokens", P + "/tokens?cursor=" + members, other},
+			{"tokens on members", P + "/members?cursor=" + tokens, other},
+			{"audit on members", P + "/members?cursor=" + audit, other},
+			{"audit, another action", P + "/audit?action=member.put&cursor=" + audit, other},
+			{"audit, another after", P + "/audit?after=1&cursor=" + audit, other},
+			{"audit of another project", pathP("web2") + "/audit?cursor=" + audit, other},
+			{"members of another project", pathP("web2") + "/members?cursor=" + members, other},
+		} {
+			status, _, env := c.do("GET", e.target, "", alice)
+			wantError(t, "a cursor of "+e.what, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+			wantDetails(t, "a cursor of "+e.what, env, e.details)
+		}
 	})
 }

@@ -310,6 +310,7 @@ func TestEventsLimits(t *testing.T) {
 	var env envelope
 	require.NoError(t, json.Unmarshal(body, &env), "%s", body)
 	assert.Equal(t, http.StatusTooManyRequests, third.StatusCode, "past the rate limit: %s", body)
+	assert.Equal(t, "RATE_LIMIT_EXCEEDED", env.code())
 	assert.Equal(t, "Rate limit exceeded", env.message())
 
 	// The stream limit, without the rate limit in the way.

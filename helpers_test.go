@@ -336,12 +336,6 @@ func (c *client) call(q req) response {
 	return response{status: status, header: h, env: env}
 }
 
-// exchange is call with the response unpacked, as do returns it.
-func (c *client) exchange(q req) (int, http.Header, envelope) {
-	c.t.Helper()
-	return c.send(q.build())
-}
-
 // do sends a request and returns the status, headers and envelope. It
 // reports any response that breaks the envelope rules of API.md sections
 // 1 and 7: the content type, the shape of the envelope, a 204 with a

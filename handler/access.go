@@ -130,7 +130,7 @@ type members struct {
 // username; limit and offset apply.
 func (m members) handleList() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
-		q, lc, err := m.openPage(query, "members", pathOf(r).Project)
+		q, lc, err := m.openPage(query, "members", pathOf(r).Project, store.SortName)
 		if err != nil {
 			reject(w, r, m.store, err)
 			return
@@ -142,7 +142,7 @@ func (m members) handleList() queryHandler {
 		}
 		// By username: the cursor holds the last one listed.
 		items = resumeAfter(items, q, func(it *store.Member) bool { return it.Username > q.After.Name })
-		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.Member) error {
+		streamPage(w, r, total, q, store.Items(items), func(out *stream, it *store.Member) error {
 			return appendJSONValue(out, memberJSON(it))
 		}, func(last *store.Member) string { return lc.next(store.Position{Name: last.Username}) })
 	}
@@ -363,7 +363,7 @@ func (m members) handleCreateToken() queryHandler {
 // strings.
 func (m members) handleListTokens() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
-		q, lc, err := m.openPage(query, "tokens", pathOf(r).Project)
+		q, lc, err := m.openPage(query, "tokens", pathOf(r).Project, store.SortCreatedAt)
 		if err != nil {
 			reject(w, r, m.store, err)
 			return
@@ -377,7 +377,7 @@ func (m members) handleListTokens() queryHandler {
 		items = resumeAfter(items, q, func(it *store.APIToken) bool {
 			return it.CreatedAt.After(q.After.Time) || it.CreatedAt.Equal(q.After.Time) && it.ID > q.After.ID
 		})
-		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it *store.APIToken) error {
+		streamPage(w, r, total, q, store.Items(items), func(out *stream, it *store.APIToken) error {
 			return appendJSONValue(out, tokenJSON(it))
 		}, func(last *store.APIToken) string {
 			return lc.next(store.Position{ID: last.ID, Time: last.CreatedAt})
@@ -398,15 +398,14 @@ func (m members) handleDeleteToken() queryHandler {
 }
 
 // openPage reads the page of a members or tokens list (limit, offset,
-// cursor), bound to the list's kind and project.
-func (m members) openPage(query url.Values, kind, project string) (store.ListQuery, *listCursor, error) {
+// cursor), bound to the list's kind and project; sortBy is the list's
+// fixed order (for tokens, by creation: the cursor keeps the time).
+func (m members) openPage(query url.Values, kind, project string, sortBy store.SortField) (store.ListQuery, *listCursor, error) {
 	q, err := parsePage(query)
 	if err != nil {
 		return q, nil, err
 	}
-	if kind == "tokens" {
-		q.SortBy = store.SortCreatedAt // the cursor keeps the time
-	}
+	q.SortBy = sortBy
 	lc, err := m.cursors.open(query, &q, []string{kind, project})
 	return q, lc, err
 }

@@ -219,7 +219,7 @@ func handleList[T any](s store.Store, cur cursors, lvl level[T]) queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		streamPage(w, r, total, q, valuesOf(items), func(out *stream, it T) error {
+		streamPage(w, r, total, q, store.Items(items), func(out *stream, it T) error {
 			out.b = lvl.appendJSON(out.b, it)
 			return nil
 		}, func(last T) string { return lc.next(lvl.position(q.SortBy, last)) })

@@ -185,17 +185,6 @@ func streamItems[T any](s *stream, items iter.Seq2[T, error], add func(*stream, 
 	return true
 }
 
-// valuesOf yields the items of a list read whole, without error.
-func valuesOf[T any](items []T) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		for _, it := range items {
-			if !yield(it, nil) {
-				return
-			}
-		}
-	}
-}
-
 // pageEnd appends the members of a list page after its items, but for
 // the closing brace; total is null when q asked for no count.
 func pageEnd(b []byte, total int, q store.ListQuery) []byte {

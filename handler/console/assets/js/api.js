@@ -45,7 +45,7 @@ export function resourcePath({ project, collection, cluster, record }) {
   return path(...s);
 }
 
-/** url of an API path with query parameters (undefined and '' left out). */
+/** url is the absolute URL of an API path with query parameters (undefined and '' left out). */
 export function url(p, query = {}) {
   const u = new URL(p, base);
   for (const [k, v] of Object.entries(query)) {
@@ -108,7 +108,7 @@ export class BigInteger {
 
 // parseJSON is JSON.parse keeping whole numbers beyond 2^53 exact, using
 // the source text the reviver is given (where the browser offers it).
-export function parseJSON(text) {
+function parseJSON(text) {
   return JSON.parse(text, (key, value, ctx) =>
     typeof value === 'number' && !Number.isSafeInteger(value) && ctx && /^-?\d+$/.test(ctx.source)
       ? new BigInteger(ctx.source) : value);
@@ -166,6 +166,3 @@ export const get = (p, query, headers) => request('GET', p, { query, headers });
 export const post = (p, body, opts = {}) => request('POST', p, { body, ...opts });
 export const put = (p, body, opts = {}) => request('PUT', p, { body, ...opts });
 export const del = (p, opts = {}) => request('DELETE', p, opts);
-
-/** The absolute URL of an API path, for the change feed's fetch. */
-export const apiURL = (p, query) => url(p, query);

@@ -73,8 +73,8 @@ function header(route) {
     h('span.user', { title: 'user id ' + s.user_id }, s.username),
     h('button.ghost', { type: 'button', onclick: async () => { await api.logout(); toast('Logged out', 'info'); } }, 'Log out'),
   ] : null);
-  document.title = [route.record, route.cluster, route.collection, route.project].find(x => x != null)
-    ? `${[route.record, route.cluster, route.collection, route.project].find(x => x != null)} · hds console` : 'hds console';
+  const here = [route.record, route.cluster, route.collection, route.project].find(x => x != null);
+  document.title = here != null ? `${here} · hds console` : 'hds console';
 }
 
 // The skip link moves focus without touching the route in the hash.

@@ -56,6 +56,22 @@ export function errorText(e) {
   return e.details ? `${msg}: ${e.details}` : msg;
 }
 
+/**
+ * attempt runs call() (an API call, say) and tells the person how it
+ * went: done as a notice when it succeeds, the error's text when it
+ * fails. Resolves to whether it succeeded.
+ */
+export async function attempt(call, done) {
+  try {
+    await call();
+  } catch (e) {
+    toast(errorText(e), 'error');
+    return false;
+  }
+  if (done) toast(done);
+  return true;
+}
+
 /** errorBox is an inline error block (role=alert) with an optional retry. */
 export function errorBox(e, retry) {
   return h('div.alert', { role: 'alert' },

@@ -5,7 +5,8 @@
 // failure. Listeners get every event as {id, action, entry} and every
 // change of state ('connecting', 'live', 'off' with a reason).
 
-import { apiURL, path, session, ApiError } from './api.js';
+import { url, path, session, ApiError } from './api.js';
+import { errorText } from './dom.js';
 
 export class Feed {
   constructor(project) {
@@ -47,7 +48,7 @@ export class Feed {
         // A route that is not there (404, 405) or a refusal will not heal
         // by retrying; show why and stop.
         permanent = e instanceof ApiError && [400, 401, 403, 404, 405].includes(e.status);
-        this.setState('off', e.message + (e.details ? ': ' + e.details : ''));
+        this.setState('off', errorText(e));
         if (permanent) return;
       }
       await new Promise(r => setTimeout(r, this.retry));
@@ -60,7 +61,7 @@ export class Feed {
     const headers = { Accept: 'text/event-stream' };
     if (s) headers.Authorization = 'Bearer ' + s.token;
     if (this.lastId !== null) headers['Last-Event-ID'] = this.lastId;
-    const res = await fetch(apiURL(path('projects', this.project, 'events')),
+    const res = await fetch(url(path('projects', this.project, 'events')),
       { headers, signal: this.abort.signal, cache: 'no-store' });
     if (!res.ok || !(res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
       let err = {};

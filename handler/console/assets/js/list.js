@@ -5,37 +5,39 @@
 import * as api from './api.js';
 import { h, replace, errorBox } from './dom.js';
 
-const PAGE = 25;
-
 /**
- * listView returns {el, reload}. Options: path (the list's API path),
- * columns [{label, cell(item), cls}], sorts [[value, label]], filters
- * (extra elements for the toolbar whose values come from query()),
- * query() (extra query parameters), empty (text), actions (toolbar
- * buttons), label (for the search box).
+ * listView returns {el, reload, restart}. Options: path (the list's API
+ * path), columns [{label, cell(item), cls}], sorts [[value, label]] (none:
+ * the list's own order, no sort controls), filters (extra elements for
+ * the toolbar whose values come from query()), query() (extra query
+ * parameters), empty (text), actions (toolbar buttons), label (for the
+ * search box; none: no search box), page (rows per page), pageLabels
+ * (the previous and next buttons).
  */
-export function listView({ path, columns, sorts, filters = [], query = () => ({}), empty, actions = [], label }) {
-  const state = { search: '', sortBy: sorts[0][0], sortOrder: 'asc', pages: [{ offset: 0 }], page: 0 };
+export function listView({ path, columns, sorts, filters = [], query = () => ({}), empty, actions = [], label,
+  page: PAGE = 25, pageLabels = ['← Previous', 'Next →'] }) {
+  const state = { search: '', sortBy: sorts?.[0][0], sortOrder: sorts ? 'asc' : undefined, pages: [{ offset: 0 }], page: 0 };
   const body = h('tbody');
   const status = h('p.list-status', { 'aria-live': 'polite' });
-  const prev = h('button', { type: 'button', onclick: () => { state.page--; load(); } }, '← Previous');
-  const next = h('button', { type: 'button', onclick: () => { state.page++; load(); } }, 'Next →');
+  const prev = h('button', { type: 'button', onclick: () => { state.page--; load(); } }, pageLabels[0]);
+  const next = h('button', { type: 'button', onclick: () => { state.page++; load(); } }, pageLabels[1]);
   let searchTimer;
-  const search = h('input', {
+  const search = label && h('input', {
     type: 'search', placeholder: 'Search by name', 'aria-label': `Search ${label}`,
     oninput: () => { clearTimeout(searchTimer); searchTimer = setTimeout(() => { state.search = search.value; restart(); }, 250); },
     onkeydown: e => { if (e.key === 'Enter') { clearTimeout(searchTimer); state.search = search.value; restart(); } },
   });
-  const sortSel = h('select', { 'aria-label': 'Sort by', onchange: () => { state.sortBy = sortSel.value; restart(); } },
+  const sortSel = sorts && h('select', { 'aria-label': 'Sort by', onchange: () => { state.sortBy = sortSel.value; restart(); } },
     sorts.map(([v, l]) => h('option', { value: v }, l)));
-  const orderBtn = h('button.icon', {
+  const orderBtn = sorts && h('button.icon', {
     type: 'button', title: 'Reverse the order', 'aria-label': 'Sort order: ascending',
     onclick: () => { state.sortOrder = state.sortOrder === 'asc' ? 'desc' : 'asc'; restart(); },
   }, '↑');
   const table = h('table.list',
     h('thead', h('tr', columns.map(c => h('th', { class: c.cls, scope: 'col' }, c.label)))), body);
   const el = h('section.listview',
-    h('div.toolbar', h('div.filters', search, filters, h('span.sort', sortSel, orderBtn)), h('div.buttons', actions)),
+    search || filters.length || sorts || actions.length
+      ? h('div.toolbar', h('div.filters', search, filters, sorts ? h('span.sort', sortSel, orderBtn) : null), h('div.buttons', actions)) : null,
     h('div.table-wrap', table),
     h('div.pager', status, h('span.pages', prev, next)));
 
@@ -44,8 +46,10 @@ export function listView({ path, columns, sorts, filters = [], query = () => ({}
   let seq = 0;
   async function load() {
     const mine = ++seq;
-    orderBtn.textContent = state.sortOrder === 'asc' ? '↑' : '↓';
-    orderBtn.setAttribute('aria-label', `Sort order: ${state.sortOrder === 'asc' ? 'ascending' : 'descending'}`);
+    if (orderBtn) {
+      orderBtn.textContent = state.sortOrder === 'asc' ? '↑' : '↓';
+      orderBtn.setAttribute('aria-label', `Sort order: ${state.sortOrder === 'asc' ? 'ascending' : 'descending'}`);
+    }
     el.classList.add('loading');
     const at = state.pages[state.page];
     try {

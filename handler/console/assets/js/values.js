@@ -4,15 +4,16 @@
 // beyond 2^53 stays exact); text that is not a number is sent as a
 // string, and the API's own message says what is wrong with it.
 
-import { h, copy } from './dom.js';
+import { h, copy, attempt } from './dom.js';
 
 const BASE = ['STRING', 'INTEGER', 'FLOAT', 'BOOLEAN', 'DATE', 'TIME', 'DATETIME', 'UUID', 'NULL', 'CREDENTIAL'];
 /** Every type, scalars then arrays. */
 export const TYPES = [...BASE, ...BASE.map(t => '[]' + t)];
-export const MASK = '********';
+const MASK = '********';
 
-export const isArray = t => t.startsWith('[]');
-export const baseOf = t => t.replace(/^\[\]/, '');
+const isArray = t => t.startsWith('[]');
+const baseOf = t => t.replace(/^\[\]/, '');
+/** isCredential says whether type holds credentials (CREDENTIAL or []CREDENTIAL). */
 export const isCredential = t => baseOf(t) === 'CREDENTIAL';
 
 /** show renders a value for a table cell. */
@@ -167,7 +168,7 @@ export function typeSelect(current, onchange) {
   return s;
 }
 
-/** copyButton copies what get() resolves to. */
+/** copyButton copies what get() resolves to (its error is shown). */
 export function copyButton(get, label = 'Copy') {
-  return h('button.small', { type: 'button', onclick: async () => copy(await get()) }, label);
+  return h('button.small', { type: 'button', onclick: () => attempt(async () => copy(await get())) }, label);
 }

@@ -3,7 +3,8 @@
 // button). Routes the server does not offer show their error in place.
 
 import * as api from '../api.js';
-import { h, replace, dialog, confirm, field, toast, when, errorBox, errorText, copy } from '../dom.js';
+import { h, replace, dialog, confirm, attempt, field, toast, when, copy } from '../dom.js';
+import { listView } from '../list.js';
 
 const memberRoles = ['viewer', 'reader', 'editor', 'admin'];
 const tokenRoles = ['viewer', 'reader', 'editor'];
@@ -22,38 +23,24 @@ const select = (options, value, attrs = {}) => {
 
 export function membersView({ route }) {
   const base = api.resourcePath(route) + '/members';
-  const body = h('div', h('p.muted', 'Loading…'));
-
-  async function load() {
-    try {
-      const { data } = await api.get(base, { limit: 1000 });
-      const items = data.items || [];
-      replace(body, h('div.table-wrap', h('table.list',
-        h('thead', h('tr', h('th', 'User'), h('th', 'Role'), h('th.opt', 'Since'), h('th', ''))),
-        h('tbody', items.map(m => h('tr',
-          h('td.name', { 'data-label': 'User' }, h('strong', m.username)),
-          h('td', { 'data-label': 'Role' }, m.role === 'owner' ? h('span.badge', 'owner')
-            : select(memberRoles, m.role, { 'aria-label': `Role of ${m.username}`, onchange: e => setRole(m.username, e.target.value) })),
-          h('td.opt', { 'data-label': 'Since' }, when(m.created_at)),
-          h('td.row-actions', m.role === 'owner' ? null
-            : h('button.small.danger-text', { type: 'button', onclick: () => remove(m.username) }, 'Remove'))))))));
-    } catch (e) {
-      replace(body, errorBox(e, load));
-    }
-  }
+  const list = listView({
+    path: base, empty: 'No members.', columns: [
+      { label: 'User', cls: 'name', cell: m => h('strong', m.username) },
+      { label: 'Role', cell: m => m.role === 'owner' ? h('span.badge', 'owner')
+        : select(memberRoles, m.role, { 'aria-label': `Role of ${m.username}`, onchange: e => setRole(m.username, e.target.value) }) },
+      { label: 'Since', cls: 'opt', cell: m => when(m.created_at) },
+      { label: '', cls: 'row-actions', cell: m => m.role === 'owner' ? null
+        : h('button.small.danger-text', { type: 'button', onclick: () => remove(m.username) }, 'Remove') },
+    ],
+  });
+  const load = list.reload;
   async function setRole(username, role) {
-    try {
-      await api.put(`${base}/${encodeURIComponent(username)}`, { role });
-      toast(`${username} is now ${role}`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.put(`${base}/${encodeURIComponent(username)}`, { role }), `${username} is now ${role}`);
     load();
   }
   async function remove(username) {
     if (!await confirm(`Remove ${username}?`, `${username} loses access to project “${route.project}”.`, 'Remove')) return;
-    try {
-      await api.del(`${base}/${encodeURIComponent(username)}`);
-      toast(`${username} removed`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.del(`${base}/${encodeURIComponent(username)}`), `${username} removed`);
     load();
   }
   async function add() {
@@ -68,44 +55,31 @@ export function membersView({ route }) {
     if (done) { toast(`${done.data.username} added as ${done.data.role}`); load(); }
   }
 
-  load();
   return h('div.view',
     h('div.view-head', h('h2', 'Members'), h('p.muted', 'People who may use this project, and what they may do.'),
       h('div.head-actions', h('button.primary', { type: 'button', onclick: add }, 'Add member'))),
-    body);
+    list.el);
 }
 
 export function tokensView({ route }) {
   const base = api.resourcePath(route) + '/tokens';
   const fresh = h('div');
-  const body = h('div', h('p.muted', 'Loading…'));
   const scope = t => [t.collection, t.cluster].filter(Boolean).join(' / ') || h('span.muted', 'whole project');
-
-  async function load() {
-    try {
-      const { data } = await api.get(base, { limit: 1000 });
-      const items = data.items || [];
-      replace(body, items.length ? h('div.table-wrap', h('table.list',
-        h('thead', h('tr', h('th', 'Name'), h('th', 'Role'), h('th', 'Scope'), h('th.opt', 'Created'), h('th.opt', 'Expires'), h('th.opt', 'Last used'), h('th', ''))),
-        h('tbody', items.map(t => h('tr',
-          h('td.name', { 'data-label': 'Name' }, h('strong', t.name)),
-          h('td', { 'data-label': 'Role' }, h('span.badge', t.role)),
-          h('td', { 'data-label': 'Scope' }, scope(t)),
-          h('td.opt', { 'data-label': 'Created' }, when(t.created_at)),
-          h('td.opt', { 'data-label': 'Expires' }, t.expires_at ? when(t.expires_at) : h('span.muted', 'never')),
-          h('td.opt', { 'data-label': 'Last used' }, t.last_used_at ? when(t.last_used_at) : h('span.muted', 'never')),
-          h('td.row-actions', h('button.small.danger-text', { type: 'button', onclick: () => revoke(t) }, 'Revoke')))))))
-        : h('p.empty-note', 'No API tokens yet.'));
-    } catch (e) {
-      replace(body, errorBox(e, load));
-    }
-  }
+  const list = listView({
+    path: base, empty: 'No API tokens yet.', columns: [
+      { label: 'Name', cls: 'name', cell: t => h('strong', t.name) },
+      { label: 'Role', cell: t => h('span.badge', t.role) },
+      { label: 'Scope', cell: scope },
+      { label: 'Created', cls: 'opt', cell: t => when(t.created_at) },
+      { label: 'Expires', cls: 'opt', cell: t => t.expires_at ? when(t.expires_at) : h('span.muted', 'never') },
+      { label: 'Last used', cls: 'opt', cell: t => t.last_used_at ? when(t.last_used_at) : h('span.muted', 'never') },
+      { label: '', cls: 'row-actions', cell: t => h('button.small.danger-text', { type: 'button', onclick: () => revoke(t) }, 'Revoke') },
+    ],
+  });
+  const load = list.reload;
   async function revoke(t) {
     if (!await confirm(`Revoke token “${t.name}”?`, 'Programs using it are refused from now on.', 'Revoke')) return;
-    try {
-      await api.del(`${base}/${encodeURIComponent(t.id)}`);
-      toast(`Token “${t.name}” revoked`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.del(`${base}/${encodeURIComponent(t.id)}`), `Token “${t.name}” revoked`);
     load();
   }
   async function create() {
@@ -138,9 +112,8 @@ export function tokensView({ route }) {
     load();
   }
 
-  load();
   return h('div.view',
     h('div.view-head', h('h2', 'API tokens'), h('p.muted', 'Tokens let programs use this project (or part of it) without a password.'),
       h('div.head-actions', h('button.primary', { type: 'button', onclick: create }, 'New token'))),
-    fresh, body);
+    fresh, list.el);
 }

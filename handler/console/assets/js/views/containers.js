@@ -3,7 +3,7 @@
 
 import * as api from '../api.js';
 import { href, go } from '../router.js';
-import { h, dialog, confirm, field, toast, when } from '../dom.js';
+import { h, dialog, confirm, attempt, field, toast, when } from '../dom.js';
 import { listView } from '../list.js';
 
 const sorts = [['name', 'Name'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
@@ -32,9 +32,36 @@ function level(kind, route) {
   }
 }
 
+const nameInput = value => h('input', { name: 'name', value: value || '', required: true, maxLength: 128, autocomplete: 'off' });
+
+/**
+ * renameContainer asks for a new name of the project, collection or
+ * cluster at path and renames it; resolves to the renamed one, or
+ * undefined when cancelled.
+ */
+export async function renameContainer(kind, name, path) {
+  const input = nameInput(name);
+  const done = await dialog({
+    title: `Rename ${kind} “${name}”`, ok: 'Rename', body: [field('New name', input)],
+    submit: () => api.put(path, { name: input.value }),
+  });
+  if (!done) return undefined;
+  toast(`Renamed to “${done.data.name}”`);
+  return done.data;
+}
+
+/**
+ * deleteContainer asks, then deletes the project, collection or cluster
+ * at path; resolves to whether it was deleted.
+ */
+export async function deleteContainer(kind, name, path) {
+  if (!await confirm(`Delete ${kind} “${name}”?`,
+    `This deletes the ${kind} and everything in it. It cannot be undone.`)) return false;
+  return attempt(() => api.del(path), `${cap(kind)} “${name}” deleted`);
+}
+
 function containerView(kind, { route, feed, onCleanup }) {
   const lv = level(kind, route);
-  const nameInput = value => h('input', { name: 'name', value: value || '', required: true, maxLength: 128, autocomplete: 'off' });
 
   async function create() {
     const input = nameInput();
@@ -45,22 +72,10 @@ function containerView(kind, { route, feed, onCleanup }) {
     if (made) { toast(`${cap(lv.kind)} “${made.data.name}” created`); go(lv.at(made.data.name)); }
   }
   async function rename(item) {
-    const input = nameInput(item.name);
-    const done = await dialog({
-      title: `Rename ${lv.kind} “${item.name}”`, ok: 'Rename', body: [field('New name', input)],
-      submit: () => api.put(api.resourcePath(lv.at(item.name)), { name: input.value }),
-    });
-    if (done) { toast(`Renamed to “${done.data.name}”`); list.reload(); }
+    if (await renameContainer(lv.kind, item.name, api.resourcePath(lv.at(item.name)))) list.reload();
   }
   async function remove(item) {
-    const ok = await confirm(`Delete ${lv.kind} “${item.name}”?`,
-      `This deletes the ${lv.kind} and everything in it. It cannot be undone.`);
-    if (!ok) return;
-    try {
-      await api.del(api.resourcePath(lv.at(item.name)));
-      toast(`${cap(lv.kind)} “${item.name}” deleted`);
-    } catch (e) { toast(`${e.message}${e.details ? ': ' + e.details : ''}`, 'error'); }
-    list.reload();
+    if (await deleteContainer(lv.kind, item.name, api.resourcePath(lv.at(item.name)))) list.reload();
   }
 
   const columns = [

@@ -4,7 +4,7 @@
 
 import * as api from '../api.js';
 import { go } from '../router.js';
-import { h, replace, confirm, toast, when, errorBox, errorText } from '../dom.js';
+import { h, replace, confirm, attempt, toast, when, errorBox } from '../dom.js';
 import { show, isCredential, text, copyButton } from '../values.js';
 import { recordForm } from './recordform.js';
 
@@ -83,11 +83,7 @@ export function recordView({ route, feed, onCleanup }) {
 
   async function remove() {
     if (!await confirm(`Delete record “${rec.name}”?`, 'The record and its history are deleted. This cannot be undone.')) return;
-    try {
-      await api.del(recPath(), { headers: { 'If-Match': etag } });
-      toast(`Record “${rec.name}” deleted`);
-      go({ ...route, record: undefined });
-    } catch (e) { toast(errorText(e), 'error'); }
+    if (await attempt(() => api.del(recPath(), { headers: { 'If-Match': etag } }), `Record “${rec.name}” deleted`)) go({ ...route, record: undefined });
   }
 
   let historyRevealed = false;
@@ -119,13 +115,13 @@ export function recordView({ route, feed, onCleanup }) {
   async function restore(v) {
     if (!await confirm(`Restore version ${v.version}?`,
       `The type and value of version ${v.version} become current again, as version ${rec.version + 1}. The name stays “${rec.name}”.`, 'Restore')) return;
-    try {
+    await attempt(async () => {
       const r = await api.post(recPath() + '/restore', { version: v.version }, { headers: { 'If-Match': etag } });
       rec = r.data; etag = r.etag; revealed = false;
       toast(`Version ${v.version} restored as version ${rec.version}`);
       drawEditor();
       loadHistory();
-    } catch (e) { toast(errorText(e), 'error'); }
+    });
   }
 
   const me = api.session()?.user_id;

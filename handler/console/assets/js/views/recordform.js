@@ -1,6 +1,7 @@
 // The form fields of a record: name, type and a value editor that is
 // rebuilt (carrying the value over where it fits) when the type changes.
-// body() gives the JSON text of a create or update body.
+// createBody() and updateBody() give the JSON text of a create or update
+// body.
 
 import { h, replace, field } from '../dom.js';
 import { editor, typeSelect, carry } from '../values.js';
@@ -17,15 +18,14 @@ export function recordForm(rec = { name: '', type: 'STRING', value: '' }) {
     type = t;
     replace(slot, ed.el);
   });
-  const initial = () => ({ name: rec.name, type: rec.type, value: editor(rec.type, rec.value).json() });
-  const start = initial();
+  const start = { name: rec.name, type: rec.type, value: editor(rec.type, rec.value).json() };
   return {
     el: h('div.record-form', field('Name', name), field('Type', typeSel), h('div.field', h('span.label', 'Value'), slot)),
-    /** create: the body of POST K/records. */
+    /** createBody is the body of POST K/records. */
     createBody() {
       return assemble({ name: name.value, type, value: ed.json() });
     },
-    /** update: the body of PUT R with only what changed, or null. */
+    /** updateBody is the body of PUT R with only what changed, or null. */
     updateBody() {
       const out = {};
       if (name.value !== start.name) out.name = name.value;
@@ -34,7 +34,6 @@ export function recordForm(rec = { name: '', type: 'STRING', value: '' }) {
       if (v !== undefined && (v !== start.value || out.type)) out.value = v;
       return Object.keys(out).length ? assemble(out) : null;
     },
-    get name() { return name.value; },
   };
 }
 

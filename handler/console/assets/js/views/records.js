@@ -4,15 +4,16 @@
 
 import * as api from '../api.js';
 import { href, go } from '../router.js';
-import { h, replace, dialog, confirm, toast, when, errorText } from '../dom.js';
+import { h, replace, dialog, confirm, attempt, toast, when } from '../dom.js';
 import { listView } from '../list.js';
+import { renameContainer, deleteContainer } from './containers.js';
 import { TYPES, show, text, isCredential, copyButton } from '../values.js';
 import { recordForm } from './recordform.js';
 
 const sorts = [['name', 'Name'], ['type', 'Type'], ['value', 'Value'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
 
-/** revealCell shows a value; for a credential, with Reveal and Copy. */
-export function valueCell(rec, recPath) {
+/** valueCell shows a value; for a credential, with Reveal and Copy. */
+function valueCell(rec, recPath) {
   const out = h('span.value-cell', show(rec.type, rec.value));
   if (!isCredential(rec.type) || rec.value === null) return out;
   let plain = null;
@@ -23,18 +24,14 @@ export function valueCell(rec, recPath) {
   const val = h('span', show(rec.type, rec.value));
   const btn = h('button.small', {
     type: 'button', 'aria-pressed': 'false', 'aria-label': `Reveal ${rec.name}`,
-    onclick: async () => {
-      try {
-        const on = btn.getAttribute('aria-pressed') !== 'true';
-        replace(val, show(rec.type, on ? await fetchPlain() : rec.value));
-        btn.setAttribute('aria-pressed', String(on));
-        btn.textContent = on ? 'Hide' : 'Reveal';
-      } catch (e) { toast(errorText(e), 'error'); }
-    },
+    onclick: () => attempt(async () => {
+      const on = btn.getAttribute('aria-pressed') !== 'true';
+      replace(val, show(rec.type, on ? await fetchPlain() : rec.value));
+      btn.setAttribute('aria-pressed', String(on));
+      btn.textContent = on ? 'Hide' : 'Reveal';
+    }),
   }, 'Reveal');
-  const cp = copyButton(async () => {
-    try { return text(rec.type, await fetchPlain()); } catch (e) { toast(errorText(e), 'error'); throw e; }
-  });
+  const cp = copyButton(async () => text(rec.type, await fetchPlain()));
   cp.setAttribute('aria-label', `Copy ${rec.name}`);
   return replace(out, val, btn, cp);
 }
@@ -59,25 +56,15 @@ export function recordsView({ route, feed, onCleanup }) {
   }
   async function remove(rec) {
     if (!await confirm(`Delete record “${rec.name}”?`, 'The record and its history are deleted. This cannot be undone.')) return;
-    try {
-      await api.del(recPath(rec.id));
-      toast(`Record “${rec.name}” deleted`);
-    } catch (e) { toast(errorText(e), 'error'); }
+    await attempt(() => api.del(recPath(rec.id)), `Record “${rec.name}” deleted`);
     list.reload();
   }
   async function renameCluster() {
-    const input = h('input', { value: route.cluster, required: true });
-    const done = await dialog({ title: `Rename cluster “${route.cluster}”`, ok: 'Rename', body: [h('label.field', h('span.label', 'New name'), input)],
-      submit: () => api.put(kPath, { name: input.value }) });
-    if (done) { toast(`Renamed to “${done.data.name}”`); go({ ...route, cluster: done.data.name }); }
+    const done = await renameContainer('cluster', route.cluster, kPath);
+    if (done) go({ ...route, cluster: done.name });
   }
   async function deleteCluster() {
-    if (!await confirm(`Delete cluster “${route.cluster}”?`, 'This deletes the cluster and all its records. It cannot be undone.')) return;
-    try {
-      await api.del(kPath);
-      toast(`Cluster “${route.cluster}” deleted`);
-      go({ project: route.project, collection: route.collection });
-    } catch (e) { toast(errorText(e), 'error'); }
+    if (await deleteContainer('cluster', route.cluster, kPath)) go({ project: route.project, collection: route.collection });
   }
 
   const columns = [
