@@ -53,6 +53,13 @@ func NewID() string {
 
 func formatUUID(b [16]byte) string {
 	var s [36]byte
+	return string(AppendUUID(s[:0], b))
+}
+
+// AppendUUID appends the canonical text of the UUID b (8-4-4-4-12
+// lowercase hex) to dst.
+func AppendUUID(dst []byte, b [16]byte) []byte {
+	var s [36]byte
 	hex.Encode(s[0:8], b[0:4])
 	s[8] = '-'
 	hex.Encode(s[9:13], b[4:6])
@@ -62,7 +69,7 @@ func formatUUID(b [16]byte) string {
 	hex.Encode(s[19:23], b[8:10])
 	s[23] = '-'
 	hex.Encode(s[24:36], b[10:16])
-	return string(s[:])
+	return append(dst, s[:]...)
 }
 
 // CanonicalUUID reports whether s is a UUID in 8-4-4-4-12 hex form (any

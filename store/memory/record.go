@@ -65,23 +65,11 @@ func parseID(s string) (recordID, bool) {
 	return id, err == nil
 }
 
-// appendText appends the canonical text of id.
-func (id recordID) appendText(b []byte) []byte {
-	var buf [36]byte
-	hex.Encode(buf[0:8], id[0:4])
-	buf[8] = '-'
-	hex.Encode(buf[9:13], id[4:6])
-	buf[13] = '-'
-	hex.Encode(buf[14:18], id[6:8])
-	buf[18] = '-'
-	hex.Encode(buf[19:23], id[8:10])
-	buf[23] = '-'
-	hex.Encode(buf[24:36], id[10:16])
-	return append(b, buf[:]...)
-}
-
 // ID returns the record's id as text.
-func (r *record) ID() string { return string(r.id.appendText(nil)) }
+func (r *record) ID() string {
+	var b [36]byte
+	return string(store.AppendUUID(b[:0], r.id))
+}
 
 // typeTable holds every type a record has had, so that a record keeps an
 // index of one byte. It starts with store.Types; any other type is added
@@ -260,7 +248,7 @@ func (r *record) Clone() *store.Record {
 func idTexts(recs []*record) []string {
 	buf := make([]byte, 0, 36*len(recs))
 	for _, r := range recs {
-		buf = r.id.appendText(buf)
+		buf = store.AppendUUID(buf, r.id)
 	}
 	all := unsafe.String(unsafe.SliceData(buf), len(buf))
 	ids := make([]string, len(recs))

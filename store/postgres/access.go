@@ -95,14 +95,9 @@ func (s *Store) DeleteMember(ctx context.Context, p store.Path, userID, username
 		if userID == r.standing.OwnerID {
 			return errOwnerEntry
 		}
-		res, err := q.exec(ctx, `DELETE FROM hds_members WHERE project_id = $1 AND user_id = $2`, r.project, userID)
-		if err != nil {
+		if err := q.execOne(ctx, "member", username, `DELETE FROM hds_members WHERE project_id = $1 AND user_id = $2`,
+			r.project, userID); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return classify(err)
-		} else if n == 0 {
-			return &store.NotFoundError{Kind: "member", Name: username}
 		}
 		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionMemberDelete, Target: username})
 		return err
@@ -197,14 +192,8 @@ func (s *Store) DeleteToken(ctx context.Context, p store.Path, id string) (err e
 		if _, ok := store.CanonicalUUID(id); !ok {
 			return &store.NotFoundError{Kind: "token", Name: id}
 		}
-		res, err := q.exec(ctx, `DELETE FROM hds_api_tokens WHERE id = $1 AND project_id = $2`, id, r.project)
-		if err != nil {
+		if err := q.execOne(ctx, "token", id, `DELETE FROM hds_api_tokens WHERE id = $1 AND project_id = $2`, id, r.project); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return classify(err)
-		} else if n == 0 {
-			return &store.NotFoundError{Kind: "token", Name: id}
 		}
 		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionTokenDelete, Target: id})
 		return err

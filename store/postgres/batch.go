@@ -101,7 +101,6 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 				return err
 			}
 			for i := start; i < end; i++ {
-				tx.op = i
 				if err := run(i, tx.apply); err != nil {
 					return err
 				}

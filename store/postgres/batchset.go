@@ -53,7 +53,6 @@ type setTx struct {
 	project   string
 	projectID string
 	quotas    store.Quotas
-	keep      int
 	// delta is by how many bytes the batch grows the project so far;
 	// bytes is the project's byte count before the batch.
 	bytes, delta int64
@@ -69,10 +68,8 @@ type setTx struct {
 	// entries are the audit entries of the run's changes, in the order
 	// of the ops that made them (a collection or cluster created, a
 	// record created, updated, renamed or deleted; none for an unchanged
-	// record): written by flush, in one INSERT. op is the index in b of
-	// the op apply runs.
+	// record): written by flush, in one INSERT.
 	entries []store.AuditEntry
-	op      int
 }
 
 // auditRecord notes the audit entry of action on r, in cluster k.

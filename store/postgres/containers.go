@@ -211,16 +211,7 @@ func renamed(err error, kind, newName string) error {
 // beneath it); a row already gone is a NotFoundError, so that of two
 // concurrent deletes exactly one succeeds.
 func (q queryer) deleteByID(ctx context.Context, table, id, kind, name string) error {
-	res, err := q.exec(ctx, `DELETE FROM `+table+` WHERE id = $1`, id)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return classify(err)
-	} else if n == 0 {
-		return &store.NotFoundError{Kind: kind, Name: name}
-	}
-	return nil
+	return q.execOne(ctx, kind, name, `DELETE FROM `+table+` WHERE id = $1`, id)
 }
 
 // --- projects ---

@@ -197,6 +197,21 @@ func (q queryer) exec(ctx context.Context, query string, args ...any) (sql.Resul
 	return res, classify(err)
 }
 
+// execOne runs query, which changes at most one row; no row changed is a
+// NotFoundError of kind and name.
+func (q queryer) execOne(ctx context.Context, kind, name, query string, args ...any) error {
+	res, err := q.exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return classify(err)
+	} else if n == 0 {
+		return &store.NotFoundError{Kind: kind, Name: name}
+	}
+	return nil
+}
+
 // inTx runs f in one transaction, committed when f returns nil.
 //
 // A transaction that PostgreSQL aborts as a deadlock victim (40P01) or a

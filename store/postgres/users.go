@@ -102,14 +102,5 @@ func (s *Store) changeUser(ctx context.Context, username, query string, args ...
 	if !storable(username) {
 		return &store.NotFoundError{Kind: "user", Name: username}
 	}
-	res, err := s.q().exec(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return classify(err)
-	} else if n == 0 {
-		return &store.NotFoundError{Kind: "user", Name: username}
-	}
-	return nil
+	return s.q().execOne(ctx, "user", username, query, args...)
 }
