@@ -41,11 +41,16 @@ func (b *browser) signInWith(username, token, route string) {
 	eval[bool](b, `(window.dispatchEvent(new CustomEvent('hds:session')), true)`)
 }
 
-// goTo opens a route of the console in the same document.
+// goTo opens a route of the console in the same document (drawn anew
+// when it is the route already open).
 func (b *browser) goTo(route string) {
 	b.t.Helper()
 	q, _ := json.Marshal(route)
-	eval[bool](b, fmt.Sprintf(`(location.hash = %s, true)`, q))
+	eval[bool](b, fmt.Sprintf(`((r) => {
+		if (location.hash === r) window.dispatchEvent(new HashChangeEvent('hashchange'));
+		else location.hash = r;
+		return true;
+	})(%s)`, q))
 }
 
 // has reports whether an element matches the CSS selector now.
