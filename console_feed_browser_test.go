@@ -7,6 +7,7 @@ package hds_test
 // shown, once, and nothing twice.
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -102,4 +103,64 @@ func TestConsoleBrowserFeedRenewsItsToken(t *testing.T) {
 		assert.NotContains(t, s, "Signed out", "the session went on")
 	}
 	assert.NotEqual(t, short, eval[string](b, `JSON.parse(sessionStorage.getItem('hds.session')).token`), "the session holds the renewed token")
+}
+
+func TestConsoleBrowserFeedFollowsARenewal(t *testing.T) {
+	b := startBrowser(t)
+	alice := b.api.token("alice")
+	b.api.tree(alice, "shop", "prod", "api")
+	b.api.share(alice, "shop", "bob", "editor")
+	bob := b.api.token("bob")
+	kpath := pathK("shop", "prod", "api")
+
+	// A session whose token the console renews 5 seconds after the page
+	// loads (a minute before it expires, but not sooner than that).
+	first := hs256(t, with(claims(b.api.ids["alice"]), map[string]any{"exp": time.Now().Add(65 * time.Second).Unix()}))
+	sess, err := json.Marshal(map[string]any{"token": first, "user_id": b.api.ids["alice"], "username": "alice",
+		"expires_at": time.Now().Add(65 * time.Second).UnixMilli()})
+	require.NoError(t, err)
+	q, _ := json.Marshal(string(sess))
+	b.run(chromedp.Navigate(b.base))
+	eval[bool](b, `(sessionStorage.setItem('hds.session', `+string(q)+`), location.hash = '#/p/shop/c/prod/k/api', true)`)
+	b.run(chromedp.Reload())
+	b.instrumentFetch()
+	b.waitFor(feedLive)
+	b.api.addRecord(bob, kpath, "a1", "STRING", `"1"`)
+	b.waitText("bob: record.create prod / api / a1")
+	var audit listJSON[struct {
+		Revision int64 `json:"revision"`
+	}]
+	b.api.mustDo(http.MethodGet, pathP("shop")+"/audit?limit=1", "", alice, http.StatusOK).decode(t, &audit)
+	require.Len(t, audit.Items, 1)
+
+	// The renewal reopens the stream with the new token at once, from
+	// the last event shown: the old one would end with its token.
+	b.run(chromedp.Poll[chromedp.Void](`window.__sent.some(r => r.url.includes('/events') && r.token !== `+jsString(first)+` && r.status === 200)`,
+		chromedp.WithPollingTimeout(15*time.Second)))
+	b.waitFor(feedLive)
+	b.api.addRecord(bob, kpath, "b1", "STRING", `"2"`)
+	b.waitText("bob: record.create prod / api / b1")
+
+	var streams []sentRequest
+	for _, r := range b.sent() {
+		if strings.Contains(r.URL, "/events") {
+			streams = append(streams, r)
+		}
+	}
+	require.Len(t, streams, 1, "one stream reopened, none refused: %+v", streams)
+	assert.NotEqual(t, first, streams[0].Token)
+	require.NotNil(t, streams[0].LastEventID)
+	assert.Equal(t, strconv.FormatInt(audit.Items[0].Revision, 10), *streams[0].LastEventID, "from the last event shown")
+	count := map[string]int{}
+	for _, s := range b.toasts() {
+		count[s]++
+	}
+	assert.Equal(t, 1, count["bob: record.create prod / api / a1"], "%v", count)
+	assert.Equal(t, 1, count["bob: record.create prod / api / b1"], "%v", count)
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
 }
