@@ -34,7 +34,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, e.logger, e.stdout)
+	// The server's log goes through a buffer written out every
+	// logFlushInterval (see logWriter); what went before, and the error
+	// returned, are written at once.
+	logs := newLogWriter(e.stderr, logFlushInterval)
+	defer logs.Close()
+	return serve(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)), e.stdout)
 }
 
 // serve runs the server until ctx is done, then shuts it down gracefully.
