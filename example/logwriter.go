@@ -22,11 +22,16 @@ const logWriterSize = 32 << 10
 // time on a single-record GET. A line is written whole (slog hands each
 // record to one Write), in the order the lines were logged; at most
 // logFlushInterval of lines is lost if the process dies without Close.
+//
+// It writes through, line by line, until Buffer is called: what the
+// server says while it starts (a warning, the listening line) is seen at
+// once.
 type logWriter struct {
-	mu   sync.Mutex
-	buf  *bufio.Writer
-	stop chan struct{}
-	done chan struct{}
+	mu        sync.Mutex
+	buf       *bufio.Writer
+	buffering bool
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 // newLogWriter returns a logWriter writing to w, flushing every
@@ -41,7 +46,18 @@ func newLogWriter(w io.Writer, interval time.Duration) *logWriter {
 func (l *logWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.buf.Write(p)
+	n, err := l.buf.Write(p)
+	if err == nil && !l.buffering {
+		err = l.buf.Flush()
+	}
+	return n, err
+}
+
+// Buffer starts buffering: from now on lines wait for the next flush.
+func (l *logWriter) Buffer() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buffering = true
 }
 
 // flushEvery writes the buffer out every interval until Close.

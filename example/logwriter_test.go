@@ -37,13 +37,19 @@ func (b *lockedBuffer) String() string {
 func TestLogWriterFlushes(t *testing.T) {
 	var out lockedBuffer
 	l := newLogWriter(&out, 20*time.Millisecond)
-	_, err := l.Write([]byte("first line\n"))
+	_, err := l.Write([]byte("starting\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "starting\n", out.String(), "before Buffer, a line is written at once")
+	out.b.Reset()
+	l.Buffer()
+	_, err = l.Write([]byte("first line\n"))
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return out.String() == "first line\n" }, 2*time.Second, 5*time.Millisecond,
 		"a line is written out by the periodic flush")
 
 	// Close writes out what is left, even before the next tick.
 	l2 := newLogWriter(&out, time.Hour)
+	l2.Buffer()
 	_, err = l2.Write([]byte("second line\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "first line\n", out.String(), "a line waits for the flush")
@@ -57,6 +63,7 @@ func TestLogWriterFlushes(t *testing.T) {
 func TestLogWriterKeepsLinesWhole(t *testing.T) {
 	var out lockedBuffer
 	l := newLogWriter(&out, time.Millisecond)
+	l.Buffer()
 	const writers, lines = 8, 2000
 	var wg sync.WaitGroup
 	for w := range writers {
