@@ -200,6 +200,7 @@ func TestConsoleBrowserRoles(t *testing.T) {
 			assert.Equal(t, tc.write, b.hasButton("Save"), "save: editor")
 			assert.Equal(t, tc.write, b.hasButton("Delete record"), "delete: editor")
 			assert.Equal(t, !tc.write, eval[bool](b, `document.querySelector('section.editor fieldset').disabled`), "the editor is read-only without write")
+			assert.Equal(t, !tc.write, eval[bool](b, `[...document.querySelectorAll('section.editor input, section.editor select')].every(e => e.matches(':disabled'))`), "every field of it")
 			assert.Equal(t, !tc.write, b.has(`.read-only`), "and says so")
 			assert.Equal(t, tc.write, b.has(`button[aria-label="Restore version 1"]`), "restore: editor")
 			assert.Equal(t, tc.reveal, b.hasButton("Reveal value"), "reveal the value: reader")
