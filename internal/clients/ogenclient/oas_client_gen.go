@@ -334,10 +334,11 @@ type Invoker interface {
 	// Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every
 	// entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to
 	// that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when
-	// nothing else was for events.keepalive. The stream ends when the token expires or its session ends,
-	// when the caller loses access, when the project is deleted and when the server shuts down; a client
-	// reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each
-	// instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	// nothing else was for events.keepalive. The stream ends when the token expires or its session ends
+	// (an API token: when it expires or is revoked), when the caller loses access, when the project is
+	// deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most
+	// events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After.
+	// Opening a stream counts as one request for the rate limits.
 	//
 	// GET /api/v1/projects/{project}/events
 	StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error)
@@ -6719,10 +6720,11 @@ func (c *Client) sendRestoreRecord(ctx context.Context, request OptRestoreReques
 // Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every
 // entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to
 // that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when
-// nothing else was for events.keepalive. The stream ends when the token expires or its session ends,
-// when the caller loses access, when the project is deleted and when the server shuts down; a client
-// reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each
-// instance: one more is 429. Opening a stream counts as one request for the rate limits.
+// nothing else was for events.keepalive. The stream ends when the token expires or its session ends
+// (an API token: when it expires or is revoked), when the caller loses access, when the project is
+// deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most
+// events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After.
+// Opening a stream counts as one request for the rate limits.
 //
 // GET /api/v1/projects/{project}/events
 func (c *Client) StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error) {
