@@ -5,9 +5,12 @@ package hds_test
 // against the contract.
 
 import (
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +68,47 @@ func TestReview2EventsStreamLimitRetryAfter(t *testing.T) {
 	after, err := strconv.Atoi(over.Header.Get("Retry-After"))
 	require.NoError(t, err, "Retry-After in seconds, got %q", over.Header.Get("Retry-After"))
 	assert.Positive(t, after)
+}
+
+// TestReview2AuditLogSameFields checks that the server log's audit line
+// of each entry has the same fields as the entry of GET P/audit (API.md
+// section 15: "message audit, the same fields"): every field, null ones
+// included, with the same values, the time written as section 1 says
+// (six fraction digits, however many of them are zeros).
+func TestReview2AuditLogSameFields(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		var buf syncBuffer
+		c := newServer(t, kind, hds.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		c.addRecord(alice, pathK("p", "c", "k"), "n", "INTEGER", "0")
+		// Enough entries that some time has trailing zero digits.
+		for i := 1; i <= 80; i++ {
+			c.mustDo("PUT", pathR("p", "c", "k", "n")+"?value="+strconv.Itoa(i), "", alice, http.StatusOK)
+		}
+		logged := map[float64]map[string]any{}
+		for line := range strings.SplitSeq(buf.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "audit" {
+				rev, _ := m["revision"].(float64)
+				logged[rev] = m
+			}
+		}
+		env := c.mustDo("GET", pathP("p")+"/audit?limit=1000", "", alice, http.StatusOK)
+		var page struct {
+			Items []map[string]any `json:"items"`
+		}
+		env.decode(t, &page)
+		require.Equal(t, 84, len(page.Items), "3 containers, a create and 80 updates")
+		for _, e := range page.Items {
+			l, ok := logged[e["revision"].(float64)]
+			require.True(t, ok, "a log line for revision %v", e["revision"])
+			for k, v := range e {
+				got, present := l[k]
+				if assert.True(t, present, "revision %v: field %s in the log line %v", e["revision"], k, l) {
+					assert.Equal(t, v, got, "revision %v: field %s", e["revision"], k)
+				}
+			}
+		}
+	})
 }
