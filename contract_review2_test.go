@@ -112,3 +112,26 @@ func TestReview2AuditLogSameFields(t *testing.T) {
 		}
 	})
 }
+
+// TestReview2AuditActorToken checks the actor filter's token form: API
+// token ids are UUIDs (API.md section 17), so token:<id> with anything
+// else is an invalid value (section 15: 400 INVALID_REQUEST), and a UUID
+// in any case names the same token, as ids in paths do.
+func TestReview2AuditActorToken(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		tok := c.apiToken(alice, "p", `{"name":"w","role":"editor"}`)
+		c.addRecord(tok.Token, pathK("p", "c", "k"), "n", "INTEGER", "1")
+		page := c.auditLog("p", "?actor=token:"+tok.ID)
+		require.Len(t, page.Items, 1, "the token's entry")
+		assert.Equal(t, "token:"+tok.ID, str(page.Items[0].Actor))
+		assert.Len(t, c.auditLog("p", "?actor=token:"+strings.ToUpper(tok.ID)).Items, 1, "a token id in upper case")
+		for _, bad := range []string{"token:", "token:abc", "token:" + tok.ID + "x"} {
+			status, _, env := c.do("GET", pathP("p")+"/audit?actor="+bad, "", alice)
+			wantError(t, bad, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+			assert.Equal(t, "actor must be a user id or token:<id>", env.details(), bad)
+		}
+	})
+}

@@ -2616,7 +2616,7 @@ type ListAuditParams struct {
 	// Action Only entries of this action.
 	Action *ListAuditParamsAction `form:"action,omitempty" json:"action,omitempty"`
 
-	// Actor Only entries of this actor: a user id, or token:<id>.
+	// Actor Only entries of this actor: a user id, or token:<id> where id is an API token id (a UUID, any case; anything else is 400).
 	Actor *AuditActorQuery `form:"actor,omitempty" json:"actor,omitempty"`
 
 	// Since Only entries at or after this time (RFC 3339).

@@ -230,7 +230,8 @@ type ListAuditParams struct {
 	Cursor OptString `json:",omitempty,omitzero"`
 	// Only entries of this action.
 	Action OptAuditActionQuery `json:",omitempty,omitzero"`
-	// Only entries of this actor: a user id, or token:.
+	// Only entries of this actor: a user id, or token: where id is an API token id (a UUID, any case;
+	// anything else is 400).
 	Actor OptString `json:",omitempty,omitzero"`
 	// Only entries at or after this time (RFC 3339).
 	Since OptDateTime `json:",omitempty,omitzero"`
