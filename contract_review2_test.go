@@ -135,3 +135,24 @@ func TestReview2AuditActorToken(t *testing.T) {
 		}
 	})
 }
+
+// TestReview2EventsLostAccess checks that a stream ends within a second
+// when its caller loses access to the project (API.md section 16): a
+// member removed, on the instance that removed it.
+func TestReview2EventsLostAccess(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		base := c.serve()
+		alice := c.token("alice")
+		bob := c.token("bob")
+		c.tree(alice, "p", "c", "k")
+		c.share(alice, "p", "bob", "viewer")
+		s := stream(t, base, pathP("p")+"/events", bob)
+		c.addRecord(alice, pathK("p", "c", "k"), "n", "INTEGER", "1")
+		assert.Equal(t, "record.create", s.next("an event while a member").event)
+		c.mustDo("DELETE", pathP("p")+"/members/bob", "", alice, http.StatusNoContent)
+		start := time.Now()
+		s.ends("the member is removed")
+		assert.Less(t, time.Since(start), 1500*time.Millisecond, "within a second")
+	})
+}
