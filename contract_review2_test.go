@@ -156,3 +156,29 @@ func TestReview2EventsLostAccess(t *testing.T) {
 		assert.Less(t, time.Since(start), 1500*time.Millisecond, "within a second")
 	})
 }
+
+// TestReview2AuditCount checks that the audit log, a list of section 5
+// (API.md section 15), honours count=false as every list does: total is
+// null; a bad count is 400.
+func TestReview2AuditCount(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		for _, q := range []string{"?count=false&limit=2", "?count=false&action=record.create"} {
+			env := c.mustDo("GET", pathP("p")+"/audit"+q, "", alice, http.StatusOK)
+			var page struct {
+				Items []json.RawMessage `json:"items"`
+				Total *int              `json:"total"`
+			}
+			env.decode(t, &page)
+			assert.Nil(t, page.Total, "%s: total is null", q)
+			wantFields(t, q, env.Data, "items", "total", "limit", "offset", "next_cursor")
+		}
+		page := c.auditLog("p", "?count=true")
+		assert.Equal(t, 3, page.Total, "count=true counts")
+		status, _, env := c.do("GET", pathP("p")+"/audit?count=maybe", "", alice)
+		wantError(t, "count=maybe", status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		assert.Equal(t, "count must be true or false", env.details())
+	})
+}

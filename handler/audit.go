@@ -48,11 +48,14 @@ func handleAudit(s store.Store, log store.AuditLog, cur cursors) queryHandler {
 	}
 }
 
-// parseAuditQuery reads limit and offset (as lists do) and the filters of
+// parseAuditQuery reads limit, offset and count (as lists do) and the filters of
 // GET P/audit: action, actor, since, until and after.
 func parseAuditQuery(v url.Values) (store.ListQuery, store.AuditQuery, error) {
 	lq, err := parsePage(v)
-	aq := store.AuditQuery{Limit: lq.Limit, Offset: lq.Offset}
+	if err == nil {
+		err = parseCount(v, &lq)
+	}
+	aq := store.AuditQuery{Limit: lq.Limit, Offset: lq.Offset, NoCount: lq.NoCount}
 	if err != nil {
 		return lq, aq, err
 	}

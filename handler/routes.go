@@ -338,8 +338,8 @@ func routes(cfg Config) *router {
 	if audit != nil {
 		rt.handle("GET "+pathP+"/audit", protect(handleAudit(s, audit, cur)), operation{
 			id: "listAudit", tag: "audit", summary: "Read the project's audit log",
-			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).",
-			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor", "auditAction", "auditActor", "since", "until", "after"},
+			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).",
+			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor", "count", "auditAction", "auditActor", "since", "until", "after"},
 			status: 200, success: "AuditList",
 			errors: underProject,
 		})

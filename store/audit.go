@@ -158,6 +158,9 @@ type AuditQuery struct {
 	// Before, when above 0, keeps the entries of an earlier revision
 	// (where a cursor resumes the newest-first list).
 	Before int64
+	// NoCount asks the store not to count the matches (count=false): the
+	// total returned is then NotCounted.
+	NoCount bool
 }
 
 // Matches reports whether e passes q's filters.

@@ -186,7 +186,10 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 	// an uncorrelated subquery, run once.
 	counted, countArgs := where.String(), len(args)
 	total := `(SELECT count(*) FROM hds_audit WHERE ` + counted + `)`
-	if aq.Before == 0 {
+	switch {
+	case aq.NoCount:
+		total = totalColumn(store.ListQuery{NoCount: true})
+	case aq.Before == 0:
 		total = `count(*) OVER ()`
 	}
 	if aq.Before > 0 {
@@ -198,10 +201,13 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 	if err != nil {
 		return nil, 0, err
 	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) },
-		func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
-		})
+	count := func() (int, error) {
+		return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
+	}
+	if aq.NoCount {
+		count = nil // an empty page is not counted either
+	}
+	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) }, count)
 }
 
 // RecordReveal implements store.AuditLog.

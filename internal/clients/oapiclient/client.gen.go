@@ -2613,6 +2613,9 @@ type ListAuditParams struct {
 	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
 	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
 
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
+
 	// Action Only entries of this action.
 	Action *ListAuditParamsAction `form:"action,omitempty" json:"action,omitempty"`
 
@@ -3357,7 +3360,7 @@ type ClientInterface interface {
 
 	// ListAudit Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 	//
 	// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4028,7 +4031,7 @@ func (c *Client) RenameProject(ctx context.Context, project ProjectPath, params 
 
 // ListAudit Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 //
 // Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5430,6 +5433,18 @@ func NewListAuditRequest(server string, project ProjectPath, params *ListAuditPa
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8195,7 +8210,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAuditWithResponse Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14862,7 +14877,7 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 
 // ListAuditWithResponse Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -217,8 +217,8 @@ type Invoker interface {
 	// Who changed what, and who read credentials in plain text: one entry per change (and per request that
 	// revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 	// commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-	// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
-	// may not (403).
+	// after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner
+	// only; API tokens may not (403).
 	//
 	// GET /api/v1/projects/{project}/audit
 	ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error)
@@ -3984,8 +3984,8 @@ func (c *Client) sendListAPITokens(ctx context.Context, params ListAPITokensPara
 // Who changed what, and who read credentials in plain text: one entry per change (and per request that
 // revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 // commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
-// may not (403).
+// after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner
+// only; API tokens may not (403).
 //
 // GET /api/v1/projects/{project}/audit
 func (c *Client) ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error) {
@@ -4068,6 +4068,23 @@ func (c *Client) sendListAudit(ctx context.Context, params ListAuditParams) (res
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Cursor.Get(); ok {
 				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "count" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "count",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Count.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil
 		}); err != nil {
