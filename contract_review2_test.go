@@ -182,3 +182,33 @@ func TestReview2AuditCount(t *testing.T) {
 		assert.Equal(t, "count must be true or false", env.details())
 	})
 }
+
+// TestReview2RevealRightsFirst checks that a viewer's reveal=true is 403
+// even when another input of the request is bad: rights come before the
+// request's own input (API.md sections 13 and 17), on the routes that
+// take reveal.
+func TestReview2RevealRightsFirst(t *testing.T) {
+	c := newServer(t, memoryKind)
+	alice := c.token("alice")
+	bob := c.token("bob")
+	c.tree(alice, "p", "c", "k")
+	c.addRecord(alice, pathK("p", "c", "k"), "n", "INTEGER", "1")
+	c.share(alice, "p", "bob", "viewer")
+	r := pathR("p", "c", "k", "n")
+	for _, tc := range []struct {
+		target  string // without reveal; it has a query string
+		headers []string
+	}{
+		{r + "?version=0", nil},
+		{r + "?version=1", []string{"If-None-Match", "bad"}},
+		{r + "/versions?limit=0", nil},
+		{pathK("p", "c", "k") + "/records?limit=0", nil},
+		{pathK("p", "c", "k") + "?format=xml", nil},
+	} {
+		status, _, env := c.sendWith("GET", tc.target+"&reveal=true", "", bob, tc.headers...)
+		wantError(t, tc.target, status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", forbidden)
+		// Without reveal, the bad input is what the viewer hears about.
+		status, _, _ = c.sendWith("GET", tc.target, "", bob, tc.headers...)
+		assert.Equal(t, http.StatusBadRequest, status, "%s without reveal", tc.target)
+	}
+}
