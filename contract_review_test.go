@@ -60,3 +60,33 @@ func TestImportRevision(t *testing.T) {
 		assert.Equal(t, after, s.Revision, "nothing written: the revision the project is at")
 	})
 }
+
+// TestMissingRole: a body without "role" (or with "role": null) misses a
+// required field, 400 INVALID_REQUEST as API.md section 4 says of every
+// body and as every other route answers a missing field; a role that is
+// given but not one of the roles stays 400 VALIDATION_ERROR (section 17).
+func TestMissingRole(t *testing.T) {
+	c := newServer(t, memoryKind)
+	alice := c.token("alice")
+
+	c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
+	for _, body := range []string{`{}`, `{"role":null}`, ``} {
+		status, _, env := c.do("PUT", pathP("web")+"/members/bob", body, alice)
+		wantError(t, "member body "+body, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		wantDetails(t, "member body "+body, env, `the field "role" is required`)
+	}
+	for _, body := range []string{`{"name":"ci"}`, `{"name":"ci","role":null}`} {
+		status, _, env := c.do("POST", pathP("web")+"/tokens", body, alice)
+		wantError(t, "token body "+body, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		wantDetails(t, "token body "+body, env, `the field "role" is required`)
+	}
+	status, _, env := c.do("PUT", pathP("web")+"/members/bob", `{"role":""}`, alice)
+	wantError(t, "an empty role", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+	status, _, env = c.do("POST", pathP("web")+"/tokens", `{"name":"ci","role":"admin"}`, alice)
+	wantError(t, "a token role other than viewer, reader, editor", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+	var members struct {
+		Total int `json:"total"`
+	}
+	c.mustDo("GET", pathP("web")+"/members", "", alice, http.StatusOK).decode(t, &members)
+	assert.Equal(t, 1, members.Total, "nothing changed: the owner alone")
+}
