@@ -90,3 +90,26 @@ func TestMissingRole(t *testing.T) {
 	c.mustDo("GET", pathP("web")+"/members", "", alice, http.StatusOK).decode(t, &members)
 	assert.Equal(t, 1, members.Total, "nothing changed: the owner alone")
 }
+
+// TestAnonymousOwnerName: with require_auth false, a project created
+// without a token belongs to the built-in user anonymous (API.md section
+// 6), and its owner's entry in GET P/members names it; the username was
+// empty, the user not being in the directory.
+func TestAnonymousOwnerName(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		c.mustDo("POST", pathP("open"), "", "", http.StatusCreated)
+		var members struct {
+			Items []struct {
+				UserID   string `json:"user_id"`
+				Username string `json:"username"`
+				Role     string `json:"role"`
+			} `json:"items"`
+		}
+		c.mustDo("GET", pathP("open")+"/members", "", "", http.StatusOK).decode(t, &members)
+		require.Len(t, members.Items, 1, "the owner alone")
+		assert.Equal(t, "anonymous", members.Items[0].UserID, "user_id")
+		assert.Equal(t, "anonymous", members.Items[0].Username, "username")
+		assert.Equal(t, "owner", members.Items[0].Role, "role")
+	})
+}
