@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,30 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the flusher and the test to
-// share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestLogWriterFlushes checks that a buffered log line reaches the
 // output within the flush interval without Close, and that Close writes
 // out the rest.
 func TestLogWriterFlushes(t *testing.T) {
-	var out lockedBuffer
+	var out syncBuffer
 	l := newLogWriter(&out, 20*time.Millisecond)
 	_, err := l.Write([]byte("starting\n"))
 	require.NoError(t, err)
@@ -61,7 +41,7 @@ func TestLogWriterFlushes(t *testing.T) {
 // TestLogWriterKeepsLinesWhole checks that lines written concurrently
 // come out whole and all of them, also past the buffer's size.
 func TestLogWriterKeepsLinesWhole(t *testing.T) {
-	var out lockedBuffer
+	var out syncBuffer
 	l := newLogWriter(&out, time.Millisecond)
 	l.Buffer()
 	const writers, lines = 8, 2000
