@@ -113,3 +113,21 @@ func TestAnonymousOwnerName(t *testing.T) {
 		assert.Equal(t, "owner", members.Items[0].Role, "role")
 	})
 }
+
+// TestLimitMessage: a limit that is not a decimal integer is refused with
+// details that give its range, 1 to 1000 (API.md section 5), not "0 or
+// more", which holds for offset only.
+func TestLimitMessage(t *testing.T) {
+	c := newServer(t, memoryKind)
+	alice := c.token("alice")
+	for _, v := range []string{"abc", "1e3", "1.5", "+5", "-1", ""} {
+		status, _, env := c.do("GET", "/api/v1/projects?limit="+v, "", alice)
+		wantError(t, "limit="+v, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		assert.Equal(t, "limit must be a decimal integer from 1 to 1000", env.details(), "limit=%s: details", v)
+	}
+	for _, v := range []string{"0", "1001", "99999999999999999999"} {
+		status, _, env := c.do("GET", "/api/v1/projects?limit="+v, "", alice)
+		wantError(t, "limit="+v, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		assert.Equal(t, "limit must be between 1 and 1000", env.details(), "limit=%s: details", v)
+	}
+}
