@@ -115,7 +115,7 @@ func findContainers[T any](ctx context.Context, q queryer, lq store.ListQuery, c
 	scan func(*sql.Rows, *int) (T, error)) ([]T, int, error) {
 	count := func() (int, error) { return q.count(ctx, `SELECT count(*) FROM `+table+` WHERE `+where, args...) }
 	b := binder{args: args}
-	total, page := totalColumn(lq), where
+	total, page := totalColumn(lq, table, where), where
 	if lq.After != nil {
 		total, page = "-1", where+` AND `+afterCond(lq, &b)
 	}
