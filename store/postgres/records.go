@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/hds-go/hds/store"
 )
 
@@ -207,9 +209,9 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	if err != nil {
 		return nil, 0, err
 	}
-	b := binder{args: []any{res.cluster.String}}
+	b := binder{literal: rq.Search != "" || rq.ValueContains != "" || rq.Min != nil || rq.Max != nil}
 	var where strings.Builder
-	where.WriteString("cluster_id = $1")
+	where.WriteString("cluster_id = " + b.bind(res.cluster.String))
 	filter := func(cond string, arg any) {
 		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
 	}
@@ -218,14 +220,18 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	}
 	sortColumns := recordSortColumns
 	if rq.Type != "" {
-		filter(`type = $?`, string(rq.Type))
-		if rq.SortBy == store.SortValue {
+		// Written out, never bound: a type is one of a few names, and
+		// only a plan that sees it can use an index whose WHERE names
+		// types (hds_records_number, hds_records_datetime).
+		where.WriteString(" AND type = " + pq.QuoteLiteral(string(rq.Type)))
+		switch {
+		case rq.SortBy != store.SortValue:
+		case rq.Type == store.Integer || rq.Type == store.Float:
+			sortColumns = numberSortColumns
+		default:
 			// A type has one sort group: said outright, the group is
 			// a range of hds_records_value_order.
 			where.WriteString(" AND sort_group = " + strconv.Itoa(int(store.KeyOf(rq.Type, nil).Group)))
-			if rq.Type == store.Integer || rq.Type == store.Float {
-				sortColumns = numberSortColumns
-			}
 		}
 	}
 	if rq.HasValue {
@@ -249,11 +255,12 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	}
 	filters := b.args
 	count := func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), filters...)
+		b := binder{args: filters, literal: b.literal}
+		return b.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
 	}
 	if rq.After == nil {
-		rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
-			` FROM hds_records r WHERE `+where.String()+` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset), b.args...)
+		rows, err := b.rows(ctx, q, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
+			` FROM hds_records r WHERE `+where.String()+` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -263,10 +270,10 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	// (afterConds), and the matches are counted on their own.
 	items := []T{}
 	for _, after := range afterConds(rq.ListQuery) {
-		b := binder{args: filters[:len(filters):len(filters)]}
+		b := binder{args: filters[:len(filters):len(filters)], literal: b.literal}
 		cond := after(&b)
-		rows, err := q.rows(ctx, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
-			` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)), b.args...)
+		rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
+			` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)))
 		if err != nil {
 			return nil, 0, err
 		}

@@ -44,6 +44,11 @@ CREATE INDEX IF NOT EXISTS hds_records_updated ON hds_records (cluster_id, updat
 CREATE INDEX IF NOT EXISTS hds_records_number ON hds_records (cluster_id, type, sort_num, name, id)
     WHERE type IN ('INTEGER', 'FLOAT');
 
+-- A record's type decides its sort group (store.KeyOf): told so, the
+-- planner does not count a list filtered by type and read by group
+-- (sortBy=value) as if the two were independent.
+CREATE STATISTICS IF NOT EXISTS hds_records_type_group (dependencies) ON type, sort_group FROM hds_records;
+
 -- DATETIME instants: minValue/maxValue of a DATETIME list are a range here.
 CREATE INDEX IF NOT EXISTS hds_records_datetime ON hds_records (cluster_id, hds_datetime_instant(type, vtext))
     WHERE type = 'DATETIME';
