@@ -17,8 +17,11 @@ import (
 // and starts an index range scan there, never an OFFSET scan. Each
 // condition leads with a bound on the sort column(s) the index is ordered
 // by ((cluster_id, name) for name, hds_records_value_order for value,
-// hds_records_type for type), then the exact order: the sort field, then
-// name, then id.
+// hds_records_number for the value of one number type, hds_records_type
+// for type, and from migration 0008 hds_records_cluster_id,
+// hds_records_created and hds_records_updated for id and the times, and
+// their likes for collections and clusters), then the exact order: the
+// sort field, then name, then id.
 
 // binder numbers the arguments of a statement as they are added, or,
 // when literal, writes them into the statement as SQL literals.
@@ -45,10 +48,10 @@ func (b *binder) bind(v any) string {
 	return "$" + strconv.Itoa(len(b.args))
 }
 
-// literal is v as an SQL literal: strings quoted (pq.QuoteLiteral, an E string
-// when they hold a backslash), whole numbers in decimal, times in RFC 3339
-// (each statement casts what it binds). The values bound are the list's
-// filters and positions, never NUL-bearing (refused before).
+// literal is v as an SQL literal: strings quoted (pq.QuoteLiteral, an E
+// string when they hold a backslash), whole numbers in decimal, times in
+// RFC 3339 (each statement casts what it binds). The values bound are a
+// list's filters and positions, which hold no NUL (refused before).
 func literal(v any) string {
 	switch v := v.(type) {
 	case nil:

@@ -255,8 +255,8 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 	}
 	filters := b.args
 	count := func() (int, error) {
-		b := binder{args: filters, literal: b.literal}
-		return b.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
+		cb := binder{args: filters, literal: b.literal}
+		return cb.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
 	}
 	if rq.After == nil {
 		rows, err := b.rows(ctx, q, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
