@@ -41,7 +41,7 @@ func TestMigrateListIndexes(t *testing.T) {
 	}{ // created one minute apart, in this order
 		{"d1", store.DateTime, `"2026-01-01T10:00:00+02:00"`}, // 08:00Z
 		{"n1", store.Integer, `5`},
-		{"d2", store.DateTime, `"2026-01-01T09:00:00Z"`},      // 09:00Z
+		{"d2", store.DateTime, `"2026-01-01T09:00:00Z"`}, // 09:00Z
 		{"f1", store.Float, `4.5`},
 		{"d3", store.DateTime, `"2026-01-01T07:30:00-01:00"`}, // 08:30Z
 		{"n2", store.Integer, `-3`},
