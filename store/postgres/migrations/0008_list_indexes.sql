@@ -17,17 +17,19 @@
 -- so that year 0000 parses too), the fraction (up to nine digits) is kept
 -- exactly and the offset is subtracted. NULL for any other type, so that
 -- no other record's text is ever parsed. The range filters of a DATETIME
--- list compare it (hds_records_datetime).
+-- list compare it (hds_records_datetime). A one-SELECT SQL function, so
+-- that the planner inlines it in the statements and in the index alike.
 CREATE OR REPLACE FUNCTION hds_datetime_instant(typ text, txt text) RETURNS numeric
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN typ = 'DATETIME' THEN
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN typ = 'DATETIME' THEN
 	(make_date(substr(txt, 1, 4)::int + 400, substr(txt, 6, 2)::int, substr(txt, 9, 2)::int) - DATE '2370-01-01')::numeric * 86400
 	+ substr(txt, 12, 2)::int * 3600 + substr(txt, 15, 2)::int * 60 + substr(txt, 18, 2)::int
 	+ coalesce(('0' || substring(txt from '^.{19}(\.[0-9]+)'))::numeric, 0)
 	- CASE WHEN upper(right(txt, 1)) = 'Z' THEN 0
 		ELSE (CASE WHEN substr(txt, length(txt) - 5, 1) = '-' THEN -1 ELSE 1 END)
 			* (substr(txt, length(txt) - 4, 2)::int * 3600 + substr(txt, length(txt) - 1, 2)::int * 60) END
-END;
+END
+$$;
 
 -- Records. sortBy=id, created_at and updated_at, first pages and cursors
 -- alike, read an index range in the list's order (ties by name, then id,
