@@ -138,13 +138,17 @@ func scanList[T any](rows *sql.Rows, scan func(*sql.Rows, *int) (T, error), coun
 	return items, total, nil
 }
 
-// totalColumn is the last column of a list statement: the number of
-// matches, or with NoCount a constant, so that nothing is counted.
-func totalColumn(lq store.ListQuery) string {
+// totalColumn is the last column of a list statement over table where
+// where holds: the number of matches, or with NoCount a constant, so that
+// nothing is counted. The count is a subquery of its own (run once), not
+// count(*) OVER (), which would read and keep every match in the list's
+// order before the first row came out: the page stays an index range of
+// LIMIT rows and the count takes the cheapest path to the number.
+func totalColumn(lq store.ListQuery, table, where string) string {
 	if lq.NoCount {
 		return "-1" // store.NotCounted
 	}
-	return "count(*) OVER ()"
+	return "(SELECT count(*) FROM " + table + " WHERE " + where + ")"
 }
 
 // emptyTotal is the total of a list known to match nothing.
