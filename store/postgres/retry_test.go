@@ -67,7 +67,11 @@ func TestTxRetriesDeadlock(t *testing.T) {
 	})
 	require.NoError(t, err, "the Store's transaction ran again after the deadlock")
 	require.NoError(t, <-bDone, "the other transaction committed")
-	assert.Equal(t, 2, attempts, "the deadlock victim ran twice")
+	// At least twice: when A's rollback wakes B, A's next attempt may
+	// lock row 1 before B is scheduled to take it (a loaded machine),
+	// closing the same cycle once more, with A the victim again. Either
+	// way A commits once, below.
+	assert.GreaterOrEqual(t, attempts, 2, "the deadlock victim ran again")
 	var ns []int
 	require.NoError(t, db.Select(&ns, `SELECT n FROM deadlock_test ORDER BY id`))
 	assert.Equal(t, []int{11, 11}, ns, "both transactions applied, once each")
