@@ -289,7 +289,8 @@ func settle(ctx context.Context, err error) error {
 	}
 	var ve *store.ValidationError
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAlreadyExists) ||
-		errors.Is(err, store.ErrPermissionDenied) || errors.Is(err, store.ErrPreconditionFailed) || errors.As(err, &ve) {
+		errors.Is(err, store.ErrPermissionDenied) || errors.Is(err, store.ErrPreconditionFailed) || errors.As(err, &ve) ||
+		errors.Is(err, store.ErrSessionInvalid) {
 		return err
 	}
 	switch ctxErr := ctx.Err(); {
