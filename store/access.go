@@ -85,8 +85,9 @@ type Caller struct {
 	Collection, Cluster string
 
 	// Session, for a user, is the session check authentication left to
-	// the store (SessionChecker), nil when authentication made it. Name
-	// is then empty, and the user's name comes with the check (ActorName).
+	// the store (SessionChecker), nil when authentication made it. Its
+	// UserID is UserID; Name is empty, and the user's name comes with the
+	// check (ActorName).
 	Session *SessionCheck
 }
 

@@ -48,8 +48,8 @@ func sessionDue(p store.Path) (*store.SessionCheck, error) {
 	switch {
 	case c.Failed():
 		return nil, store.ErrSessionInvalid
-	case c.Due() && !storable(c.UserID):
-		return nil, c.Fail() // no user has such an id
+	case c.Due() && (c.UserID != p.Caller.UserID || !storable(c.UserID)):
+		return nil, c.Fail() // not the caller's session, or no user has such an id
 	case c.Due():
 		return c, nil
 	}
