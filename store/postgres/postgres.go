@@ -8,6 +8,10 @@
 // the library never migrates silently. Hot statements are prepared once
 // per connection and reused. lib/pq stays inside this package, so that a
 // driver change touches nothing else.
+//
+// The Store is a store.SessionChecker of its own sessions: a Caller's
+// deferred session check is made in the statement that resolves the
+// path, so that hds serves a single-record GET in one round trip.
 package postgres
 
 import (
