@@ -93,6 +93,12 @@ WHERE p.name = $1`
 var (
 	findRecordQuery = strings.Replace(findRecordSQL, "%s", "", 1)
 	lockRecordQuery = strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1)
+	// recordSessionQueries are the session-checking forms (sessionSQL,
+	// $7 and $8) of the two.
+	recordSessionQueries = map[string]string{
+		findRecordQuery: sessionSQL(findRecordQuery, "6", "7", "8"),
+		lockRecordQuery: sessionSQL(lockRecordQuery, "6", "7", "8"),
+	}
 )
 
 // site is where a record write happens and who makes it: what its audit
@@ -118,32 +124,49 @@ func (q queryer) auditRecord(ctx context.Context, at site, r *store.Record, acti
 	return err
 }
 
-// findRecord returns the record and its site.
+// findRecord returns the record and its site, with query (findRecordQuery
+// or lockRecordQuery), after the caller's deferred session check when one
+// is due (in the same statement).
 func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, site, error) {
+	check, err := sessionDue(p)
+	if err != nil {
+		return nil, site{}, err
+	}
 	var id any
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
-	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
-		p.Caller.UserID)
-	if err != nil {
-		return nil, site{}, err
-	}
-	var st store.Standing
-	var role sql.NullString
-	var collectionFound bool
+	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
+		p.Caller.UserID}
+	var projectID, ownerID, role sql.NullString
+	var collectionFound sql.NullBool
 	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	err = row.Scan(&st.ProjectID, &st.OwnerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, site{}, p.Check(false, store.Standing{})
+	dest := []any{&projectID, &ownerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy}
+	var username sql.NullString
+	var live sql.NullBool
+	if check != nil {
+		query, args = recordSessionQueries[query], append(args, lookupName(check.SessionID), check.Generation)
+		dest = append([]any{&username, &live}, dest...)
 	}
-	if err != nil {
+	row, err := q.row(ctx, query, args...)
+	if err == nil {
+		err = row.Scan(dest...)
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, site{}, classify(err)
 	}
-	st.Member = store.Role(role.String)
-	if err := checkPath(p, levelCluster, st, collectionFound, clusterID.Valid); err != nil {
+	if check != nil {
+		if err := settleSession(check, username, live); err != nil {
+			return nil, site{}, err
+		}
+	}
+	if !projectID.Valid {
+		return nil, site{}, p.Check(false, store.Standing{})
+	}
+	st := store.Standing{ProjectID: projectID.String, OwnerID: ownerID.String, Member: store.Role(role.String)}
+	if err := checkPath(p, levelCluster, st, collectionFound.Bool, clusterID.Valid); err != nil {
 		return nil, site{}, err
 	}
 	if !rid.Valid {
