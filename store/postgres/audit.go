@@ -190,11 +190,9 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 	// The total counts every match, also those a cursor (Before) skips:
 	// an uncorrelated subquery, run once.
 	counted, countArgs := where.String(), len(args)
-	total := `(SELECT count(*) FROM hds_audit WHERE ` + counted + `)`
-	switch {
-	case aq.NoCount:
-		total = totalColumn(store.ListQuery{NoCount: true})
-	case aq.Before == 0:
+	lq := store.ListQuery{NoCount: aq.NoCount}
+	total := totalColumn(lq, "hds_audit", counted)
+	if aq.Before == 0 && !aq.NoCount {
 		total = `count(*) OVER ()`
 	}
 	if aq.Before > 0 {
@@ -206,13 +204,10 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 	if err != nil {
 		return nil, 0, err
 	}
-	count := func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
-	}
-	if aq.NoCount {
-		count = nil // an empty page is not counted either
-	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) }, count)
+	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) },
+		counter(lq, func() (int, error) {
+			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
+		}))
 }
 
 // RecordReveal implements store.AuditLog.
