@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/store"
 )
 
 // auditJSON is an audit entry of API.md section 15.
@@ -193,7 +194,7 @@ func TestAuditQueries(t *testing.T) {
 		assert.Equal(t, []int64{7, 6, 5, 4}, revs(c.auditLog("p", "?action=record.create")), "action")
 		assert.Equal(t, []int64{7, 6}, revs(c.auditLog("p", "?after=5")), "after (exclusive)")
 		assert.Equal(t, 7, len(c.auditLog("p", "?actor="+c.ids["alice"]).Items), "actor: a user id")
-		assert.Empty(t, c.auditLog("p", "?actor=token:"+randomID()).Items, "actor: an API token without entries")
+		assert.Empty(t, c.auditLog("p", "?actor=token:"+store.NewID()).Items, "actor: an API token without entries")
 		mid := all.Items[3].Time // revision 4
 		assert.Subset(t, revs(c.auditLog("p", "?since="+url.QueryEscape(mid))), []int64{7, 6, 5, 4}, "since (inclusive)")
 		for _, e := range c.auditLog("p", "?until="+url.QueryEscape(mid)).Items {

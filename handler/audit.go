@@ -48,11 +48,14 @@ func handleAudit(s store.Store, log store.AuditLog, cur cursors) queryHandler {
 	}
 }
 
-// parseAuditQuery reads limit and offset (as lists do) and the filters of
+// parseAuditQuery reads limit, offset and count (as lists do) and the filters of
 // GET P/audit: action, actor, since, until and after.
 func parseAuditQuery(v url.Values) (store.ListQuery, store.AuditQuery, error) {
 	lq, err := parsePage(v)
-	aq := store.AuditQuery{Limit: lq.Limit, Offset: lq.Offset}
+	if err == nil {
+		err = parseCount(v, &lq)
+	}
+	aq := store.AuditQuery{Limit: lq.Limit, Offset: lq.Offset, NoCount: lq.NoCount}
 	if err != nil {
 		return lq, aq, err
 	}
@@ -67,8 +70,8 @@ func parseAuditQuery(v url.Values) (store.ListQuery, store.AuditQuery, error) {
 		}
 	}
 	if v.Has("actor") {
-		if aq.Actor, err = filterText(v.Get("actor"), "actor", true); err == nil && aq.Actor == "" {
-			err = envelope.BadRequest("actor must be a user id or token:<id>")
+		if aq.Actor, err = filterText(v.Get("actor"), "actor", true); err == nil {
+			aq.Actor, err = parseActor(aq.Actor)
 		}
 		if err != nil {
 			return lq, aq, err
@@ -91,6 +94,26 @@ func parseAuditQuery(v url.Values) (store.ListQuery, store.AuditQuery, error) {
 	}
 	return lq, aq, nil
 }
+
+// parseActor reads the actor filter: a user id, or token:<id> where the
+// id is a UUID (API token ids are), in any case.
+func parseActor(s string) (string, error) {
+	bad := envelope.BadRequest("actor must be a user id or token:<id>")
+	if s == "" {
+		return "", bad
+	}
+	if id, ok := strings.CutPrefix(s, tokenActorPrefix); ok {
+		canon, ok := store.CanonicalUUID(id)
+		if !ok {
+			return "", bad
+		}
+		return tokenActorPrefix + canon, nil
+	}
+	return s, nil
+}
+
+// tokenActorPrefix starts the actor of a change made with an API token.
+const tokenActorPrefix = "token:"
 
 // parseInstant reads an RFC 3339 time with an offset (any fraction).
 func parseInstant(s, param string) (time.Time, error) {

@@ -47,6 +47,7 @@ type feed struct {
 	store     store.Store
 	src       store.EventSource
 	sessions  store.Sessions
+	access    store.Access // finds API tokens again; nil without them
 	keepalive time.Duration
 	shutdown  <-chan struct{}
 	open      *streamCount
@@ -162,6 +163,9 @@ func (f *feed) handle() queryHandler {
 		}
 		key := p.Caller.ID()
 		if !f.open.acquire(key) {
+			// A place frees when another stream of the caller ends: worth
+			// trying again soon (API.md section 8: every 429 has it).
+			w.Header().Set(middleware.HeaderRetryAfter, "1")
 			envelope.Error(w, r, &envelope.LimitError{Details: "at most " + strconv.Itoa(f.open.max) +
 				" open change feed streams per user on this server: close one first"})
 			return
@@ -202,11 +206,19 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 
 	var expired <-chan time.Time
 	claims := auth.ClaimsFrom(r.Context())
-	if claims != nil && claims.ExpiresAt != nil {
-		t := time.NewTimer(time.Until(claims.ExpiresAt.Time))
+	var until *time.Time
+	switch tok := auth.APITokenFrom(r.Context()); {
+	case claims != nil && claims.ExpiresAt != nil:
+		until = &claims.ExpiresAt.Time
+	case tok != nil:
+		until = tok.ExpiresAt
+	}
+	if until != nil {
+		t := time.NewTimer(time.Until(*until))
 		defer t.Stop()
 		expired = t.C
 	}
+	tokenHash := apiTokenHash(r)
 	keepalive := time.NewTimer(f.keepalive)
 	defer keepalive.Stop()
 	recheck := time.NewTicker(recheckEvery)
@@ -236,7 +248,7 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 			}
 			keepalive.Reset(f.keepalive)
 		case <-recheck.C:
-			if !f.allowed(ctx, p, claims) {
+			if !f.allowed(ctx, p, claims, tokenHash) {
 				return
 			}
 		case <-expired:
@@ -250,17 +262,40 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 }
 
 // allowed checks again that the caller may read the project and that its
-// session is live, as a new request would be checked. A project not found
-// is left to the watch (a deletion ends it; a rename it has not yet
-// delivered changes the name).
-func (f *feed) allowed(ctx context.Context, p store.Path, claims *auth.Claims) bool {
+// session (or its API token, by tokenHash) is live, as a new request would
+// be checked. A project not found is left to the watch (a deletion ends
+// it; a rename it has not yet delivered changes the name).
+func (f *feed) allowed(ctx context.Context, p store.Path, claims *auth.Claims, tokenHash []byte) bool {
 	if claims != nil && f.sessions != nil {
 		if _, err := middleware.SessionUser(ctx, f.sessions, claims); errors.Is(err, auth.ErrInvalidToken) {
 			return false
 		}
 	}
+	if tokenHash != nil && f.access != nil {
+		// Revoked (or gone with its project): a new request would be 401.
+		if _, err := f.access.FindTokenByHash(ctx, tokenHash); errors.Is(err, store.ErrNotFound) {
+			return false
+		}
+	}
 	_, err := f.store.FindProject(ctx, p)
 	return err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable)
+}
+
+// apiTokenHash returns the hash of the API token r was authenticated
+// with, or nil when it was not an API token.
+func apiTokenHash(r *http.Request) []byte {
+	if auth.APITokenFrom(r.Context()) == nil {
+		return nil
+	}
+	raw, err := middleware.TokenFrom(r)
+	if err != nil {
+		return nil
+	}
+	hash, ok := auth.HashAPIToken(raw)
+	if !ok {
+		return nil
+	}
+	return hash
 }
 
 // appendEvent appends one event of the stream: its revision as id, its

@@ -34,7 +34,7 @@ func (rec records) handleVersions() queryHandler {
 			reveal, err = parseReveal(query)
 		}
 		if err != nil {
-			reject(w, r, rec.store, err)
+			rejectRevealing(w, r, rec.store, query, err)
 			return
 		}
 		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, revealing(pathOf(r), reveal), q)

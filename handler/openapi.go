@@ -581,7 +581,7 @@ func queryParameters() map[string]obj {
 			obj{"type": "boolean", "default": false}),
 		"recordType":  query("type", "The record type (path form; not with a body).", schemaRef("TypeName")),
 		"auditAction": query("action", "Only entries of this action.", obj{"type": "string", "enum": auditActions()}),
-		"auditActor":  query("actor", "Only entries of this actor: a user id, or token:<id>.", obj{"type": "string"}),
+		"auditActor":  query("actor", "Only entries of this actor: a user id, or token:<id> where id is an API token id (a UUID, any case; anything else is 400).", obj{"type": "string"}),
 		"since": query("since", "Only entries at or after this time (RFC 3339).",
 			obj{"type": "string", "format": "date-time"}),
 		"until": query("until", "Only entries at or before this time (RFC 3339).",

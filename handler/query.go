@@ -102,14 +102,19 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 	default:
 		return q, envelope.BadRequest("sortOrder must be asc or desc")
 	}
+	return q, parseCount(v, &q)
+}
+
+// parseCount reads count (API.md section 5): false sets q.NoCount.
+func parseCount(v url.Values, q *store.ListQuery) error {
 	switch c := v.Get("count"); {
 	case !v.Has("count"), c == "true":
 	case c == "false":
 		q.NoCount = true
 	default:
-		return q, envelope.BadRequest("count must be true or false")
+		return envelope.BadRequest("count must be true or false")
 	}
-	return q, nil
+	return nil
 }
 
 // parseRecordQuery reads a list query plus the record filters type,

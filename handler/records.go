@@ -218,7 +218,7 @@ func (rec records) handleGet() queryHandler {
 			inm, err = parseEntityTags(r.Header, "If-None-Match")
 		}
 		if err != nil {
-			reject(w, r, rec.store, err)
+			rejectRevealing(w, r, rec.store, query, err)
 			return
 		}
 		var got *store.Record
@@ -357,7 +357,7 @@ func (rec records) handleList() queryHandler {
 			lc, err = rec.cursors.open(query, &q.ListQuery, []string{"records", p.Project, p.Collection, p.Cluster}, recordFilters(q)...)
 		}
 		if err != nil {
-			reject(w, r, rec.store, err)
+			rejectRevealing(w, r, rec.store, query, err)
 			return
 		}
 		lc.recoverText(&q.ListQuery, func(id string) *store.Record {
@@ -415,7 +415,7 @@ func (rec records) handleClusterData() queryHandler {
 			err = envelope.BadRequest("format must be env")
 		}
 		if err != nil {
-			reject(w, r, rec.store, err)
+			rejectRevealing(w, r, rec.store, query, err)
 			return
 		}
 		if env {

@@ -104,7 +104,19 @@ func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 // only. Creating a project (POST P) is not a route under it: a taken name
 // is 409 there.
 func reject(w http.ResponseWriter, r *http.Request, s store.Store, err error) {
-	if p := pathOf(r); p.Project != "" && !p.Caller.IsZero() && r.Pattern != "POST "+pathP {
+	rejectAt(w, r, s, pathOf(r), err)
+}
+
+// rejectRevealing is reject for the routes that take reveal: with
+// reveal=true the right checked first is the right to reveal, so that a
+// viewer asking for plain text hears 403 whatever else is wrong.
+func rejectRevealing(w http.ResponseWriter, r *http.Request, s store.Store, query url.Values, err error) {
+	rejectAt(w, r, s, revealing(pathOf(r), query.Get("reveal") == "true"), err)
+}
+
+// rejectAt is reject with the caller's access checked as p needs.
+func rejectAt(w http.ResponseWriter, r *http.Request, s store.Store, p store.Path, err error) {
+	if p.Project != "" && !p.Caller.IsZero() && r.Pattern != "POST "+pathP {
 		p.Record = ""
 		_, ferr := s.FindProject(r.Context(), p)
 		if errors.Is(ferr, store.ErrPermissionDenied) {

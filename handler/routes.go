@@ -337,11 +337,11 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 	if src, ok := s.(store.EventSource); ok {
-		f := &feed{store: s, src: src, sessions: cfg.Sessions, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
+		f := &feed{store: s, src: src, sessions: cfg.Sessions, access: cfg.Access, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
 			shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}}}
 		rt.handle("GET "+pathP+"/events", protect(f.handle()), operation{
 			id: "streamEvents", tag: "audit", summary: "Watch the project's changes (Server-Sent Events)",
-			description: "A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.",
+			description: "A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.",
 			need:        store.RightRead, access: bearer, counted: true, query: []string{"eventsSince", "eventsCollection", "eventsCluster"}, headers: []string{"lastEventId"},
 			status: 200, success: "EventStream",
 			errors: underProject,
@@ -350,8 +350,8 @@ func routes(cfg Config) *router {
 	if audit != nil {
 		rt.handle("GET "+pathP+"/audit", protect(handleAudit(s, audit, cur)), operation{
 			id: "listAudit", tag: "audit", summary: "Read the project's audit log",
-			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).",
-			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor", "auditAction", "auditActor", "since", "until", "after"},
+			description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).",
+			need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset", "cursor", "count", "auditAction", "auditActor", "since", "until", "after"},
 			status: 200, success: "AuditList",
 			errors: underProject,
 		})

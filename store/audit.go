@@ -92,27 +92,41 @@ func (e *AuditEntry) Stamp(c Caller) {
 	e.Actor, e.ActorName, e.RequestID = c.ID(), c.ActorName(), c.RequestID
 }
 
-// LogAttrs returns the entry's fields as slog attributes, named as the
-// JSON fields of API.md section 15 (fields that do not apply left out).
+// LogAttrs returns the entry's fields as slog attributes, named and
+// written as the JSON fields of API.md section 15 (the time in UTC with
+// six fraction digits, as section 1 says; fields that do not apply nil,
+// so that a JSON handler writes null), after the project's id.
 func (e *AuditEntry) LogAttrs() []slog.Attr {
 	attrs := []slog.Attr{
 		slog.String("project_id", e.ProjectID),
 		slog.Int64("revision", e.Revision),
-		slog.String("time", e.Time.UTC().Format(time.RFC3339Nano)),
+		slog.String("time", e.Time.UTC().Format(auditTimeLayout)),
 		slog.String("action", string(e.Action)),
 	}
 	for _, f := range []struct{ k, v string }{
 		{"actor", e.Actor}, {"actor_name", e.ActorName}, {"collection", e.Collection}, {"cluster", e.Cluster},
-		{"record", e.Record}, {"record_id", e.RecordID}, {"target", e.Target}, {"request_id", e.RequestID},
+		{"record", e.Record}, {"record_id", e.RecordID},
 	} {
-		if f.v != "" {
-			attrs = append(attrs, slog.String(f.k, f.v))
-		}
+		attrs = append(attrs, nullableAttr(f.k, f.v))
 	}
 	if e.Version != 0 {
 		attrs = append(attrs, slog.Int64("version", e.Version))
+	} else {
+		attrs = append(attrs, slog.Any("version", nil))
 	}
-	return attrs
+	return append(attrs, nullableAttr("target", e.Target), nullableAttr("request_id", e.RequestID))
+}
+
+// auditTimeLayout writes an entry's time as the API does (API.md section
+// 1): UTC, exactly six fraction digits, Z.
+const auditTimeLayout = "2006-01-02T15:04:05.000000Z"
+
+// nullableAttr is a string attribute, nil when the string is empty.
+func nullableAttr(k, v string) slog.Attr {
+	if v == "" {
+		return slog.Any(k, nil)
+	}
+	return slog.String(k, v)
 }
 
 // LogAudit writes each entry to logger (nil: nowhere) at level Info with
@@ -144,6 +158,9 @@ type AuditQuery struct {
 	// Before, when above 0, keeps the entries of an earlier revision
 	// (where a cursor resumes the newest-first list).
 	Before int64
+	// NoCount asks the store not to count the matches (count=false): the
+	// total returned is then NotCounted.
+	NoCount bool
 }
 
 // Matches reports whether e passes q's filters.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -176,17 +177,22 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 	if aq.Actor != "" {
 		filter("actor = $?", aq.Actor)
 	}
+	// Entry times have microseconds; PostgreSQL would round a finer bound
+	// to the nearest one, so the bounds are cut inwards first: at >=
+	// since is at >= since rounded up, at <= until is at <= until
+	// rounded down.
 	if !aq.Since.IsZero() {
-		filter("at >= $?", aq.Since)
+		filter("at >= $?", ceilMicro(aq.Since))
 	}
 	if !aq.Until.IsZero() {
-		filter("at <= $?", aq.Until)
+		filter("at <= $?", aq.Until.Truncate(time.Microsecond))
 	}
 	// The total counts every match, also those a cursor (Before) skips:
 	// an uncorrelated subquery, run once.
 	counted, countArgs := where.String(), len(args)
-	total := `(SELECT count(*) FROM hds_audit WHERE ` + counted + `)`
-	if aq.Before == 0 {
+	lq := store.ListQuery{NoCount: aq.NoCount}
+	total := totalColumn(lq, "hds_audit", counted)
+	if aq.Before == 0 && !aq.NoCount {
 		total = `count(*) OVER ()`
 	}
 	if aq.Before > 0 {
@@ -199,9 +205,9 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 		return nil, 0, err
 	}
 	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) },
-		func() (int, error) {
+		counter(lq, func() (int, error) {
 			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
-		})
+		}))
 }
 
 // RecordReveal implements store.AuditLog.
@@ -216,4 +222,12 @@ func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record)
 		_, err := q.audit(ctx, res.project, p.Caller, store.RevealEntry(p, r))
 		return err
 	})
+}
+
+// ceilMicro rounds t up to a whole microsecond.
+func ceilMicro(t time.Time) time.Time {
+	if c := t.Truncate(time.Microsecond); c.Before(t) {
+		return c.Add(time.Microsecond)
+	}
+	return t
 }

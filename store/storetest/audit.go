@@ -244,6 +244,12 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 		got, total = find(store.AuditQuery{Action: store.ActionRecordCreate})
 		assert.Equal(t, []int64{8, 7, 6, 5, 4}, got, "by action")
 		assert.Equal(t, 5, total)
+		got, total = find(store.AuditQuery{Limit: 3, Offset: 2, NoCount: true})
+		assert.Equal(t, []int64{7, 6, 5}, got, "limit and offset, not counted")
+		assert.Equal(t, store.NotCounted, total, "NoCount: the total is NotCounted")
+		got, total = find(store.AuditQuery{After: 9, NoCount: true})
+		assert.Empty(t, got, "an empty page, not counted")
+		assert.Equal(t, store.NotCounted, total, "NoCount: an empty page is not counted either")
 		got, _ = find(store.AuditQuery{Actor: owner})
 		assert.Equal(t, []int64{8, 7, 6, 5, 4, 3, 2, 1}, got, "by actor")
 		got, _ = find(store.AuditQuery{Actor: "token:nope"})
@@ -258,6 +264,17 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 		}
 		got, _ = find(store.AuditQuery{Since: all[8].Time.Add(time.Hour)})
 		assert.Empty(t, got, "since after the last entry")
+		// Bounds finer than the microseconds of entry times compare
+		// exactly, not rounded to a microsecond.
+		last := all[8]
+		got, _ = find(store.AuditQuery{Since: last.Time.Add(400 * time.Nanosecond)})
+		assert.NotContains(t, got, last.Revision, "since 400 ns after an entry excludes it")
+		got, _ = find(store.AuditQuery{Since: last.Time.Add(-400 * time.Nanosecond)})
+		assert.Contains(t, got, last.Revision, "since 400 ns before an entry includes it")
+		got, _ = find(store.AuditQuery{Until: last.Time.Add(-400 * time.Nanosecond)})
+		assert.NotContains(t, got, last.Revision, "until 400 ns before an entry excludes it")
+		got, _ = find(store.AuditQuery{Until: last.Time.Add(400 * time.Nanosecond)})
+		assert.Contains(t, got, last.Revision, "until 400 ns after an entry includes it")
 		got, _ = find(store.AuditQuery{Action: store.ActionRecordCreate, After: 6, Limit: 1})
 		assert.Equal(t, []int64{8}, got, "filters combine")
 		assert.Empty(t, all[8].Actor, "an administrative tool has no actor")

@@ -2613,10 +2613,13 @@ type ListAuditParams struct {
 	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
 	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
 
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
+
 	// Action Only entries of this action.
 	Action *ListAuditParamsAction `form:"action,omitempty" json:"action,omitempty"`
 
-	// Actor Only entries of this actor: a user id, or token:<id>.
+	// Actor Only entries of this actor: a user id, or token:<id> where id is an API token id (a UUID, any case; anything else is 400).
 	Actor *AuditActorQuery `form:"actor,omitempty" json:"actor,omitempty"`
 
 	// Since Only entries at or after this time (RFC 3339).
@@ -3357,7 +3360,7 @@ type ClientInterface interface {
 
 	// ListAudit Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 	//
 	// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3632,7 +3635,7 @@ type ClientInterface interface {
 
 	// StreamEvents Watch the project's changes (Server-Sent Events)
 	//
-	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/events (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, project ProjectPath, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4028,7 +4031,7 @@ func (c *Client) RenameProject(ctx context.Context, project ProjectPath, params 
 
 // ListAudit Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 //
 // Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4633,7 +4636,7 @@ func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, co
 
 // StreamEvents Watch the project's changes (Server-Sent Events)
 //
-// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
 //
 // Corresponds with GET /api/v1/projects/{project}/events (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, project ProjectPath, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5430,6 +5433,18 @@ func NewListAuditRequest(server string, project ProjectPath, params *ListAuditPa
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8195,7 +8210,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAuditWithResponse Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8492,7 +8507,7 @@ type ClientWithResponsesInterface interface {
 
 	// StreamEventsWithResponse Watch the project's changes (Server-Sent Events)
 	//
-	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14862,7 +14877,7 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 
 // ListAuditWithResponse Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens may not (403).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15357,7 +15372,7 @@ func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context
 
 // StreamEventsWithResponse Watch the project's changes (Server-Sent Events)
 //
-// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends, when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429. Opening a stream counts as one request for the rate limits.
+// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -217,8 +217,8 @@ type Invoker interface {
 	// Who changed what, and who read credentials in plain text: one entry per change (and per request that
 	// revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 	// commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-	// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
-	// may not (403).
+	// after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner
+	// only; API tokens may not (403).
 	//
 	// GET /api/v1/projects/{project}/audit
 	ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error)
@@ -334,10 +334,11 @@ type Invoker interface {
 	// Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every
 	// entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to
 	// that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when
-	// nothing else was for events.keepalive. The stream ends when the token expires or its session ends,
-	// when the caller loses access, when the project is deleted and when the server shuts down; a client
-	// reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each
-	// instance: one more is 429. Opening a stream counts as one request for the rate limits.
+	// nothing else was for events.keepalive. The stream ends when the token expires or its session ends
+	// (an API token: when it expires or is revoked), when the caller loses access, when the project is
+	// deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most
+	// events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After.
+	// Opening a stream counts as one request for the rate limits.
 	//
 	// GET /api/v1/projects/{project}/events
 	StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error)
@@ -3983,8 +3984,8 @@ func (c *Client) sendListAPITokens(ctx context.Context, params ListAPITokensPara
 // Who changed what, and who read credentials in plain text: one entry per change (and per request that
 // revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 // commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
-// after (a revision, exclusive); limit and offset as for lists. Admins and the owner only; API tokens
-// may not (403).
+// after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner
+// only; API tokens may not (403).
 //
 // GET /api/v1/projects/{project}/audit
 func (c *Client) ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error) {
@@ -4067,6 +4068,23 @@ func (c *Client) sendListAudit(ctx context.Context, params ListAuditParams) (res
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Cursor.Get(); ok {
 				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "count" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "count",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Count.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil
 		}); err != nil {
@@ -6719,10 +6737,11 @@ func (c *Client) sendRestoreRecord(ctx context.Context, request OptRestoreReques
 // Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every
 // entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to
 // that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when
-// nothing else was for events.keepalive. The stream ends when the token expires or its session ends,
-// when the caller loses access, when the project is deleted and when the server shuts down; a client
-// reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each
-// instance: one more is 429. Opening a stream counts as one request for the rate limits.
+// nothing else was for events.keepalive. The stream ends when the token expires or its session ends
+// (an API token: when it expires or is revoked), when the caller loses access, when the project is
+// deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most
+// events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After.
+// Opening a stream counts as one request for the rate limits.
 //
 // GET /api/v1/projects/{project}/events
 func (c *Client) StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error) {

@@ -228,9 +228,12 @@ type ListAuditParams struct {
 	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
 	// INVALID_REQUEST.
 	Cursor OptString `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// Only entries of this action.
 	Action OptAuditActionQuery `json:",omitempty,omitzero"`
-	// Only entries of this actor: a user id, or token:.
+	// Only entries of this actor: a user id, or token: where id is an API token id (a UUID, any case;
+	// anything else is 400).
 	Actor OptString `json:",omitempty,omitzero"`
 	// Only entries at or after this time (RFC 3339).
 	Since OptDateTime `json:",omitempty,omitzero"`
