@@ -59,6 +59,34 @@ func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved
 	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 
+// findInProject runs a list of something inside one project (members,
+// tokens, audit entries, collections) as one call of the Store: it
+// resolves p's project, checking the caller's access, then lists with
+// find on the pool.
+func findInProject[T any](ctx context.Context, s *Store, p store.Path,
+	find func(ctx context.Context, q queryer, r resolved) ([]T, int, error)) (_ []T, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	q := s.q()
+	r, err := q.resolve(ctx, p, levelProject)
+	if err != nil {
+		return nil, 0, err
+	}
+	return find(ctx, q, r)
+}
+
+// inProjectTx runs change in one transaction after resolving p's
+// project in it, checking the caller's access first.
+func (s *Store) inProjectTx(ctx context.Context, p store.Path, change func(q queryer, r resolved) error) error {
+	return s.inTx(ctx, func(q queryer) error {
+		r, err := q.resolve(ctx, p, levelProject)
+		if err != nil {
+			return err
+		}
+		return change(q, r)
+	})
+}
+
 // checkPath reports the first problem with a looked-up path: the
 // caller's access, then the first missing level below the project.
 func checkPath(p store.Path, depth int, st store.Standing, collectionFound, clusterFound bool) error {
@@ -405,20 +433,15 @@ func scanCollection(row interface{ Scan(...any) error }, project string, extra .
 }
 
 // FindCollections implements store.Store.
-func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Collection, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelProject)
-	if err != nil {
-		return nil, 0, err
-	}
-	where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
-	search := likePattern(lq.Search)
-	return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
-		func(row *sql.Rows, total *int) (*store.Collection, error) {
-			return scanCollection(row, p.Project, total)
-		})
+func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Collection, int, error) {
+	return findInProject(ctx, s, p, func(ctx context.Context, q queryer, r resolved) ([]*store.Collection, int, error) {
+		where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+		search := likePattern(lq.Search)
+		return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
+			func(row *sql.Rows, total *int) (*store.Collection, error) {
+				return scanCollection(row, p.Project, total)
+			})
+	})
 }
 
 // FindCollection implements store.Store.
