@@ -48,8 +48,8 @@ func exceptionDescription(ev runtime.EventExceptionThrown) string {
 }
 
 // startBrowser starts chromium (or skips) and returns a tab on a new
-// server with the console, mounted under /hds.
-func startBrowser(t *testing.T) *browser {
+// server with the console, mounted under /hds, and opts.
+func startBrowser(t *testing.T, opts ...hds.Option) *browser {
 	t.Helper()
 	exe := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -64,7 +64,7 @@ func startBrowser(t *testing.T) *browser {
 		}
 		t.Skip("no chromium installed (set HDS_REQUIRE_BROWSER=1 to make this a failure)")
 	}
-	c := newServer(t, memoryKind, hds.WithConsole(true), hds.WithCredentialKey(testKey))
+	c := newServer(t, memoryKind, append([]hds.Option{hds.WithConsole(true), hds.WithCredentialKey(testKey)}, opts...)...)
 	srv := mounted(c.h)
 	t.Cleanup(srv.Close)
 

@@ -34,11 +34,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, e.logger, e.stdout)
+	logs := newLogWriter(e.stderr, logFlushInterval)
+	defer logs.Close()
+	return serve(ctx, cfg, logs, e.stdout)
 }
 
 // serve runs the server until ctx is done, then shuts it down gracefully.
-func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writer) error {
+// It logs to logs, which it lets buffer once it listens: a line per
+// request written on its own is a system call per request (see
+// logWriter), while what it says as it starts is seen at once.
+func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(logs, nil))
 	// streams ends every open change feed stream (hds.WithShutdown).
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
@@ -138,6 +144,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
+	logs.Buffer()
 
 	select {
 	case err := <-served:

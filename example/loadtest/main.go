@@ -13,10 +13,19 @@
 //
 // With -url it fills and drives any server that speaks the hds API
 // (log in with -user and -password; mind the server's rate limits).
+// Against a server in another process, the bare handler runs in a third
+// one: -serve-baseline ADDR fills the server at -url, takes its answers
+// and serves them bare on ADDR (verifying tokens with -secret, the
+// server's JWT secret) until stopped; -baseline-url then measures that
+// process in rounds interleaved with the server's. So each server can be
+// pinned to one core (taskset) and the load to the other, and the server
+// can be the example as a user runs it, logging to a file:
 //
 //	go run ./example/loadtest -rounds 8 -baseline
 //	go run ./example/loadtest -rounds 8 -baseline -ops get,list100 -log /tmp/hds.log
 //	go run ./example/loadtest -url http://127.0.0.1:8080 -user admin -password ...
+//	go run ./example/loadtest -url URL -secret S -serve-baseline 127.0.0.1:8081 &
+//	go run ./example/loadtest -url URL -baseline-url http://127.0.0.1:8081 -rounds 8
 package main
 
 import (
@@ -54,6 +63,9 @@ func main() {
 
 type options struct {
 	url, user, password string
+	secret              string
+	serveBaseline       string
+	baselineURL         string
 	logFile             string
 	conns, rounds, big  int
 	duration            time.Duration
@@ -74,13 +86,21 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&o.baseline, "baseline", false, "also measure a bare JWT + JSON handler (only without -url)")
 	fs.StringVar(&o.logFile, "log", "", "file the built-in server logs every request to, as the example logs to stderr (default: no log)")
 	fs.StringVar(&o.ops, "ops", "get,list100,filtered,cluster,create", "operations to run")
+	fs.StringVar(&o.secret, "secret", defaultSecret, "JWT secret of the server (the built-in server's, or -url's for -serve-baseline)")
+	fs.StringVar(&o.serveBaseline, "serve-baseline", "", "fill -url, then serve its answers bare on this address until stopped")
+	fs.StringVar(&o.baselineURL, "baseline-url", "", "a bare server started with -serve-baseline, measured interleaved with -url")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.baseline && o.url != "" {
-		return errors.New("-baseline needs the built-in server (no -url)")
+	switch {
+	case o.baseline && o.url != "":
+		return errors.New("-baseline needs the built-in server (no -url); with -url, start one with -serve-baseline and pass -baseline-url")
+	case (o.serveBaseline != "" || o.baselineURL != "") && o.url == "":
+		return errors.New("-serve-baseline and -baseline-url need -url")
+	case o.serveBaseline != "":
+		return serveBaseline(o, out)
 	}
-	const secret = "loadtest-secret-0123456789abcdef!!"
+	secret := o.secret
 	base := o.url
 	if base == "" {
 		var err error
@@ -108,6 +128,14 @@ func run(args []string, out io.Writer) error {
 	}
 	ops := selectOps(o.ops)
 	var bases map[string]string
+	if o.baselineURL != "" {
+		bases = map[string]string{}
+		for _, op := range ops {
+			if op.method == http.MethodGet {
+				bases[op.name] = o.baselineURL
+			}
+		}
+	}
 	if o.baseline {
 		if bases, err = startBaselines(c, base, token, secret, ops); err != nil {
 			return err
@@ -120,7 +148,11 @@ func run(args []string, out io.Writer) error {
 			results[op.name] = append(results[op.name], r)
 			fmt.Fprintf(out, "round %d  hds       %-9s %9.0f req/s  p50 %8s  p99 %8s  errors %d\n", round, op.name, r.rps, r.p50, r.p99, r.errors)
 			if b, ok := bases[op.name]; ok {
-				rb := measure(c, b, token, baselineOp(op), o)
+				bop := op
+				if o.baselineURL == "" {
+					bop = baselineOp(op)
+				}
+				rb := measure(c, b, token, bop, o)
 				results["baseline "+op.name] = append(results["baseline "+op.name], rb)
 				fmt.Fprintf(out, "round %d  baseline  %-9s %9.0f req/s  p50 %8s  p99 %8s  ratio %.2f\n", round, op.name, rb.rps, rb.p50, rb.p99, r.rps/rb.rps)
 			}
@@ -144,6 +176,9 @@ func run(args []string, out io.Writer) error {
 	}
 	return nil
 }
+
+// defaultSecret is the built-in server's JWT secret.
+const defaultSecret = "loadtest-secret-0123456789abcdef!!"
 
 // --- servers ---
 
@@ -181,17 +216,7 @@ func startBaselines(c *client, base, token, secret string, ops []operation) (map
 		if op.method != http.MethodGet {
 			continue
 		}
-		status, body, err := c.do(op.method, base+op.path(0), token, nil)
-		if err != nil || status != http.StatusOK {
-			return nil, fmt.Errorf("baseline payload for %s: %d %v", op.name, status, err)
-		}
-		var env struct {
-			Data json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			return nil, err
-		}
-		payload, err := baseline.Typed(env.Data)
+		payload, err := payloadOf(c, base, token, op)
 		if err != nil {
 			return nil, err
 		}
@@ -202,6 +227,61 @@ func startBaselines(c *client, base, token, secret string, ops []operation) (map
 		out[op.name] = url
 	}
 	return out, nil
+}
+
+// payloadOf returns what the server at base answers to the read op, in
+// the typed structs of the bare handler.
+func payloadOf(c *client, base, token string, op operation) (any, error) {
+	status, body, err := c.do(op.method, base+op.path(0), token, nil)
+	if err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("baseline payload for %s: %d %v", op.name, status, err)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, err
+	}
+	return baseline.Typed(env.Data)
+}
+
+// serveBaseline fills the server at o.url, then serves on
+// o.serveBaseline, bare, what it answered to each read operation, at
+// the operation's own path, until the process is stopped.
+func serveBaseline(o options, out io.Writer) error {
+	c := newClient(o.conns)
+	token, err := c.login(o.url, o.user, o.password)
+	if err != nil {
+		return err
+	}
+	if err := fill(c, o.url, token, o.big); err != nil {
+		return err
+	}
+	byPath := map[string]http.Handler{}
+	for _, op := range selectOps(o.ops) {
+		if op.method != http.MethodGet {
+			continue
+		}
+		payload, err := payloadOf(c, o.url, token, op)
+		if err != nil {
+			return err
+		}
+		byPath[op.path(0)] = baseline.Handler([]byte(o.secret), payload)
+	}
+	ln, err := net.Listen("tcp", o.serveBaseline)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "baseline listening on http://%s\n", ln.Addr())
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := byPath[r.URL.RequestURI()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})}
+	return srv.Serve(ln)
 }
 
 // --- the client ---

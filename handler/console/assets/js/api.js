@@ -23,11 +23,13 @@ export function session() {
 }
 
 // saveSession stores s (null: removes it) and tells the app when someone
-// logged in or out (not when a token was only renewed).
+// logged in or out ('hds:session'); a new token, renewed or not, is
+// 'hds:token' (the change feed reopens with it).
 function saveSession(s) {
   const had = sessionStorage.getItem(KEY) !== null;
   if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
   else sessionStorage.removeItem(KEY);
+  if (s) window.dispatchEvent(new CustomEvent('hds:token'));
   if (had !== Boolean(s)) window.dispatchEvent(new CustomEvent('hds:session'));
 }
 
@@ -59,7 +61,7 @@ export function url(p, query = {}) {
  * string (sent as it is, already JSON). It resolves to {data, message,
  * status, etag} and rejects with an ApiError.
  */
-export async function request(method, p, { query, body, headers = {}, auth = true, signal } = {}) {
+export async function request(method, p, { query, body, headers = {}, auth = true, signal, renewed = false } = {}) {
   const h = { Accept: 'application/json', ...headers };
   const s = session();
   if (auth && s) h.Authorization = 'Bearer ' + s.token;
@@ -83,16 +85,54 @@ export async function request(method, p, { query, body, headers = {}, auth = tru
     const err = env && env.error ? env.error : {};
     const fallback = `${res.status} ${res.statusText || 'error'}`;
     const e = new ApiError(res.status, err.code, err.message || fallback, err.details);
-    if (res.status === 401 && auth && s && p !== path('auth', 'logout')) expired(e);
+    if (res.status === 401 && auth && s && p !== path('auth', 'logout') && p !== path('auth', 'refresh')) {
+      // The token expired (a tab asleep past its renewal, say): a 401
+      // means nothing was done, so renew it once and ask again.
+      if (!renewed && await renew(s.token, e)) return request(method, p, { query, body, headers, auth, signal, renewed: true });
+      if (renewed && session()?.token === s.token) expired(e);
+    }
     throw e;
   }
   return { data: env.data, message: env.message, status: res.status, etag };
 }
 
-// A 401 on an authenticated call ends the session on this side too.
+// A 401 that renewing cannot heal ends the session on this side too.
 function expired(e) {
   saveSession(null);
   window.dispatchEvent(new CustomEvent('hds:expired', { detail: e.message }));
+}
+
+let renewing = null; // the refresh under way: refresh is single-use, so never two at once
+
+/**
+ * renew is what a 401 with token calls for: it resolves to true when a
+ * newer token than that one is in the session (another call renewed it
+ * meanwhile, or a refresh now did), so the call may be made again. When
+ * the session cannot be renewed it ends, with refusal's message (an
+ * ApiError), and renew resolves to false.
+ */
+export async function renew(token, refusal) {
+  const cur = session();
+  if (!cur) return false;
+  if (cur.token !== token) return true;
+  if (!renewing) {
+    renewing = refreshNow(cur).finally(() => { renewing = null; });
+  }
+  if (await renewing === true) return true;
+  if (session()?.token === token) expired(refusal);
+  return false;
+}
+
+// refreshNow exchanges the session's token for a new one; resolves to
+// true, or to the error that refused it.
+async function refreshNow(cur) {
+  try {
+    const { data } = await request('POST', path('auth', 'refresh'));
+    startSession(data, cur.username);
+    return true;
+  } catch (e) {
+    return e;
+  }
 }
 
 /**
@@ -135,11 +175,11 @@ export function scheduleRefresh() {
   const wait = Math.max(5000, s.expires_at - Date.now() - 60000);
   refreshTimer = setTimeout(async () => {
     const cur = session();
-    if (!cur) return;
-    try {
-      const { data } = await request('POST', path('auth', 'refresh'));
-      startSession(data, cur.username);
-    } catch { /* the next call will say the session ended */ }
+    if (!cur || renewing) return;
+    renewing = refreshNow(cur).finally(() => { renewing = null; });
+    const r = await renewing;
+    // A refusal ends the session; a network failure leaves it to the next call.
+    if (r !== true && r.status === 401 && session()?.token === cur.token) expired(r);
   }, Math.min(wait, 2 ** 31 - 1));
 }
 
@@ -161,6 +201,15 @@ export async function list(p, { limit = 50, cursor, offset = 0, ...query } = {})
   const { data } = await request('GET', p, { query: q });
   return data;
 }
+
+/**
+ * entityTag is the ETag of a record's state from its id and version, as
+ * a list item or a history entry gives them: this server's tags are
+ * "<id>.<version>" (docs/api.md section 15). The console ships with the
+ * server, so it may know what other clients must treat as opaque; a
+ * test pins it to the ETag header (console_rights_browser_test.go).
+ */
+export const entityTag = rec => `"${rec.id}.${rec.version}"`;
 
 export const get = (p, query, headers) => request('GET', p, { query, headers });
 export const post = (p, body, opts = {}) => request('POST', p, { body, ...opts });

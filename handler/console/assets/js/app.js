@@ -8,6 +8,7 @@ import * as api from './api.js';
 import { parse, href } from './router.js';
 import { h, replace, toast, errorBox, errorText } from './dom.js';
 import { Feed } from './feed.js';
+import { can } from './rights.js';
 import { loginView } from './views/login.js';
 import { projectsView, collectionsView, clustersView } from './views/containers.js';
 import { recordsView } from './views/records.js';
@@ -28,17 +29,36 @@ function view(route) {
   return { members: membersView, tokens: tokensView, audit: auditView }[route.tab] || collectionsView;
 }
 
-function render() {
+let renders = 0;
+
+async function render() {
+  const mine = ++renders;
   for (const f of cleanups.splice(0)) f();
   const route = parse();
   header(route);
   if (!api.session()) {
     setFeed(null);
+    access = null;
     replace(main, loginView());
     return;
   }
   setFeed(route.project);
-  const ctx = { route, feed, onCleanup: f => cleanups.push(f), rerender: render };
+  let role;
+  if (route.project) {
+    // Which controls to show depends on the caller's role on the project.
+    const known = roleOf(route.project);
+    if (known.role === undefined) replace(main, h('p.muted.loading-view', 'Loading…'));
+    try {
+      role = await known.promise;
+    } catch (e) {
+      if (mine !== renders) return;
+      access = null; // ask again on the next try
+      replace(main, errorBox(e, render));
+      return;
+    }
+    if (mine !== renders) return;
+  }
+  const ctx = { route, feed, role, can: right => can(role, right), onCleanup: f => cleanups.push(f), rerender: render };
   let el;
   try {
     el = view(route)(ctx);
@@ -49,11 +69,35 @@ function render() {
   main.focus({ preventScroll: true });
 }
 
+// The caller's role on the open project (GET P answers it, as the
+// project list does), asked once per project and user, and again when
+// the feed says the caller's membership changed.
+let access = null;
+
+function roleOf(project) {
+  const user = api.session()?.user_id;
+  if (!access || access.project !== project || access.user !== user) {
+    const a = { project, user, role: undefined };
+    a.promise = api.get(api.resourcePath({ project })).then(r => { a.role = r.data.role; return a.role; });
+    a.promise.catch(() => { /* shown by render */ });
+    access = a;
+  }
+  return access;
+}
+
 // One change feed per open project, kept while moving inside it.
 function setFeed(project) {
   if (feed && feed.project === project) return;
   if (feed) feed.close();
   feed = project ? new Feed(project) : null;
+  if (!feed) return;
+  feed.on(msg => {
+    const e = msg.entry;
+    if (e && msg.action.startsWith('member.') && e.target === api.session()?.username) {
+      access = null;
+      render();
+    }
+  });
 }
 
 function header(route) {
@@ -66,6 +110,7 @@ function header(route) {
     crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'),
       h('a', { href: href(r), title: key }, h('abbr.lvl', { title: key }, short), ' ', route[key]));
   }
+  if (route.record != null && route.version != null) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', `version ${route.version}`));
   if (route.tab) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.tab));
   replace(document.getElementById('crumbs'), api.session() ? crumbs : null);
   const s = api.session();

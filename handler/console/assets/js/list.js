@@ -80,3 +80,25 @@ export function listView({ path, columns, sorts, filters = [], query = () => ({}
   load();
   return { el, reload: load, restart };
 }
+
+/**
+ * pages walks a whole list, page by page, for views that show it as
+ * they like (a record's history): each call of next() resolves to the
+ * next page's list object, and more() tells whether there is one. It
+ * pages with next_cursor when the list gives one and by offset
+ * otherwise, as listView does.
+ */
+export function pages(path, query = {}, limit = 50) {
+  let at = { offset: 0 };
+  return {
+    more: () => at !== null,
+    async next() {
+      if (at === null) return { items: [] };
+      const data = await api.list(path, { ...query, limit, cursor: at.cursor, offset: at.offset });
+      const items = data.items || [];
+      if (data.next_cursor !== undefined) at = data.next_cursor ? { cursor: data.next_cursor } : null;
+      else at = items.length && data.offset + items.length < data.total ? { offset: data.offset + items.length } : null;
+      return data;
+    },
+  };
+}

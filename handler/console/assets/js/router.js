@@ -5,10 +5,11 @@
 //   #/p/P/c/C                            a collection's clusters
 //   #/p/P/c/C/k/K                        a cluster's records
 //   #/p/P/c/C/k/K/r/R                    a record (R "+" = a new one)
+//   #/p/P/c/C/k/K/r/R/v/N                version N of a record, as it was
 
-const keys = { p: 'project', c: 'collection', k: 'cluster', r: 'record' };
+const keys = { p: 'project', c: 'collection', k: 'cluster', r: 'record', v: 'version' };
 
-/** parse reads a hash into {project, collection, cluster, record, tab}. */
+/** parse reads a hash into {project, collection, cluster, record, version, tab}. */
 export function parse(hash = location.hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const route = {};
@@ -21,13 +22,14 @@ export function parse(hash = location.hash) {
 }
 
 /** href builds the hash of a route. */
-export function href({ project, collection, cluster, record, tab } = {}) {
+export function href({ project, collection, cluster, record, version, tab } = {}) {
   const seg = [];
   const add = (k, v) => seg.push(k, encodeURIComponent(v));
   if (project != null) add('p', project);
   if (collection != null) add('c', collection);
   if (cluster != null) add('k', cluster);
   if (record != null) add('r', record);
+  if (record != null && version != null) add('v', version);
   if (tab && project != null && collection == null) seg.push(tab);
   return '#/' + seg.join('/');
 }

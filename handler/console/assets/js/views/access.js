@@ -5,6 +5,7 @@
 import * as api from '../api.js';
 import { h, replace, dialog, confirm, attempt, field, toast, when, copy } from '../dom.js';
 import { listView } from '../list.js';
+import { go } from '../router.js';
 
 const memberRoles = ['viewer', 'reader', 'editor', 'admin'];
 const tokenRoles = ['viewer', 'reader', 'editor'];
@@ -21,16 +22,19 @@ const select = (options, value, attrs = {}) => {
   return s;
 };
 
-export function membersView({ route }) {
+export function membersView({ route, can }) {
   const base = api.resourcePath(route) + '/members';
+  const admin = can('admin'); // manages members; anyone else sees them, and may leave
+  const me = api.session()?.username;
   const list = listView({
     path: base, empty: 'No members.', columns: [
       { label: 'User', cls: 'name', cell: m => h('strong', m.username) },
-      { label: 'Role', cell: m => m.role === 'owner' ? h('span.badge', 'owner')
+      { label: 'Role', cell: m => m.role === 'owner' || !admin ? h('span.badge', m.role)
         : select(memberRoles, m.role, { 'aria-label': `Role of ${m.username}`, onchange: e => setRole(m.username, e.target.value) }) },
       { label: 'Since', cls: 'opt', cell: m => when(m.created_at) },
       { label: '', cls: 'row-actions', cell: m => m.role === 'owner' ? null
-        : h('button.small.danger-text', { type: 'button', onclick: () => remove(m.username) }, 'Remove') },
+        : admin ? h('button.small.danger-text', { type: 'button', onclick: () => remove(m.username) }, 'Remove')
+          : m.username === me ? h('button.small.danger-text', { type: 'button', onclick: leave }, 'Leave project') : null },
     ],
   });
   const load = list.reload;
@@ -42,6 +46,10 @@ export function membersView({ route }) {
     if (!await confirm(`Remove ${username}?`, `${username} loses access to project “${route.project}”.`, 'Remove')) return;
     await attempt(() => api.del(`${base}/${encodeURIComponent(username)}`), `${username} removed`);
     load();
+  }
+  async function leave() {
+    if (!await confirm(`Leave project “${route.project}”?`, 'You lose access to it; an admin can add you again.', 'Leave')) return;
+    if (await attempt(() => api.del(`${base}/${encodeURIComponent(me)}`), `You left project “${route.project}”`)) go({});
   }
   async function add() {
     const user = h('input', { name: 'username', required: true, autocomplete: 'off' });
@@ -57,11 +65,11 @@ export function membersView({ route }) {
 
   return h('div.view',
     h('div.view-head', h('h2', 'Members'), h('p.muted', 'People who may use this project, and what they may do.'),
-      h('div.head-actions', h('button.primary', { type: 'button', onclick: add }, 'Add member'))),
+      admin ? h('div.head-actions', h('button.primary', { type: 'button', onclick: add }, 'Add member')) : null),
     list.el);
 }
 
-export function tokensView({ route }) {
+export function tokensView({ route, can }) {
   const base = api.resourcePath(route) + '/tokens';
   const fresh = h('div');
   const scope = t => [t.collection, t.cluster].filter(Boolean).join(' / ') || h('span.muted', 'whole project');
@@ -73,7 +81,7 @@ export function tokensView({ route }) {
       { label: 'Created', cls: 'opt', cell: t => when(t.created_at) },
       { label: 'Expires', cls: 'opt', cell: t => t.expires_at ? when(t.expires_at) : h('span.muted', 'never') },
       { label: 'Last used', cls: 'opt', cell: t => t.last_used_at ? when(t.last_used_at) : h('span.muted', 'never') },
-      { label: '', cls: 'row-actions', cell: t => h('button.small.danger-text', { type: 'button', onclick: () => revoke(t) }, 'Revoke') },
+      ...(can('admin') ? [{ label: '', cls: 'row-actions', cell: t => h('button.small.danger-text', { type: 'button', onclick: () => revoke(t) }, 'Revoke') }] : []),
     ],
   });
   const load = list.reload;
@@ -114,6 +122,6 @@ export function tokensView({ route }) {
 
   return h('div.view',
     h('div.view-head', h('h2', 'API tokens'), h('p.muted', 'Tokens let programs use this project (or part of it) without a password.'),
-      h('div.head-actions', h('button.primary', { type: 'button', onclick: create }, 'New token'))),
+      can('admin') ? h('div.head-actions', h('button.primary', { type: 'button', onclick: create }, 'New token')) : null),
     fresh, list.el);
 }

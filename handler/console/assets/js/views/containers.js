@@ -5,6 +5,7 @@ import * as api from '../api.js';
 import { href, go } from '../router.js';
 import { h, dialog, confirm, attempt, field, toast, when } from '../dom.js';
 import { listView } from '../list.js';
+import { can } from '../rights.js';
 
 const sorts = [['name', 'Name'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
 
@@ -60,8 +61,13 @@ export async function deleteContainer(kind, name, path) {
   return attempt(() => api.del(path), `${cap(kind)} “${name}” deleted`);
 }
 
-function containerView(kind, { route, feed, onCleanup }) {
+function containerView(kind, { route, feed, can: may, onCleanup }) {
   const lv = level(kind, route);
+  // Who may rename and delete: a project's own role, shown per row (the
+  // project list gives each one's role); below a project, editors.
+  const allowed = kind === 'project'
+    ? { create: true, rename: it => can(it.role, 'admin'), remove: it => can(it.role, 'own') }
+    : { create: may('write'), rename: () => may('write'), remove: () => may('write') };
 
   async function create() {
     const input = nameInput();
@@ -80,18 +86,18 @@ function containerView(kind, { route, feed, onCleanup }) {
 
   const columns = [
     { label: 'Name', cls: 'name', cell: it => h('a.strong', { href: href(lv.at(it.name)) }, it.name) },
-    ...(kind === 'project' ? [{ label: 'Role', cls: 'opt', cell: it => it.role ? h('span.badge', it.role) : h('span.badge', 'owner') }] : []),
+    ...(kind === 'project' ? [{ label: 'Role', cls: 'opt', cell: it => h('span.badge', it.role) }] : []),
     ...lv.counts.map(([label, f]) => ({ label, cls: 'num', cell: f })),
     { label: 'Updated', cls: 'opt', cell: it => when(it.updated_at) },
     { label: '', cls: 'row-actions', cell: it => [
-      h('button.small', { type: 'button', onclick: () => rename(it), 'aria-label': `Rename ${it.name}` }, 'Rename'),
-      h('button.small.danger-text', { type: 'button', onclick: () => remove(it), 'aria-label': `Delete ${it.name}` }, 'Delete'),
+      allowed.rename(it) ? h('button.small', { type: 'button', onclick: () => rename(it), 'aria-label': `Rename ${it.name}` }, 'Rename') : null,
+      allowed.remove(it) ? h('button.small.danger-text', { type: 'button', onclick: () => remove(it), 'aria-label': `Delete ${it.name}` }, 'Delete') : null,
     ] },
   ];
   const list = listView({
     path: lv.listPath, columns, sorts, label: lv.plural,
-    empty: `No ${lv.plural} yet. Create the first one.`,
-    actions: [h('button.primary', { type: 'button', onclick: create }, `New ${lv.kind}`)],
+    empty: allowed.create ? `No ${lv.plural} yet. Create the first one.` : `No ${lv.plural} yet.`,
+    actions: allowed.create ? [h('button.primary', { type: 'button', onclick: create }, `New ${lv.kind}`)] : [],
   });
   if (feed) {
     let t;

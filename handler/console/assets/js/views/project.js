@@ -6,14 +6,16 @@ import * as api from '../api.js';
 import { href } from '../router.js';
 import { h, toast } from '../dom.js';
 
-const tabs = [[undefined, 'Collections'], ['members', 'Members'], ['tokens', 'API tokens'], ['audit', 'Audit log']];
+// The tabs, each with the right it needs (API tokens and the audit log
+// are an admin's).
+const tabs = [[undefined, 'Collections', 'read'], ['members', 'Members', 'read'], ['tokens', 'API tokens', 'admin'], ['audit', 'Audit log', 'admin']];
 
 /** where names the resource an audit entry is about. */
 export function where(e) {
   return [e.collection, e.cluster, e.record].filter(x => x != null).join(' / ') || e.target || '';
 }
 
-export function projectBar({ route, feed, onCleanup }) {
+export function projectBar({ route, feed, role, can, onCleanup }) {
   const project = route.project;
   const live = h('span.live', { role: 'status', title: '' });
   const show = () => {
@@ -33,7 +35,8 @@ export function projectBar({ route, feed, onCleanup }) {
   return h('div.projectbar',
     h('div.title',
       h('h1', h('span.kind', 'Project'), ' ', h('a', { href: href({ project }) }, project)),
+      h('span.badge.role', { title: 'Your role on this project' }, role || 'no role'),
       live),
-    h('nav.tabs', { 'aria-label': 'Project' }, tabs.map(([tab, label]) =>
+    h('nav.tabs', { 'aria-label': 'Project' }, tabs.filter(([, , right]) => can(right)).map(([tab, label]) =>
       h('a', { href: href({ project, tab }), 'aria-current': current === tab ? 'page' : null }, label))));
 }

@@ -1,11 +1,15 @@
 // One record: the typed editor (saved with If-Match, so a change made
 // meanwhile elsewhere is refused rather than overwritten), reveal and
-// copy for credentials, and the history with restore.
+// copy for credentials, and the whole history, paged, with restore and a
+// view of any kept version (GET R?version=N). What the caller's role does
+// not allow is not offered: a viewer sees the record read-only, reveal
+// needs a reader, writes an editor.
 
 import * as api from '../api.js';
-import { go } from '../router.js';
+import { go, href } from '../router.js';
 import { h, replace, confirm, attempt, toast, when, errorBox } from '../dom.js';
 import { show, isCredential, text, copyButton } from '../values.js';
+import { pages } from '../list.js';
 import { recordForm } from './recordform.js';
 
 // who names the writer of a version: "you", or the id it was written by.
@@ -15,8 +19,11 @@ function who(id) {
   return s && id === s.user_id ? `you (${s.username})` : id;
 }
 
-export function recordView({ route, feed, onCleanup }) {
-  const kPath = api.resourcePath({ ...route, record: null });
+export function recordView({ route, feed, can, onCleanup }) {
+  const kPath = api.resourcePath({ ...route, record: null, version: null });
+  const write = can('write');
+  const reveal = can('reveal');
+  const old = route.version != null ? Number(route.version) : null; // viewing a kept version
   let rec = null; // the record as last read
   let etag = null;
   let revealed = false;
@@ -25,11 +32,15 @@ export function recordView({ route, feed, onCleanup }) {
   const historyBox = h('section.card.history', { 'aria-label': 'History' });
   const notice = h('div');
   const recPath = () => kPath + '/records/' + encodeURIComponent(rec ? rec.id : route.record);
+  const at = version => ({ ...route, version: version ?? undefined });
 
-  async function load(reveal = revealed) {
+  async function load(rev = revealed) {
     try {
-      const r = await api.get(recPath(), reveal ? { reveal: 'true' } : undefined);
-      rec = r.data; etag = r.etag; revealed = reveal;
+      const q = {};
+      if (rev) q.reveal = 'true';
+      if (old !== null) q.version = old;
+      const r = await api.get(recPath(), q);
+      rec = r.data; etag = r.etag; revealed = rev;
       replace(notice);
       drawEditor();
       loadHistory();
@@ -43,14 +54,21 @@ export function recordView({ route, feed, onCleanup }) {
     const err = h('div');
     const save = h('button.primary', { type: 'submit' }, 'Save');
     const cred = isCredential(rec.type) && rec.value !== null;
+    const editable = write && old === null;
     replace(editorBox,
       h('div.card-head',
         h('h2', rec.name),
         h('span.type', rec.type),
         h('span.muted.small', `version ${rec.version} · updated `, when(rec.updated_at))),
+      old !== null ? h('div.alert.info.old-version', { role: 'status' },
+        `This is version ${rec.version}, as it was then. `,
+        h('a', { href: href(at(null)) }, 'Back to the current version'),
+        write ? [' · ', h('button.link', { type: 'button', onclick: () => restore(rec) }, 'Restore this version')] : null) : null,
+      !write && old === null ? h('p.muted.small.read-only', 'Read only: your role on this project does not allow changes.') : null,
       h('form', {
         onsubmit: async ev => {
           ev.preventDefault();
+          if (!editable) return;
           replace(err);
           const body = form.updateBody();
           if (!body) { toast('Nothing changed', 'info'); return; }
@@ -69,16 +87,18 @@ export function recordView({ route, feed, onCleanup }) {
           }
         },
       },
-      form.el,
-      cred ? h('div.reveal-row',
+      // Disabled as a whole when it may not be saved (a viewer, an old version).
+      h('fieldset.plain', { disabled: !editable }, form.el),
+      cred && reveal ? h('div.reveal-row',
         h('button.small', { type: 'button', 'aria-pressed': String(revealed), onclick: () => load(!revealed) }, revealed ? 'Hide value' : 'Reveal value'),
-        copyButton(async () => text(rec.type, revealed ? rec.value : (await api.get(recPath(), { reveal: 'true' })).data.value), 'Copy value')) : null,
+        copyButton(async () => text(rec.type, revealed ? rec.value
+          : (await api.get(recPath(), { reveal: 'true', version: old ?? undefined })).data.value), 'Copy value')) : null,
       err,
-      h('div.actions',
+      editable ? h('div.actions',
         h('button.danger-text', { type: 'button', onclick: remove }, 'Delete record'),
         h('span.spacer'),
         h('button', { type: 'button', onclick: () => load() }, 'Discard changes'),
-        save)));
+        save) : null));
   }
 
   async function remove() {
@@ -86,39 +106,71 @@ export function recordView({ route, feed, onCleanup }) {
     if (await attempt(() => api.del(recPath(), { headers: { 'If-Match': etag } }), `Record “${rec.name}” deleted`)) go({ ...route, record: undefined });
   }
 
+  // The history, newest first: one page at first, older ones on demand,
+  // each page as the list gives it (next_cursor or offset). A version
+  // written meanwhile shifts offsets; the versions already shown are not
+  // shown twice.
   let historyRevealed = false;
+  let walk = null;
+  let shown = []; // the versions listed, newest first
+  let total = null;
+  let historySeq = 0;
   async function loadHistory() {
-    const cred = rec && isCredential(rec.type);
+    walk = pages(recPath() + '/versions', { reveal: historyRevealed ? 'true' : undefined });
+    shown = [];
+    await more(++historySeq);
+  }
+  async function more(seq = historySeq) {
     try {
-      const { data } = await api.get(recPath() + '/versions', { limit: 50, reveal: historyRevealed ? 'true' : undefined });
-      const items = data.items || [];
-      const anyCred = cred || items.some(v => isCredential(v.type));
-      replace(historyBox,
-        h('div.card-head', h('h2', 'History'),
-          anyCred ? h('button.small', { type: 'button', onclick: () => { historyRevealed = !historyRevealed; loadHistory(); } }, historyRevealed ? 'Hide values' : 'Reveal values') : null),
-        h('p.muted.small', 'Every change keeps the state it replaces. Restoring makes an old type and value current again, as a new version.'),
-        h('ol.versions', items.map((v, i) => h('li', { class: i === 0 ? 'current' : '' },
-          h('div.vhead',
-            h('strong', `v${v.version}`),
-            i === 0 ? h('span.badge.ok', 'current') : null,
-            h('span.type', v.type),
-            v.name !== rec.name ? h('span.muted.small', `as “${v.name}”`) : null,
-            h('span.spacer'),
-            i === 0 ? null : h('button.small', { type: 'button', onclick: () => restore(v), 'aria-label': `Restore version ${v.version}` }, 'Restore')),
-          h('div.vvalue', show(v.type, v.value)),
-          h('div.muted.small', when(v.changed_at), ' · ', who(v.changed_by))))));
+      const data = await walk.next();
+      if (seq !== historySeq) return;
+      const oldest = shown.length ? shown[shown.length - 1].version : Infinity;
+      shown.push(...(data.items || []).filter(v => v.version < oldest));
+      total = data.total;
+      drawHistory();
     } catch (e) {
+      if (seq !== historySeq) return;
       replace(historyBox, h('h2', 'History'), errorBox(e, loadHistory));
     }
   }
 
+  function drawHistory() {
+    const anyCred = (rec && isCredential(rec.type)) || shown.some(v => isCredential(v.type));
+    const current = shown.length ? shown[0].version : null;
+    replace(historyBox,
+      h('div.card-head', h('h2', 'History'),
+        anyCred && reveal ? h('button.small', { type: 'button', onclick: () => { historyRevealed = !historyRevealed; loadHistory(); } }, historyRevealed ? 'Hide values' : 'Reveal values') : null),
+      h('p.muted.small', 'Every change keeps the state it replaces. Restoring makes an old type and value current again, as a new version.'),
+      h('ol.versions', shown.map(v => h('li', { class: [v.version === current ? 'current' : '', v.version === old ? 'viewing' : ''].join(' ').trim() || null },
+        h('div.vhead',
+          h('strong', `v${v.version}`),
+          v.version === current ? h('span.badge.ok', 'current') : null,
+          h('span.type', v.type),
+          rec && v.name !== rec.name ? h('span.muted.small', `as “${v.name}”`) : null,
+          h('span.spacer'),
+          v.version === old ? h('span.badge', 'viewing')
+            : v.version === current && old === null ? null
+              : h('a.small', { href: href(at(v.version === current ? null : v.version)), 'aria-label': `View version ${v.version}` }, 'View'),
+          write && v.version !== current ? h('button.small', { type: 'button', onclick: () => restore(v), 'aria-label': `Restore version ${v.version}` }, 'Restore') : null),
+        h('div.vvalue', show(v.type, v.value)),
+        h('div.muted.small', when(v.changed_at), ' · ', who(v.changed_by))))),
+      h('div.pager',
+        h('p.list-status', { 'aria-live': 'polite' }, `${shown.length} of ${total ?? '?'} versions`),
+        walk.more() ? h('button', { type: 'button', onclick: () => more() }, 'Older versions') : null));
+  }
+
   async function restore(v) {
+    const next = current => `as version ${current + 1}`;
     if (!await confirm(`Restore version ${v.version}?`,
-      `The type and value of version ${v.version} become current again, as version ${rec.version + 1}. The name stays “${rec.name}”.`, 'Restore')) return;
+      `The type and value of version ${v.version} become current again, ${next(shown.length ? shown[0].version : rec.version)}. The name stays.`, 'Restore')) return;
     await attempt(async () => {
-      const r = await api.post(recPath() + '/restore', { version: v.version }, { headers: { 'If-Match': etag } });
+      // Restoring from a kept version's page: the condition is the
+      // current version's tag, the newest one the history listed.
+      const cond = old === null ? etag : shown.length ? api.entityTag({ id: rec.id, version: shown[0].version }) : null;
+      const r = await api.post(recPath() + '/restore', { version: v.version }, { headers: cond ? { 'If-Match': cond } : {} });
+      toast(`Version ${v.version} restored as version ${r.data.version}`);
+      if (old !== null) { go(at(null)); return; }
       rec = r.data; etag = r.etag; revealed = false;
-      toast(`Version ${v.version} restored as version ${rec.version}`);
       drawEditor();
       loadHistory();
     });
@@ -132,13 +184,14 @@ export function recordView({ route, feed, onCleanup }) {
       replace(notice, h('div.alert', { role: 'alert' }, `${e.actor_name || 'Someone'} deleted this record.`));
       return;
     }
-    replace(notice, h('div.alert.info', { role: 'status' },
-      `${e.actor_name || 'Someone'} changed this record (version ${e.version}). `,
-      h('button.link', { type: 'button', onclick: () => load() }, 'Load it')));
+    if (old === null) {
+      replace(notice, h('div.alert.info', { role: 'status' },
+        `${e.actor_name || 'Someone'} changed this record (version ${e.version}). `,
+        h('button.link', { type: 'button', onclick: () => load() }, 'Load it')));
+    }
     loadHistory();
   }));
 
   load();
   return h('div.view', notice, h('div.record-grid', editorBox, historyBox));
 }
-

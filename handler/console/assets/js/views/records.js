@@ -12,10 +12,10 @@ import { recordForm } from './recordform.js';
 
 const sorts = [['name', 'Name'], ['type', 'Type'], ['value', 'Value'], ['updated_at', 'Last updated'], ['created_at', 'Created']];
 
-/** valueCell shows a value; for a credential, with Reveal and Copy. */
-function valueCell(rec, recPath) {
+/** valueCell shows a value; for a credential, with Reveal and Copy when reveal is allowed. */
+function valueCell(rec, recPath, reveal) {
   const out = h('span.value-cell', show(rec.type, rec.value));
-  if (!isCredential(rec.type) || rec.value === null) return out;
+  if (!reveal || !isCredential(rec.type) || rec.value === null) return out;
   let plain = null;
   const fetchPlain = async () => {
     if (plain === null) plain = (await api.get(recPath, { reveal: 'true' })).data.value;
@@ -36,7 +36,8 @@ function valueCell(rec, recPath) {
   return replace(out, val, btn, cp);
 }
 
-export function recordsView({ route, feed, onCleanup }) {
+export function recordsView({ route, feed, can, onCleanup }) {
+  const write = can('write');
   const kPath = api.resourcePath(route);
   const recPath = name => kPath + '/records/' + encodeURIComponent(name);
   const at = name => ({ ...route, record: name });
@@ -56,7 +57,9 @@ export function recordsView({ route, feed, onCleanup }) {
   }
   async function remove(rec) {
     if (!await confirm(`Delete record “${rec.name}”?`, 'The record and its history are deleted. This cannot be undone.')) return;
-    await attempt(() => api.del(recPath(rec.id)), `Record “${rec.name}” deleted`);
+    // A record changed since the list was read is refused (412) with
+    // the API's message, not deleted unseen.
+    await attempt(() => api.del(recPath(rec.id), { headers: { 'If-Match': api.entityTag(rec) } }), `Record “${rec.name}” deleted`);
     list.reload();
   }
   async function renameCluster() {
@@ -70,16 +73,16 @@ export function recordsView({ route, feed, onCleanup }) {
   const columns = [
     { label: 'Name', cls: 'name', cell: r => h('a.strong', { href: href(at(r.name)) }, r.name) },
     { label: 'Type', cell: r => h('span.type', r.type) },
-    { label: 'Value', cls: 'value', cell: r => valueCell(r, recPath(r.id)) },
+    { label: 'Value', cls: 'value', cell: r => valueCell(r, recPath(r.id), can('reveal')) },
     { label: 'Version', cls: 'num opt', cell: r => r.version },
     { label: 'Updated', cls: 'opt', cell: r => when(r.updated_at) },
-    { label: '', cls: 'row-actions', cell: r => h('button.small.danger-text', { type: 'button', onclick: () => remove(r), 'aria-label': `Delete ${r.name}` }, 'Delete') },
+    ...(write ? [{ label: '', cls: 'row-actions', cell: r => h('button.small.danger-text', { type: 'button', onclick: () => remove(r), 'aria-label': `Delete ${r.name}` }, 'Delete') }] : []),
   ];
   const list = listView({
     path: kPath + '/records', columns, sorts, label: 'records', filters: [typeSel, contains],
     query: () => ({ type: typeSel.value, valueContains: contains.value }),
-    empty: 'No records yet. Create the first one.',
-    actions: [h('button.primary', { type: 'button', onclick: create }, 'New record')],
+    empty: write ? 'No records yet. Create the first one.' : 'No records yet.',
+    actions: write ? [h('button.primary', { type: 'button', onclick: create }, 'New record')] : [],
   });
   let t;
   onCleanup(feed.on(msg => {
@@ -89,8 +92,8 @@ export function recordsView({ route, feed, onCleanup }) {
   return h('div.view',
     h('div.view-head',
       h('h2', h('span.kind', 'Cluster'), ' ', route.cluster),
-      h('div.head-actions',
+      write ? h('div.head-actions',
         h('button.small', { type: 'button', onclick: renameCluster }, 'Rename cluster'),
-        h('button.small.danger-text', { type: 'button', onclick: deleteCluster }, 'Delete cluster'))),
+        h('button.small.danger-text', { type: 'button', onclick: deleteCluster }, 'Delete cluster')) : null),
     list.el);
 }
