@@ -555,36 +555,38 @@ func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) 
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
+		_, err := q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
+		return err
 	})
 }
 
 // deleteCollection deletes the collection with id (named name) of the
 // project with projectID, by c, takes what it counted off the project's
-// bytes (store.Quotas) and writes its audit entry.
-func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name, projectID, projectName string) error {
+// bytes (store.Quotas) and writes its audit entry. It returns the bytes
+// taken off.
+func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name, projectID, projectName string) (int64, error) {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_clusters WHERE collection_id = $1 FOR UPDATE`, id); err != nil {
-		return err
+		return 0, err
 	}
 	in := `r.cluster_id IN (SELECT id FROM hds_clusters WHERE collection_id = $1)`
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_records r WHERE `+in+` FOR UPDATE`, id); err != nil {
-		return err
+		return 0, err
 	}
 	n, err := q.sum(ctx, `SELECT (`+fmt.Sprintf(bytesSQL, in, in)+`)
 		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_clusters WHERE collection_id = $1)
 		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_collections WHERE id = $1)`, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.deleteByID(ctx, "hds_collections", id, "collection", name); err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
-		return err
+		return 0, err
 	}
 	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: name})
-	return err
+	return n, err
 }
 
 // --- clusters ---
@@ -746,34 +748,35 @@ func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
+		_, err := q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
+		return err
 	})
 }
 
 // deleteCluster deletes the cluster with id (named name, in the
 // collection named collection) of the project with projectID, by c,
 // takes what it counted off the project's bytes (store.Quotas) and writes
-// its audit entry.
-func (q queryer) deleteCluster(ctx context.Context, c store.Caller, id, collection, name, projectID, projectName string) error {
+// its audit entry. It returns the bytes taken off.
+func (q queryer) deleteCluster(ctx context.Context, c store.Caller, id, collection, name, projectID, projectName string) (int64, error) {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if err := q.lockCluster(ctx, id, name); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_records WHERE cluster_id = $1 FOR UPDATE`, id); err != nil {
-		return err
+		return 0, err
 	}
 	in := `r.cluster_id = $1`
 	n, err := q.sum(ctx, `SELECT (`+fmt.Sprintf(bytesSQL, in, in)+`)
 		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_clusters WHERE id = $1)`, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.deleteByID(ctx, "hds_clusters", id, "cluster", name); err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
-		return err
+		return 0, err
 	}
 	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionClusterDelete, Collection: collection, Cluster: name})
-	return err
+	return n, err
 }
