@@ -112,7 +112,7 @@ func TestMembers(t *testing.T) {
 			wantError(t, "role "+role, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
 		}
 		status, _, env := c.do("PUT", pathP("web")+"/members/bob", `{}`, alice)
-		wantError(t, "no role", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+		wantError(t, "no role: a missing required field", status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
 		status, _, env = c.do("PUT", pathP("web")+"/members/nobody", `{"role":"viewer"}`, alice)
 		wantError(t, "unknown user", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Resource not found")
 		wantDetails(t, "unknown user", env, `user "nobody" not found`)
@@ -359,7 +359,6 @@ func TestAPITokenFields(t *testing.T) {
 			"role admin":              `{"name":"t","role":"admin"}`,
 			"role owner":              `{"name":"t","role":"owner"}`,
 			"role in capitals":        `{"name":"t","role":"Viewer"}`,
-			"no role":                 `{"name":"t"}`,
 			"expires_in 0":            `{"name":"t","role":"viewer","expires_in":0}`,
 			"expires_in -1":           `{"name":"t","role":"viewer","expires_in":-1}`,
 			"expires_in 1.5":          `{"name":"t","role":"viewer","expires_in":1.5}`,
@@ -376,6 +375,7 @@ func TestAPITokenFields(t *testing.T) {
 		}
 		for what, body := range map[string]string{
 			"no name":       `{"role":"viewer"}`,
+			"no role":       `{"name":"t"}`,
 			"unknown field": `{"name":"t","role":"viewer","scope":"x"}`,
 			"not an object": `[]`,
 		} {

@@ -114,7 +114,9 @@ func TestImportModes(t *testing.T) {
 		s := c.importDoc(t, "web", "?dry_run=true", doc, alice)
 		assert.Equal(t, []int{1, 1, 0, 1}, []int{s.Created, s.Updated, s.Deleted, s.Unchanged}, "merge: created, updated, deleted, unchanged")
 		assert.Equal(t, []string{"update prod/k/change", "create prod/k/new"}, s.changeList(), "merge: the changes")
-		assert.Equal(t, int64(0), s.Revision, "revision")
+		var snap exportDoc
+		require.NoError(t, json.Unmarshal(before, &snap), "decode export")
+		assert.Equal(t, snap.Revision, s.Revision, "a dry run: the revision it was planned at")
 		replace := []string{"delete old/k2/r", "delete prod/gone/r", "update prod/k/change", "delete prod/k/extra", "create prod/k/new"}
 		s = c.importDoc(t, "web", "?mode=replace&dry_run=true", doc, alice)
 		assert.Equal(t, []int{1, 1, 3, 1}, []int{s.Created, s.Updated, s.Deleted, s.Unchanged}, "replace: counts")

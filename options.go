@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"strconv"
+	"math/big"
+	"regexp"
 	"strings"
 	"time"
 
@@ -304,18 +304,14 @@ func WithQuotas(q store.Quotas) Option {
 	}
 }
 
-// ParseDuration reads a duration in Go's forms ("1h30m") or in whole days
-// ("7d"). It refuses negative durations.
+// ParseDuration reads a duration in Go's forms ("1h30m") with days as
+// one more unit ("7d", "1d12h", "1.5d"). It refuses negative durations.
 func ParseDuration(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		const maxDays = int64(math.MaxInt64 / int64(24*time.Hour))
-		n, err := strconv.ParseInt(days, 10, 64)
-		if err != nil || days == "" || days[0] < '0' || days[0] > '9' || n > maxDays {
-			return 0, fmt.Errorf("invalid duration %q", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
+	goForm, ok := daysAsHours(s)
+	if !ok {
+		return 0, fmt.Errorf("invalid duration %q", s)
 	}
-	d, err := time.ParseDuration(s)
+	d, err := time.ParseDuration(goForm)
 	if err != nil {
 		return 0, fmt.Errorf("invalid duration %q", s)
 	}
@@ -323,6 +319,26 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, errors.New("duration must not be negative: " + s)
 	}
 	return d, nil
+}
+
+// dayRE is a number of days in a duration: no Go unit holds a "d".
+var dayRE = regexp.MustCompile(`[0-9.]*d`)
+
+// daysAsHours writes every number of days of s as hours, exactly ("1.5d"
+// is "36h"), or reports false for a "d" without a decimal number.
+func daysAsHours(s string) (string, bool) {
+	ok := true
+	out := dayRE.ReplaceAllStringFunc(s, func(m string) string {
+		num := strings.TrimSuffix(m, "d")
+		whole, frac, _ := strings.Cut(num, ".")
+		r, valid := new(big.Rat).SetString(num)
+		if !valid || whole+frac == "" || strings.Contains(frac, ".") {
+			ok = false
+			return m
+		}
+		return r.Mul(r, big.NewRat(24, 1)).FloatString(len(frac)) + "h"
+	})
+	return out, ok
 }
 
 // durationOr parses s, or def when s is empty.

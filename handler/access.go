@@ -160,6 +160,10 @@ type roleBody struct {
 	Role *string `json:"role"`
 }
 
+// errRoleRequired is the answer to a body without a role (or a null one):
+// a missing required field, as for every body (API.md section 4).
+var errRoleRequired = envelope.BadRequest(`the field "role" is required`)
+
 // errMemberRole is the answer to a role no member may have.
 var errMemberRole = &store.ValidationError{Message: "role must be one of viewer, reader, editor, admin"}
 
@@ -169,7 +173,11 @@ func (m members) handlePut() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		var body roleBody
 		_, err := envelope.Decode(r, &body)
-		if err == nil && (body.Role == nil || !store.MemberRole(store.Role(*body.Role))) {
+		switch {
+		case err != nil:
+		case body.Role == nil:
+			err = errRoleRequired
+		case !store.MemberRole(store.Role(*body.Role)):
 			err = errMemberRole
 		}
 		var u *store.User
@@ -283,7 +291,10 @@ func (b tokenBody) check(now time.Time) (*store.APIToken, error) {
 	if name == "" || len(name) > maxTokenName || !utf8.ValidString(name) || strings.ContainsFunc(name, isControl) {
 		return nil, invalid("name must be 1 to 128 bytes of text without control characters")
 	}
-	if b.Role == nil || !store.TokenRole(store.Role(*b.Role)) {
+	if b.Role == nil {
+		return nil, errRoleRequired
+	}
+	if !store.TokenRole(store.Role(*b.Role)) {
 		return nil, invalid("role must be one of viewer, reader, editor")
 	}
 	t := &store.APIToken{Name: name, Role: store.Role(*b.Role)}

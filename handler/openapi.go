@@ -929,7 +929,7 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 	s["ImportResult"] = object("What the import changed, counting records only.", obj{
 		"created": count, "updated": count, "deleted": count, "unchanged": count,
 		"changes":  obj{"type": "array", "items": schemaRef("ImportChange"), "description": "By collection, cluster and record name."},
-		"revision": obj{"type": "integer", "minimum": 0, "description": "The newest audit revision after the import (0 until the audit log exists)."},
+		"revision": obj{"type": "integer", "minimum": 0, "description": "The project's audit revision after the import (its newest entry); when nothing was written (a dry run, nothing to change), the revision the import was planned at."},
 	}, "created", "updated", "deleted", "unchanged", "changes", "revision")
 }
 

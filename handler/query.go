@@ -58,11 +58,13 @@ func parsePage(v url.Values) (store.ListQuery, error) {
 	q := store.NewListQuery()
 	var err error
 	if v.Has("limit") {
-		if q.Limit, err = decimal(v.Get("limit"), "limit"); err == nil && (q.Limit < 1 || q.Limit > store.MaxLimit) {
-			err = envelope.BadRequest("limit must be between 1 and " + strconv.Itoa(store.MaxLimit))
-		}
-		if err != nil {
-			return q, err
+		s := v.Get("limit")
+		q.Limit, err = decimal(s, "limit")
+		switch {
+		case s == "" || strings.Trim(s, "0123456789") != "":
+			return q, envelope.BadRequest("limit must be a decimal integer from 1 to " + strconv.Itoa(store.MaxLimit))
+		case err != nil || q.Limit < 1 || q.Limit > store.MaxLimit: // digits only, out of range
+			return q, envelope.BadRequest("limit must be between 1 and " + strconv.Itoa(store.MaxLimit))
 		}
 	}
 	if v.Has("offset") {

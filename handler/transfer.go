@@ -229,7 +229,10 @@ type importResult struct {
 	Deleted   int            `json:"deleted"`
 	Unchanged int            `json:"unchanged"`
 	Changes   []importChange `json:"changes"`
-	Revision  int64          `json:"revision"`
+	// Revision is the project's audit revision after the import: the
+	// newest entry it wrote, or, when it wrote none (a dry run, nothing
+	// to change), the revision of the snapshot it was planned on.
+	Revision int64 `json:"revision"`
 }
 
 // importAttempts is how often an import is planned again when the
@@ -269,8 +272,12 @@ func (rec records) handleImport() queryHandler {
 			if err != nil || dryRun || len(ops) == 0 {
 				break
 			}
-			_, err = rec.store.Apply(r.Context(), p, store.Batch{Ops: ops, CreateParents: true,
+			var applied []store.OpResult
+			applied, err = rec.store.Apply(r.Context(), p, store.Batch{Ops: ops, CreateParents: true,
 				Write: store.Write{MaxVersions: rec.pre.maxVersions}})
+			if err == nil {
+				res.Revision = applied[0].Revision
+			}
 			var oe *store.OpError
 			if errors.As(err, &oe) {
 				err = oe.Err // the ops are the plan's, not the client's
@@ -430,13 +437,16 @@ func maskedValue(t store.DataType, raw json.RawMessage) (bool, error) {
 type snapshotTree map[string]map[string]map[string]*store.Record
 
 // planImport reads the project and compares it with the document: the
-// result the import has, and the ops that make it so.
+// result the import has, and the ops that make it so. The result's
+// Revision is the snapshot's, which applying the ops replaces.
 func (rec records) planImport(r *http.Request, p store.Path, doc *importDoc, values map[[3]string]importValue,
 	replace bool) (importResult, []store.Op, error) {
 	tree := snapshotTree{}
+	var revision int64
 	err := rec.store.ExportProject(r.Context(), p, func(it store.ExportItem) error {
 		switch {
 		case it.Collection == "": // the project
+			revision = it.Revision
 		case it.Record != nil:
 			tree[it.Collection][it.Cluster][it.Record.Name] = it.Record
 		case it.Cluster != "":
@@ -449,7 +459,7 @@ func (rec records) planImport(r *http.Request, p store.Path, doc *importDoc, val
 	if err != nil {
 		return importResult{}, nil, err
 	}
-	res := importResult{Changes: []importChange{}}
+	res := importResult{Changes: []importChange{}, Revision: revision}
 	var deletes, ensures, writes []store.Op
 	change := func(action, c, k, name string) {
 		res.Changes = append(res.Changes, importChange{action, c, k, name})

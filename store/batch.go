@@ -71,6 +71,11 @@ type OpResult struct {
 	Created bool
 	// Unchanged reports that Update returned ErrUnchanged.
 	Unchanged bool
+	// Revision is the project's audit revision once the whole batch is
+	// applied: its newest entry, which the batch wrote unless it changed
+	// nothing. It is the same in every OpResult of a batch, and 0 in a
+	// dry run.
+	Revision int64
 }
 
 // Batch is a list of operations applied in one atomic step.

@@ -28,14 +28,18 @@ func (s *Store) FindMembers(_ context.Context, p store.Path, q store.ListQuery) 
 	return window(items, q), len(items), nil
 }
 
-// username returns the username of the user id, or "" when the user is
-// unknown (a deleted owner). Callers may hold s.mu: usersMu is always
-// taken after it.
+// username returns the username of the user id: "anonymous" for the
+// built-in anonymous user (in no directory), "" when the user is unknown
+// (a deleted owner). Callers may hold s.mu: usersMu is always taken
+// after it.
 func (s *Store) username(id string) string {
 	s.usersMu.RLock()
 	defer s.usersMu.RUnlock()
 	if u, ok := s.usersByID[id]; ok {
 		return u.Username
+	}
+	if id == store.AnonymousUserID {
+		return store.AnonymousUserID
 	}
 	return ""
 }

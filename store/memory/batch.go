@@ -32,6 +32,10 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 	}
 	if b.DryRun {
 		tx.rollback()
+		return results, nil
+	}
+	for i := range results {
+		results[i].Revision = pr.Revision
 	}
 	return results, nil
 }

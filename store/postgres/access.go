@@ -16,12 +16,12 @@ var _ store.Access = (*Store)(nil)
 var errOwnerEntry = &store.ValidationError{Message: "the owner's entry cannot be changed or deleted"}
 
 // FindMembers implements store.Access: the owner (its username from
-// hds_users, empty once the account is deleted) and the members, by
-// username.
+// hds_users, "anonymous" for the built-in anonymous user, empty once the
+// account is deleted) and the members, by username.
 func (s *Store) FindMembers(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Member, int, error) {
 	return findInProject(ctx, s, p, func(ctx context.Context, q queryer, r resolved) ([]*store.Member, int, error) {
 		rows, err := q.rows(ctx, `SELECT user_id, username, role, created_at, count(*) OVER () FROM (
-			SELECT p.owner_id AS user_id, COALESCE(u.username, '') AS username, 'owner' AS role, p.created_at
+			SELECT p.owner_id AS user_id, COALESCE(u.username, CASE WHEN p.owner_id = '`+store.AnonymousUserID+`' THEN p.owner_id ELSE '' END) AS username, 'owner' AS role, p.created_at
 			FROM hds_projects p LEFT JOIN hds_users u ON u.id = p.owner_id WHERE p.id = $1
 			UNION ALL
 			SELECT m.user_id, u.username, m.role, m.created_at

@@ -116,6 +116,13 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 		if b.DryRun {
 			return errDryRun
 		}
+		revision, err := q.sum(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, projectID)
+		if err != nil {
+			return err
+		}
+		for i := range results {
+			results[i].Revision = revision
+		}
 		return nil
 	})
 	if errors.Is(err, errDryRun) {

@@ -36,6 +36,26 @@ func RunAccess(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessSt
 	t.Run("TokenScope", func(t *testing.T) { testTokenScope(t, newStores) })
 	t.Run("TouchToken", func(t *testing.T) { testTouchToken(t, newStores) })
 	t.Run("Audit", func(t *testing.T) { testAccessAudit(t, newStores) })
+	t.Run("AnonymousOwner", func(t *testing.T) { testAnonymousOwner(t, newStores) })
+}
+
+// testAnonymousOwner: the owner's entry of a project of the built-in
+// anonymous user (require_auth false), who is in no user directory, is
+// named "anonymous".
+func testAnonymousOwner(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
+	s, _ := newStores(t)
+	ctx := t.Context()
+	p := store.Path{Caller: store.Caller{UserID: store.AnonymousUserID}, Project: "open"}
+	_, err := s.CreateProject(ctx, p)
+	require.NoError(t, err, "CreateProject")
+	p.Need = store.RightRead
+	members, total, err := s.FindMembers(ctx, p, store.NewListQuery())
+	require.NoError(t, err, "FindMembers")
+	assert.Equal(t, 1, total, "the owner alone")
+	if assert.Len(t, members, 1) {
+		assert.Equal(t, store.Member{UserID: store.AnonymousUserID, Username: "anonymous", Role: store.RoleOwner,
+			CreatedAt: members[0].CreatedAt}, *members[0], "the owner's entry")
+	}
 }
 
 // testAccessAudit: every change of members and tokens writes its entry

@@ -288,8 +288,11 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 				Update: func(*store.Record) error { return store.ErrUnchanged }},
 			{Kind: store.OpDelete, Collection: collName, Cluster: clusName, Record: "b"},
 		}}
-		_, err = s.Apply(ctx, auditPath(0), store.Batch{Write: b.Write, CreateParents: true, DryRun: true, Ops: b.Ops})
+		dry, err := s.Apply(ctx, auditPath(0), store.Batch{Write: b.Write, CreateParents: true, DryRun: true, Ops: b.Ops})
 		require.NoError(t, err, "a dry run")
+		for i, r := range dry {
+			assert.Zero(t, r.Revision, "a dry run's result %d has no revision", i)
+		}
 		assert.Len(t, allEntries(t, s, projName), 1, "a dry run writes no entry")
 		failing := slices.Concat(b.Ops, []store.Op{updateOp("missing", 1)})
 		_, err = s.Apply(ctx, auditPath(0), store.Batch{Write: b.Write, CreateParents: true, Ops: failing})
@@ -309,6 +312,13 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 			wantEntry(7, store.ActionRecordDelete, projName, collName, clusName, "b", res[1].Record.ID, 1),
 		}
 		assert.Equal(t, want, viewAll(es), "one entry per change of the batch, in order; none for an unchanged record")
+		for i, r := range res {
+			assert.Equal(t, int64(7), r.Revision, "result %d: the project's revision after the batch", i)
+		}
+		res, err = s.Apply(ctx, auditPath(0), store.Batch{Ops: []store.Op{{Kind: store.OpUpdate, Collection: collName,
+			Cluster: clusName, Record: "a", Update: func(*store.Record) error { return store.ErrUnchanged }}}})
+		require.NoError(t, err, "a batch that changes nothing")
+		assert.Equal(t, int64(7), res[0].Revision, "a batch that changes nothing: the revision the project is at")
 	})
 
 	t.Run("ConcurrentWriters", func(t *testing.T) {

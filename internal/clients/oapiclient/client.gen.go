@@ -1854,7 +1854,7 @@ type ImportResult struct {
 	Created int            `json:"created"`
 	Deleted int            `json:"deleted"`
 
-	// Revision The newest audit revision after the import (0 until the audit log exists).
+	// Revision The project's audit revision after the import (its newest entry); when nothing was written (a dry run, nothing to change), the revision the import was planned at.
 	Revision  int `json:"revision"`
 	Unchanged int `json:"unchanged"`
 	Updated   int `json:"updated"`

@@ -4103,7 +4103,8 @@ type ImportResult struct {
 	Changes []ImportChange `json:"changes"`
 	Created int            `json:"created"`
 	Deleted int            `json:"deleted"`
-	// The newest audit revision after the import (0 until the audit log exists).
+	// The project's audit revision after the import (its newest entry); when nothing was written (a dry
+	// run, nothing to change), the revision the import was planned at.
 	Revision  int `json:"revision"`
 	Unchanged int `json:"unchanged"`
 	Updated   int `json:"updated"`
