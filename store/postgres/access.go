@@ -19,7 +19,7 @@ var errOwnerEntry = &store.ValidationError{Message: "the owner's entry cannot be
 // hds_users, "anonymous" for the built-in anonymous user, empty once the
 // account is deleted) and the members, by username.
 func (s *Store) FindMembers(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Member, int, error) {
-	return findInProject(ctx, s, p, func(ctx context.Context, q queryer, r resolved) ([]*store.Member, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.Member, int, error) {
 		rows, err := q.rows(ctx, `SELECT user_id, username, role, created_at, count(*) OVER () FROM (
 			SELECT p.owner_id AS user_id, COALESCE(u.username, CASE WHEN p.owner_id = '`+store.AnonymousUserID+`' THEN p.owner_id ELSE '' END) AS username, 'owner' AS role, p.created_at
 			FROM hds_projects p LEFT JOIN hds_users u ON u.id = p.owner_id WHERE p.id = $1
@@ -149,7 +149,7 @@ func (s *Store) CreateToken(ctx context.Context, p store.Path, t *store.APIToken
 
 // FindTokens implements store.Access.
 func (s *Store) FindTokens(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.APIToken, int, error) {
-	return findInProject(ctx, s, p, func(ctx context.Context, q queryer, r resolved) ([]*store.APIToken, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.APIToken, int, error) {
 		rows, err := q.rows(ctx, `SELECT `+tokenColumns+`, count(*) OVER () FROM hds_api_tokens WHERE project_id = $1
 			ORDER BY created_at, id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
 		if err != nil {

@@ -156,7 +156,7 @@ func scanAudit(row interface{ Scan(...any) error }, extra ...any) (*store.AuditE
 
 // FindAuditEntries implements store.AuditLog.
 func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.AuditQuery) ([]*store.AuditEntry, int, error) {
-	return findInProject(ctx, s, p, func(ctx context.Context, q queryer, r resolved) ([]*store.AuditEntry, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.AuditEntry, int, error) {
 		args := []any{r.project, aq.After}
 		var where strings.Builder
 		where.WriteString("project_id = $1 AND revision > $2")

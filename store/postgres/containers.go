@@ -59,16 +59,16 @@ func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved
 	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 
-// findInProject runs a list of something inside one project (members,
-// tokens, audit entries, collections) as one call of the Store: it
-// resolves p's project, checking the caller's access, then lists with
-// find on the pool.
-func findInProject[T any](ctx context.Context, s *Store, p store.Path,
+// findWithin runs a list of what one level of a path holds (a project's
+// members, tokens, audit entries or collections, a collection's clusters,
+// a cluster's records) as one call of the Store: it resolves p to depth,
+// checking the caller's access, then lists with find on the pool.
+func findWithin[T any](ctx context.Context, s *Store, p store.Path, depth int,
 	find func(ctx context.Context, q queryer, r resolved) ([]T, int, error)) (_ []T, _ int, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	q := s.q()
-	r, err := q.resolve(ctx, p, levelProject)
+	r, err := q.resolve(ctx, p, depth)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -434,7 +434,7 @@ func scanCollection(row interface{ Scan(...any) error }, project string, extra .
 
 // FindCollections implements store.Store.
 func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Collection, int, error) {
-	return findInProject(ctx, s, p, func(ctx context.Context, q queryer, r resolved) ([]*store.Collection, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.Collection, int, error) {
 		where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
 		search := likePattern(lq.Search)
 		return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
@@ -602,18 +602,13 @@ func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any
 }
 
 // FindClusters implements store.Store.
-func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Cluster, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelCollection)
-	if err != nil {
-		return nil, 0, err
-	}
-	where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
-	search := likePattern(lq.Search)
-	return findContainers(ctx, q, lq, clusterColumns, "hds_clusters k", where, []any{r.collection.String, search},
-		func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
+func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Cluster, int, error) {
+	return findWithin(ctx, s, p, levelCollection, func(ctx context.Context, q queryer, r resolved) ([]*store.Cluster, int, error) {
+		where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+		search := likePattern(lq.Search)
+		return findContainers(ctx, q, lq, clusterColumns, "hds_clusters k", where, []any{r.collection.String, search},
+			func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
+	})
 }
 
 // FindCluster implements store.Store.

@@ -202,83 +202,79 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 // findRecords runs FindRecords' statement with the record columns given
 // (recordColumns, or lazyRecordColumns for streaming), scanned by scan.
 func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.RecordQuery, columns string,
-	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) (_ []T, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	res, err := q.resolve(ctx, p, levelCluster)
-	if err != nil {
-		return nil, 0, err
-	}
-	b := binder{args: []any{res.cluster.String}}
-	var where strings.Builder
-	where.WriteString("cluster_id = $1")
-	filter := func(cond string, arg any) {
-		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
-	}
-	if rq.Search != "" {
-		filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
-	}
-	if rq.Type != "" {
-		filter(`type = $?`, string(rq.Type))
-	}
-	if rq.HasValue {
-		if !storable(rq.Value) {
-			return []T{}, emptyTotal(rq.ListQuery), nil
+	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) ([]T, int, error) {
+	return findWithin(ctx, s, p, levelCluster, func(ctx context.Context, q queryer, res resolved) ([]T, int, error) {
+		b := binder{args: []any{res.cluster.String}}
+		var where strings.Builder
+		where.WriteString("cluster_id = $1")
+		filter := func(cond string, arg any) {
+			where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
 		}
-		// The prefix is what hds_records_vtext_prefix holds.
-		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
-	}
-	if rq.ValueContains != "" {
-		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
-	}
-	for _, bound := range []struct {
-		key *store.ValueKey
-		op  string
-	}{{rq.Min, ">="}, {rq.Max, "<="}} {
-		if bound.key != nil {
-			col, arg := rangeOperand(rq.Type, *bound.key)
-			filter(col+" "+bound.op+" $?", arg)
+		if rq.Search != "" {
+			filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
 		}
-	}
-	filters := b.args
-	count := func() (int, error) {
-		return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), filters...)
-	}
-	if rq.After == nil {
-		rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
-			` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset), b.args...)
-		if err != nil {
-			return nil, 0, err
+		if rq.Type != "" {
+			filter(`type = $?`, string(rq.Type))
 		}
-		return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
-	}
-	// A cursor: the page is read by keyset, in at most two statements
-	// (afterConds), and the matches are counted on their own.
-	items := []T{}
-	for _, after := range afterConds(rq.ListQuery) {
-		b := binder{args: filters[:len(filters):len(filters)]}
-		cond := after(&b)
-		rows, err := q.rows(ctx, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
-			` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)), b.args...)
-		if err != nil {
-			return nil, 0, err
+		if rq.HasValue {
+			if !storable(rq.Value) {
+				return []T{}, emptyTotal(rq.ListQuery), nil
+			}
+			// The prefix is what hds_records_vtext_prefix holds.
+			filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
 		}
-		page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
-		if err != nil {
-			return nil, 0, err
+		if rq.ValueContains != "" {
+			filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 		}
-		if items = append(items, page...); len(items) >= rq.Limit {
-			break
+		for _, bound := range []struct {
+			key *store.ValueKey
+			op  string
+		}{{rq.Min, ">="}, {rq.Max, "<="}} {
+			if bound.key != nil {
+				col, arg := rangeOperand(rq.Type, *bound.key)
+				filter(col+" "+bound.op+" $?", arg)
+			}
 		}
-	}
-	total := store.NotCounted
-	if !rq.NoCount {
-		if total, err = count(); err != nil {
-			return nil, 0, err
+		filters := b.args
+		count := func() (int, error) {
+			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), filters...)
 		}
-	}
-	return items, total, nil
+		if rq.After == nil {
+			rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
+				` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset), b.args...)
+			if err != nil {
+				return nil, 0, err
+			}
+			return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
+		}
+		// A cursor: the page is read by keyset, in at most two statements
+		// (afterConds), and the matches are counted on their own.
+		items := []T{}
+		for _, after := range afterConds(rq.ListQuery) {
+			b := binder{args: filters[:len(filters):len(filters)]}
+			cond := after(&b)
+			rows, err := q.rows(ctx, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
+				` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)), b.args...)
+			if err != nil {
+				return nil, 0, err
+			}
+			page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			if items = append(items, page...); len(items) >= rq.Limit {
+				break
+			}
+		}
+		total := store.NotCounted
+		if !rq.NoCount {
+			var err error
+			if total, err = count(); err != nil {
+				return nil, 0, err
+			}
+		}
+		return items, total, nil
+	})
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a
