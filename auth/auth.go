@@ -63,3 +63,19 @@ func ClaimsFrom(ctx context.Context) *Claims {
 	c, _ := ctx.Value(claimsKey{}).(*Claims)
 	return c
 }
+
+type sessionCheckKey struct{}
+
+// WithSessionCheck returns ctx carrying the session check authentication
+// left to the store (store.SessionChecker) for a user whose token it
+// verified. Such a context carries no user (UserFrom is nil) until the
+// store has settled the check.
+func WithSessionCheck(ctx context.Context, c *store.SessionCheck) context.Context {
+	return context.WithValue(ctx, sessionCheckKey{}, c)
+}
+
+// SessionCheckFrom returns the deferred session check of ctx, or nil.
+func SessionCheckFrom(ctx context.Context) *store.SessionCheck {
+	c, _ := ctx.Value(sessionCheckKey{}).(*store.SessionCheck)
+	return c
+}

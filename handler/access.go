@@ -89,6 +89,8 @@ func callerOf(r *http.Request) store.Caller {
 		c = t.Caller()
 	} else if u := auth.UserFrom(r.Context()); u != nil {
 		c.UserID, c.Name = u.ID, u.Username
+	} else if chk := auth.SessionCheckFrom(r.Context()); chk != nil {
+		c.UserID, c.Session = chk.UserID, chk // the store checks the session (middleware.DeferSession)
 	}
 	c.RequestID = requestID(r)
 	return c

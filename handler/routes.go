@@ -49,6 +49,9 @@ func routes(cfg Config) *router {
 		if u := auth.UserFrom(r.Context()); u != nil && u.ID != store.AnonymousUserID {
 			return "user:" + u.ID
 		}
+		if c := auth.SessionCheckFrom(r.Context()); c != nil {
+			return "user:" + c.UserID // the same user, its session not checked yet
+		}
 		return "ip:" + cfg.ClientIP.Of(r)
 	})
 	cur := newCursors(cfg.Tokens)
@@ -59,6 +62,15 @@ func routes(cfg Config) *router {
 	limitBody := middleware.BodyLimit(cfg.MaxBodyBytes)
 	// The query string is parsed, strictly, last (withQuery).
 	protect := func(h queryHandler) http.Handler { return authn(byUser(limitBody(withQuery(cfg.Store, h)))) }
+	// The reads of one record and of a list of records make one store
+	// call and change nothing: when the store can check sessions itself
+	// (store.SessionChecker), authentication leaves the session check to
+	// that call, which makes it in the statement that resolves the path.
+	protectRead := protect
+	if sc, ok := cfg.Store.(store.SessionChecker); ok && cfg.Sessions != nil && sc.ChecksSessions(cfg.Sessions) {
+		deferred := middleware.DeferSession(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP)
+		protectRead = func(h queryHandler) http.Handler { return deferred(byUser(limitBody(withQuery(cfg.Store, h)))) }
+	}
 	// Batches and imports take larger bodies (limits.max_import_bytes).
 	limitImport := middleware.BodyLimit(cfg.MaxImportBytes)
 	protectImport := func(h queryHandler) http.Handler { return authn(byUser(limitImport(withQuery(cfg.Store, h)))) }
@@ -216,7 +228,7 @@ func routes(cfg Config) *router {
 		errors: underProject,
 	})
 
-	rt.handle("GET "+pathK+"/records", protect(rec.handleList()), operation{
+	rt.handle("GET "+pathK+"/records", protectRead(rec.handleList()), operation{
 		id: "listRecords", tag: "records", summary: "List the records of a cluster",
 		description: "Filters combine with AND. Credential values are masked unless reveal=true, and never matched by value or valueContains.",
 		need:        store.RightRead, access: bearer, counted: true, query: recordQuery, status: 200, success: "RecordList",
@@ -234,7 +246,7 @@ func routes(cfg Config) *router {
 		need:        store.RightWrite, access: bearer, counted: true, query: []string{"recordType", "recordValue", "reveal"}, body: "RecordPathCreate", status: 201, success: "Record",
 		errors: slices.Concat(underProject, []int{409}),
 	})
-	rt.handle("GET "+pathR, protect(rec.handleGet()), operation{
+	rt.handle("GET "+pathR, protectRead(rec.handleGet()), operation{
 		id: "getRecord", tag: "records", summary: "Get a record",
 		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.",
 		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "version"}, headers: []string{"ifNoneMatch"}, status: 200, success: "Record",

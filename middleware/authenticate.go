@@ -39,9 +39,7 @@ func Authenticate(tokens *auth.Tokens, sessions store.Sessions, access store.Acc
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, err := authenticate(r, tokens, sessions, access, requireAuth)
 			if err != nil {
-				rejected(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					envelope.Error(w, r, err)
-				})).ServeHTTP(w, r)
+				refuse(w, r, rejected, err)
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
@@ -49,26 +47,20 @@ func Authenticate(tokens *auth.Tokens, sessions store.Sessions, access store.Acc
 	}
 }
 
+// refuse answers a request authentication refused: rejected (counting it
+// against the client IP) wrapped around the error response.
+func refuse(w http.ResponseWriter, r *http.Request, rejected func(http.Handler) http.Handler, err error) {
+	rejected(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		envelope.Error(w, r, err)
+	})).ServeHTTP(w, r)
+}
+
 // authenticate returns the request's context with its caller: the user
 // (and the token's claims), or the API token.
 func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool) (context.Context, error) {
-	ctx := r.Context()
-	raw, err := TokenFrom(r)
-	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
-		reqinfo.From(ctx).UserID = auth.Anonymous.ID
-		anon := auth.Anonymous
-		return auth.NewContext(ctx, &anon), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if auth.IsAPIToken(raw) {
-		t, err := APIToken(ctx, access, raw)
-		if err != nil {
-			return nil, err
-		}
-		reqinfo.From(ctx).UserID = store.Caller{TokenID: t.ID}.ID()
-		return auth.WithAPIToken(ctx, t), nil
+	ctx, raw, done, err := bearer(r, access, requireAuth)
+	if done || err != nil {
+		return ctx, err
 	}
 	user, claims, err := verify(ctx, tokens, sessions, raw)
 	if err != nil {
@@ -76,6 +68,32 @@ func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions,
 	}
 	reqinfo.From(ctx).UserID = user.ID
 	return auth.WithClaims(auth.NewContext(ctx, user), claims), nil
+}
+
+// bearer is the part of authentication that does not depend on how a
+// user's session is checked: no token (auth.Anonymous, when allowed) and
+// API tokens are done with it (done), and anything else returns the
+// user's token, raw, still to be verified.
+func bearer(r *http.Request, access store.Access, requireAuth bool) (_ context.Context, raw string, done bool, _ error) {
+	ctx := r.Context()
+	raw, err := TokenFrom(r)
+	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
+		reqinfo.From(ctx).UserID = auth.Anonymous.ID
+		anon := auth.Anonymous
+		return auth.NewContext(ctx, &anon), "", true, nil
+	}
+	if err != nil {
+		return nil, "", true, err
+	}
+	if auth.IsAPIToken(raw) {
+		t, err := APIToken(ctx, access, raw)
+		if err != nil {
+			return nil, "", true, err
+		}
+		reqinfo.From(ctx).UserID = store.Caller{TokenID: t.ID}.ID()
+		return auth.WithAPIToken(ctx, t), "", true, nil
+	}
+	return ctx, raw, false, nil
 }
 
 // APIToken returns the live API token whose string is raw: well formed,
@@ -129,17 +147,23 @@ func verify(ctx context.Context, tokens *auth.Tokens, sessions store.Sessions, r
 // auth.ErrInvalidToken. Store failures are returned as they are. It makes
 // one store call.
 func SessionUser(ctx context.Context, sessions store.Sessions, claims *auth.Claims) (*store.User, error) {
-	session := claims.Session()
-	su, err := sessions.FindSessionUser(ctx, claims.Subject, session.ID)
+	check := checkOf(claims)
+	su, err := sessions.FindSessionUser(ctx, check.UserID, check.SessionID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, auth.ErrInvalidToken
 	case err != nil:
 		return nil, err
-	case !su.User.Active, su.Ended, session.Generation < su.User.SessionGeneration:
+	case !check.Live(su):
 		return nil, auth.ErrInvalidToken
 	}
 	return su.User, nil
+}
+
+// checkOf returns the session check of a verified token's claims.
+func checkOf(claims *auth.Claims) *store.SessionCheck {
+	session := claims.Session()
+	return &store.SessionCheck{UserID: claims.Subject, SessionID: session.ID, Generation: session.Generation}
 }
 
 // TokenFrom returns the bearer token of r's Authorization header, the only

@@ -64,12 +64,19 @@ func windowPrefix(p time.Duration) string {
 // failure is returned wrapping both ErrRateLimitUnavailable and the
 // store's error.
 func (l *RateLimiter) Count(ctx context.Context, key string) (limiter.Context, error) {
-	var chosen limiter.Context
+	c, _, err := l.count(ctx, key)
+	return c, err
+}
+
+// count is Count, also returning in how many windows (the first n) the
+// request was counted.
+func (l *RateLimiter) count(ctx context.Context, key string) (chosen limiter.Context, n int, _ error) {
 	for i, w := range l.windows {
 		c, err := w.Get(ctx, l.prefix[i]+key)
 		if err != nil {
-			return limiter.Context{}, fmt.Errorf("rate limit store: %w: %w", ErrRateLimitUnavailable, err)
+			return limiter.Context{}, i, fmt.Errorf("rate limit store: %w: %w", ErrRateLimitUnavailable, err)
 		}
+		n = i + 1
 		if i == 0 || c.Reached || (!chosen.Reached && c.Remaining < chosen.Remaining) {
 			chosen = c
 		}
@@ -77,7 +84,18 @@ func (l *RateLimiter) Count(ctx context.Context, key string) (limiter.Context, e
 			break
 		}
 	}
-	return chosen, nil
+	return chosen, n, nil
+}
+
+// uncount takes back a request counted for key in the first n windows
+// (a request whose deferred session check failed: DeferSession), as if
+// it had not been counted. A window that ended in between starts its
+// successor one request short; store errors are ignored (the count
+// stays, as a rejected request's would).
+func (l *RateLimiter) uncount(ctx context.Context, key string, n int) {
+	for i := range n {
+		_, _ = l.windows[i].Increment(ctx, l.prefix[i]+key, -1)
+	}
 }
 
 // Limit counts each request under key(r) and refuses it with 429
@@ -91,7 +109,13 @@ func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) h
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c, err := l.Count(r.Context(), key(r))
+			k := key(r)
+			c, n, err := l.count(r.Context(), k)
+			if g := gateOf(r.Context()); g != nil && n > 0 {
+				// The session check is still to come: should it fail, the
+				// request is counted against the client IP instead.
+				g.uncount = func() { l.uncount(context.WithoutCancel(r.Context()), k, n) }
+			}
 			if err != nil {
 				envelope.Error(w, r, err)
 				return

@@ -83,6 +83,22 @@ type Caller struct {
 	ProjectID           string
 	Role                Role
 	Collection, Cluster string
+
+	// Session, for a user, is the session check authentication left to
+	// the store (SessionChecker), nil when authentication made it. Its
+	// UserID is UserID; Name is empty, and the user's name comes with the
+	// check (ActorName).
+	Session *SessionCheck
+}
+
+// ActorName is the caller's name as audit entries show it: Name, or for
+// a user whose session check was left to the store, the username the
+// check found.
+func (c Caller) ActorName() string {
+	if c.Name == "" && c.Session != nil {
+		return c.Session.Username()
+	}
+	return c.Name
 }
 
 // IsZero reports whether c names nobody (an administrative tool).

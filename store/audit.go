@@ -89,7 +89,7 @@ type AuditEntry struct {
 
 // Stamp fills in who made the change and in which request, from c.
 func (e *AuditEntry) Stamp(c Caller) {
-	e.Actor, e.ActorName, e.RequestID = c.ID(), c.Name, c.RequestID
+	e.Actor, e.ActorName, e.RequestID = c.ID(), c.ActorName(), c.RequestID
 }
 
 // LogAttrs returns the entry's fields as slog attributes, named as the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,4 +53,99 @@ type Sessions interface {
 	// before; it returns the user as changed. An unknown user is
 	// ErrNotFound.
 	SetPassword(ctx context.Context, userID string, hash []byte) (*User, error)
+}
+
+// ErrSessionInvalid reports that the session a Caller's deferred check
+// names (Caller.Session) is not live: the user is unknown or disabled, or
+// the session ended (a logout, or a password change since it began). A
+// SessionChecker returns it before any other error of the call, as
+// authentication would have refused the request before the call; the API
+// answers it as it answers such a token at authentication (401 "Invalid
+// or expired token").
+var ErrSessionInvalid = errors.New("session not live")
+
+// SessionChecker is a Store that makes authentication's session check
+// itself, in the statement that resolves a path, so that a read of one
+// record costs one round trip instead of two (the session lookup, then
+// the read). hds uses it, on the read routes that make one store call,
+// when the Store keeps the sessions of the service (ChecksSessions):
+// authentication then verifies the token in process and leaves the check
+// to the store as a SessionCheck in Path.Caller.Session.
+//
+// Every method that resolves a Path must then, while Caller.Session is
+// Due, check it before anything else: return ErrSessionInvalid (after
+// calling Fail) when the session is not live, whatever else is wrong with
+// the path, and call Pass when it is. A method may also leave the check
+// undone (hds then makes it on its own before anything is answered), but
+// never change anything for a caller whose check failed or is due.
+// The PostgreSQL store implements it.
+type SessionChecker interface {
+	Store
+	// ChecksSessions reports whether the store checks Caller.Session
+	// against the sessions that s keeps: true only when they are its own.
+	ChecksSessions(s Sessions) bool
+}
+
+// SessionCheck is the session check of a request that authentication
+// left to the store (SessionChecker): the user, the session and the
+// generation a verified token names. The store settles it (Pass or Fail)
+// in the first call that resolves a path; later calls of the same request
+// see it settled. It is owned by one request; settling it is safe for
+// concurrent use.
+type SessionCheck struct {
+	// UserID is the token's subject.
+	UserID string
+	// SessionID is the token's session: its sid claim, or its jti.
+	SessionID string
+	// Generation is the session generation the session began in.
+	Generation int64
+
+	username string
+	state    atomic.Int32
+}
+
+// The states of a SessionCheck.
+const (
+	checkDue int32 = iota
+	checkPassed
+	checkFailed
+)
+
+// Due reports whether c is a check still to be made: false for a nil
+// check (nothing deferred) and for a settled one.
+func (c *SessionCheck) Due() bool { return c != nil && c.state.Load() == checkDue }
+
+// Failed reports whether c was settled as not live.
+func (c *SessionCheck) Failed() bool { return c != nil && c.state.Load() == checkFailed }
+
+// Passed reports whether c was settled as live.
+func (c *SessionCheck) Passed() bool { return c != nil && c.state.Load() == checkPassed }
+
+// Pass settles c as live; username is the user's name (the actor name of
+// audit entries).
+func (c *SessionCheck) Pass(username string) {
+	c.username = username
+	c.state.Store(checkPassed)
+}
+
+// Fail settles c as not live and returns ErrSessionInvalid.
+func (c *SessionCheck) Fail() error {
+	c.state.Store(checkFailed)
+	return ErrSessionInvalid
+}
+
+// Username is the user's name once c passed, "" before.
+func (c *SessionCheck) Username() string {
+	if !c.Passed() {
+		return ""
+	}
+	return c.username
+}
+
+// Live reports whether su, the user and session c names as
+// Sessions.FindSessionUser found them, is a live session: the user
+// active, the session not ended, and begun in the user's current session
+// generation (a password change ends every session begun before it).
+func (c *SessionCheck) Live(su SessionUser) bool {
+	return su.User != nil && su.User.Active && !su.Ended && c.Generation >= su.User.SessionGeneration
 }

@@ -115,7 +115,7 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid token signature", ""}, true
 	case errors.Is(err, auth.ErrTokenExpired):
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Token has expired", ""}, true
-	case errors.Is(err, auth.ErrInvalidToken):
+	case errors.Is(err, auth.ErrInvalidToken), errors.Is(err, store.ErrSessionInvalid):
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid or expired token", ""}, true
 	case errors.Is(err, auth.ErrBadCredentials):
 		return problem{http.StatusUnauthorized, CodeAuthentication, "Invalid username or password", ""}, true

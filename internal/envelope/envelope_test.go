@@ -47,6 +47,7 @@ func TestErrorTable(t *testing.T) {
 		{"bad signature", auth.ErrBadSignature, 401, "AUTHENTICATION_FAILED", "Invalid token signature", "", false},
 		{"expired", auth.ErrTokenExpired, 401, "AUTHENTICATION_FAILED", "Token has expired", "", false},
 		{"invalid token", auth.ErrInvalidToken, 401, "AUTHENTICATION_FAILED", "Invalid or expired token", "", false},
+		{"session ended (checked by the store)", wrap(store.ErrSessionInvalid), 401, "AUTHENTICATION_FAILED", "Invalid or expired token", "", false},
 		{"bad credentials", auth.ErrBadCredentials, 401, "AUTHENTICATION_FAILED", "Invalid username or password", "", false},
 		{"not owner", wrap(store.ErrPermissionDenied), 403, "AUTHORIZATION_FAILED", "Insufficient permissions", "", false},
 		{"no route", envelope.ErrNoRoute, 404, "RESOURCE_NOT_FOUND", "Resource not found", "no route matches this path", false},

@@ -1,19 +1,24 @@
 package pgtest
 
 import (
+	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
 // Proxy forwards TCP connections to a PostgreSQL server and can cut them
 // all, to test how a store behaves when the database goes away and comes
-// back, without stopping the server other tests use.
+// back, without stopping the server other tests use. It also counts the
+// round trips clients make (RoundTrips).
 type Proxy struct {
 	target string
 	addr   string
+	trips  atomic.Int64
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -64,7 +69,7 @@ func (p *Proxy) forward(c net.Conn) {
 	p.mu.Lock()
 	p.conns[c], p.conns[up] = struct{}{}, struct{}{}
 	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	go func() { _ = p.relay(up, c); up.Close() }()
 	_, _ = io.Copy(c, up)
 	c.Close()
 }
@@ -92,4 +97,56 @@ func (p *Proxy) Restore(t testing.TB) {
 		t.Fatalf("pgtest: restore proxy: %v", err)
 	}
 	p.serve(ln)
+}
+
+// RoundTrips is how many round trips clients have made through the proxy
+// so far: the messages of the PostgreSQL protocol after which a client
+// waits for the server's ReadyForQuery, Sync (the end of an extended
+// query: a prepared statement's Bind/Execute, or a Parse/Describe that
+// prepares one) and Query (a simple query, such as BEGIN or COMMIT). A
+// message is counted before it is passed on, so a client that has its
+// answer has been counted.
+func (p *Proxy) RoundTrips() int64 { return p.trips.Load() }
+
+// relay copies the client's messages from c to up, counting round trips.
+// The first messages have no type byte: the startup message, and before
+// it any SSL or GSSAPI encryption request.
+func (p *Proxy) relay(up, c net.Conn) error {
+	var head [5]byte
+	for startup := true; startup; {
+		if _, err := io.ReadFull(c, head[:4]); err != nil {
+			return err
+		}
+		n := int64(binary.BigEndian.Uint32(head[:4])) - 4
+		var code [4]byte
+		if _, err := io.ReadFull(c, code[:]); err != nil {
+			return err
+		}
+		if _, err := up.Write(append(head[:4:4], code[:]...)); err != nil {
+			return err
+		}
+		// 80877103 and 80877104 ask for encryption; the startup follows.
+		startup = binary.BigEndian.Uint32(code[:]) == 80877103 || binary.BigEndian.Uint32(code[:]) == 80877104
+		if _, err := io.CopyN(up, c, n-4); err != nil {
+			return err
+		}
+	}
+	for {
+		if _, err := io.ReadFull(c, head[:]); err != nil {
+			return err
+		}
+		n := int64(binary.BigEndian.Uint32(head[1:])) - 4
+		if n < 0 {
+			return fmt.Errorf("pgtest: bad message length %d", n+4)
+		}
+		if head[0] == 'S' || head[0] == 'Q' {
+			p.trips.Add(1)
+		}
+		if _, err := up.Write(head[:]); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(up, c, n); err != nil {
+			return err
+		}
+	}
 }

@@ -33,29 +33,52 @@ func memberRoleSQL(n string) string {
 
 // resolveSQL finds a project, the caller's member role and, when they
 // exist, the collection and cluster below it, in one round trip.
-var resolveSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("4") + `, c.id, k.id
+// resolveSessionSQL also checks a deferred session ($5, $6).
+var (
+	resolveSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("4") + `, c.id, k.id
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
 WHERE p.name = $1`
+	resolveSessionSQL = sessionSQL(resolveSQL, "4", "5", "6")
+)
 
 // resolve looks the path up to depth and checks it in the order of the
-// Store contract: project, access (store.Path.Check), then each level
-// below.
+// Store contract: the caller's deferred session (sessionSQL), project,
+// access (store.Path.Check), then each level below.
 func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved, error) {
 	var r resolved
-	var role sql.NullString
-	row, err := q.row(ctx, resolveSQL, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), p.Caller.UserID)
-	if err == nil {
-		err = row.Scan(&r.project, &r.standing.OwnerID, &role, &r.collection, &r.cluster)
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, p.Check(false, store.Standing{})
-	}
+	check, err := sessionDue(p)
 	if err != nil {
+		return r, err
+	}
+	var project, owner, role sql.NullString
+	dest := []any{&project, &owner, &role, &r.collection, &r.cluster}
+	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), p.Caller.UserID}
+	query := resolveSQL
+	var username sql.NullString
+	var live sql.NullBool
+	if check != nil {
+		query, args = resolveSessionSQL, append(args, lookupName(check.SessionID), check.Generation)
+		dest = append([]any{&username, &live}, dest...)
+	}
+	row, err := q.row(ctx, query, args...)
+	if err == nil {
+		err = row.Scan(dest...)
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return r, classify(err)
 	}
-	r.standing.ProjectID, r.standing.Member = r.project, store.Role(role.String)
+	if check != nil {
+		if err := settleSession(check, username, live); err != nil {
+			return r, err
+		}
+	}
+	if !project.Valid {
+		return r, p.Check(false, store.Standing{})
+	}
+	r.project = project.String
+	r.standing = store.Standing{ProjectID: project.String, OwnerID: owner.String, Member: store.Role(role.String)}
 	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 
@@ -166,13 +189,17 @@ func scanList[T any](rows *sql.Rows, scan func(*sql.Rows, *int) (T, error), coun
 	return items, total, nil
 }
 
-// totalColumn is the last column of a list statement: the number of
-// matches, or with NoCount a constant, so that nothing is counted.
-func totalColumn(lq store.ListQuery) string {
+// totalColumn is the last column of a list statement over table where
+// where holds: the number of matches, or with NoCount a constant, so that
+// nothing is counted. The count is a subquery of its own (run once), not
+// count(*) OVER (), which would read and keep every match in the list's
+// order before the first row came out: the page stays an index range of
+// LIMIT rows and the count takes the cheapest path to the number.
+func totalColumn(lq store.ListQuery, table, where string) string {
 	if lq.NoCount {
 		return "-1" // store.NotCounted
 	}
-	return "count(*) OVER ()"
+	return "(SELECT count(*) FROM " + table + " WHERE " + where + ")"
 }
 
 // emptyTotal is the total of a list known to match nothing.

@@ -3,7 +3,11 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
+	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/hds-go/hds/store"
 )
@@ -13,16 +17,88 @@ import (
 // and starts an index range scan there, never an OFFSET scan. Each
 // condition leads with a bound on the sort column(s) the index is ordered
 // by ((cluster_id, name) for name, hds_records_value_order for value,
-// hds_records_type for type), then the exact order: the sort field, then
-// name, then id.
+// hds_records_number for the value of one number type, hds_records_type
+// for type, and from migration 0008 hds_records_cluster_id,
+// hds_records_created and hds_records_updated for id and the times, and
+// their likes for collections and clusters), then the exact order: the
+// sort field, then name, then id.
 
-// binder numbers the arguments of a statement as they are added.
-type binder struct{ args []any }
+// binder numbers the arguments of a statement as they are added, or,
+// when literal, writes them into the statement as SQL literals.
+//
+// Statements are prepared once and cached (Store.stmt), and after five
+// runs PostgreSQL may keep a generic plan, made without the values: fine
+// where the values do not change the best plan, ruinous where they do. A
+// list filtered by a pattern (search, valueContains) or a range
+// (minValue, maxValue) is literal: its statement is sent as written (the
+// simple protocol, one round trip, never prepared) and planned for its
+// own values every time, so that '%rec-05%' and '%5%', or a narrow and a
+// wide range, each get their plan.
+type binder struct {
+	args    []any
+	literal bool
+}
 
-// bind adds v and returns its placeholder.
+// bind adds v and returns its placeholder, or its literal.
 func (b *binder) bind(v any) string {
+	if b.literal {
+		return literal(v)
+	}
 	b.args = append(b.args, v)
 	return "$" + strconv.Itoa(len(b.args))
+}
+
+// literal is v as an SQL literal: strings quoted (pq.QuoteLiteral, an E
+// string when they hold a backslash), whole numbers in decimal, times in
+// RFC 3339 (each statement casts what it binds). The values bound are a
+// list's filters and positions, which hold no NUL (refused before).
+func literal(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return pq.QuoteLiteral(v)
+	case int:
+		return strconv.Itoa(v)
+	case time.Time:
+		return pq.QuoteLiteral(v.UTC().Format(time.RFC3339Nano))
+	}
+	panic(fmt.Sprintf("postgres: no literal for %T", v))
+}
+
+// rows runs query, whose placeholders b bound.
+func (b *binder) rows(ctx context.Context, q queryer, query string) (*sql.Rows, error) {
+	if !b.literal {
+		return q.rows(ctx, query, b.args...)
+	}
+	var rows *sql.Rows
+	var err error
+	if q.tx != nil {
+		rows, err = q.tx.QueryContext(ctx, query)
+	} else {
+		rows, err = q.s.db.QueryContext(ctx, query)
+	}
+	return rows, classify(err)
+}
+
+// count runs query, a count whose placeholders b bound.
+func (b *binder) count(ctx context.Context, q queryer, query string) (int, error) {
+	if !b.literal {
+		return q.count(ctx, query, b.args...)
+	}
+	rows, err := b.rows(ctx, q, query)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	if rows.Next() {
+		err = rows.Scan(&n)
+	}
+	if err == nil {
+		err = rows.Err()
+	}
+	return n, classify(err)
 }
 
 // afterConds returns the conditions of the rows after lq.After, to run in
@@ -115,7 +191,7 @@ func findContainers[T any](ctx context.Context, q queryer, lq store.ListQuery, c
 	scan func(*sql.Rows, *int) (T, error)) ([]T, int, error) {
 	count := func() (int, error) { return q.count(ctx, `SELECT count(*) FROM `+table+` WHERE `+where, args...) }
 	b := binder{args: args}
-	total, page := totalColumn(lq), where
+	total, page := totalColumn(lq, table, where), where
 	if lq.After != nil {
 		total, page = "-1", where+` AND `+afterCond(lq, &b)
 	}

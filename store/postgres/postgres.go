@@ -8,6 +8,10 @@
 // the library never migrates silently. Hot statements are prepared once
 // per connection and reused. lib/pq stays inside this package, so that a
 // driver change touches nothing else.
+//
+// The Store is a store.SessionChecker of its own sessions: a Caller's
+// deferred session check is made in the statement that resolves the
+// path, so that hds serves a single-record GET in one round trip.
 package postgres
 
 import (
@@ -290,7 +294,8 @@ func settle(ctx context.Context, err error) error {
 	}
 	var ve *store.ValidationError
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAlreadyExists) ||
-		errors.Is(err, store.ErrPermissionDenied) || errors.Is(err, store.ErrPreconditionFailed) || errors.As(err, &ve) {
+		errors.Is(err, store.ErrPermissionDenied) || errors.Is(err, store.ErrPreconditionFailed) || errors.As(err, &ve) ||
+		errors.Is(err, store.ErrSessionInvalid) {
 		return err
 	}
 	switch ctxErr := ctx.Err(); {

@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/hds-go/hds/store"
 )
@@ -90,6 +93,12 @@ WHERE p.name = $1`
 var (
 	findRecordQuery = strings.Replace(findRecordSQL, "%s", "", 1)
 	lockRecordQuery = strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1)
+	// recordSessionQueries are the session-checking forms (sessionSQL,
+	// $7 and $8) of the two.
+	recordSessionQueries = map[string]string{
+		findRecordQuery: sessionSQL(findRecordQuery, "6", "7", "8"),
+		lockRecordQuery: sessionSQL(lockRecordQuery, "6", "7", "8"),
+	}
 )
 
 // site is where a record write happens and who makes it: what its audit
@@ -115,32 +124,49 @@ func (q queryer) auditRecord(ctx context.Context, at site, r *store.Record, acti
 	return err
 }
 
-// findRecord returns the record and its site.
+// findRecord returns the record and its site, with query (findRecordQuery
+// or lockRecordQuery), after the caller's deferred session check when one
+// is due (in the same statement).
 func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, site, error) {
+	check, err := sessionDue(p)
+	if err != nil {
+		return nil, site{}, err
+	}
 	var id any
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
-	row, err := q.row(ctx, query, lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
-		p.Caller.UserID)
-	if err != nil {
-		return nil, site{}, err
-	}
-	var st store.Standing
-	var role sql.NullString
-	var collectionFound bool
+	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
+		p.Caller.UserID}
+	var projectID, ownerID, role sql.NullString
+	var collectionFound sql.NullBool
 	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	err = row.Scan(&st.ProjectID, &st.OwnerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, site{}, p.Check(false, store.Standing{})
+	dest := []any{&projectID, &ownerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy}
+	var username sql.NullString
+	var live sql.NullBool
+	if check != nil {
+		query, args = recordSessionQueries[query], append(args, lookupName(check.SessionID), check.Generation)
+		dest = append([]any{&username, &live}, dest...)
 	}
-	if err != nil {
+	row, err := q.row(ctx, query, args...)
+	if err == nil {
+		err = row.Scan(dest...)
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, site{}, classify(err)
 	}
-	st.Member = store.Role(role.String)
-	if err := checkPath(p, levelCluster, st, collectionFound, clusterID.Valid); err != nil {
+	if check != nil {
+		if err := settleSession(check, username, live); err != nil {
+			return nil, site{}, err
+		}
+	}
+	if !projectID.Valid {
+		return nil, site{}, p.Check(false, store.Standing{})
+	}
+	st := store.Standing{ProjectID: projectID.String, OwnerID: ownerID.String, Member: store.Role(role.String)}
+	if err := checkPath(p, levelCluster, st, collectionFound.Bool, clusterID.Valid); err != nil {
 		return nil, site{}, err
 	}
 	if !rid.Valid {
@@ -164,31 +190,27 @@ var recordSortColumns = map[store.SortField]string{
 	store.SortValue: "sort_group,sort_num,sort_text,CASE WHEN sort_group = " + strconv.Itoa(int(store.GroupText)) + " THEN vtext END",
 }
 
-// datetimeInstant is the instant a DATETIME record's vtext denotes, in
-// exact decimal seconds since 1970-01-01 UTC, as store.EpochDecimal writes
-// it: the days are counted from the date shifted by 400 years (a whole
-// Gregorian cycle, so that year 0000 parses too), the fraction (up to nine
-// digits) is kept exactly and the offset is subtracted. It is guarded by
-// the type, so no other record's text is ever parsed.
-const datetimeInstant = `(CASE WHEN type = 'DATETIME' THEN
-	(make_date(substr(vtext, 1, 4)::int + 400, substr(vtext, 6, 2)::int, substr(vtext, 9, 2)::int) - DATE '2370-01-01')::numeric * 86400
-	+ substr(vtext, 12, 2)::int * 3600 + substr(vtext, 15, 2)::int * 60 + substr(vtext, 18, 2)::int
-	+ coalesce(('0' || substring(vtext from '^.{19}(\.[0-9]+)'))::numeric, 0)
-	- CASE WHEN upper(right(vtext, 1)) = 'Z' THEN 0
-		ELSE (CASE WHEN substr(vtext, length(vtext) - 5, 1) = '-' THEN -1 ELSE 1 END)
-			* (substr(vtext, length(vtext) - 4, 2)::int * 3600 + substr(vtext, length(vtext) - 1, 2)::int * 60) END
-END)`
+// numberSortColumns are recordSortColumns for a list of one number type
+// (INTEGER or FLOAT): by value, every record is in the number group with
+// no text, so the order is sort_num's, which hds_records_number holds
+// within the type.
+var numberSortColumns = func() map[store.SortField]string {
+	m := maps.Clone(recordSortColumns)
+	m[store.SortValue] = "sort_num"
+	return m
+}()
 
 // rangeOperand returns the SQL operand a range filter of type t compares
 // and the bound to compare it with (API.md section 5): numbers exactly by
-// sort_num, DATETIME by its instant, the other types by vtext (COLLATE
-// "C": byte-wise).
+// sort_num (hds_records_number), DATETIME by its instant
+// (hds_datetime_instant, migration 0008, indexed by hds_records_datetime),
+// the other types by vtext (COLLATE "C": byte-wise).
 func rangeOperand(t store.DataType, bound store.ValueKey) (string, any) {
 	switch t {
 	case store.Integer, store.Float:
 		return "sort_num", bound.Decimal()
 	case store.DateTime:
-		return datetimeInstant, store.EpochDecimal(store.Instant(bound.Text))
+		return "hds_datetime_instant(type, vtext)", store.EpochDecimal(store.Instant(bound.Text))
 	}
 	return "vtext", bound.Text
 }
@@ -204,17 +226,30 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.RecordQuery, columns string,
 	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) ([]T, int, error) {
 	return findWithin(ctx, s, p, levelCluster, func(ctx context.Context, q queryer, res resolved) ([]T, int, error) {
-		b := binder{args: []any{res.cluster.String}}
+		b := binder{literal: rq.Search != "" || rq.ValueContains != "" || rq.Min != nil || rq.Max != nil}
 		var where strings.Builder
-		where.WriteString("cluster_id = $1")
+		where.WriteString("cluster_id = " + b.bind(res.cluster.String))
 		filter := func(cond string, arg any) {
 			where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
 		}
 		if rq.Search != "" {
 			filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
 		}
+		sortColumns := recordSortColumns
 		if rq.Type != "" {
-			filter(`type = $?`, string(rq.Type))
+			// Written out, never bound: a type is one of a few names, and
+			// only a plan that sees it can use an index whose WHERE names
+			// types (hds_records_number, hds_records_datetime).
+			where.WriteString(" AND type = " + pq.QuoteLiteral(string(rq.Type)))
+			switch {
+			case rq.SortBy != store.SortValue:
+			case rq.Type == store.Integer || rq.Type == store.Float:
+				sortColumns = numberSortColumns
+			default:
+				// A type has one sort group: said outright, the group is
+				// a range of hds_records_value_order.
+				where.WriteString(" AND sort_group = " + strconv.Itoa(int(store.KeyOf(rq.Type, nil).Group)))
+			}
 		}
 		if rq.HasValue {
 			if !storable(rq.Value) {
@@ -237,11 +272,12 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 		}
 		filters := b.args
 		count := func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_records r WHERE `+where.String(), filters...)
+			cb := binder{args: filters, literal: b.literal}
+			return cb.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
 		}
 		if rq.After == nil {
-			rows, err := q.rows(ctx, `SELECT `+columns+`, `+totalColumn(rq.ListQuery)+` FROM hds_records r WHERE `+where.String()+
-				` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset), b.args...)
+			rows, err := b.rows(ctx, q, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
+				` FROM hds_records r WHERE `+where.String()+` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -251,10 +287,10 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 		// (afterConds), and the matches are counted on their own.
 		items := []T{}
 		for _, after := range afterConds(rq.ListQuery) {
-			b := binder{args: filters[:len(filters):len(filters)]}
+			b := binder{args: filters[:len(filters):len(filters)], literal: b.literal}
 			cond := after(&b)
-			rows, err := q.rows(ctx, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
-				` ORDER BY `+orderBy(rq.ListQuery, recordSortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)), b.args...)
+			rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
+				` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)))
 			if err != nil {
 				return nil, 0, err
 			}

@@ -44,8 +44,16 @@ func TestTxRetriesDeadlock(t *testing.T) {
 
 	attempts := 0
 	bDone := make(chan error, 1)
+	var bErr error
+	bWaited := false
 	err = s.InTx(ctx, func(tx *sqlx.Tx) error {
 		attempts++
+		if attempts > 1 && !bWaited {
+			// A's rollback woke B: let B take row 1 and commit before A
+			// runs again, or on a loaded machine A's retry can take row 1
+			// first and close the same cycle once more.
+			bErr, bWaited = <-bDone, true
+		}
 		if _, err := tx.Exec(`SET LOCAL deadlock_timeout = '10ms'`); err != nil {
 			return err
 		}
@@ -66,7 +74,10 @@ func TestTxRetriesDeadlock(t *testing.T) {
 		return err
 	})
 	require.NoError(t, err, "the Store's transaction ran again after the deadlock")
-	require.NoError(t, <-bDone, "the other transaction committed")
+	if !bWaited {
+		bErr = <-bDone
+	}
+	require.NoError(t, bErr, "the other transaction committed")
 	assert.Equal(t, 2, attempts, "the deadlock victim ran twice")
 	var ns []int
 	require.NoError(t, db.Select(&ns, `SELECT n FROM deadlock_test ORDER BY id`))

@@ -30,6 +30,14 @@ func TestSessions(t *testing.T) {
 	})
 }
 
+// TestSessionChecks runs the deferred session check's suite: the store
+// checks the sessions it keeps in the statement that resolves a path.
+func TestSessionChecks(t *testing.T) {
+	storetest.RunSessionChecks(t, func(t *testing.T) storetest.SessionCheckStore {
+		return postgres.New(pgtest.New(t))
+	})
+}
+
 // TestMigrateSessions upgrades a database filled under the schema before
 // migration 0005 (sessions): every user is kept as it was, in session
 // generation 0 (the generation of the tokens issued before), and sessions

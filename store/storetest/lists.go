@@ -315,7 +315,7 @@ func testLists(t *testing.T, newStore func(t *testing.T) store.Store) {
 			t.Run("Search", func(t *testing.T) {
 				sc := l.setup(t, newStore(t))
 				for _, name := range []string{"caf\u00e9", "CAF\u00c9", "Cafeteria", "100%", "100", "a_c", "abc",
-					`a\c`, `x\%y`, "\u03a3\u039f\u03a6\u0399\u0391", "plain"} {
+					`a\c`, `x\%y`, "\u03a3\u039f\u03a6\u0399\u0391", "plain", "it's"} {
 					sc.create(t, name)
 					sc.outside(t, name)
 				}
@@ -323,7 +323,7 @@ func testLists(t *testing.T, newStore func(t *testing.T) store.Store) {
 					search string
 					want   []string
 				}{
-					{"", []string{"100", "100%", "CAF\u00c9", "Cafeteria", `a\c`, "a_c", "abc", "caf\u00e9", "plain", `x\%y`, "\u03a3\u039f\u03a6\u0399\u0391"}},
+					{"", []string{"100", "100%", "CAF\u00c9", "Cafeteria", `a\c`, "a_c", "abc", "caf\u00e9", "it's", "plain", `x\%y`, "\u03a3\u039f\u03a6\u0399\u0391"}},
 					{"caf", []string{"CAF\u00c9", "Cafeteria", "caf\u00e9"}},
 					{"CAF", []string{"CAF\u00c9", "Cafeteria", "caf\u00e9"}},
 					{"\u00c9", []string{"CAF\u00c9", "caf\u00e9"}},
@@ -338,6 +338,9 @@ func testLists(t *testing.T, newStore func(t *testing.T) store.Store) {
 					{`\%`, []string{`x\%y`}},
 					{`a\c`, []string{`a\c`}},
 					{"PLAIN", []string{"plain"}},
+					{"'", []string{"it's"}},
+					{"T'S", []string{"it's"}},
+					{`'s\`, []string{}},
 					{"lai", []string{"plain"}},
 					{"zzz", []string{}},
 				} {

@@ -1,0 +1,67 @@
+package postgres
+
+import (
+	"database/sql"
+
+	"github.com/hds-go/hds/store"
+)
+
+// The deferred session check (store.SessionChecker). On the read routes
+// hds verifies a user's token in process and leaves the check that the
+// user exists and is active and that the session is live to the store:
+// the statement that resolves the path then checks it too, in the same
+// round trip. Such a statement is the path's statement wrapped by
+// sessionSQL, so that it always returns one row: the user's name and
+// whether the session is live (NULL for an unknown user) first, then the
+// path's columns (NULL when the project does not exist). The session is
+// judged first, so that an ended session is refused whatever else is
+// wrong with the path, as authentication refused it before.
+
+var _ store.SessionChecker = (*Store)(nil)
+
+// ChecksSessions implements store.SessionChecker: the store checks the
+// sessions it keeps itself (the same *Store as the user directory).
+func (s *Store) ChecksSessions(sessions store.Sessions) bool {
+	other, ok := sessions.(*Store)
+	return ok && other == s
+}
+
+// sessionSQL wraps query, a statement that resolves a path (one row, or
+// none when the project does not exist), so that it also checks a
+// deferred session: $user is the user id (the parameter the member role
+// reads already), $session the session id and $gen the generation the
+// session began in, which must not be below the user's.
+func sessionSQL(query, user, session, gen string) string {
+	return `SELECT u.username, u.active AND u.session_generation <= $` + gen + `
+		AND NOT EXISTS (SELECT 1 FROM hds_ended_sessions e WHERE e.user_id = u.id AND e.session_id = $` + session + `), x.*
+FROM (SELECT 1) one
+LEFT JOIN hds_users u ON u.id = $` + user + `
+LEFT JOIN LATERAL (` + query + `) x ON true`
+}
+
+// sessionDue returns the session check the call must make for p's
+// caller, nil when there is none (no check was deferred, or an earlier
+// call of the request passed it). A check that failed before fails the
+// call.
+func sessionDue(p store.Path) (*store.SessionCheck, error) {
+	c := p.Caller.Session
+	switch {
+	case c.Failed():
+		return nil, store.ErrSessionInvalid
+	case c.Due() && (c.UserID != p.Caller.UserID || !storable(c.UserID)):
+		return nil, c.Fail() // not the caller's session, or no user has such an id
+	case c.Due():
+		return c, nil
+	}
+	return nil, nil
+}
+
+// settleSession settles check from the leading columns of a sessionSQL
+// row: the username and whether the session is live.
+func settleSession(check *store.SessionCheck, username sql.NullString, live sql.NullBool) error {
+	if !live.Valid || !live.Bool {
+		return check.Fail()
+	}
+	check.Pass(username.String)
+	return nil
+}
