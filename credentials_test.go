@@ -709,11 +709,7 @@ func TestCredMovedCiphertext(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(cs.rawValue(t, at(swap.ID))), &es), "stored swap")
 		require.Len(t, es, 2, "stored swap")
 		// Every stored ciphertext, raw and as its JSON string.
-		var hidden []string
-		hidden = append(hidden, secrets...)
-		for _, s := range append(append(append([]string{}, ea...), eb...), es...) {
-			hidden = append(hidden, s)
-		}
+		hidden := slices.Concat(secrets, ea, eb, es)
 		for _, s := range []string{rawOne, rawTwo} {
 			var v string
 			_ = json.Unmarshal([]byte(s), &v)

@@ -64,8 +64,8 @@ func writeConfig(t *testing.T, content string) string {
 }
 
 // runOnce runs the program to completion (it must not start serving) and
-// returns its error and output.
-func runOnce(t *testing.T, args []string, env map[string]string, stdin string) (err error, stdout, stderr string) {
+// returns its output and error.
+func runOnce(t *testing.T, args []string, env map[string]string, stdin string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -74,7 +74,7 @@ func runOnce(t *testing.T, args []string, env map[string]string, stdin string) (
 	if ctx.Err() != nil {
 		t.Fatalf("run %q did not return on its own: it must not serve", args)
 	}
-	return err, out.String(), errOut.String()
+	return out.String(), errOut.String(), err
 }
 
 func TestLoadConfigFile(t *testing.T) {
@@ -307,7 +307,7 @@ func TestConfigErrors(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			err, stdout, stderr := runOnce(t, args, env, "")
+			stdout, stderr, err := runOnce(t, args, env, "")
 			if err == nil {
 				t.Fatalf("run succeeded, want an error containing %q", tt.want)
 			}
@@ -323,7 +323,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 
 	t.Run("missing file", func(t *testing.T) {
-		err, _, _ := runOnce(t, []string{"-config", filepath.Join(t.TempDir(), "nope.json")}, nil, "")
+		_, _, err := runOnce(t, []string{"-config", filepath.Join(t.TempDir(), "nope.json")}, nil, "")
 		if err == nil || !strings.Contains(err.Error(), "nope.json") {
 			t.Errorf("error = %v, want one naming the missing file", err)
 		}
@@ -340,7 +340,7 @@ func TestUserCommandsWithMemoryStore(t *testing.T) {
 		{"user", "list"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			err, stdout, _ := runOnce(t, args, nil, "a-password\n")
+			stdout, _, err := runOnce(t, args, nil, "a-password\n")
 			if err == nil {
 				t.Fatal("run succeeded, want an error: the in-memory store cannot be managed from outside the server")
 			}
@@ -356,7 +356,7 @@ func TestUserCommandsWithMemoryStore(t *testing.T) {
 	}
 
 	t.Run("with an unreachable database", func(t *testing.T) {
-		err, _, _ := runOnce(t, []string{"user", "list"}, map[string]string{"HDS_DATABASE_URL": "postgres://u:secret-pw@127.0.0.1:1/hds"}, "")
+		_, _, err := runOnce(t, []string{"user", "list"}, map[string]string{"HDS_DATABASE_URL": "postgres://u:secret-pw@127.0.0.1:1/hds"}, "")
 		if err == nil || !strings.Contains(err.Error(), "user list: HDS_DATABASE_URL: ") {
 			t.Errorf("error = %v, want one about the database", err)
 		}
@@ -387,7 +387,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-config"}, "flag needs an argument"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			err, _, stderr := runOnce(t, tt.args, nil, "")
+			_, stderr, err := runOnce(t, tt.args, nil, "")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want one containing %q", err, tt.want)
 			}
@@ -398,7 +398,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 
 	t.Run("help", func(t *testing.T) {
-		err, _, stderr := runOnce(t, []string{"-h"}, nil, "")
+		_, stderr, err := runOnce(t, []string{"-h"}, nil, "")
 		if err != nil {
 			t.Errorf("-h: error %v, want none", err)
 		}
@@ -730,7 +730,7 @@ func TestServeCreatesAdmin(t *testing.T) {
 func TestServeListenError(t *testing.T) {
 	s := start(t, nil, map[string]string{"HDS_ADDR": "127.0.0.1:0", "HDS_JWT_SECRET": testJWTSecret})
 	addr := strings.TrimPrefix(s.url, "http://")
-	err, _, _ := runOnce(t, []string{"-config", writeConfig(t, `{"users": [{"username": "a", "password": "b"}]}`)},
+	_, _, err := runOnce(t, []string{"-config", writeConfig(t, `{"users": [{"username": "a", "password": "b"}]}`)},
 		map[string]string{"HDS_ADDR": addr}, "")
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("second server on %s: error %v, want a listen error", addr, err)
@@ -742,7 +742,7 @@ func TestServeListenError(t *testing.T) {
 
 func TestRedisUnreachable(t *testing.T) {
 	// Port 1 on the loopback interface has no Redis server.
-	err, stdout, stderr := runOnce(t, nil, map[string]string{
+	stdout, stderr, err := runOnce(t, nil, map[string]string{
 		"HDS_ADDR":      "127.0.0.1:0",
 		"HDS_REDIS_URL": "redis://:redis-secret@127.0.0.1:1/0",
 	}, "")

@@ -28,7 +28,7 @@ func TestPostgresServeAndUserCommands(t *testing.T) {
 	}
 	user := func(stdin string, args ...string) string {
 		t.Helper()
-		err, stdout, _ := runOnce(t, append([]string{"user"}, args...), env, stdin)
+		stdout, _, err := runOnce(t, append([]string{"user"}, args...), env, stdin)
 		if err != nil {
 			t.Fatalf("user %s: %v", strings.Join(args, " "), err)
 		}
@@ -82,6 +82,9 @@ func TestPostgresServeAndUserCommands(t *testing.T) {
 		t.Errorf("after user password: status %d, want 401 at once (every earlier session ends)", status)
 	}
 	token = login(t, s.url, "bob", "bob-new-password")
+	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusOK {
+		t.Errorf("with the new password: status %d, want 200", status)
+	}
 	if err := s.stop(t); err != nil {
 		t.Fatalf("run returned %v, want nil", err)
 	}
@@ -90,7 +93,7 @@ func TestPostgresServeAndUserCommands(t *testing.T) {
 	if out := user("", "list"); strings.Contains(out, "bob") {
 		t.Errorf("user list after delete:\n%s", out)
 	}
-	if err, _, _ := runOnce(t, []string{"user", "delete", "bob"}, env, ""); err == nil || !strings.Contains(err.Error(), `user "bob" not found`) {
+	if _, _, err := runOnce(t, []string{"user", "delete", "bob"}, env, ""); err == nil || !strings.Contains(err.Error(), `user "bob" not found`) {
 		t.Errorf("deleting bob twice: error %v, want not found", err)
 	}
 }
@@ -128,7 +131,7 @@ func TestPostgresCredentialsRotate(t *testing.T) {
 	dbURL := pgtest.NewURL(t)
 	oldEnv := map[string]string{"HDS_DATABASE_URL": dbURL, "HDS_ADDR": "127.0.0.1:0",
 		"HDS_JWT_SECRET": testJWTSecret, "HDS_CREDENTIAL_KEY": testOldKey}
-	if err, _, _ := runOnce(t, []string{"user", "add", "bob"}, oldEnv, "bob-password\n"); err != nil {
+	if _, _, err := runOnce(t, []string{"user", "add", "bob"}, oldEnv, "bob-password\n"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -156,7 +159,7 @@ func TestPostgresCredentialsRotate(t *testing.T) {
 	}
 
 	// Without a database the command explains why it cannot work.
-	if err, _, _ := runOnce(t, []string{"credentials", "rotate"}, map[string]string{"HDS_CREDENTIAL_KEY": testKey}, ""); err == nil ||
+	if _, _, err := runOnce(t, []string{"credentials", "rotate"}, map[string]string{"HDS_CREDENTIAL_KEY": testKey}, ""); err == nil ||
 		!strings.Contains(err.Error(), "no database_url") {
 		t.Errorf("rotate without a database: %v", err)
 	}
@@ -165,14 +168,14 @@ func TestPostgresCredentialsRotate(t *testing.T) {
 	cfg := writeConfig(t, `{"security": {"previous_credential_keys": ["`+testOldKey+`"]}}`)
 	newEnv := map[string]string{"HDS_DATABASE_URL": dbURL, "HDS_ADDR": "127.0.0.1:0",
 		"HDS_JWT_SECRET": testJWTSecret, "HDS_CREDENTIAL_KEY": testKey}
-	err, out, _ := runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
+	out, _, err := runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
 	if err != nil || !strings.Contains(out, "done: 3 credential records seen, 3 re-sealed") {
 		t.Fatalf("rotate: %v\n%s", err, out)
 	}
 	if strings.Contains(out, "secret-") {
 		t.Errorf("rotate printed a secret:\n%s", out)
 	}
-	err, out, _ = runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
+	out, _, err = runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
 	if err != nil || !strings.Contains(out, "0 re-sealed") {
 		t.Errorf("a second rotation: %v\n%s", err, out)
 	}
@@ -190,12 +193,12 @@ func TestPostgresCredentialsRotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	secrets["late"] = "secret-late"
-	err, out, _ = runOnce(t, []string{"-config", cfg, "credentials", "rotate", "ffffffff-ffff-ffff-ffff-ffffffffffff"}, newEnv, "")
+	out, _, err = runOnce(t, []string{"-config", cfg, "credentials", "rotate", "ffffffff-ffff-ffff-ffff-ffffffffffff"}, newEnv, "")
 	require.Error(t, err, "rotate with a value left under the old key")
 	assert.Contains(t, err.Error(), "1 credential records are still sealed with another key", "rotate's error")
 	assert.Contains(t, err.Error(), "make sure every server runs with the new key", "rotate's error")
 	assert.NotContains(t, out, "done", "rotate's output with a value left under the old key")
-	err, out, _ = runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
+	out, _, err = runOnce(t, []string{"-config", cfg, "credentials", "rotate"}, newEnv, "")
 	require.NoError(t, err, "rotate after the late value")
 	assert.Contains(t, out, "done: 4 credential records seen, 1 re-sealed", "rotate's output after the late value")
 

@@ -94,7 +94,7 @@ func TestRunEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "env")
 
 	// CMD gets every value byte for byte; its exit status is passed on.
-	err, stdout, stderr := runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--",
+	stdout, stderr, err := runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--",
 		"sh", "-c", `env -0 > "$0"; echo child-out; echo child-err >&2; exit 7`, out},
 		map[string]string{"HDS_TOKEN": token}, "")
 	var exit *exitError
@@ -112,20 +112,20 @@ func TestRunEndToEnd(t *testing.T) {
 	assert.Equal(t, os.Getenv("PATH"), vars["PATH"], "the process's environment is kept")
 
 	// HDS_URL instead of -url; status 0 is success.
-	err, stdout, stderr = runOnce(t, []string{"run", "-cluster", "p/c/k", "--", "sh", "-c", `test "$PORT" = 5432`},
+	stdout, stderr, err = runOnce(t, []string{"run", "-cluster", "p/c/k", "--", "sh", "-c", `test "$PORT" = 5432`},
 		map[string]string{"HDS_URL": base + "/", "HDS_TOKEN": token}, "")
 	assert.NoError(t, err)
 	assert.Empty(t, stdout)
 	assertNoSecret(t, stdout, stderr)
 
 	// A command ended by a signal: 128+N, as shells report it.
-	err, _, _ = runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--", "sh", "-c", `kill -TERM $$`},
+	_, _, err = runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--", "sh", "-c", `kill -TERM $$`},
 		map[string]string{"HDS_TOKEN": token}, "")
 	require.ErrorAs(t, err, &exit)
 	assert.Equal(t, 128+15, exit.code)
 
 	// Stdin reaches the command.
-	err, stdout, _ = runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--", "cat"},
+	stdout, _, err = runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--", "cat"},
 		map[string]string{"HDS_TOKEN": token}, "from stdin\n")
 	assert.NoError(t, err)
 	assert.Equal(t, "from stdin\n", stdout)
@@ -168,7 +168,7 @@ func TestRunErrors(t *testing.T) {
 			"usage: run: flag provided but not defined: -nope", 0, true},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			err, stdout, stderr := runOnce(t, tc.args, tc.env, "")
+			stdout, stderr, err := runOnce(t, tc.args, tc.env, "")
 			require.Error(t, err)
 			assert.Equal(t, tc.want, err.Error())
 			assert.NotContains(t, err.Error(), "\n", "one line")
@@ -207,7 +207,7 @@ func TestRunMalformedEnvFile(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			err, stdout, stderr := runOnce(t, []string{"run", "-url", srv.URL, "-cluster", "p/c/k", "--", "true"},
+			stdout, stderr, err := runOnce(t, []string{"run", "-url", srv.URL, "-cluster", "p/c/k", "--", "true"},
 				map[string]string{"HDS_TOKEN": "tok"}, "")
 			require.Error(t, err)
 			assert.Equal(t, tc.want, err.Error())

@@ -58,7 +58,7 @@ func TestExportImportClient(t *testing.T) {
 	defer srv.Close()
 	tok := map[string]string{"HDS_TOKEN": "tok", "HDS_URL": srv.URL + "/hds"}
 
-	err, stdout, stderr := runOnce(t, []string{"export", "my project"}, tok, "")
+	stdout, stderr, err := runOnce(t, []string{"export", "my project"}, tok, "")
 	require.NoError(t, err)
 	assert.Equal(t, doc, stdout, "the document as the server sent it")
 	assert.Empty(t, stderr)
@@ -66,18 +66,18 @@ func TestExportImportClient(t *testing.T) {
 	assert.Equal(t, "", got.query)
 	assert.Equal(t, "Bearer tok", got.auth)
 
-	err, _, _ = runOnce(t, []string{"export", "-reveal", "-url", srv.URL, "p"}, map[string]string{"HDS_TOKEN": "tok"}, "")
+	_, _, err = runOnce(t, []string{"export", "-reveal", "-url", srv.URL, "p"}, map[string]string{"HDS_TOKEN": "tok"}, "")
 	require.NoError(t, err)
 	assert.Equal(t, "GET /api/v1/projects/p/export reveal=true", got.method+" "+got.path+" "+got.query)
 
-	err, stdout, _ = runOnce(t, []string{"import", "p"}, tok, doc)
+	stdout, _, err = runOnce(t, []string{"import", "p"}, tok, doc)
 	require.NoError(t, err)
 	assert.Equal(t, "POST /hds/api/v1/projects/p/import dry_run=false&mode=merge", got.method+" "+got.path+" "+got.query)
 	assert.Equal(t, "application/json", got.contentType)
 	assert.Equal(t, doc, got.body, "stdin as the body")
 	assert.Equal(t, "created: 2\nupdated: 1\ndeleted: 0\nunchanged: 5\nrevision: 9\n", stdout)
 
-	err, stdout, _ = runOnce(t, []string{"import", "-replace", "-dry-run", "p"}, tok, doc)
+	stdout, _, err = runOnce(t, []string{"import", "-replace", "-dry-run", "p"}, tok, doc)
 	require.NoError(t, err)
 	assert.Equal(t, "dry_run=true&mode=replace", got.query)
 	assert.Equal(t, "created: 2\nupdated: 1\ndeleted: 0\nunchanged: 5\nwould create c/k/a\nwould update c/k/b b\ndry run: nothing was changed\n", stdout)
@@ -101,7 +101,7 @@ func TestExportImportClient(t *testing.T) {
 		{"import with an unknown flag", []string{"import", "-merge", "p"}, doc, "usage: import: flag provided but not defined: -merge", true},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			err, stdout, stderr := runOnce(t, tc.args, map[string]string{"HDS_TOKEN": "tok", "HDS_URL": srv.URL}, tc.stdin)
+			stdout, stderr, err := runOnce(t, tc.args, map[string]string{"HDS_TOKEN": "tok", "HDS_URL": srv.URL}, tc.stdin)
 			require.Error(t, err)
 			assert.Equal(t, tc.want, err.Error())
 			assert.Empty(t, stdout)
@@ -124,7 +124,7 @@ func TestExportImportEndToEnd(t *testing.T) {
 	mustCall(t, "POST", base+"/api/v1/projects/p/collections/empty", token, nil, http.StatusCreated)
 	mustCall(t, "POST", base+"/api/v1/projects/p/collections/c/clusters/none", token, nil, http.StatusCreated)
 
-	err, revealed, stderr := runOnce(t, []string{"export", "-reveal", "p"}, env, "")
+	revealed, stderr, err := runOnce(t, []string{"export", "-reveal", "p"}, env, "")
 	require.NoError(t, err, stderr)
 	var src exportDoc
 	require.NoError(t, json.Unmarshal([]byte(revealed), &src), "export prints the bare document")
@@ -135,7 +135,7 @@ func TestExportImportEndToEnd(t *testing.T) {
 	assert.Len(t, src.Collections["c"].Clusters["k"].Records, len(runSecrets)+1)
 	assert.JSONEq(t, `"pa'ss \"wo$rd`+"`"+` \\n\n"`, string(src.Collections["c"].Clusters["k"].Records["DB_PASSWORD"].Value), "revealed")
 
-	err, masked, _ := runOnce(t, []string{"export", "p"}, env, "")
+	masked, _, err := runOnce(t, []string{"export", "p"}, env, "")
 	require.NoError(t, err)
 	assert.NotContains(t, masked, "pa'ss", "masked without -reveal")
 	assert.Contains(t, masked, `"********"`)
@@ -143,7 +143,7 @@ func TestExportImportEndToEnd(t *testing.T) {
 	// A dry run into an empty project changes nothing.
 	mustCall(t, "POST", base+"/api/v1/projects/q", token, nil, http.StatusCreated)
 	n := len(runSecrets) + 1
-	err, stdout, _ := runOnce(t, []string{"import", "-dry-run", "q"}, env, revealed)
+	stdout, _, err := runOnce(t, []string{"import", "-dry-run", "q"}, env, revealed)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(stdout, "created: "+strconv.Itoa(n)+"\nupdated: 0\ndeleted: 0\nunchanged: 0\n"), "%s", stdout)
 	assert.Contains(t, stdout, "would create c/k/DB_PASSWORD\n")
@@ -152,17 +152,17 @@ func TestExportImportEndToEnd(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "the dry run created a collection")
 
 	// The import itself gives identical records.
-	err, stdout, _ = runOnce(t, []string{"import", "q"}, env, revealed)
+	stdout, _, err = runOnce(t, []string{"import", "q"}, env, revealed)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(stdout, "created: "+strconv.Itoa(n)+"\nupdated: 0\ndeleted: 0\nunchanged: 0\n"), "%s", stdout)
-	err, again, _ := runOnce(t, []string{"export", "-reveal", "q"}, env, "")
+	again, _, err := runOnce(t, []string{"export", "-reveal", "q"}, env, "")
 	require.NoError(t, err)
 	var dst exportDoc
 	require.NoError(t, json.Unmarshal([]byte(again), &dst))
 	assert.Equal(t, src.Collections, dst.Collections, "the round trip")
 
 	// Importing the masked export leaves the credentials as they are.
-	err, stdout, _ = runOnce(t, []string{"import", "q"}, env, masked)
+	stdout, _, err = runOnce(t, []string{"import", "q"}, env, masked)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(stdout, "created: 0\nupdated: 0\ndeleted: 0\nunchanged: "+strconv.Itoa(n)+"\n"), "%s", stdout)
 
@@ -173,7 +173,7 @@ func TestExportImportEndToEnd(t *testing.T) {
 	delete(records, "GREETING")
 	body, err := json.Marshal(trimmed)
 	require.NoError(t, err)
-	err, stdout, _ = runOnce(t, []string{"import", "-replace", "q"}, env, string(body))
+	stdout, _, err = runOnce(t, []string{"import", "-replace", "q"}, env, string(body))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(stdout, "created: 0\nupdated: 0\ndeleted: 1\nunchanged: "+strconv.Itoa(n-1)+"\n"), "%s", stdout)
 	status, _ = call(t, "GET", base+"/api/v1/projects/q/collections/c/clusters/k/records/GREETING", token, nil)

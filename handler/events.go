@@ -171,6 +171,17 @@ func (f *feed) handle() queryHandler {
 			return
 		}
 		defer f.open.release(key)
+		if r.Method == http.MethodHead {
+			// The answer a GET would start with, after the same checks
+			// (store.WatchProject's is FindProject), and no stream.
+			if _, err := f.store.FindProject(r.Context(), p); err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+			streamHeaders(w)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		wt, err := store.WatchProject(ctx, f.store, f.src, p, q.since, streamBuffer)
@@ -183,6 +194,12 @@ func (f *feed) handle() queryHandler {
 	}
 }
 
+// streamHeaders sets the headers of a stream's answer.
+func streamHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", eventsMessage)
+	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering
+}
+
 // serve writes the stream until it ends.
 func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, p store.Path, q eventsQuery, wt *store.Watcher) {
 	rc := http.NewResponseController(w)
@@ -190,8 +207,7 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	// the read deadline is lifted, the write deadline moved before each
 	// write.
 	_ = rc.SetReadDeadline(time.Time{})
-	w.Header().Set("Content-Type", eventsMessage)
-	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering
+	streamHeaders(w)
 	w.WriteHeader(http.StatusOK)
 	write := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"encoding/json"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,11 +40,9 @@ func (rec records) handleVersions() queryHandler {
 		}
 		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
 		if err == nil && reveal && rec.audit != nil {
-			// The entry names the record, not a version of it.
-			var cur *store.Record
-			if cur, err = rec.store.FindRecord(r.Context(), pathOf(r)); err == nil {
-				err = rec.revealed(r, reveal, pathOf(r), &store.Record{ID: cur.ID, Name: cur.Name})
-			}
+			var stop func()
+			items, stop, err = rec.revealVersions(r, q, items)
+			defer stop()
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -60,6 +59,46 @@ func (rec records) handleVersions() queryHandler {
 			return nil
 		}, nil)
 	}
+}
+
+// revealVersions writes the credential.reveal entry of a history read
+// with reveal=true, before any value leaves. The entry names the record
+// as it is now, not a version of it. On the first page the first state
+// is the current one (store.Store.FindRecordVersions), so it gives the
+// record's id and name and the store is not asked again; a later page
+// holds older states, whose name may have changed since, so the record
+// is looked up. It returns the states to stream and a stop to defer.
+func (rec records) revealVersions(r *http.Request, q store.ListQuery, items iter.Seq2[*store.RecordVersion, error]) (iter.Seq2[*store.RecordVersion, error], func(), error) {
+	p := pathOf(r)
+	stop := func() {}
+	if q.Offset == 0 {
+		var next func() (*store.RecordVersion, error, bool)
+		next, stop = iter.Pull2(items)
+		first, err, ok := next()
+		if err != nil {
+			return nil, stop, err
+		}
+		if ok {
+			err := rec.revealed(r, true, p, &store.Record{ID: first.RecordID, Name: first.Name})
+			return func(yield func(*store.RecordVersion, error) bool) {
+				if !yield(first, nil) {
+					return
+				}
+				for {
+					v, err, ok := next()
+					if !ok || !yield(v, err) {
+						return
+					}
+				}
+			}, stop, err
+		}
+		items = store.Items[*store.RecordVersion](nil) // nothing left to stream
+	}
+	cur, err := rec.store.FindRecord(r.Context(), p)
+	if err == nil {
+		err = rec.revealed(r, true, p, &store.Record{ID: cur.ID, Name: cur.Name})
+	}
+	return items, stop, err
 }
 
 // appendVersionHead appends the JSON of one state of a record up to its

@@ -22,7 +22,8 @@ import (
 // Within the process, at most as many attempts for one username run their
 // password check at once as the username has failures left, so that
 // concurrent guesses cannot all pass the check before the first failure is
-// counted; further attempts wait for one of those to finish. Only the
+// counted; further attempts wait for one of those to finish, or for their
+// request to end, whichever comes first. Only the
 // look-up of the count and the counting of a failure are serialised per
 // username: correct logins check their passwords in parallel and are never
 // refused for one another.
@@ -35,8 +36,10 @@ type LoginThrottle struct {
 // stripe serialises the counting for the usernames that hash to it, and
 // holds how many of their attempts are checking a password.
 type stripe struct {
-	mu       sync.Mutex
-	done     *sync.Cond // signalled when an attempt of this stripe finishes
+	mu sync.Mutex
+	// done, while attempts wait, is closed when an attempt of this stripe
+	// finishes; nil when none waits.
+	done     chan struct{}
 	checking map[string]int64
 }
 
@@ -49,9 +52,7 @@ func NewLoginThrottle(s limiter.Store, perUser, perIP int64, window time.Duratio
 		now:     time.Now,
 	}
 	for i := range t.stripes {
-		st := &t.stripes[i]
-		st.done = sync.NewCond(&st.mu)
-		st.checking = make(map[string]int64)
+		t.stripes[i].checking = make(map[string]int64)
 	}
 	return t
 }
@@ -69,7 +70,8 @@ func ipKey(ip string) string { return "login-ip:" + ip }
 // it returns ErrRateLimited and the Retry-After value in seconds, without
 // running check. A failed check is counted and returns
 // auth.ErrBadCredentials; a passed one returns nil. Store failures match
-// ErrRateLimitUnavailable.
+// ErrRateLimitUnavailable. An attempt still waiting for its turn when ctx
+// ends returns ctx's error, without running check or counting anything.
 func (t *LoginThrottle) Attempt(ctx context.Context, username, ip string, check func() bool) (string, error) {
 	uk := userKey(username)
 	h := fnv.New32a()
@@ -99,7 +101,10 @@ func (t *LoginThrottle) Attempt(ctx context.Context, username, ip string, check 
 		if st.checking[uk] < left {
 			break // every attempt checking now may fail and still be within the quota
 		}
-		st.done.Wait()
+		if err := st.wait(ctx); err != nil {
+			st.mu.Unlock()
+			return "", fmt.Errorf("login throttle: waiting for a password check: %w", err)
+		}
 	}
 	st.checking[uk]++
 	st.mu.Unlock()
@@ -130,11 +135,32 @@ func (t *LoginThrottle) Attempt(ctx context.Context, username, ip string, check 
 	return "", auth.ErrBadCredentials
 }
 
+// wait releases st.mu until an attempt of the stripe finishes or ctx
+// ends (its error is returned), and holds st.mu again when it returns.
+// The caller holds st.mu.
+func (st *stripe) wait(ctx context.Context) error {
+	if st.done == nil {
+		st.done = make(chan struct{})
+	}
+	done := st.done
+	st.mu.Unlock()
+	defer st.mu.Lock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // finish ends an attempt's password check and wakes the attempts waiting
 // for one. The caller holds st.mu.
 func (st *stripe) finish(key string) {
 	if st.checking[key]--; st.checking[key] <= 0 {
 		delete(st.checking, key)
 	}
-	st.done.Broadcast()
+	if st.done != nil {
+		close(st.done)
+		st.done = nil
+	}
 }

@@ -238,3 +238,50 @@ func TestLoginThrottleCheckPanics(t *testing.T) {
 	// The panicked attempt no longer holds the user's only check slot.
 	attempt(t, lt, "alice", "198.51.100.1", true, false, 60)
 }
+
+func TestLoginThrottleWaitEndsWithTheRequest(t *testing.T) {
+	// One failure left: one password check at a time, the next attempt waits.
+	lt := middleware.NewLoginThrottle(newMemStore(), 1, 100, time.Minute)
+	checking, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		_, err := lt.Attempt(context.Background(), "alice", "198.51.100.1", func() bool {
+			close(checking)
+			<-release
+			return true
+		})
+		first <- err
+	}()
+	<-checking
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var checked atomic.Bool
+	second := make(chan error, 1)
+	go func() {
+		_, err := lt.Attempt(ctx, "alice", "198.51.100.2", func() bool { checked.Store(true); return false })
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		require.FailNow(t, "the second attempt did not wait for the first's check", "error %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel() // the client goes away
+	var err error
+	select {
+	case err = <-second:
+	case <-time.After(5 * time.Second):
+		assert.Fail(t, "the waiting attempt goes on after its request ended")
+		close(release)
+		require.FailNow(t, "it ended only once the slot was free", "error %v", <-second)
+	}
+	assert.ErrorIs(t, err, context.Canceled, "a waiting attempt whose request ends returns its context's error")
+	assert.NotErrorIs(t, err, middleware.ErrRateLimited, "not a refusal")
+	assert.False(t, checked.Load(), "the abandoned attempt checks no password")
+	close(release)
+	assert.NoError(t, <-first, "the first attempt passes")
+
+	// It counted nothing: the one failure allowed is still there.
+	fail(t, lt, "alice", "198.51.100.3")
+	attempt(t, lt, "alice", "198.51.100.3", true, true, 60)
+}

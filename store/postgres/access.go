@@ -18,31 +18,26 @@ var errOwnerEntry = &store.ValidationError{Message: "the owner's entry cannot be
 // FindMembers implements store.Access: the owner (its username from
 // hds_users, "anonymous" for the built-in anonymous user, empty once the
 // account is deleted) and the members, by username.
-func (s *Store) FindMembers(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Member, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelProject)
-	if err != nil {
-		return nil, 0, err
-	}
-	rows, err := q.rows(ctx, `SELECT user_id, username, role, created_at, count(*) OVER () FROM (
-		SELECT p.owner_id AS user_id, COALESCE(u.username, CASE WHEN p.owner_id = '`+store.AnonymousUserID+`' THEN p.owner_id ELSE '' END) AS username, 'owner' AS role, p.created_at
-		FROM hds_projects p LEFT JOIN hds_users u ON u.id = p.owner_id WHERE p.id = $1
-		UNION ALL
-		SELECT m.user_id, u.username, m.role, m.created_at
-		FROM hds_members m JOIN hds_users u ON u.id = m.user_id WHERE m.project_id = $1
-	) x ORDER BY username COLLATE "C", user_id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(rows *sql.Rows, total *int) (*store.Member, error) {
-		var m store.Member
-		err := rows.Scan(&m.UserID, &m.Username, &m.Role, &m.CreatedAt, total)
-		m.CreatedAt = m.CreatedAt.UTC()
-		return &m, err
-	}, func() (int, error) {
-		return q.count(ctx, `SELECT 1 + count(*) FROM hds_members WHERE project_id = $1`, r.project)
+func (s *Store) FindMembers(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Member, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.Member, int, error) {
+		rows, err := q.rows(ctx, `SELECT user_id, username, role, created_at, count(*) OVER () FROM (
+			SELECT p.owner_id AS user_id, COALESCE(u.username, CASE WHEN p.owner_id = '`+store.AnonymousUserID+`' THEN p.owner_id ELSE '' END) AS username, 'owner' AS role, p.created_at
+			FROM hds_projects p LEFT JOIN hds_users u ON u.id = p.owner_id WHERE p.id = $1
+			UNION ALL
+			SELECT m.user_id, u.username, m.role, m.created_at
+			FROM hds_members m JOIN hds_users u ON u.id = m.user_id WHERE m.project_id = $1
+		) x ORDER BY username COLLATE "C", user_id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
+		if err != nil {
+			return nil, 0, err
+		}
+		return scanList(rows, func(rows *sql.Rows, total *int) (*store.Member, error) {
+			var m store.Member
+			err := rows.Scan(&m.UserID, &m.Username, &m.Role, &m.CreatedAt, total)
+			m.CreatedAt = m.CreatedAt.UTC()
+			return &m, err
+		}, func() (int, error) {
+			return q.count(ctx, `SELECT 1 + count(*) FROM hds_members WHERE project_id = $1`, r.project)
+		})
 	})
 }
 
@@ -50,11 +45,7 @@ func (s *Store) FindMembers(ctx context.Context, p store.Path, lq store.ListQuer
 func (s *Store) PutMember(ctx context.Context, p store.Path, m store.Member) (_ *store.Member, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	err = s.inTx(ctx, func(q queryer) error {
-		r, err := q.resolve(ctx, p, levelProject)
-		if err != nil {
-			return err
-		}
+	err = s.inProjectTx(ctx, p, func(q queryer, r resolved) error {
 		switch {
 		case !store.MemberRole(m.Role):
 			return &store.ValidationError{Message: "role must be one of viewer, reader, editor, admin"}
@@ -87,11 +78,7 @@ func (s *Store) PutMember(ctx context.Context, p store.Path, m store.Member) (_ 
 func (s *Store) DeleteMember(ctx context.Context, p store.Path, userID, username string) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	return s.inTx(ctx, func(q queryer) error {
-		r, err := q.resolve(ctx, p, levelProject)
-		if err != nil {
-			return err
-		}
+	return s.inProjectTx(ctx, p, func(q queryer, r resolved) error {
 		if userID == r.standing.OwnerID {
 			return errOwnerEntry
 		}
@@ -99,7 +86,7 @@ func (s *Store) DeleteMember(ctx context.Context, p store.Path, userID, username
 			r.project, userID); err != nil {
 			return err
 		}
-		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionMemberDelete, Target: username})
+		_, err := q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionMemberDelete, Target: username})
 		return err
 	})
 }
@@ -161,41 +148,32 @@ func (s *Store) CreateToken(ctx context.Context, p store.Path, t *store.APIToken
 }
 
 // FindTokens implements store.Access.
-func (s *Store) FindTokens(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.APIToken, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelProject)
-	if err != nil {
-		return nil, 0, err
-	}
-	rows, err := q.rows(ctx, `SELECT `+tokenColumns+`, count(*) OVER () FROM hds_api_tokens WHERE project_id = $1
-		ORDER BY created_at, id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(rows *sql.Rows, total *int) (*store.APIToken, error) { return scanToken(rows, total) },
-		func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_api_tokens WHERE project_id = $1`, r.project)
-		})
+func (s *Store) FindTokens(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.APIToken, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.APIToken, int, error) {
+		rows, err := q.rows(ctx, `SELECT `+tokenColumns+`, count(*) OVER () FROM hds_api_tokens WHERE project_id = $1
+			ORDER BY created_at, id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
+		if err != nil {
+			return nil, 0, err
+		}
+		return scanList(rows, func(rows *sql.Rows, total *int) (*store.APIToken, error) { return scanToken(rows, total) },
+			func() (int, error) {
+				return q.count(ctx, `SELECT count(*) FROM hds_api_tokens WHERE project_id = $1`, r.project)
+			})
+	})
 }
 
 // DeleteToken implements store.Access, in one transaction.
 func (s *Store) DeleteToken(ctx context.Context, p store.Path, id string) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	return s.inTx(ctx, func(q queryer) error {
-		r, err := q.resolve(ctx, p, levelProject)
-		if err != nil {
-			return err
-		}
+	return s.inProjectTx(ctx, p, func(q queryer, r resolved) error {
 		if _, ok := store.CanonicalUUID(id); !ok {
 			return &store.NotFoundError{Kind: "token", Name: id}
 		}
 		if err := q.execOne(ctx, "token", id, `DELETE FROM hds_api_tokens WHERE id = $1 AND project_id = $2`, id, r.project); err != nil {
 			return err
 		}
-		_, err = q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionTokenDelete, Target: id})
+		_, err := q.audit(ctx, r.project, p.Caller, store.AuditEntry{Action: store.ActionTokenDelete, Target: id})
 		return err
 	})
 }

@@ -156,69 +156,60 @@ func scanAudit(row interface{ Scan(...any) error }, extra ...any) (*store.AuditE
 }
 
 // FindAuditEntries implements store.AuditLog.
-func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.AuditQuery) (_ []*store.AuditEntry, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelProject)
-	if err != nil {
-		return nil, 0, err
-	}
-	args := []any{r.project, aq.After}
-	var where strings.Builder
-	where.WriteString("project_id = $1 AND revision > $2")
-	filter := func(cond string, arg any) {
-		args = append(args, arg)
-		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
-	}
-	if aq.Action != "" {
-		filter("action = $?", string(aq.Action))
-	}
-	if aq.Actor != "" {
-		filter("actor = $?", aq.Actor)
-	}
-	// Entry times have microseconds; PostgreSQL would round a finer bound
-	// to the nearest one, so the bounds are cut inwards first: at >=
-	// since is at >= since rounded up, at <= until is at <= until
-	// rounded down.
-	if !aq.Since.IsZero() {
-		filter("at >= $?", ceilMicro(aq.Since))
-	}
-	if !aq.Until.IsZero() {
-		filter("at <= $?", aq.Until.Truncate(time.Microsecond))
-	}
-	// The total counts every match, also those a cursor (Before) skips:
-	// an uncorrelated subquery, run once.
-	counted, countArgs := where.String(), len(args)
-	lq := store.ListQuery{NoCount: aq.NoCount}
-	total := totalColumn(lq, "hds_audit", counted)
-	if aq.Before == 0 && !aq.NoCount {
-		total = `count(*) OVER ()`
-	}
-	if aq.Before > 0 {
-		filter("revision < $?", aq.Before)
-	}
-	n := len(args)
-	rows, err := q.rows(ctx, `SELECT `+auditColumns+`, `+total+` FROM hds_audit WHERE `+where.String()+
-		` ORDER BY revision DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, aq.Limit, aq.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	return scanList(rows, func(r *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(r, total) },
-		counter(lq, func() (int, error) {
-			return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
-		}))
+func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.AuditQuery) ([]*store.AuditEntry, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.AuditEntry, int, error) {
+		args := []any{r.project, aq.After}
+		var where strings.Builder
+		where.WriteString("project_id = $1 AND revision > $2")
+		filter := func(cond string, arg any) {
+			args = append(args, arg)
+			where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+		}
+		if aq.Action != "" {
+			filter("action = $?", string(aq.Action))
+		}
+		if aq.Actor != "" {
+			filter("actor = $?", aq.Actor)
+		}
+		// Entry times have microseconds; PostgreSQL would round a finer
+		// bound to the nearest one, so the bounds are cut inwards first:
+		// at >= since is at >= since rounded up, at <= until is at <=
+		// until rounded down.
+		if !aq.Since.IsZero() {
+			filter("at >= $?", ceilMicro(aq.Since))
+		}
+		if !aq.Until.IsZero() {
+			filter("at <= $?", aq.Until.Truncate(time.Microsecond))
+		}
+		// The total counts every match, also those a cursor (Before) skips:
+		// an uncorrelated subquery, run once.
+		counted, countArgs := where.String(), len(args)
+		lq := store.ListQuery{NoCount: aq.NoCount}
+		total := totalColumn(lq, "hds_audit", counted)
+		if aq.Before == 0 && !aq.NoCount {
+			total = `count(*) OVER ()`
+		}
+		if aq.Before > 0 {
+			filter("revision < $?", aq.Before)
+		}
+		n := len(args)
+		rows, err := q.rows(ctx, `SELECT `+auditColumns+`, `+total+` FROM hds_audit WHERE `+where.String()+
+			` ORDER BY revision DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, aq.Limit, aq.Offset)...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return scanList(rows, func(rows *sql.Rows, total *int) (*store.AuditEntry, error) { return scanAudit(rows, total) },
+			counter(lq, func() (int, error) {
+				return q.count(ctx, `SELECT count(*) FROM hds_audit WHERE `+counted, args[:countArgs]...)
+			}))
+	})
 }
 
 // RecordReveal implements store.AuditLog.
 func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
-	res, err := s.q().resolve(ctx, p, levelProject)
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(q queryer) error {
+	return s.inProjectTx(ctx, p, func(q queryer, res resolved) error {
 		_, err := q.audit(ctx, res.project, p.Caller, store.RevealEntry(p, r))
 		return err
 	})

@@ -78,6 +78,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 			return nil
 		}
 		each := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
+		var grown int64 // by how many bytes the set-based runs grew the project
 		for start := 0; start < len(b.Ops); {
 			if !set || !setBased(b.Ops[start].Kind) {
 				if err := run(start, each.apply); err != nil {
@@ -90,13 +91,11 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 			for end < len(b.Ops) && setBased(b.Ops[end].Kind) {
 				end++
 			}
-			if start > 0 { // the ops before changed the byte count
-				if bytes, err = q.sum(ctx, `SELECT bytes FROM hds_projects WHERE id = $1`, projectID); err != nil {
-					return err
-				}
-			}
+			// The project's bytes now: the project row is locked, so only
+			// this batch changed them, by the deltas of the runs before and
+			// what the container deletes (the ops between runs) freed.
 			tx := &setTx{q: q, b: b, c: p.Caller, ops: b.Ops[start:end], now: now, project: p.Project, projectID: projectID,
-				quotas: quotas, bytes: bytes}
+				quotas: quotas, bytes: bytes + grown - each.freed}
 			if err := tx.load(ctx); err != nil {
 				return err
 			}
@@ -111,6 +110,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 					return err
 				}
 			}
+			grown += tx.delta
 			start = end
 		}
 		if b.DryRun {
@@ -143,6 +143,9 @@ type pgTx struct {
 	project   string
 	projectID string
 	quotas    store.Quotas
+	// freed is what the container deletes took off the project's bytes
+	// so far.
+	freed int64
 }
 
 // path is the Path of op, without a caller (the batch checked it; the
@@ -248,13 +251,17 @@ func (tx *pgTx) apply(ctx context.Context, op store.Op) (store.OpResult, error) 
 	case store.OpDeleteCollection:
 		id, _, err := tx.lookup(ctx, op, levelCollection)
 		if err == nil {
-			err = tx.q.deleteCollection(ctx, tx.c, id, op.Collection, tx.projectID, tx.project)
+			var n int64
+			n, err = tx.q.deleteCollection(ctx, tx.c, id, op.Collection, tx.projectID, tx.project)
+			tx.freed += n
 		}
 		return store.OpResult{}, err
 	case store.OpDeleteCluster:
 		_, id, err := tx.lookup(ctx, op, levelCluster)
 		if err == nil {
-			err = tx.q.deleteCluster(ctx, tx.c, id, op.Collection, op.Cluster, tx.projectID, tx.project)
+			var n int64
+			n, err = tx.q.deleteCluster(ctx, tx.c, id, op.Collection, op.Cluster, tx.projectID, tx.project)
+			tx.freed += n
 		}
 		return store.OpResult{}, err
 	case store.OpCreate, store.OpUpdate, store.OpUpsert, store.OpDelete:

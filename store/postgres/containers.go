@@ -82,6 +82,34 @@ func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved
 	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 
+// findWithin runs a list of what one level of a path holds (a project's
+// members, tokens, audit entries or collections, a collection's clusters,
+// a cluster's records) as one call of the Store: it resolves p to depth,
+// checking the caller's access, then lists with find on the pool.
+func findWithin[T any](ctx context.Context, s *Store, p store.Path, depth int,
+	find func(ctx context.Context, q queryer, r resolved) ([]T, int, error)) (_ []T, _ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	q := s.q()
+	r, err := q.resolve(ctx, p, depth)
+	if err != nil {
+		return nil, 0, err
+	}
+	return find(ctx, q, r)
+}
+
+// inProjectTx runs change in one transaction after resolving p's
+// project in it, checking the caller's access first.
+func (s *Store) inProjectTx(ctx context.Context, p store.Path, change func(q queryer, r resolved) error) error {
+	return s.inTx(ctx, func(q queryer) error {
+		r, err := q.resolve(ctx, p, levelProject)
+		if err != nil {
+			return err
+		}
+		return change(q, r)
+	})
+}
+
 // checkPath reports the first problem with a looked-up path: the
 // caller's access, then the first missing level below the project.
 func checkPath(p store.Path, depth int, st store.Standing, collectionFound, clusterFound bool) error {
@@ -432,20 +460,15 @@ func scanCollection(row interface{ Scan(...any) error }, project string, extra .
 }
 
 // FindCollections implements store.Store.
-func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Collection, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelProject)
-	if err != nil {
-		return nil, 0, err
-	}
-	where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
-	search := likePattern(lq.Search)
-	return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
-		func(row *sql.Rows, total *int) (*store.Collection, error) {
-			return scanCollection(row, p.Project, total)
-		})
+func (s *Store) FindCollections(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Collection, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.Collection, int, error) {
+		where := `project_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+		search := likePattern(lq.Search)
+		return findContainers(ctx, q, lq, collectionColumns, "hds_collections c", where, []any{r.project, search},
+			func(row *sql.Rows, total *int) (*store.Collection, error) {
+				return scanCollection(row, p.Project, total)
+			})
+	})
 }
 
 // FindCollection implements store.Store.
@@ -559,36 +582,38 @@ func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) 
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
+		_, err := q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
+		return err
 	})
 }
 
 // deleteCollection deletes the collection with id (named name) of the
 // project with projectID, by c, takes what it counted off the project's
-// bytes (store.Quotas) and writes its audit entry.
-func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name, projectID, projectName string) error {
+// bytes (store.Quotas) and writes its audit entry. It returns the bytes
+// taken off.
+func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name, projectID, projectName string) (int64, error) {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_clusters WHERE collection_id = $1 FOR UPDATE`, id); err != nil {
-		return err
+		return 0, err
 	}
 	in := `r.cluster_id IN (SELECT id FROM hds_clusters WHERE collection_id = $1)`
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_records r WHERE `+in+` FOR UPDATE`, id); err != nil {
-		return err
+		return 0, err
 	}
 	n, err := q.sum(ctx, `SELECT (`+fmt.Sprintf(bytesSQL, in, in)+`)
 		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_clusters WHERE collection_id = $1)
 		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_collections WHERE id = $1)`, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.deleteByID(ctx, "hds_collections", id, "collection", name); err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
-		return err
+		return 0, err
 	}
 	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionCollectionDelete, Collection: name})
-	return err
+	return n, err
 }
 
 // --- clusters ---
@@ -604,18 +629,13 @@ func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any
 }
 
 // FindClusters implements store.Store.
-func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) (_ []*store.Cluster, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	r, err := q.resolve(ctx, p, levelCollection)
-	if err != nil {
-		return nil, 0, err
-	}
-	where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
-	search := likePattern(lq.Search)
-	return findContainers(ctx, q, lq, clusterColumns, "hds_clusters k", where, []any{r.collection.String, search},
-		func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
+func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Cluster, int, error) {
+	return findWithin(ctx, s, p, levelCollection, func(ctx context.Context, q queryer, r resolved) ([]*store.Cluster, int, error) {
+		where := `collection_id = $1 AND ($2::text IS NULL OR name_lower LIKE $2 ESCAPE '\')`
+		search := likePattern(lq.Search)
+		return findContainers(ctx, q, lq, clusterColumns, "hds_clusters k", where, []any{r.collection.String, search},
+			func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
+	})
 }
 
 // FindCluster implements store.Store.
@@ -750,34 +770,35 @@ func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
-		return q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
+		_, err := q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
+		return err
 	})
 }
 
 // deleteCluster deletes the cluster with id (named name, in the
 // collection named collection) of the project with projectID, by c,
 // takes what it counted off the project's bytes (store.Quotas) and writes
-// its audit entry.
-func (q queryer) deleteCluster(ctx context.Context, c store.Caller, id, collection, name, projectID, projectName string) error {
+// its audit entry. It returns the bytes taken off.
+func (q queryer) deleteCluster(ctx context.Context, c store.Caller, id, collection, name, projectID, projectName string) (int64, error) {
 	// Lock what goes, so that the bytes counted are the bytes deleted.
 	if err := q.lockCluster(ctx, id, name); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := q.exec(ctx, `SELECT 1 FROM hds_records WHERE cluster_id = $1 FOR UPDATE`, id); err != nil {
-		return err
+		return 0, err
 	}
 	in := `r.cluster_id = $1`
 	n, err := q.sum(ctx, `SELECT (`+fmt.Sprintf(bytesSQL, in, in)+`)
 		+ (SELECT coalesce(sum(octet_length(name)), 0) FROM hds_clusters WHERE id = $1)`, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.deleteByID(ctx, "hds_clusters", id, "cluster", name); err != nil {
-		return err
+		return 0, err
 	}
 	if err := q.addBytes(ctx, projectID, -n, store.Quotas{}, projectName); err != nil {
-		return err
+		return 0, err
 	}
 	_, err = q.audit(ctx, projectID, c, store.AuditEntry{Action: store.ActionClusterDelete, Collection: collection, Cluster: name})
-	return err
+	return n, err
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
 
 	"github.com/hds-go/hds/store"
 )
@@ -226,7 +227,7 @@ func (q queryer) execOne(ctx context.Context, kind, name, query string, args ...
 func (s *Store) inTx(ctx context.Context, f func(q queryer) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, f)
-		if attempt < txAttempts && pq.As(err, "40P01", "40001") != nil && ctx.Err() == nil {
+		if attempt < txAttempts && pq.As(err, pqerror.TRDeadlockDetected, pqerror.TRSerializationFailure) != nil && ctx.Err() == nil {
 			continue
 		}
 		return err
@@ -312,13 +313,13 @@ func settle(ctx context.Context, err error) error {
 // unavailableCodes are the SQLSTATEs, beside class 08 (connection
 // exception), that mean the server cannot serve now rather than that the
 // statement is wrong.
-var unavailableCodes = []pq.ErrorCode{
-	"53300", // too_many_connections
-	"57014", // query_canceled: a statement_timeout of the server, or a cancel request
-	"57P01", // admin_shutdown
-	"57P02", // crash_shutdown
-	"57P03", // cannot_connect_now
-	"57P05", // idle_session_timeout
+var unavailableCodes = []pqerror.Code{
+	pqerror.TooManyConnections,
+	pqerror.QueryCanceled, // a statement_timeout of the server, or a cancel request
+	pqerror.AdminShutdown,
+	pqerror.CrashShutdown,
+	pqerror.CannotConnectNow,
+	pqerror.IdleSessionTimeout,
 }
 
 // classify marks the errors that say the database cannot be reached or
@@ -339,7 +340,7 @@ func unavailable(err error) bool {
 		return false // already marked
 	}
 	if pqErr := pq.As(err); pqErr != nil {
-		return pqErr.Code.Class() == "08" || slices.Contains(unavailableCodes, pqErr.Code)
+		return pqErr.Code.Class() == pqerror.ClassConnectionException || slices.Contains(unavailableCodes, pqErr.Code)
 	}
 	var netErr net.Error
 	return errors.As(err, &netErr) ||
@@ -352,15 +353,13 @@ func unavailable(err error) bool {
 
 // isUniqueViolation reports a unique constraint violation (23505).
 func isUniqueViolation(err error) bool {
-	var pqErr *pq.Error
-	return errors.As(err, &pqErr) && pqErr.Code == "23505"
+	return pq.As(err, pqerror.UniqueViolation) != nil
 }
 
 // isForeignKeyViolation reports a foreign key violation (23503): the
 // parent was deleted concurrently.
 func isForeignKeyViolation(err error) bool {
-	var pqErr *pq.Error
-	return errors.As(err, &pqErr) && pqErr.Code == "23503"
+	return pq.As(err, pqerror.ForeignKeyViolation) != nil
 }
 
 // storable reports whether PostgreSQL can hold s as text: valid UTF-8

@@ -224,97 +224,93 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, rq store.RecordQu
 // findRecords runs FindRecords' statement with the record columns given
 // (recordColumns, or lazyRecordColumns for streaming), scanned by scan.
 func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.RecordQuery, columns string,
-	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) (_ []T, _ int, err error) {
-	ctx, end := s.call(ctx)
-	defer end(&err)
-	q := s.q()
-	res, err := q.resolve(ctx, p, levelCluster)
-	if err != nil {
-		return nil, 0, err
-	}
-	b := binder{literal: rq.Search != "" || rq.ValueContains != "" || rq.Min != nil || rq.Max != nil}
-	var where strings.Builder
-	where.WriteString("cluster_id = " + b.bind(res.cluster.String))
-	filter := func(cond string, arg any) {
-		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
-	}
-	if rq.Search != "" {
-		filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
-	}
-	sortColumns := recordSortColumns
-	if rq.Type != "" {
-		// Written out, never bound: a type is one of a few names, and
-		// only a plan that sees it can use an index whose WHERE names
-		// types (hds_records_number, hds_records_datetime).
-		where.WriteString(" AND type = " + pq.QuoteLiteral(string(rq.Type)))
-		switch {
-		case rq.SortBy != store.SortValue:
-		case rq.Type == store.Integer || rq.Type == store.Float:
-			sortColumns = numberSortColumns
-		default:
-			// A type has one sort group: said outright, the group is
-			// a range of hds_records_value_order.
-			where.WriteString(" AND sort_group = " + strconv.Itoa(int(store.KeyOf(rq.Type, nil).Group)))
+	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) ([]T, int, error) {
+	return findWithin(ctx, s, p, levelCluster, func(ctx context.Context, q queryer, res resolved) ([]T, int, error) {
+		b := binder{literal: rq.Search != "" || rq.ValueContains != "" || rq.Min != nil || rq.Max != nil}
+		var where strings.Builder
+		where.WriteString("cluster_id = " + b.bind(res.cluster.String))
+		filter := func(cond string, arg any) {
+			where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", b.bind(arg)))
 		}
-	}
-	if rq.HasValue {
-		if !storable(rq.Value) {
-			return []T{}, emptyTotal(rq.ListQuery), nil
+		if rq.Search != "" {
+			filter(`name_lower LIKE $? ESCAPE '\'`, likePattern(rq.Search))
 		}
-		// The prefix is what hds_records_vtext_prefix holds.
-		filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
-	}
-	if rq.ValueContains != "" {
-		filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
-	}
-	for _, bound := range []struct {
-		key *store.ValueKey
-		op  string
-	}{{rq.Min, ">="}, {rq.Max, "<="}} {
-		if bound.key != nil {
-			col, arg := rangeOperand(rq.Type, *bound.key)
-			filter(col+" "+bound.op+" $?", arg)
+		sortColumns := recordSortColumns
+		if rq.Type != "" {
+			// Written out, never bound: a type is one of a few names, and
+			// only a plan that sees it can use an index whose WHERE names
+			// types (hds_records_number, hds_records_datetime).
+			where.WriteString(" AND type = " + pq.QuoteLiteral(string(rq.Type)))
+			switch {
+			case rq.SortBy != store.SortValue:
+			case rq.Type == store.Integer || rq.Type == store.Float:
+				sortColumns = numberSortColumns
+			default:
+				// A type has one sort group: said outright, the group is
+				// a range of hds_records_value_order.
+				where.WriteString(" AND sort_group = " + strconv.Itoa(int(store.KeyOf(rq.Type, nil).Group)))
+			}
 		}
-	}
-	filters := b.args
-	count := func() (int, error) {
-		cb := binder{args: filters, literal: b.literal}
-		return cb.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
-	}
-	if rq.After == nil {
-		rows, err := b.rows(ctx, q, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
-			` FROM hds_records r WHERE `+where.String()+` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
-		if err != nil {
-			return nil, 0, err
+		if rq.HasValue {
+			if !storable(rq.Value) {
+				return []T{}, emptyTotal(rq.ListQuery), nil
+			}
+			// The prefix is what hds_records_vtext_prefix holds.
+			filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
 		}
-		return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
-	}
-	// A cursor: the page is read by keyset, in at most two statements
-	// (afterConds), and the matches are counted on their own.
-	items := []T{}
-	for _, after := range afterConds(rq.ListQuery) {
-		b := binder{args: filters[:len(filters):len(filters)], literal: b.literal}
-		cond := after(&b)
-		rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
-			` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)))
-		if err != nil {
-			return nil, 0, err
+		if rq.ValueContains != "" {
+			filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
 		}
-		page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
-		if err != nil {
-			return nil, 0, err
+		for _, bound := range []struct {
+			key *store.ValueKey
+			op  string
+		}{{rq.Min, ">="}, {rq.Max, "<="}} {
+			if bound.key != nil {
+				col, arg := rangeOperand(rq.Type, *bound.key)
+				filter(col+" "+bound.op+" $?", arg)
+			}
 		}
-		if items = append(items, page...); len(items) >= rq.Limit {
-			break
+		filters := b.args
+		count := func() (int, error) {
+			cb := binder{args: filters, literal: b.literal}
+			return cb.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
 		}
-	}
-	total := store.NotCounted
-	if !rq.NoCount {
-		if total, err = count(); err != nil {
-			return nil, 0, err
+		if rq.After == nil {
+			rows, err := b.rows(ctx, q, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
+				` FROM hds_records r WHERE `+where.String()+` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
+			if err != nil {
+				return nil, 0, err
+			}
+			return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
 		}
-	}
-	return items, total, nil
+		// A cursor: the page is read by keyset, in at most two statements
+		// (afterConds), and the matches are counted on their own.
+		items := []T{}
+		for _, after := range afterConds(rq.ListQuery) {
+			b := binder{args: filters[:len(filters):len(filters)], literal: b.literal}
+			cond := after(&b)
+			rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
+				` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)))
+			if err != nil {
+				return nil, 0, err
+			}
+			page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			if items = append(items, page...); len(items) >= rq.Limit {
+				break
+			}
+		}
+		total := store.NotCounted
+		if !rq.NoCount {
+			var err error
+			if total, err = count(); err != nil {
+				return nil, 0, err
+			}
+		}
+		return items, total, nil
+	})
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a

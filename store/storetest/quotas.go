@@ -305,6 +305,7 @@ func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) s
 		assertRoom(t, s, k1, limit, limit-4, "the record and its history given back")
 	})
 
+	t.Run("BatchBytesAcrossDeletes", func(t *testing.T) { testBatchBytesAcrossDeletes(t, newStore) })
 	t.Run("BatchBytesPerProject", func(t *testing.T) {
 		const limit = 100
 		s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
@@ -389,6 +390,47 @@ func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) s
 		_, err = s.CreateCluster(ctx, setLevel(k1, 2, "k"))
 		assertQuota(t, err, store.QuotaBytesPerProject, limit, "a full project")
 	})
+}
+
+// testBatchBytesAcrossDeletes: a batch whose container deletes come
+// between record writes counts the project's bytes through all of them:
+// what the writes before a delete added and what the delete freed.
+func testBatchBytesAcrossDeletes(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
+	const limit = 100
+	s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
+	ctx := t.Context()
+	pp := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
+	k1 := store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
+	k2 := setLevel(setLevel(k1, 1, "c2"), 2, "k2")
+	k3 := setLevel(setLevel(k1, 1, "c3"), 2, "k3")
+	mustProject(t, s, owner, projName)
+	for _, k := range []store.Path{k1, k2, k3} {
+		mustCollection(t, s, k)
+		mustCluster(t, s, k)
+	} // 12
+	mustRecord(t, s, setLevel(k2, 3, "a"), store.String, `"abcdefgh"`) // 1 + 10: 23
+	create := func(name string, size int) store.Op {
+		return store.Op{Kind: store.OpCreate, Collection: "c1", Cluster: "k1", Record: name,
+			New: &store.Record{Type: store.String, Value: json.RawMessage(`"` + strings.Repeat("v", size-len(name)-2) + `"`)}}
+	}
+	batch := func(extraY, extraZ int) store.Batch {
+		return store.Batch{Ops: []store.Op{
+			create("x", 8), // 31
+			{Kind: store.OpDeleteCluster, Collection: "c2", Cluster: "k2"}, // k2 2 + a 11: 18
+			create("y", limit-18+extraY),                                   // 100: full
+			{Kind: store.OpDeleteCollection, Collection: "c3"},             // c3 2 + k3 2: 96
+			create("z", 4+extraZ),                                          // 100: full again
+		}}
+	}
+	_, err := s.Apply(ctx, pp, batch(1, 0))
+	assertOpQuota(t, err, 2, store.QuotaBytesPerProject, limit, "a create one byte past what the delete before it freed")
+	_, err = s.Apply(ctx, pp, batch(0, 1))
+	assertOpQuota(t, err, 4, store.QuotaBytesPerProject, limit, "a create one byte past what the second delete freed")
+	assertRoom(t, s, k1, limit, limit-23, "after the refused batches")
+	_, err = s.Apply(ctx, pp, batch(0, 0))
+	require.NoError(t, err, "creates that use exactly what the deletes before them freed")
+	_, err = s.CreateCluster(ctx, setLevel(k1, 2, "k"))
+	assertQuota(t, err, store.QuotaBytesPerProject, limit, "a full project")
 }
 
 // assertRoom checks that the project of k (an existing cluster) has room
