@@ -74,7 +74,9 @@ func TestPostgresListRoundTrips(t *testing.T) {
 		c.getPage(t, tc.target, carol) // prepares what the route runs
 		before := proxy.RoundTrips()
 		p := c.getPage(t, tc.target, carol)
-		trips := proxy.RoundTrips() - before; t.Logf("TRIPS %-40s %d", tc.what, trips); assert.LessOrEqual(t, trips, int64(2), "%s: database round trips", tc.what)
+		trips := proxy.RoundTrips() - before
+		t.Logf("TRIPS %-40s %d", tc.what, trips)
+		assert.LessOrEqual(t, trips, int64(2), "%s: database round trips", tc.what)
 		var names []string
 		for _, it := range p.Items {
 			names = append(names, it.Name)
