@@ -21,13 +21,19 @@ import (
 
 const feedLive = `document.querySelector('.live')?.textContent === 'Live'`
 
-func TestConsoleBrowserFeedRenewsItsToken(t *testing.T) {
-	b := startBrowser(t)
-	alice := b.api.token("alice")
+// startSharedShop starts a browser on a server where alice owns
+// shop/prod/api and bob is an editor of shop, and returns alice's and
+// bob's tokens and the cluster's path.
+func startSharedShop(t *testing.T) (b *browser, alice, bob, kpath string) {
+	b = startBrowser(t)
+	alice = b.api.token("alice")
 	b.api.tree(alice, "shop", "prod", "api")
 	b.api.share(alice, "shop", "bob", "editor")
-	bob := b.api.token("bob")
-	kpath := pathK("shop", "prod", "api")
+	return b, alice, b.api.token("bob"), pathK("shop", "prod", "api")
+}
+
+func TestConsoleBrowserFeedRenewsItsToken(t *testing.T) {
+	b, alice, bob, kpath := startSharedShop(t)
 
 	// The console's session starts with a token that expires in 3
 	// seconds, as one does in a tab that slept past its renewal.
@@ -106,12 +112,7 @@ func TestConsoleBrowserFeedRenewsItsToken(t *testing.T) {
 }
 
 func TestConsoleBrowserFeedFollowsARenewal(t *testing.T) {
-	b := startBrowser(t)
-	alice := b.api.token("alice")
-	b.api.tree(alice, "shop", "prod", "api")
-	b.api.share(alice, "shop", "bob", "editor")
-	bob := b.api.token("bob")
-	kpath := pathK("shop", "prod", "api")
+	b, alice, bob, kpath := startSharedShop(t)
 
 	// A session whose token the console renews 5 seconds after the page
 	// loads (a minute before it expires, but not sooner than that).
