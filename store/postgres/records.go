@@ -292,9 +292,10 @@ const totalRecord = `(SELECT '00000000-0000-0000-0000-000000000000'::uuid AS id,
 	'epoch'::timestamptz AS updated_at, ''::text AS updated_by) r`
 
 // listRecords reads a page of records in one statement, whatever the
-// page: its rows carry a part column, 1 (and 2) for the records of the
-// page and 0 for the one row that carries the total (none with
-// NoCount), which is there even when the page is empty, so that an empty
+// page: its rows end with a part column, 1 (and 2) for the records of
+// the page, and -1 - total for the one row that carries the total (none
+// with NoCount; small positive numbers reach the driver's interface
+// without an allocation), which is there even when the page is empty, so that an empty
 // page, an offset past the end or a cursor never costs a statement of
 // its own to count. The total is counted once, in a CTE. A cursor reads
 // by keyset: part 1 is the first condition of afterConds, part 2 the
@@ -305,7 +306,7 @@ func listRecords[T any](ctx context.Context, q queryer, b *binder, lq store.List
 	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) ([]T, int, error) {
 	var with, body []string
 	page := func(part int, cond, limit string) string {
-		return `(SELECT ` + columns + `, -1 AS total, ` + strconv.Itoa(part) + ` AS part FROM hds_records r WHERE ` + where + cond +
+		return `(SELECT ` + columns + `, ` + strconv.Itoa(part) + ` AS part FROM hds_records r WHERE ` + where + cond +
 			` ORDER BY ` + order + ` LIMIT ` + limit + `)`
 	}
 	if !lq.NoCount {
@@ -324,7 +325,7 @@ func listRecords[T any](ctx context.Context, q queryer, b *binder, lq store.List
 		}
 	}
 	if !lq.NoCount {
-		body = append(body, `SELECT `+columns+`, c.n, 0 FROM c, `+totalRecord)
+		body = append(body, `SELECT `+columns+`, -1 - c.n FROM c, `+totalRecord)
 	}
 	query := strings.Join(body, "\nUNION ALL ")
 	if len(with) > 0 {
@@ -338,15 +339,15 @@ func listRecords[T any](ctx context.Context, q queryer, b *binder, lq store.List
 	items, rest := []T{}, []T(nil)
 	total := store.NotCounted
 	for rows.Next() {
-		var n, part int
-		it, err := scan(rows, &n, &part)
+		var part int64 // int64 as the driver's: converted without a string
+		it, err := scan(rows, &part)
 		if err != nil {
 			return nil, 0, classify(err)
 		}
-		switch part {
-		case 0:
-			total = n
-		case 1:
+		switch {
+		case part < 0:
+			total = int(-1 - part)
+		case part == 1:
 			items = append(items, it)
 		default:
 			rest = append(rest, it)
