@@ -270,47 +270,96 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 				filter(col+" "+bound.op+" $?", arg)
 			}
 		}
-		filters := b.args
-		count := func() (int, error) {
-			cb := binder{args: filters, literal: b.literal}
-			return cb.count(ctx, q, `SELECT count(*) FROM hds_records r WHERE `+where.String())
-		}
-		if rq.After == nil {
-			rows, err := b.rows(ctx, q, `SELECT `+columns+`, `+totalColumn(rq.ListQuery, "hds_records r", where.String())+
-				` FROM hds_records r WHERE `+where.String()+` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
+		scanRow := func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }
+		if rq.After == nil && rq.NoCount {
+			rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+
+				` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
 			if err != nil {
 				return nil, 0, err
 			}
-			return scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, counter(rq.ListQuery, count))
+			return scanList(rows, scanRow, nil)
 		}
-		// A cursor: the page is read by keyset, in at most two statements
-		// (afterConds), and the matches are counted on their own.
-		items := []T{}
-		for _, after := range afterConds(rq.ListQuery) {
-			b := binder{args: filters[:len(filters):len(filters)], literal: b.literal}
-			cond := after(&b)
-			rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+` AND `+cond+
-				` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit-len(items)))
-			if err != nil {
-				return nil, 0, err
-			}
-			page, _, err := scanList(rows, func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }, nil)
-			if err != nil {
-				return nil, 0, err
-			}
-			if items = append(items, page...); len(items) >= rq.Limit {
-				break
-			}
-		}
-		total := store.NotCounted
-		if !rq.NoCount {
-			var err error
-			if total, err = count(); err != nil {
-				return nil, 0, err
-			}
-		}
-		return items, total, nil
+		return listRecords(ctx, q, &b, rq.ListQuery, columns, where.String(), orderBy(rq.ListQuery, sortColumns), scan)
 	})
+}
+
+// totalRecord is a row shaped like hds_records, under the alias r, for
+// the row of a list statement that carries the total: any list of record
+// columns reads it without a NULL, so that the row scans as a record
+// does (and is dropped).
+const totalRecord = `(SELECT '00000000-0000-0000-0000-000000000000'::uuid AS id, '' COLLATE "C" AS name,
+	'' COLLATE "C" AS type, ''::text AS value, 0::bigint AS version, 'epoch'::timestamptz AS created_at,
+	'epoch'::timestamptz AS updated_at, ''::text AS updated_by) r`
+
+// listRecords reads a page of records in one statement, whatever the
+// page: its rows end with a part column, 1 (and 2) for the records of
+// the page, and -1 - total for the one row that carries the total (none
+// with NoCount; small positive numbers reach the driver's interface
+// without an allocation), which is there even when the page is empty, so that an empty
+// page, an offset past the end or a cursor never costs a statement of
+// its own to count. The total is counted once, in a CTE. A cursor reads
+// by keyset: part 1 is the first condition of afterConds, part 2 the
+// second (sortBy=value), limited to what part 1 left of the page, so
+// that it reads nothing when part 1 filled it. Each part's rows come in
+// the page's order; the parts are put in order here.
+func listRecords[T any](ctx context.Context, q queryer, b *binder, lq store.ListQuery, columns, where, order string,
+	scan func(row interface{ Scan(...any) error }, extra ...any) (T, error)) ([]T, int, error) {
+	var with, body []string
+	page := func(part int, cond, limit string) string {
+		return `(SELECT ` + columns + `, ` + strconv.Itoa(part) + ` AS part FROM hds_records r WHERE ` + where + cond +
+			` ORDER BY ` + order + ` LIMIT ` + limit + `)`
+	}
+	if !lq.NoCount {
+		with = append(with, `c AS (SELECT count(*) AS n FROM hds_records r WHERE `+where+`)`)
+	}
+	if lq.After == nil {
+		body = append(body, page(1, "", b.bind(lq.Limit)+` OFFSET `+b.bind(lq.Offset)))
+	} else {
+		limit := b.bind(lq.Limit)
+		conds := afterConds(lq)
+		if len(conds) == 1 {
+			body = append(body, page(1, ` AND `+conds[0](b), limit))
+		} else {
+			with = append(with, `a AS `+page(1, ` AND `+conds[0](b), limit))
+			body = append(body, `SELECT * FROM a`, page(2, ` AND `+conds[1](b), limit+` - (SELECT count(*) FROM a)`))
+		}
+	}
+	if !lq.NoCount {
+		body = append(body, `SELECT `+columns+`, -1 - c.n FROM c, `+totalRecord)
+	}
+	query := strings.Join(body, "\nUNION ALL ")
+	if len(with) > 0 {
+		query = `WITH ` + strings.Join(with, ", ") + "\n" + query
+	}
+	rows, err := b.rows(ctx, q, query)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	items, rest := []T{}, []T(nil)
+	total := store.NotCounted
+	for rows.Next() {
+		var part int64 // int64 as the driver's: converted without a string
+		it, err := scan(rows, &part)
+		if err != nil {
+			return nil, 0, classify(err)
+		}
+		switch {
+		case part < 0:
+			total = int(-1 - part)
+		case part == 1:
+			items = append(items, it)
+		default:
+			rest = append(rest, it)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, classify(err)
+	}
+	if items = append(items, rest...); len(items) > lq.Limit {
+		items = items[:lq.Limit]
+	}
+	return items, total, nil
 }
 
 // nameIsNoID refuses a record name that is the id (in any case) of a
