@@ -91,14 +91,9 @@ LEFT JOIN LATERAL (
 WHERE p.name = $1`
 
 var (
-	findRecordQuery = strings.Replace(findRecordSQL, "%s", "", 1)
-	lockRecordQuery = strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1)
-	// recordSessionQueries are the session-checking forms (sessionSQL,
-	// $7 and $8) of the two.
-	recordSessionQueries = map[string]string{
-		findRecordQuery: sessionSQL(findRecordQuery, "6", "7", "8"),
-		lockRecordQuery: sessionSQL(lockRecordQuery, "6", "7", "8"),
-	}
+	// Their session forms check a deferred session ($7, $8).
+	findRecordQuery = newPathQuery(strings.Replace(findRecordSQL, "%s", "", 1), 6)
+	lockRecordQuery = newPathQuery(strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1), 6)
 )
 
 // site is where a record write happens and who makes it: what its audit
@@ -127,45 +122,22 @@ func (q queryer) auditRecord(ctx context.Context, at site, r *store.Record, acti
 // findRecord returns the record and its site, with query (findRecordQuery
 // or lockRecordQuery), after the caller's deferred session check when one
 // is due (in the same statement).
-func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, site, error) {
-	check, err := sessionDue(p)
-	if err != nil {
-		return nil, site{}, err
-	}
+func (q queryer) findRecord(ctx context.Context, p store.Path, query pathQuery) (*store.Record, site, error) {
 	var id any
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
 	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
 		p.Caller.UserID}
-	var projectID, ownerID, role sql.NullString
 	var collectionFound sql.NullBool
 	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	dest := []any{&projectID, &ownerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy}
-	var username sql.NullString
-	var live sql.NullBool
-	if check != nil {
-		query, args = recordSessionQueries[query], append(args, lookupName(check.SessionID), check.Generation)
-		dest = append([]any{&username, &live}, dest...)
+	st, err := q.resolveRow(ctx, p, query, args,
+		&collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
+	if err != nil {
+		return nil, site{}, err
 	}
-	row, err := q.row(ctx, query, args...)
-	if err == nil {
-		err = row.Scan(dest...)
-	}
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, site{}, classify(err)
-	}
-	if check != nil {
-		if err := settleSession(check, username, live); err != nil {
-			return nil, site{}, err
-		}
-	}
-	if !projectID.Valid {
-		return nil, site{}, p.Check(false, store.Standing{})
-	}
-	st := store.Standing{ProjectID: projectID.String, OwnerID: ownerID.String, Member: store.Role(role.String)}
 	if err := checkPath(p, levelCluster, st, collectionFound.Bool, clusterID.Valid); err != nil {
 		return nil, site{}, err
 	}
