@@ -242,15 +242,6 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 				filter(col+" "+bound.op+" $?", arg)
 			}
 		}
-		scanRow := func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }
-		if rq.After == nil && rq.NoCount {
-			rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+
-				` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
-			if err != nil {
-				return nil, 0, err
-			}
-			return scanList(rows, scanRow, nil)
-		}
 		return listRecords(ctx, q, &b, rq.ListQuery, columns, where.String(), orderBy(rq.ListQuery, sortColumns), scan)
 	})
 }
@@ -266,10 +257,10 @@ const totalRecord = `(SELECT '00000000-0000-0000-0000-000000000000'::uuid AS id,
 // listRecords reads a page of records in one statement, whatever the
 // page: its rows end with a part column, 1 (and 2) for the records of
 // the page, and -1 - total for the one row that carries the total (none
-// with NoCount; small positive numbers reach the driver's interface
-// without an allocation), which is there even when the page is empty, so that an empty
-// page, an offset past the end or a cursor never costs a statement of
-// its own to count. The total is counted once, in a CTE. A cursor reads
+// with NoCount, when the statement is the page alone; small positive
+// numbers reach the driver's interface without an allocation), which is
+// there even when the page is empty, so that an empty page, an offset
+// past the end or a cursor never costs a statement of its own to count. The total is counted once, in a CTE. A cursor reads
 // by keyset: part 1 is the first condition of afterConds, part 2 the
 // second (sortBy=value), limited to what part 1 left of the page, so
 // that it reads nothing when part 1 filled it. Each part's rows come in
