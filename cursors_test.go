@@ -41,6 +41,15 @@ func (c *client) getPage(t *testing.T, target, token string) cursorPage {
 	return p
 }
 
+// cursorOf GETs a list page that has a next one and returns its
+// next_cursor, escaped for a query string.
+func (c *client) cursorOf(t *testing.T, target, token string) string {
+	t.Helper()
+	p := c.getPage(t, target, token)
+	require.NotNil(t, p.NextCursor, target)
+	return url.QueryEscape(*p.NextCursor)
+}
+
 // label names a list item: its name, its username (members) or its
 // revision (audit entries).
 func label(name, username string, revision int64) string {
@@ -153,11 +162,7 @@ func TestListCursorErrors(t *testing.T) {
 		c.mustDo("POST", pathK("web", "dev", "k"), "", alice, http.StatusCreated)
 		c.mustDo("POST", pathC("web", "prod2"), "", alice, http.StatusCreated)
 		K := pathK("web", "prod", "k")
-		cursorOf := func(target string) string {
-			p := c.getPage(t, target, alice)
-			require.NotNil(t, p.NextCursor, target)
-			return url.QueryEscape(*p.NextCursor)
-		}
+		cursorOf := func(target string) string { return c.cursorOf(t, target, alice) }
 		const (
 			malformed = "cursor is malformed"
 			other     = "cursor belongs to another list, sort or set of filters"
@@ -278,11 +283,7 @@ func TestAccessListCursors(t *testing.T) {
 			}
 		}
 
-		cursorOf := func(target string) string {
-			p := c.getPage(t, target, alice)
-			require.NotNil(t, p.NextCursor, target)
-			return url.QueryEscape(*p.NextCursor)
-		}
+		cursorOf := func(target string) string { return c.cursorOf(t, target, alice) }
 		const (
 			malformed = "cursor is malformed"
 			other     = "cursor belongs to another list, sort or set of filters"

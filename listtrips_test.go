@@ -2,7 +2,6 @@ package hds_test
 
 import (
 	"net/http"
-	"net/url"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -38,11 +37,7 @@ func TestPostgresListRoundTrips(t *testing.T) {
 	empty := pathK("p", "c", "e") + "/records"
 	carol := c.login("carol", "carol-password")
 
-	cursor := func(target string) string {
-		p := c.getPage(t, target, carol)
-		require.NotNil(t, p.NextCursor, target)
-		return url.QueryEscape(*p.NextCursor)
-	}
+	cursor := func(target string) string { return c.cursorOf(t, target, carol) }
 	byName := cursor(k + "?limit=1")
 	byValue := cursor(k + "?limit=1&sortBy=value") // after r (7): s (9) in its group, then t in the next
 	byValueDesc := cursor(k + "?limit=2&sortBy=value&sortOrder=desc")
