@@ -4,13 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/hds-go/hds/internal/pgtest"
-	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/postgres"
 )
 
 // TestPostgresListRoundTrips: on PostgreSQL a record list costs at most
@@ -20,13 +14,7 @@ import (
 // sent as written) or matching nothing; and the page and its total are
 // what API.md section 5 says.
 func TestPostgresListRoundTrips(t *testing.T) {
-	proxy, dbURL := pgtest.NewProxy(t, pgtest.NewURL(t))
-	db, err := sqlx.Open("postgres", dbURL)
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	pg := postgres.New(db)
-	c := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return pg, pg }})
+	proxy, c := proxiedPostgres(t)
 	c.addUser("carol", "carol-password")
 	readFixture(c, "carol") // p/c/k holds r, INTEGER 7
 	alice := c.token("alice")
