@@ -102,13 +102,19 @@ func (b *browser) instrumentFetch() {
 	})()`)
 }
 
+// evalJSON evaluates a JavaScript expression and decodes its value,
+// passed through JSON.stringify, into a T.
+func evalJSON[T any](b *browser, expr string) T {
+	b.t.Helper()
+	var out T
+	require.NoError(b.t, json.Unmarshal([]byte(eval[string](b, `JSON.stringify(`+expr+`)`)), &out), "decode %s", expr)
+	return out
+}
+
 // sent returns the requests logged by instrumentFetch.
 func (b *browser) sent() []sentRequest {
 	b.t.Helper()
-	raw := eval[string](b, `JSON.stringify(window.__sent)`)
-	var out []sentRequest
-	require.NoError(b.t, json.Unmarshal([]byte(raw), &out))
-	return out
+	return evalJSON[[]sentRequest](b, `window.__sent`)
 }
 
 // sentRequest is one request the page made.
@@ -124,10 +130,7 @@ type sentRequest struct {
 // toasts returns every notice shown since instrumentFetch.
 func (b *browser) toasts() []string {
 	b.t.Helper()
-	raw := eval[string](b, `JSON.stringify(window.__toasts)`)
-	var out []string
-	require.NoError(b.t, json.Unmarshal([]byte(raw), &out))
-	return out
+	return evalJSON[[]string](b, `window.__toasts`)
 }
 
 func TestConsoleBrowserRoles(t *testing.T) {
@@ -272,12 +275,16 @@ func TestConsoleBrowserListDeleteIfMatch(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "not deleted")
 	etag2 := hdr.Get("ETag")
 
-	var dels []sentRequest
-	for _, r := range b.sent() {
-		if r.Method == http.MethodDelete {
-			dels = append(dels, r)
+	deletes := func() []sentRequest {
+		var dels []sentRequest
+		for _, r := range b.sent() {
+			if r.Method == http.MethodDelete {
+				dels = append(dels, r)
+			}
 		}
+		return dels
 	}
+	dels := deletes()
 	require.Len(t, dels, 1)
 	require.NotNil(t, dels[0].IfMatch, "the delete is conditional")
 	assert.NotEqual(t, etag2, *dels[0].IfMatch, "on the version the list showed")
@@ -288,12 +295,7 @@ func TestConsoleBrowserListDeleteIfMatch(t *testing.T) {
 	b.click(`button[aria-label="Delete stale"]`)
 	b.click(`dialog button[type=submit]`)
 	b.waitText(`Record “stale” deleted`)
-	dels = dels[:0]
-	for _, r := range b.sent() {
-		if r.Method == http.MethodDelete {
-			dels = append(dels, r)
-		}
-	}
+	dels = deletes()
 	require.Len(t, dels, 2)
 	require.NotNil(t, dels[1].IfMatch)
 	assert.Equal(t, etag2, *dels[1].IfMatch, "the tag the console forms from a list item is the record's ETag")

@@ -178,6 +178,20 @@ func TestReadRoutesSessionEndsOnEveryInstance(t *testing.T) {
 	})
 }
 
+// proxiedPostgres returns newServer on a fresh PostgreSQL store reached
+// through a proxy that counts round trips, over one connection (every
+// statement is prepared on it by a warm-up request).
+func proxiedPostgres(t *testing.T) (*pgtest.Proxy, *client) {
+	t.Helper()
+	proxy, url := pgtest.NewProxy(t, pgtest.NewURL(t))
+	db, err := sqlx.Open("postgres", url)
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	pg := postgres.New(db)
+	return proxy, newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return pg, pg }})
+}
+
 // TestPostgresReadRoundTrips counts, on the wire, the round trips the
 // PostgreSQL store makes for the deferred reads through hds.New: one for
 // GET R (the session check, the path, the access and the record in one
@@ -185,13 +199,7 @@ func TestReadRoutesSessionEndsOnEveryInstance(t *testing.T) {
 // then the page with its total). Errors cost no more: a missing record,
 // no access, an unknown project and an ended session are one statement.
 func TestPostgresReadRoundTrips(t *testing.T) {
-	proxy, url := pgtest.NewProxy(t, pgtest.NewURL(t))
-	db, err := sqlx.Open("postgres", url)
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1) // every statement is prepared on the one connection by the warm-up
-	t.Cleanup(func() { db.Close() })
-	pg := postgres.New(db)
-	c := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return pg, pg }})
+	proxy, c := proxiedPostgres(t)
 	c.addUser("carol", "carol-password")
 	readFixture(c, "carol")
 	carol := c.login("carol", "carol-password")

@@ -2,16 +2,9 @@ package hds_test
 
 import (
 	"net/http"
-	"net/url"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/hds-go/hds/internal/pgtest"
-	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/postgres"
 )
 
 // TestPostgresListRoundTrips: on PostgreSQL a record list costs at most
@@ -21,13 +14,7 @@ import (
 // sent as written) or matching nothing; and the page and its total are
 // what API.md section 5 says.
 func TestPostgresListRoundTrips(t *testing.T) {
-	proxy, dbURL := pgtest.NewProxy(t, pgtest.NewURL(t))
-	db, err := sqlx.Open("postgres", dbURL)
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	pg := postgres.New(db)
-	c := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return pg, pg }})
+	proxy, c := proxiedPostgres(t)
 	c.addUser("carol", "carol-password")
 	readFixture(c, "carol") // p/c/k holds r, INTEGER 7
 	alice := c.token("alice")
@@ -38,11 +25,7 @@ func TestPostgresListRoundTrips(t *testing.T) {
 	empty := pathK("p", "c", "e") + "/records"
 	carol := c.login("carol", "carol-password")
 
-	cursor := func(target string) string {
-		p := c.getPage(t, target, carol)
-		require.NotNil(t, p.NextCursor, target)
-		return url.QueryEscape(*p.NextCursor)
-	}
+	cursor := func(target string) string { return c.cursorOf(t, target, carol) }
 	byName := cursor(k + "?limit=1")
 	byValue := cursor(k + "?limit=1&sortBy=value") // after r (7): s (9) in its group, then t in the next
 	byValueDesc := cursor(k + "?limit=2&sortBy=value&sortOrder=desc")
