@@ -31,54 +31,26 @@ func memberRoleSQL(n string) string {
 	return `(SELECT m.role FROM hds_members m WHERE m.project_id = p.id AND m.user_id = $` + n + `)`
 }
 
-// resolveSQL finds a project, the caller's member role and, when they
-// exist, the collection and cluster below it, in one round trip.
-// resolveSessionSQL also checks a deferred session ($5, $6).
-var (
-	resolveSQL = `SELECT p.id, p.owner_id, ` + memberRoleSQL("4") + `, c.id, k.id
+// resolveQuery finds a project, the caller's member role and, when they
+// exist, the collection and cluster below it, in one round trip; its
+// session form also checks a deferred session ($5, $6).
+var resolveQuery = newPathQuery(`SELECT p.id, p.owner_id, `+memberRoleSQL("4")+`, c.id, k.id
 FROM hds_projects p
 LEFT JOIN hds_collections c ON c.project_id = p.id AND c.name = $2
 LEFT JOIN hds_clusters k ON k.collection_id = c.id AND k.name = $3
-WHERE p.name = $1`
-	resolveSessionSQL = sessionSQL(resolveSQL, "4", "5", "6")
-)
+WHERE p.name = $1`, 4)
 
 // resolve looks the path up to depth and checks it in the order of the
 // Store contract: the caller's deferred session (sessionSQL), project,
 // access (store.Path.Check), then each level below.
 func (q queryer) resolve(ctx context.Context, p store.Path, depth int) (resolved, error) {
 	var r resolved
-	check, err := sessionDue(p)
-	if err != nil {
+	var err error
+	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), p.Caller.UserID}
+	if r.standing, err = q.resolveRow(ctx, p, resolveQuery, args, &r.collection, &r.cluster); err != nil {
 		return r, err
 	}
-	var project, owner, role sql.NullString
-	dest := []any{&project, &owner, &role, &r.collection, &r.cluster}
-	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), p.Caller.UserID}
-	query := resolveSQL
-	var username sql.NullString
-	var live sql.NullBool
-	if check != nil {
-		query, args = resolveSessionSQL, append(args, lookupName(check.SessionID), check.Generation)
-		dest = append([]any{&username, &live}, dest...)
-	}
-	row, err := q.row(ctx, query, args...)
-	if err == nil {
-		err = row.Scan(dest...)
-	}
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return r, classify(err)
-	}
-	if check != nil {
-		if err := settleSession(check, username, live); err != nil {
-			return r, err
-		}
-	}
-	if !project.Valid {
-		return r, p.Check(false, store.Standing{})
-	}
-	r.project = project.String
-	r.standing = store.Standing{ProjectID: project.String, OwnerID: owner.String, Member: store.Role(role.String)}
+	r.project = r.standing.ProjectID
 	return r, checkPath(p, depth, r.standing, r.collection.Valid, r.cluster.Valid)
 }
 

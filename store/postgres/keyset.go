@@ -81,31 +81,11 @@ func (b *binder) rows(ctx context.Context, q queryer, query string) (*sql.Rows, 
 	return rows, classify(err)
 }
 
-// count runs query, a count whose placeholders b bound.
-func (b *binder) count(ctx context.Context, q queryer, query string) (int, error) {
-	if !b.literal {
-		return q.count(ctx, query, b.args...)
-	}
-	rows, err := b.rows(ctx, q, query)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	if rows.Next() {
-		err = rows.Scan(&n)
-	}
-	if err == nil {
-		err = rows.Err()
-	}
-	return n, classify(err)
-}
-
-// afterConds returns the conditions of the rows after lq.After, to run in
-// turn, each as its own statement, until the page is full: one for every
-// sort but value, whose groups each need their own index range (the rest
-// of the position's group, then the groups after it). Each binds its
-// arguments to the binder of its statement.
+// afterConds returns the conditions of the rows after lq.After, read in
+// turn until the page is full (listRecords: each a part of one
+// statement): one for every sort but value, whose groups each need their
+// own index range (the rest of the position's group, then the groups
+// after it). Each binds its arguments to the binder of its statement.
 func afterConds(lq store.ListQuery) []func(b *binder) string {
 	if lq.SortBy != store.SortValue {
 		return []func(*binder) string{func(b *binder) string { return afterCond(lq, b) }}

@@ -91,14 +91,9 @@ LEFT JOIN LATERAL (
 WHERE p.name = $1`
 
 var (
-	findRecordQuery = strings.Replace(findRecordSQL, "%s", "", 1)
-	lockRecordQuery = strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1)
-	// recordSessionQueries are the session-checking forms (sessionSQL,
-	// $7 and $8) of the two.
-	recordSessionQueries = map[string]string{
-		findRecordQuery: sessionSQL(findRecordQuery, "6", "7", "8"),
-		lockRecordQuery: sessionSQL(lockRecordQuery, "6", "7", "8"),
-	}
+	// Their session forms check a deferred session ($7, $8).
+	findRecordQuery = newPathQuery(strings.Replace(findRecordSQL, "%s", "", 1), 6)
+	lockRecordQuery = newPathQuery(strings.Replace(findRecordSQL, "%s", "FOR UPDATE", 1), 6)
 )
 
 // site is where a record write happens and who makes it: what its audit
@@ -127,45 +122,22 @@ func (q queryer) auditRecord(ctx context.Context, at site, r *store.Record, acti
 // findRecord returns the record and its site, with query (findRecordQuery
 // or lockRecordQuery), after the caller's deferred session check when one
 // is due (in the same statement).
-func (q queryer) findRecord(ctx context.Context, p store.Path, query string) (*store.Record, site, error) {
-	check, err := sessionDue(p)
-	if err != nil {
-		return nil, site{}, err
-	}
+func (q queryer) findRecord(ctx context.Context, p store.Path, query pathQuery) (*store.Record, site, error) {
 	var id any
 	if u, ok := store.CanonicalUUID(p.Record); ok {
 		id = u
 	}
 	args := []any{lookupName(p.Project), lookupName(p.Collection), lookupName(p.Cluster), id, lookupName(p.Record),
 		p.Caller.UserID}
-	var projectID, ownerID, role sql.NullString
 	var collectionFound sql.NullBool
 	var clusterID, rid, name, typ, value, updatedBy sql.NullString
 	var version sql.NullInt64
 	var created, updated sql.NullTime
-	dest := []any{&projectID, &ownerID, &role, &collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy}
-	var username sql.NullString
-	var live sql.NullBool
-	if check != nil {
-		query, args = recordSessionQueries[query], append(args, lookupName(check.SessionID), check.Generation)
-		dest = append([]any{&username, &live}, dest...)
+	st, err := q.resolveRow(ctx, p, query, args,
+		&collectionFound, &clusterID, &rid, &name, &typ, &value, &version, &created, &updated, &updatedBy)
+	if err != nil {
+		return nil, site{}, err
 	}
-	row, err := q.row(ctx, query, args...)
-	if err == nil {
-		err = row.Scan(dest...)
-	}
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, site{}, classify(err)
-	}
-	if check != nil {
-		if err := settleSession(check, username, live); err != nil {
-			return nil, site{}, err
-		}
-	}
-	if !projectID.Valid {
-		return nil, site{}, p.Check(false, store.Standing{})
-	}
-	st := store.Standing{ProjectID: projectID.String, OwnerID: ownerID.String, Member: store.Role(role.String)}
 	if err := checkPath(p, levelCluster, st, collectionFound.Bool, clusterID.Valid); err != nil {
 		return nil, site{}, err
 	}
@@ -270,15 +242,6 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 				filter(col+" "+bound.op+" $?", arg)
 			}
 		}
-		scanRow := func(r *sql.Rows, total *int) (T, error) { return scan(r, total) }
-		if rq.After == nil && rq.NoCount {
-			rows, err := b.rows(ctx, q, `SELECT `+columns+`, -1 FROM hds_records r WHERE `+where.String()+
-				` ORDER BY `+orderBy(rq.ListQuery, sortColumns)+` LIMIT `+b.bind(rq.Limit)+` OFFSET `+b.bind(rq.Offset))
-			if err != nil {
-				return nil, 0, err
-			}
-			return scanList(rows, scanRow, nil)
-		}
 		return listRecords(ctx, q, &b, rq.ListQuery, columns, where.String(), orderBy(rq.ListQuery, sortColumns), scan)
 	})
 }
@@ -294,10 +257,10 @@ const totalRecord = `(SELECT '00000000-0000-0000-0000-000000000000'::uuid AS id,
 // listRecords reads a page of records in one statement, whatever the
 // page: its rows end with a part column, 1 (and 2) for the records of
 // the page, and -1 - total for the one row that carries the total (none
-// with NoCount; small positive numbers reach the driver's interface
-// without an allocation), which is there even when the page is empty, so that an empty
-// page, an offset past the end or a cursor never costs a statement of
-// its own to count. The total is counted once, in a CTE. A cursor reads
+// with NoCount, when the statement is the page alone; small positive
+// numbers reach the driver's interface without an allocation), which is
+// there even when the page is empty, so that an empty page, an offset
+// past the end or a cursor never costs a statement of its own to count. The total is counted once, in a CTE. A cursor reads
 // by keyset: part 1 is the first condition of afterConds, part 2 the
 // second (sortBy=value), limited to what part 1 left of the page, so
 // that it reads nothing when part 1 filled it. Each part's rows come in

@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"context"
 	"database/sql"
+	"errors"
+	"strconv"
 
 	"github.com/hds-go/hds/store"
 )
@@ -64,4 +67,51 @@ func settleSession(check *store.SessionCheck, username sql.NullString, live sql.
 	}
 	check.Pass(username.String)
 	return nil
+}
+
+// pathQuery is a statement that resolves a path (one row, or none when
+// the project does not exist) whose first columns are the project's id,
+// its owner and the caller's member role, with its sessionSQL form.
+type pathQuery struct{ plain, session string }
+
+// newPathQuery returns query and its sessionSQL form, where $user is the
+// caller's user id and the two parameters after it the session's id and
+// generation.
+func newPathQuery(query string, user int) pathQuery {
+	return pathQuery{query, sessionSQL(query, strconv.Itoa(user), strconv.Itoa(user+1), strconv.Itoa(user+2))}
+}
+
+// resolveRow runs query for p with args, in its session form when p's
+// caller has a session check due. It settles the check first, then
+// returns the caller's standing, with the rest of the row scanned into
+// dest; when the project does not exist, p.Check's error.
+func (q queryer) resolveRow(ctx context.Context, p store.Path, query pathQuery, args []any, dest ...any) (store.Standing, error) {
+	check, err := sessionDue(p)
+	if err != nil {
+		return store.Standing{}, err
+	}
+	var username, project, owner, role sql.NullString
+	var live sql.NullBool
+	dest = append([]any{&project, &owner, &role}, dest...)
+	statement := query.plain
+	if check != nil {
+		statement, args = query.session, append(args, lookupName(check.SessionID), check.Generation)
+		dest = append([]any{&username, &live}, dest...)
+	}
+	row, err := q.row(ctx, statement, args...)
+	if err == nil {
+		err = row.Scan(dest...)
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return store.Standing{}, classify(err)
+	}
+	if check != nil {
+		if err := settleSession(check, username, live); err != nil {
+			return store.Standing{}, err
+		}
+	}
+	if !project.Valid {
+		return store.Standing{}, p.Check(false, store.Standing{})
+	}
+	return store.Standing{ProjectID: project.String, OwnerID: owner.String, Member: store.Role(role.String)}, nil
 }
