@@ -122,11 +122,11 @@ func (g *sessionGate) settle() bool {
 	}
 	c := g.check
 	if c.Due() {
-		su, err := g.sessions.FindSessionUser(g.r.Context(), c.UserID, c.SessionID)
+		user, err := checkSession(g.r.Context(), g.sessions, c)
 		switch {
-		case err == nil && c.Live(su):
-			c.Pass(su.User.Username)
-		case err == nil, errors.Is(err, store.ErrNotFound):
+		case err == nil:
+			c.Pass(user.Username)
+		case errors.Is(err, auth.ErrInvalidToken):
 			_ = c.Fail()
 		default:
 			g.refuse(err) // the store failed: answered as Authenticate answers it
