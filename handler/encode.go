@@ -69,23 +69,27 @@ func appendRecordTail(b []byte, r *store.Record) []byte {
 	return append(b, '}')
 }
 
-// appendTime appends t as the API formats timestamps (timeLayout),
-// quoted. The layout is fixed, so the digits are written directly: a list
-// of 100 records formats 200 timestamps, and time.Time.AppendFormat,
-// which interprets its layout on every call, was most of a list's
-// encoding time. Years outside 0-9999, which the fixed layout cannot
-// hold, go through AppendFormat.
+// appendTime appends t as the API formats timestamps, quoted.
 func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = appendTimeText(b, t)
+	return append(b, '"')
+}
+
+// appendTimeText appends t in timeLayout. The layout is fixed, so the
+// digits are written directly: a list of 100 records formats 200
+// timestamps, and time.Time.AppendFormat, which interprets its layout on
+// every call, was most of a list's encoding time. Years outside 0-9999,
+// which the fixed layout cannot hold, go through AppendFormat.
+func appendTimeText(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		b = append(b, '"')
-		b = t.AppendFormat(b, timeLayout)
-		return append(b, '"')
+		return t.AppendFormat(b, timeLayout)
 	}
 	hour, minute, second := t.Clock()
 	micro := t.Nanosecond() / 1000
-	b = append(b, '"',
+	return append(b,
 		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
 		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
 		byte('0'+day/10), byte('0'+day%10), 'T',
@@ -93,6 +97,5 @@ func appendTime(b []byte, t time.Time) []byte {
 		byte('0'+minute/10), byte('0'+minute%10), ':',
 		byte('0'+second/10), byte('0'+second%10), '.',
 		byte('0'+micro/100000), byte('0'+micro/10000%10), byte('0'+micro/1000%10),
-		byte('0'+micro/100%10), byte('0'+micro/10%10), byte('0'+micro%10), 'Z', '"')
-	return b
+		byte('0'+micro/100%10), byte('0'+micro/10%10), byte('0'+micro%10), 'Z')
 }

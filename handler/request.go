@@ -95,7 +95,7 @@ func decodeBody(r *http.Request, query url.Values, dst any) (bool, error) {
 const timeLayout = "2006-01-02T15:04:05.000000Z"
 
 // formatTime formats t as the API does.
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+func formatTime(t time.Time) string { return string(appendTimeText(nil, t)) }
 
 // reject answers a request refused before it reached the store. Every
 // route under a project the caller may not use as the route needs is 403,
