@@ -98,19 +98,21 @@ func parseAuditQuery(v url.Values) (store.ListQuery, store.AuditQuery, error) {
 // parseActor reads the actor filter: a user id, or token:<id> where the
 // id is a UUID (API token ids are), in any case.
 func parseActor(s string) (string, error) {
-	bad := envelope.BadRequest("actor must be a user id or token:<id>")
 	if s == "" {
-		return "", bad
+		return "", errBadActor
 	}
 	if id, ok := strings.CutPrefix(s, tokenActorPrefix); ok {
 		canon, ok := store.CanonicalUUID(id)
 		if !ok {
-			return "", bad
+			return "", errBadActor
 		}
 		return tokenActorPrefix + canon, nil
 	}
 	return s, nil
 }
+
+// errBadActor is the answer to an actor filter that names no actor.
+var errBadActor = envelope.BadRequest("actor must be a user id or token:<id>")
 
 // tokenActorPrefix starts the actor of a change made with an API token.
 const tokenActorPrefix = "token:"

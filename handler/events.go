@@ -223,18 +223,18 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	var expired <-chan time.Time
 	claims := auth.ClaimsFrom(r.Context())
 	var until *time.Time
+	var tokenHash []byte // the API token's, found again on each recheck
 	switch tok := auth.APITokenFrom(r.Context()); {
 	case claims != nil && claims.ExpiresAt != nil:
 		until = &claims.ExpiresAt.Time
 	case tok != nil:
-		until = tok.ExpiresAt
+		until, tokenHash = tok.ExpiresAt, tok.Hash
 	}
 	if until != nil {
 		t := time.NewTimer(time.Until(*until))
 		defer t.Stop()
 		expired = t.C
 	}
-	tokenHash := apiTokenHash(r)
 	keepalive := time.NewTimer(f.keepalive)
 	defer keepalive.Stop()
 	recheck := time.NewTicker(recheckEvery)
@@ -295,23 +295,6 @@ func (f *feed) allowed(ctx context.Context, p store.Path, claims *auth.Claims, t
 	}
 	_, err := f.store.FindProject(ctx, p)
 	return err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable)
-}
-
-// apiTokenHash returns the hash of the API token r was authenticated
-// with, or nil when it was not an API token.
-func apiTokenHash(r *http.Request) []byte {
-	if auth.APITokenFrom(r.Context()) == nil {
-		return nil
-	}
-	raw, err := middleware.TokenFrom(r)
-	if err != nil {
-		return nil
-	}
-	hash, ok := auth.HashAPIToken(raw)
-	if !ok {
-		return nil
-	}
-	return hash
 }
 
 // appendEvent appends one event of the stream: its revision as id, its

@@ -60,20 +60,24 @@ func routes(cfg Config) *router {
 	// authenticated, so that an oversized request to an unknown route, with
 	// a wrong method or without a token still gets its 404, 405 or 401.
 	limitBody := middleware.BodyLimit(cfg.MaxBodyBytes)
-	// The query string is parsed, strictly, last (withQuery).
-	protect := func(h queryHandler) http.Handler { return authn(byUser(limitBody(withQuery(cfg.Store, h)))) }
+	// The query string is parsed, strictly, last (withQuery). Every
+	// protected route has this order; only authentication and the body
+	// limit vary.
+	chain := func(authn, limit func(http.Handler) http.Handler) func(queryHandler) http.Handler {
+		return func(h queryHandler) http.Handler { return authn(byUser(limit(withQuery(cfg.Store, h)))) }
+	}
+	protect := chain(authn, limitBody)
 	// The reads of one record and of a list of records make one store
 	// call and change nothing: when the store can check sessions itself
 	// (store.SessionChecker), authentication leaves the session check to
 	// that call, which makes it in the statement that resolves the path.
 	protectRead := protect
 	if sc, ok := cfg.Store.(store.SessionChecker); ok && cfg.Sessions != nil && sc.ChecksSessions(cfg.Sessions) {
-		deferred := middleware.DeferSession(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP)
-		protectRead = func(h queryHandler) http.Handler { return deferred(byUser(limitBody(withQuery(cfg.Store, h)))) }
+		protectRead = chain(middleware.DeferSession(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP), limitBody)
 	}
 	// Batches and imports take larger bodies (limits.max_import_bytes).
 	limitImport := middleware.BodyLimit(cfg.MaxImportBytes)
-	protectImport := func(h queryHandler) http.Handler { return authn(byUser(limitImport(withQuery(cfg.Store, h)))) }
+	protectImport := chain(authn, limitImport)
 	rt := newRouter(byIP)
 	s := cfg.Store
 

@@ -147,7 +147,13 @@ func verify(ctx context.Context, tokens *auth.Tokens, sessions store.Sessions, r
 // auth.ErrInvalidToken. Store failures are returned as they are. It makes
 // one store call.
 func SessionUser(ctx context.Context, sessions store.Sessions, claims *auth.Claims) (*store.User, error) {
-	check := checkOf(claims)
+	return checkSession(ctx, sessions, checkOf(claims))
+}
+
+// checkSession is SessionUser for a session check: the user when the
+// session is live, auth.ErrInvalidToken when not, store failures as they
+// are. It makes one store call and does not settle check.
+func checkSession(ctx context.Context, sessions store.Sessions, check *store.SessionCheck) (*store.User, error) {
 	su, err := sessions.FindSessionUser(ctx, check.UserID, check.SessionID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -37,21 +37,21 @@ func DeferSession(tokens *auth.Tokens, sessions store.Sessions, access store.Acc
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, raw, done, err := bearer(r, access, requireAuth)
+			var claims *auth.Claims
 			if err == nil && !done {
-				var claims *auth.Claims
-				if claims, err = tokens.Verify(raw); err == nil {
-					g := newGate(w, r, sessions, rejected, claims)
-					ctx = auth.WithClaims(auth.WithSessionCheck(ctx, g.check), claims)
-					next.ServeHTTP(g, r.WithContext(context.WithValue(ctx, gateKey{}, g)))
-					g.settle() // a route that wrote nothing is settled all the same
-					return
-				}
+				claims, err = tokens.Verify(raw)
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				refuse(w, r, rejected, err)
-				return
+			case done:
+				next.ServeHTTP(w, r.WithContext(ctx))
+			default:
+				g := newGate(w, r, sessions, rejected, claims)
+				ctx = auth.WithClaims(auth.WithSessionCheck(ctx, g.check), claims)
+				next.ServeHTTP(g, r.WithContext(context.WithValue(ctx, gateKey{}, g)))
+				g.settle() // a route that wrote nothing is settled all the same
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }
@@ -122,11 +122,11 @@ func (g *sessionGate) settle() bool {
 	}
 	c := g.check
 	if c.Due() {
-		su, err := g.sessions.FindSessionUser(g.r.Context(), c.UserID, c.SessionID)
+		user, err := checkSession(g.r.Context(), g.sessions, c)
 		switch {
-		case err == nil && c.Live(su):
-			c.Pass(su.User.Username)
-		case err == nil, errors.Is(err, store.ErrNotFound):
+		case err == nil:
+			c.Pass(user.Username)
+		case errors.Is(err, auth.ErrInvalidToken):
 			_ = c.Fail()
 		default:
 			g.refuse(err) // the store failed: answered as Authenticate answers it
