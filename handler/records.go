@@ -395,8 +395,9 @@ func (rec records) handleList() queryHandler {
 		sq := q
 		sq.Limit++ // one more, to tell whether there is a next page
 		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(p, reveal), sq)
+		var shown map[string]*store.Record // the resolved values, by id
 		if err == nil && resolve {
-			items, err = rec.resolveAll(r.Context(), revealing(p, reveal), reveal, nil, items)
+			items, shown, err = rec.resolveAll(r.Context(), revealing(p, reveal), reveal, items, q.Limit)
 		}
 		if err == nil {
 			err = rec.revealed(r, reveal, p, nil)
@@ -406,7 +407,13 @@ func (rec records) handleList() queryHandler {
 			return
 		}
 		streamPage(w, r, total, q.ListQuery, items, func(out *stream, it *store.Record) error {
-			v, err := rec.creds.visible(it, reveal)
+			show := it
+			if shown != nil {
+				// The page keeps the stored values: cursors are built
+				// from them.
+				show = shown[it.ID]
+			}
+			v, err := rec.creds.visible(show, reveal)
 			if err != nil {
 				return err
 			}
@@ -511,17 +518,26 @@ func (rec records) handleClusterData() queryHandler {
 }
 
 // resolveAll reads items (a page of the records of the cluster of p) and
-// returns them with their references resolved (resolve.go).
-func (rec records) resolveAll(ctx context.Context, p store.Path, reveal bool, own *store.Cluster, items iter.Seq2[*store.Record, error]) (iter.Seq2[*store.Record, error], error) {
+// returns them as they are, in a sequence again, with their resolved
+// copies by id (resolve.go). Only the first limit records are resolved:
+// the one after them only tells whether there is a next page.
+func (rec records) resolveAll(ctx context.Context, p store.Path, reveal bool, items iter.Seq2[*store.Record, error], limit int) (iter.Seq2[*store.Record, error], map[string]*store.Record, error) {
 	var page []*store.Record
 	for it, err := range items {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		page = append(page, it)
 	}
-	out, err := rec.newResolver(ctx, p, reveal, own).answerAll(page)
-	return store.Items(out), err
+	out, err := rec.newResolver(ctx, p, reveal, nil).answerAll(page[:min(len(page), limit)])
+	if err != nil {
+		return nil, nil, err
+	}
+	shown := make(map[string]*store.Record, len(out))
+	for _, r := range out {
+		shown[r.ID] = r
+	}
+	return store.Items(page), shown, nil
 }
 
 // resolveCluster resolves the references of k's records (read with its

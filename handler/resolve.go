@@ -89,8 +89,6 @@ type resolver struct {
 	used map[string]*store.Record
 	// err is the first failure of the store (not a missing record).
 	err error
-	// calls counts the store calls the resolver made.
-	calls int
 }
 
 // newResolver returns a resolver for answers in the cluster of p (its
@@ -130,7 +128,6 @@ func (rv *resolver) lookup(k clusterKey, ref *refs.Ref) (*store.Record, clusterK
 	if !ok {
 		p := rv.base
 		p.Collection, p.Cluster = k.collection, k.cluster
-		rv.calls++
 		c, err := rv.s.FindCluster(rv.ctx, p, true)
 		switch {
 		case err == nil:
