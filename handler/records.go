@@ -408,10 +408,10 @@ func (rec records) handleList() queryHandler {
 		}
 		streamPage(w, r, total, q.ListQuery, items, func(out *stream, it *store.Record) error {
 			show := it
-			if shown != nil {
+			if s, ok := shown[it.ID]; ok {
 				// The page keeps the stored values: cursors are built
 				// from them.
-				show = shown[it.ID]
+				show = s
 			}
 			v, err := rec.creds.visible(show, reveal)
 			if err != nil {
