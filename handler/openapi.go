@@ -202,7 +202,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 		}
 		item[strings.ToLower(method)] = operationObject(rt.op, requireAuth)
 	}
-	security := []any{obj{"bearerAuth": []any{}}, obj{"apiToken": []any{}}}
+	security := []any{obj{"bearerAuth": []any{}}}
 	if !requireAuth {
 		security = append(security, obj{})
 	}
@@ -230,12 +230,12 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 		"security": security,
 		"paths":    paths,
 		"components": obj{
+			// One scheme for both kinds of token: they travel in the same
+			// header, and a generator given two schemes for one header
+			// (ogen) asks the caller for both.
 			"securitySchemes": obj{"bearerAuth": obj{
-				"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-				"description": "A user's token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer <token>.",
-			}, "apiToken": obj{
-				"type": "http", "scheme": "bearer", "bearerFormat": "hds_ API token",
-				"description": "A program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters), sent as Authorization: Bearer hds_.... It acts with its role, only in its project and scope; every route outside them is 403. A revoked, expired or unknown API token, or a malformed one, is 401 \"Invalid or expired token\".",
+				"type": "http", "scheme": "bearer", "bearerFormat": "JWT or hds_ API token",
+				"description": "Authorization: Bearer TOKEN, where TOKEN is either a user's JWT from POST /api/v1/auth/login or /api/v1/auth/refresh, or a program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters). An API token acts with its role, only in its project and scope; every route outside them is 403, and so are the routes for users only (their descriptions say so). A revoked, expired or unknown API token, or a malformed one, is 401 \"Invalid or expired token\".",
 			}},
 			"schemas":       schemas(),
 			"parameters":    parameters(),
@@ -258,6 +258,9 @@ Rate limits: every counted response carries X-RateLimit-Limit, X-RateLimit-Remai
 
 func operationObject(op operation, requireAuth bool) obj {
 	o := obj{"operationId": op.id, "tags": []any{op.tag}, "summary": op.summary, "description": op.description}
+	if op.usersOnly { // the one security scheme covers API tokens too
+		o["description"] = op.description + " For users only: an API token is 403."
+	}
 	switch {
 	case op.access == public:
 		o["security"] = []any{}

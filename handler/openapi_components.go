@@ -122,9 +122,6 @@ var requestBodyExamples = map[string]obj{
 		"stringArray": obj{"summary": "A []STRING", "value": obj{"name": "hosts", "type": "[]STRING", "value": []any{"db1.internal", "db2.internal"}}},
 		"credential":  obj{"summary": "A CREDENTIAL, stored sealed", "value": obj{"name": "password", "type": "CREDENTIAL", "value": "s3cret"}},
 	},
-	"RecordPathCreate": {
-		"integer": obj{"summary": "An INTEGER", "value": obj{"type": "INT", "value": 5432}},
-	},
 	"RecordUpdate": {
 		"value":  obj{"summary": "A new value", "value": obj{"value": 6432}},
 		"rename": obj{"summary": "A new name only", "value": obj{"name": "primary-port"}},
@@ -139,19 +136,18 @@ func requestBodies() obj {
 		description, schema string
 		required            bool
 	}{
-		"Login":            {"The username and password.", "LoginRequest", true},
-		"PasswordChange":   {"The current password and the new one.", "PasswordChangeRequest", true},
-		"Name":             {"The new resource's name.", "NameRequest", true},
-		"PathName":         {"Optional: the name of the path again.", "PathNameRequest", false},
-		"Rename":           {"The new name, unless ?rename= gives it.", "NameRequest", false},
-		"RecordCreate":     {"The new record.", "RecordCreateRequest", true},
-		"RecordPathCreate": {"The type and value, unless ?type= and ?value= give them.", "RecordPathCreateRequest", false},
-		"RecordUpdate":     {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
-		"Restore":          {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
-		"Batch":            {"The operations, applied in order, all or none.", "BatchRequest", true},
-		"Import":           {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
-		"MemberPut":        {"The member's role.", "MemberPutRequest", true},
-		"APITokenCreate":   {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
+		"Login":          {"The username and password.", "LoginRequest", true},
+		"PasswordChange": {"The current password and the new one.", "PasswordChangeRequest", true},
+		"Name":           {"The new resource's name.", "NameRequest", true},
+		"PathName":       {"Optional: the name of the path again.", "PathNameRequest", false},
+		"Rename":         {"The new name, unless ?rename= gives it.", "NameRequest", false},
+		"RecordCreate":   {"The new record.", "RecordCreateRequest", true},
+		"RecordUpdate":   {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
+		"Restore":        {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
+		"Batch":          {"The operations, applied in order, all or none.", "BatchRequest", true},
+		"Import":         {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
+		"MemberPut":      {"The member's role.", "MemberPutRequest", true},
+		"APITokenCreate": {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {

@@ -125,16 +125,16 @@ func schemas() obj {
 
 		"StringValue": obj{"type": "string",
 			"description": "The value of a STRING, DATE, TIME, DATETIME, UUID or CREDENTIAL record (credentials masked as \"********\" unless reveal=true)."},
-		"NumberValue":  obj{"type": "number", "description": "The value of an INTEGER or FLOAT record."},
+		"FloatValue":   obj{"type": "number", "format": "double", "description": "The value of a FLOAT record: an IEEE 754 double (one without a fraction also matches IntegerValue)."},
 		"BooleanValue": obj{"type": "boolean", "description": "The value of a BOOLEAN record."},
 		"NullValue":    obj{"type": "null", "description": "The value of a NULL record."},
 		"ScalarValue": obj{"description": "An element of an array value.",
-			"oneOf": []any{schemaRef("StringValue"), schemaRef("NumberValue"), schemaRef("BooleanValue"), schemaRef("NullValue")}},
+			"anyOf": []any{schemaRef("StringValue"), integerValue(), schemaRef("FloatValue"), schemaRef("BooleanValue"), schemaRef("NullValue")}},
 		"ArrayValue": obj{"type": "array", "items": schemaRef("ScalarValue"),
 			"description": "The value of a []T record: every element a value of T."},
 		"RecordValue": obj{
-			"description": "A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as \"********\" unless reveal=true.",
-			"oneOf":       []any{schemaRef("StringValue"), schemaRef("NumberValue"), schemaRef("BooleanValue"), schemaRef("NullValue"), schemaRef("ArrayValue")},
+			"description": "A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as \"********\" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.",
+			"anyOf":       []any{schemaRef("StringValue"), integerValue(), schemaRef("FloatValue"), schemaRef("BooleanValue"), schemaRef("NullValue"), schemaRef("ArrayValue")},
 			"examples":    []any{5432, "db.internal", []any{"a", "b"}, nil}},
 
 		"Project": object("A project.", obj{
@@ -232,11 +232,10 @@ func schemas() obj {
 			"current_password": obj{"type": "string", "format": "password"},
 			"new_password":     obj{"type": "string", "format": "password", "minLength": 1, "description": "At most 72 bytes."}},
 			"current_password", "new_password"),
-		"NameRequest":             body("A name.", obj{"name": schemaRef("Name")}, "name"),
-		"PathNameRequest":         body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
-		"RecordCreateRequest":     body("A new record; value left out is null.", recordInput, "name", "type"),
-		"RecordPathCreateRequest": body("A new record named by the path; name, if given, must equal the path's.", recordInput, "type"),
-		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
+		"NameRequest":         body("A name.", obj{"name": schemaRef("Name")}, "name"),
+		"PathNameRequest":     body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
+		"RecordCreateRequest": body("A new record; value left out is null.", recordInput, "name", "type"),
+		"RestoreRequest":      body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
 	addTransferSchemas(s, object, body, count)
 	addAccessSchemas(s, object, body, list)
@@ -249,6 +248,16 @@ func schemas() obj {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
+}
+
+// integerValue is the value of an INTEGER record in RecordValue and
+// ScalarValue: integer/int64, so that generated clients keep all 64 bits
+// (a plain number is a float32 to oapi-codegen). It is written in place,
+// not as a component: ogen tells an integer from a FLOAT's number in an
+// anyOf only by an integer schema of its own, not through a $ref.
+func integerValue() obj {
+	return obj{"type": "integer", "format": "int64", "title": "IntegerValue",
+		"description": "The value of an INTEGER record: a 64-bit signed integer, exact beyond 2^53."}
 }
 
 // auditActions lists the actions of the audit log, for the schemas.
