@@ -1,0 +1,138 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/sqlite"
+)
+
+func TestOpenMakesPrivateFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, "hds.db")
+	s := openAt(t, path)
+	_, err := s.CreateProject(context.Background(), store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	require.NoError(t, err)
+	info, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), "directory")
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		info, err := os.Stat(name)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), name)
+	}
+}
+
+func TestOpenRefusesBadFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	corrupt := filepath.Join(dir, "corrupt.db")
+	require.NoError(t, os.WriteFile(corrupt, []byte(strings.Repeat("not a database ", 400)), 0o600))
+	_, err := sqlite.Open(ctx, corrupt)
+	require.Error(t, err)
+	assert.Equal(t, "sqlite "+corrupt+": the file is not an SQLite database", err.Error())
+
+	foreign := filepath.Join(dir, "foreign.db")
+	db, err := sql.Open("sqlite", foreign)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	_, err = sqlite.Open(ctx, foreign)
+	require.Error(t, err)
+	assert.Equal(t, "sqlite "+foreign+": the file is an SQLite database of another application (it has tables but no hds schema)", err.Error())
+
+	if os.Geteuid() == 0 {
+		t.Log("running as root: file permissions are not enforced, the read-only case is skipped")
+		return
+	}
+	readOnly := filepath.Join(dir, "ro.db")
+	s, err := sqlite.Open(ctx, readOnly)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, os.Chmod(readOnly, 0o400))
+	_, err = sqlite.Open(ctx, readOnly)
+	require.Error(t, err)
+	assert.Equal(t, "sqlite "+readOnly+": the file cannot be written (permission denied)", err.Error())
+}
+
+func TestLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hds.db")
+	release, err := sqlite.Lock(path)
+	require.NoError(t, err)
+	_, err = sqlite.Lock(path)
+	require.Error(t, err)
+	assert.Equal(t, "sqlite "+path+": another hds server is using this database ("+path+".lock is locked)", err.Error())
+	// Administrative commands open the store beside the server.
+	s := openAt(t, path)
+	_, err = s.CreateUser(context.Background(), &store.User{Username: "ann", PasswordHash: []byte("h"), Active: true})
+	require.NoError(t, err)
+	release()
+	release, err = sqlite.Lock(path)
+	require.NoError(t, err)
+	release()
+}
+
+// TestWriteLockedIsUnavailable holds the database's write lock from
+// another connection: a write that cannot get it in time is
+// store.ErrUnavailable, and writes nothing.
+func TestWriteLockedIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hds.db")
+	s := openAt(t, path, sqlite.WithTimeout(300*time.Millisecond))
+	other, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	require.NoError(t, err)
+
+	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, store.ErrUnavailable), "%v", err)
+
+	_, err = conn.ExecContext(ctx, `ROLLBACK`)
+	require.NoError(t, err)
+	_, err = s.FindProject(ctx, store.Path{Project: "p"})
+	assert.True(t, errors.Is(err, store.ErrNotFound), "%v", err)
+	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	require.NoError(t, err)
+}
+
+// TestMigrationsRecorded checks the runner: every migration is recorded
+// once, and opening again (a later start) changes nothing and keeps the
+// data.
+func TestMigrationsRecorded(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hds.db")
+	s, err := sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s = openAt(t, path)
+	_, err = s.FindProject(ctx, store.Path{Project: "p"})
+	require.NoError(t, err)
+	names, err := os.ReadDir("migrations")
+	require.NoError(t, err)
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM hds_schema_migrations`).Scan(&n))
+	assert.Equal(t, len(names), n)
+}
