@@ -8,6 +8,7 @@ package hds_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -37,10 +39,12 @@ import (
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 	"github.com/hds-go/hds/store/postgres"
+	"github.com/hds-go/hds/store/sqlite"
 )
 
 // storeKind is one Store/UserDirectory implementation the suite runs
-// against. A second kind (PostgreSQL) is added by appending to storeKinds.
+// against: the in-memory store, PostgreSQL and SQLite (a file of the
+// test's own directory).
 type storeKind struct {
 	name string
 	new  func(t testing.TB) (store.Store, store.UserDirectory)
@@ -54,6 +58,12 @@ var storeKinds = []storeKind{
 	{name: "postgres", new: func(t testing.TB) (store.Store, store.UserDirectory) {
 		pg := postgres.New(pgtest.New(t))
 		return pg, pg
+	}},
+	{name: "sqlite", new: func(t testing.TB) (store.Store, store.UserDirectory) {
+		lite, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hds.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { lite.Close() })
+		return lite, lite
 	}},
 }
 
