@@ -65,12 +65,15 @@ func positionKey(by store.SortField, pos *store.Position) any {
 // the sort column are broken by name, then id, both ascending whatever
 // q.Desc says.
 func (l *list) after(alias string, q store.ListQuery) {
-	pos := q.After
-	if pos == nil {
-		return
+	if q.After != nil {
+		l.afterKey(alias, q, sortColumn(alias, q.SortBy), positionKey(q.SortBy, q.After))
 	}
-	col := sortColumn(alias, q.SortBy)
-	key := positionKey(q.SortBy, pos)
+}
+
+// afterKey is after with the sort column col and the position's key in
+// it.
+func (l *list) afterKey(alias string, q store.ListQuery, col string, key any) {
+	pos := q.After
 	name, id := alias+".name", alias+".id"
 	switch {
 	case q.SortBy == store.SortName && !q.Desc:
@@ -94,7 +97,11 @@ func (l *list) whereClause() string {
 
 // orderPage is the ORDER BY, LIMIT and OFFSET of q.
 func orderPage(alias string, q store.ListQuery) (string, []any) {
-	col := sortColumn(alias, q.SortBy)
+	return orderPageBy(alias, q, sortColumn(alias, q.SortBy))
+}
+
+// orderPageBy is orderPage with the sort column col.
+func orderPageBy(alias string, q store.ListQuery, col string) (string, []any) {
 	dir := ""
 	if q.Desc {
 		dir = " DESC"

@@ -112,8 +112,25 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 				return err
 			}
 		}
-		l.after("r", q.ListQuery)
-		order, page := orderPage("r", q.ListQuery)
+		col := sortColumn("r", q.SortBy)
+		var key any
+		if q.After != nil {
+			key = positionKey(q.SortBy, q.After)
+		}
+		if q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime {
+			// Within one such type the range key orders as the value
+			// key does: hds_records_range serves the filter, the
+			// range and the order.
+			col = "r.rkey"
+			l.cond("r.rkey IS NOT NULL")
+			if q.After != nil {
+				key = rkey(q.Type, q.After.Key)
+			}
+		}
+		if q.After != nil {
+			l.afterKey("r", q.ListQuery, col, key)
+		}
+		order, page := orderPageBy("r", q.ListQuery, col)
 		items = []*store.Record{}
 		return t.eachRecord(`SELECT `+recordCols+` FROM hds_records r`+l.whereClause()+order, append(l.args, page...),
 			func(r *store.Record) error {

@@ -12,13 +12,13 @@ import (
 
 // open returns a new store on a new file of the test's directory, and
 // closes it when the test ends.
-func open(t *testing.T, opts ...sqlite.Option) *sqlite.Store {
+func open(t testing.TB, opts ...sqlite.Option) *sqlite.Store {
 	t.Helper()
 	return openAt(t, filepath.Join(t.TempDir(), "hds.db"), opts...)
 }
 
 // openAt opens the store on path, closed when the test ends.
-func openAt(t *testing.T, path string, opts ...sqlite.Option) *sqlite.Store {
+func openAt(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.Open(context.Background(), path, opts...)
 	if err != nil {

@@ -107,9 +107,17 @@ CREATE TABLE hds_records (
 CREATE INDEX hds_records_cluster_id ON hds_records (cluster_id, id);
 CREATE INDEX hds_records_created ON hds_records (cluster_id, created_at, name, id);
 CREATE INDEX hds_records_updated ON hds_records (cluster_id, updated_at, name, id);
+-- A list filtered by type reads the type's range of an index in the
+-- list's order.
 CREATE INDEX hds_records_type ON hds_records (cluster_id, type, name, id);
+CREATE INDEX hds_records_type_id ON hds_records (cluster_id, type, id);
+CREATE INDEX hds_records_type_created ON hds_records (cluster_id, type, created_at, name, id);
+CREATE INDEX hds_records_type_updated ON hds_records (cluster_id, type, updated_at, name, id);
+CREATE INDEX hds_records_type_value ON hds_records (cluster_id, type, vkey, name, id);
 CREATE INDEX hds_records_value ON hds_records (cluster_id, vkey, name, id);
 CREATE INDEX hds_records_range ON hds_records (cluster_id, type, rkey, name, id) WHERE rkey IS NOT NULL;
+-- search= counts its matches by scanning this index, not the table.
+CREATE INDEX hds_records_name_lower ON hds_records (cluster_id, name_lower);
 CREATE INDEX hds_records_vtext ON hds_records (cluster_id, vtext) WHERE vtext IS NOT NULL;
 CREATE INDEX hds_records_credentials ON hds_records (id) WHERE type IN ('CREDENTIAL', '[]CREDENTIAL');
 
