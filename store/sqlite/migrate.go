@@ -23,7 +23,13 @@ var errForeign = errors.New("the file is an SQLite database of another applicati
 // migration named last when last is not empty; tests use it to build an
 // older schema.
 func (s *Store) migrate(ctx context.Context, last string) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	return s.migrateFrom(ctx, migrations, last)
+}
+
+// migrateFrom runs the migrations of fsys (migrations/*.sql); tests give
+// it files of their own.
+func (s *Store) migrateFrom(ctx context.Context, fsys fs.FS, last string) error {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
 	if err != nil {
 		return err
 	}
@@ -32,7 +38,7 @@ func (s *Store) migrate(ctx context.Context, last string) error {
 		if last != "" && name > last {
 			break
 		}
-		body, err := migrations.ReadFile(name)
+		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
 		}

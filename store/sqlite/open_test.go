@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -135,4 +137,45 @@ func TestMigrationsRecorded(t *testing.T) {
 	var n int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM hds_schema_migrations`).Scan(&n))
 	assert.Equal(t, len(names), n)
+}
+
+// TestMigrationRunnerUpgrade runs a later migration over a database
+// built by the current ones with data in it: the new migration sees the
+// rows and is recorded; one that fails changes nothing and is not
+// recorded, so the next start runs it again.
+func TestMigrationRunnerUpgrade(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	_, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	require.NoError(t, err)
+
+	later := fstest.MapFS{}
+	entries, err := fs.ReadDir(sqlite.Migrations, "migrations")
+	require.NoError(t, err)
+	for _, e := range entries {
+		body, err := fs.ReadFile(sqlite.Migrations, "migrations/"+e.Name())
+		require.NoError(t, err)
+		later["migrations/"+e.Name()] = &fstest.MapFile{Data: body}
+	}
+	later["migrations/9998_broken.sql"] = &fstest.MapFile{Data: []byte(
+		`ALTER TABLE hds_projects ADD COLUMN half TEXT; UPDATE hds_projects SET half = 'x'; SELECT no_such_function();`)}
+	err = s.MigrateFrom(ctx, later)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "migrate migrations/9998_broken.sql")
+	require.Error(t, s.Exec(ctx, `UPDATE hds_projects SET half = 'y'`), "the failed migration left no column")
+
+	delete(later, "migrations/9998_broken.sql")
+	later["migrations/9999_label.sql"] = &fstest.MapFile{Data: []byte(
+		`ALTER TABLE hds_projects ADD COLUMN label TEXT NOT NULL DEFAULT ''; UPDATE hds_projects SET label = upper(name);`)}
+	require.NoError(t, s.MigrateFrom(ctx, later))
+	require.NoError(t, s.MigrateFrom(ctx, later), "a second run finds the work done")
+	label, err := s.QueryString(ctx, `SELECT label FROM hds_projects WHERE name = 'p'`)
+	require.NoError(t, err)
+	assert.Equal(t, "P", label, "the migration saw the existing row")
+	n, err := s.QueryString(ctx, `SELECT count(*) FROM hds_schema_migrations WHERE name = 'migrations/9999_label.sql'`)
+	require.NoError(t, err)
+	assert.Equal(t, "1", n)
+	p, err := s.FindProject(ctx, store.Path{Project: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, "p", p.Name)
 }
