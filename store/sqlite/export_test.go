@@ -17,7 +17,9 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 
 // MigrateFrom runs the migrations of fsys (migrations/*.sql), for tests
 // of the runner.
-func (s *Store) MigrateFrom(ctx context.Context, fsys fs.FS) error { return s.migrateFrom(ctx, fsys, "") }
+func (s *Store) MigrateFrom(ctx context.Context, fsys fs.FS) error {
+	return s.migrateFrom(ctx, fsys, "")
+}
 
 // Migrations are the embedded migrations.
 var Migrations = migrations
