@@ -64,7 +64,7 @@ func (s *Store) migrateFrom(ctx context.Context, fsys fs.FS, last string) error 
 			if done > 0 {
 				return nil
 			}
-			if _, err := t.exec(string(body)); err != nil {
+			if _, err := t.ExecContext(t.ctx, string(body)); err != nil { // several statements: never prepared
 				return fmt.Errorf("migrate %s: %w", name, err)
 			}
 			_, err := t.exec(`INSERT INTO hds_schema_migrations (name, applied_at) VALUES (?, ?)`, name, micros(t.now))

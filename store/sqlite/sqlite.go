@@ -59,7 +59,23 @@ type Store struct {
 	// committed after they subscribed, in revision order.
 	pubMu sync.Mutex
 	hub   store.Hub
+
+	// stmts holds the statements prepared on each pool, by pool and
+	// text (stmtKey): a statement is parsed once per connection, not once
+	// per call. nstmts counts them, up to maxStmts.
+	stmts  sync.Map
+	nstmts atomic.Int32
 }
+
+// stmtKey names a statement of a pool in Store.stmts.
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// maxStmts bounds the prepared statements kept (the list statements vary
+// with the filters a query combines).
+const maxStmts = 1000
 
 var (
 	_ store.Store          = (*Store)(nil)
@@ -261,26 +277,71 @@ type tx struct {
 	*sql.Tx
 	ctx context.Context
 	s   *Store
+	db  *sql.DB // the pool
 	now time.Time
+	// missed are the statements the transaction ran unprepared, prepared
+	// on its pool once it ends.
+	missed []string
 	// written holds the audit entries the transaction wrote, published
 	// once it commits; ended the projects it deleted.
 	written []*store.AuditEntry
 	ended   []string
 }
 
+// stmt returns the prepared statement of query for t, or nil when it is
+// not prepared yet (it is then prepared once t ends).
+func (t *tx) stmt(query string) *sql.Stmt {
+	if v, ok := t.s.stmts.Load(stmtKey{t.db, query}); ok {
+		return t.StmtContext(t.ctx, v.(*sql.Stmt))
+	}
+	t.missed = append(t.missed, query)
+	return nil
+}
+
 // exec runs a statement of t.
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if st := t.stmt(query); st != nil {
+		return st.ExecContext(t.ctx, args...)
+	}
 	return t.ExecContext(t.ctx, query, args...)
 }
 
 // row runs a query of t that returns one row.
 func (t *tx) row(query string, args ...any) *sql.Row {
+	if st := t.stmt(query); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
 	return t.QueryRowContext(t.ctx, query, args...)
 }
 
 // rows runs a query of t.
 func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(query); st != nil {
+		return st.QueryContext(t.ctx, args...)
+	}
 	return t.QueryContext(t.ctx, query, args...)
+}
+
+// prepare prepares on db the statements a transaction ran unprepared,
+// once it has ended and given its connection back (the writing pool has
+// only one). A statement that fails to prepare is simply run unprepared
+// again.
+func (s *Store) prepare(ctx context.Context, db *sql.DB, queries []string) {
+	for _, q := range queries {
+		key := stmtKey{db, q}
+		if _, ok := s.stmts.Load(key); ok || s.nstmts.Load() >= maxStmts {
+			continue
+		}
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		if _, loaded := s.stmts.LoadOrStore(key, st); loaded {
+			st.Close()
+		} else {
+			s.nstmts.Add(1)
+		}
+	}
 }
 
 // write runs f in one write transaction and commits it when f returns
@@ -293,7 +354,8 @@ func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	if err != nil {
 		return classify(ctx, err)
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, s: s, now: s.now()}
+	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.w, now: s.now()}
+	defer func() { s.prepare(ctx, s.w, t.missed) }()
 	if err := f(t); err != nil {
 		_ = sqlTx.Rollback()
 		return classify(ctx, err)
@@ -327,9 +389,11 @@ func (s *Store) readNoDeadline(ctx context.Context, f func(t *tx) error) error {
 	if err != nil {
 		return classify(ctx, err)
 	}
-	defer sqlTx.Rollback() //nolint:errcheck // read only
-	t := &tx{Tx: sqlTx, ctx: ctx, s: s, now: s.now()}
-	return classify(ctx, f(t))
+	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.r, now: s.now()}
+	err = f(t)
+	_ = sqlTx.Rollback() // read only
+	s.prepare(ctx, s.r, t.missed)
+	return classify(ctx, err)
 }
 
 // micros is t as stored: microseconds since 1970 UTC.
