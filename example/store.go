@@ -19,7 +19,7 @@ import (
 // call; all enforce the quotas of limits.*. close releases it. It takes
 // no lock: a server takes the SQLite file's lock first (serve), the
 // commands open the file beside it.
-func openStore(ctx context.Context, cfg *config) (st store.Store, users store.UserDirectory, closeFn func(), err error) {
+func openStore(ctx context.Context, cfg *config) (st store.Projects, users store.Accounts, closeFn func(), err error) {
 	quotas := store.Quotas{
 		MaxRecordsPerCluster: int(cfg.limits.maxRecordsPerCluster),
 		MaxBytesPerProject:   cfg.limits.maxBytesPerProject,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/big"
 
+	"github.com/hds-go/hds/internal/timetext"
 	"github.com/hds-go/hds/store"
 )
 
@@ -12,10 +13,10 @@ import (
 // byte-wise order (SQLite compares BLOBs with memcmp) is the order the
 // API sorts and filters by, so that an index on them serves lists:
 //
-//   - vkey, sortBy=value (store.CompareValues): the group as one byte,
+//   - vkey, sortBy=value (sortkey.Compare in internal/sortkey): the group as one byte,
 //     then for a number numKey, for a text its bytes, for no value
 //     nothing.
-//   - rkey, the range filters within a range type (store.CompareRange):
+//   - rkey, the range filters within a range type (sortkey.CompareRange):
 //     a 0 byte (so that no key is empty), then numKey for INTEGER and
 //     FLOAT, the instant for DATETIME, the canonical text for the others.
 
@@ -42,7 +43,7 @@ func rkey(t store.DataType, k store.ValueKey) []byte {
 	case store.Integer, store.Float:
 		return appendNum(b, k)
 	case store.DateTime:
-		at := store.Instant(k.Text)
+		at := timetext.Instant(k.Text)
 		b = binary.BigEndian.AppendUint64(b, uint64(at.Unix())^(1<<63))
 		return binary.BigEndian.AppendUint32(b, uint32(at.Nanosecond()))
 	}

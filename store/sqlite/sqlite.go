@@ -36,6 +36,7 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/hds-go/hds/internal/fanout"
 	"github.com/hds-go/hds/store"
 )
 
@@ -58,7 +59,7 @@ type Store struct {
 	// and a subscription's start, so that subscribers see every entry
 	// committed after they subscribed, in revision order.
 	pubMu sync.Mutex
-	hub   store.Hub
+	hub   fanout.Hub
 
 	// stmts holds the statements prepared on each pool, by pool and
 	// text (stmtKey): a statement is parsed once per connection, not once
