@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -178,4 +179,41 @@ func TestMigrationRunnerUpgrade(t *testing.T) {
 	p, err := s.FindProject(ctx, store.Path{Project: "p"})
 	require.NoError(t, err)
 	assert.Equal(t, "p", p.Name)
+}
+
+// TestDiskFullIsUnavailable fills the database up to a page limit
+// (PRAGMA max_page_count, on the one writing connection, as a full disk
+// would): the write that does not fit is store.ErrUnavailable and leaves
+// nothing half written; the store goes on serving reads and smaller
+// writes.
+func TestDiskFullIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, sqlite.WithQuotas(store.Quotas{}))
+	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	_, err := s.CreateProject(ctx, p)
+	require.NoError(t, err)
+	_, err = s.Apply(ctx, p, store.Batch{Ops: []store.Op{{Kind: store.OpEnsureCluster, Collection: "c", Cluster: "k"}}})
+	require.NoError(t, err)
+	pages, err := s.QueryString(ctx, `PRAGMA page_count`)
+	require.NoError(t, err)
+	require.NoError(t, s.Exec(ctx, `PRAGMA max_page_count = `+pages))
+	before, err := s.FindProject(ctx, store.Path{Project: "p"})
+	require.NoError(t, err)
+
+	big := json.RawMessage(`"` + strings.Repeat("x", 200_000) + `"`)
+	batch := store.Batch{Ops: []store.Op{
+		{Kind: store.OpCreate, Collection: "c", Cluster: "k", Record: "small", New: &store.Record{Type: store.String, Value: json.RawMessage(`"s"`)}},
+		{Kind: store.OpCreate, Collection: "c", Cluster: "k", Record: "big", New: &store.Record{Type: store.String, Value: big}},
+	}}
+	_, err = s.Apply(ctx, p, batch)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, store.ErrUnavailable), "%v", err)
+
+	recs, total, err := s.FindRecords(ctx, p, store.RecordQuery{ListQuery: store.NewListQuery()})
+	require.NoError(t, err)
+	assert.Empty(t, recs)
+	assert.Equal(t, 0, total)
+	after, err := s.FindProject(ctx, store.Path{Project: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, before.Revision, after.Revision, "no audit entry of the failed batch")
 }
