@@ -19,7 +19,8 @@ var errForeign = errors.New("the file is an SQLite database of another applicati
 // migrate brings the schema up to date: every embedded migration not yet
 // recorded in hds_schema_migrations runs, in name order, each in its own
 // write transaction (BEGIN IMMEDIATE: a second process migrating at the
-// same time waits, then finds the work done). It stops after the
+// same time waits, then finds the work done), bounded by ctx rather than
+// the store's per-call timeout. It stops after the
 // migration named last when last is not empty; tests use it to build an
 // older schema.
 func (s *Store) migrate(ctx context.Context, last string) error {
@@ -42,7 +43,7 @@ func (s *Store) migrateFrom(ctx context.Context, fsys fs.FS, last string) error 
 		if err != nil {
 			return err
 		}
-		err = s.write(ctx, func(t *tx) error {
+		err = s.writeNoDeadline(ctx, func(t *tx) error {
 			var hds, tables int
 			if err := t.row(`SELECT count(*) FILTER (WHERE name = 'hds_schema_migrations'), count(*)
 				FROM sqlite_master WHERE type = 'table'`).Scan(&hds, &tables); err != nil {

@@ -351,6 +351,12 @@ func (s *Store) prepare(ctx context.Context, db *sql.DB, queries []string) {
 func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	return s.writeNoDeadline(ctx, f)
+}
+
+// writeNoDeadline is write bounded by ctx alone (migrations, which may
+// take longer than one call).
+func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return classify(ctx, err)
