@@ -10,6 +10,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -39,10 +41,12 @@ import (
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 	"github.com/hds-go/hds/store/postgres"
+	"github.com/hds-go/hds/store/sqlite"
 )
 
 // storeKind is one Store/UserDirectory implementation the suite runs
-// against. A second kind (PostgreSQL) is added by appending to storeKinds.
+// against: the in-memory store, PostgreSQL and SQLite (a file of the
+// test's own directory).
 type storeKind struct {
 	name string
 	new  func(t testing.TB) (store.Projects, store.Accounts)
@@ -56,6 +60,12 @@ var storeKinds = []storeKind{
 	{name: "postgres", new: func(t testing.TB) (store.Projects, store.Accounts) {
 		pg := postgres.New(pgtest.New(t))
 		return pg, pg
+	}},
+	{name: "sqlite", new: func(t testing.TB) (store.Projects, store.Accounts) {
+		lite, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hds.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { lite.Close() })
+		return lite, lite
 	}},
 }
 
