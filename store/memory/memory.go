@@ -74,27 +74,9 @@ type collection struct {
 type cluster struct {
 	store.Cluster
 	parent  *collection
-	records map[string]*record // by name
-	byID    map[recordID]*record
-	// sorted caches the records in name order, the default order of a
-	// list; writes (under the write lock) drop it.
-	sorted atomic.Pointer[[]*record]
-}
-
-// byName returns the records in name order, sorting only after a write.
-// Readers under the read lock may build it at the same time; they build
-// the same slice.
-func (k *cluster) byName() []*record {
-	if p := k.sorted.Load(); p != nil {
-		return *p
-	}
-	recs := make([]*record, 0, len(k.records))
-	for _, r := range k.records {
-		recs = append(recs, r)
-	}
-	slices.SortFunc(recs, func(a, b *record) int { return strings.Compare(a.Name, b.Name) })
-	k.sorted.Store(&recs)
-	return recs
+	// records are the cluster's records in ordered indexes, changed in
+	// the write path.
+	records records
 }
 
 var (
@@ -164,9 +146,10 @@ func (r *record) bytes() int64 {
 // bytes is what the cluster counts: its name and its records.
 func (k *cluster) bytes() int64 {
 	n := int64(len(k.Name))
-	for _, r := range k.records {
+	k.records.scan(func(r *record) bool {
 		n += r.bytes()
-	}
+		return true
+	})
 	return n
 }
 
@@ -278,11 +261,11 @@ func (s *Store) record(p store.Path) (*cluster, *record, error) {
 		return nil, nil, err
 	}
 	if id, ok := parseID(p.Record); ok {
-		if r, ok := k.byID[id]; ok {
+		if r := k.records.getID(id); r != nil {
 			return k, r, nil
 		}
 	}
-	if r, ok := k.records[p.Record]; ok {
+	if r := k.records.get(p.Record); r != nil {
 		return k, r, nil
 	}
 	return nil, nil, &store.NotFoundError{Kind: "record", Name: p.Record}
@@ -301,7 +284,7 @@ func (c *collection) out() *store.Collection {
 	o.Project = c.parent.Name
 	o.ClusterCount = len(c.clusters)
 	for _, k := range c.clusters {
-		o.RecordCount += len(k.records)
+		o.RecordCount += k.records.len()
 	}
 	return &o
 }
@@ -310,9 +293,9 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 	o := k.Cluster
 	o.Collection = k.parent.Name
 	o.Project = k.parent.parent.Name
-	o.RecordCount = len(k.records)
+	o.RecordCount = k.records.len()
 	if withRecords {
-		o.Records = cloneRecords(k.byName())
+		o.Records = cloneRecords(k.records.all())
 	}
 	return &o
 }
@@ -580,8 +563,7 @@ func (s *Store) CreateCluster(_ context.Context, p store.Path) (*store.Cluster, 
 	k := &cluster{
 		Cluster: store.Cluster{ID: store.NewID(), Name: p.Cluster, CreatedAt: now, UpdatedAt: now},
 		parent:  c,
-		records: make(map[string]*record),
-		byID:    make(map[recordID]*record),
+		records: newRecords(),
 	}
 	c.clusters[k.Name] = k
 	s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: k.Name})
@@ -685,7 +667,7 @@ func (s *Store) StreamClusterRecords(_ context.Context, p store.Path) (*store.Cl
 	if err != nil {
 		return nil, nil, err
 	}
-	return k.out(false), store.Items(snapshot(k.byName())), nil
+	return k.out(false), store.Items(snapshot(k.records.all())), nil
 }
 
 // StreamRecordVersions implements store.Streamer: the states are shared,
@@ -731,6 +713,11 @@ type recordMatcher struct {
 
 func newRecordMatcher(q store.RecordQuery) recordMatcher {
 	return recordMatcher{q: q, search: strings.ToLower(q.Search), contains: strings.ToLower(q.ValueContains)}
+}
+
+// none reports whether the query has no filter.
+func (m recordMatcher) none() bool {
+	return m.q.Type == "" && m.search == "" && !m.q.HasValue && m.contains == "" && m.q.Min == nil && m.q.Max == nil
 }
 
 func (m recordMatcher) matches(r *record) bool {
@@ -811,14 +798,14 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 	if err := store.ValidateName(name); err != nil {
 		return nil, err
 	}
-	if _, ok := k.records[name]; ok {
+	if k.records.get(name) != nil {
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
-	if id, ok := parseID(name); ok && k.byID[id] != nil {
+	if id, ok := parseID(name); ok && k.records.getID(id) != nil {
 		// The segment names that record, so it exists (API.md section 2).
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
-	if err := s.quotas.CheckRecords(len(k.records)); err != nil {
+	if err := s.quotas.CheckRecords(k.records.len()); err != nil {
 		return nil, err
 	}
 	if err := s.quotas.CheckBytes(k.project().bytes, size(name, in.Value)); err != nil {
@@ -836,9 +823,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 		return nil, &store.ValidationError{Message: "record id " + strconv.Quote(id) + " is not a UUID"}
 	}
 	r.set(name, in.Type, append(json.RawMessage(nil), in.Value...))
-	k.records[r.Name] = r
-	k.byID[r.id] = r
-	k.sorted.Store(nil)
+	k.records.insert(r)
 	k.project().bytes += size(r.Name, r.Value())
 	s.auditRecord(k, r, c, store.ActionRecordCreate)
 	return r, nil
@@ -873,10 +858,10 @@ func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Writ
 		if err := store.ValidateName(next.Name); err != nil {
 			return err
 		}
-		if _, ok := k.records[next.Name]; ok {
+		if k.records.get(next.Name) != nil {
 			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
-		if id, ok := parseID(next.Name); ok && k.byID[id] != nil && id != r.id {
+		if id, ok := parseID(next.Name); ok && k.records.getID(id) != nil && id != r.id {
 			return &store.ExistsError{Kind: "record", Name: next.Name}
 		}
 	}
@@ -924,12 +909,11 @@ func (s *Store) write(k *cluster, r *record, name string, t store.DataType, valu
 		history = slices.Delete(history, 0, drop)
 	}
 	r.setHist(history)
-	delete(k.records, r.Name)
+	k.records.detach(r)
 	r.set(name, t, append(json.RawMessage(nil), value...))
 	r.Version++
 	r.updated, r.by = micros(s.now()), actorOf(c.ID())
-	k.records[r.Name] = r
-	k.sorted.Store(nil)
+	k.records.attach(r)
 	return nil
 }
 
@@ -955,17 +939,13 @@ func (s *Store) DeleteRecord(_ context.Context, p store.Path, w store.Write) err
 // remove takes r out of k, and its bytes out of the project's count.
 func (k *cluster) remove(r *record) {
 	k.project().bytes -= r.bytes()
-	delete(k.records, r.Name)
-	delete(k.byID, r.id)
-	k.sorted.Store(nil)
+	k.records.remove(r)
 }
 
 // add puts r into k, and its bytes into the project's count.
 func (k *cluster) add(r *record) {
 	k.project().bytes += r.bytes()
-	k.records[r.Name] = r
-	k.byID[r.id] = r
-	k.sorted.Store(nil)
+	k.records.insert(r)
 }
 
 // sharedVersion returns the state cur as a RecordVersion sharing cur's
@@ -1091,7 +1071,9 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 	}
 	// Copy-on-write: states already handed to readers stay as they are.
 	if changed {
+		k.records.detach(r)
 		r.value = string(cur)
+		k.records.attach(r)
 		history = slices.Clone(history)
 		for i, h := range history {
 			if string(hist[i]) != string(h.Value) {
@@ -1122,7 +1104,7 @@ func (s *Store) clusterRecordByID(text string) (*cluster, *record) {
 	for _, pr := range s.projects {
 		for _, c := range pr.collections {
 			for _, k := range c.clusters {
-				if r, ok := k.byID[id]; ok {
+				if r := k.records.getID(id); r != nil {
 					return k, r
 				}
 			}
@@ -1139,14 +1121,15 @@ func (s *Store) FindCredentialRecords(_ context.Context, afterID string, limit i
 	for _, pr := range s.projects {
 		for _, c := range pr.collections {
 			for _, k := range c.clusters {
-				for _, r := range k.records {
+				k.records.scan(func(r *record) bool {
 					if r.hasCredential() && r.ID() > afterID {
 						refs = append(refs, store.RecordRef{
 							Path:   store.Path{Project: pr.Name, Collection: c.Name, Cluster: k.Name, Record: r.ID()},
 							Record: r.Clone(),
 						})
 					}
-				}
+					return true
+				})
 			}
 		}
 	}

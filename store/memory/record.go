@@ -260,3 +260,21 @@ func idTexts(recs []*record) []string {
 
 // micros returns t as Unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// lookupType returns the index of t in typeTable, or false when no record
+// has had the type.
+func lookupType(t store.DataType) (uint8, bool) {
+	for i, x := range store.Types {
+		if x == t {
+			return uint8(i), true
+		}
+	}
+	typeMu.Lock()
+	defer typeMu.Unlock()
+	for i := len(store.Types); i < typeCount; i++ {
+		if typeTable[i] == t {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
