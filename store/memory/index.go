@@ -112,7 +112,6 @@ func (x *records) values(t uint8) *tree {
 // insert adds r to every index.
 func (x *records) insert(r *record) {
 	x.byID.Set(r)
-	x.byCreated.Set(r)
 	x.attach(r)
 }
 
@@ -120,13 +119,14 @@ func (x *records) insert(r *record) {
 func (x *records) remove(r *record) {
 	x.detach(r)
 	x.byID.Delete(r)
-	x.byCreated.Delete(r)
 }
 
-// detach takes r out of the indexes whose key a write may change (name,
-// updated_at, value), before the write; attach puts it back after.
+// detach takes r out of the indexes whose order a write may change (all
+// but the id's: a new name moves a record among its ties of created_at),
+// before the write; attach puts it back after.
 func (x *records) detach(r *record) {
 	x.byName.Delete(r)
+	x.byCreated.Delete(r)
 	x.byUpdated.Delete(r)
 	if v := x.byValue[r.typ]; v != nil {
 		v.Delete(r)
@@ -138,6 +138,7 @@ func (x *records) detach(r *record) {
 
 func (x *records) attach(r *record) {
 	x.byName.Set(r)
+	x.byCreated.Set(r)
 	x.byUpdated.Set(r)
 	x.values(r.typ).Set(r)
 }

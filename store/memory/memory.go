@@ -73,7 +73,7 @@ type collection struct {
 
 type cluster struct {
 	store.Cluster
-	parent  *collection
+	parent *collection
 	// records are the cluster's records in ordered indexes, changed in
 	// the write path.
 	records records

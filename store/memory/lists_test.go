@@ -1,0 +1,227 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hds-go/hds/store"
+)
+
+// listCluster fills a cluster with n records made to tie: few distinct
+// values per type, timestamps shared by runs of records longer than
+// maxRun, a rare type, renamed and deleted records.
+func listCluster(t *testing.T, n int) (*Store, *cluster) {
+	t.Helper()
+	ctx := context.Background()
+	s := New(WithQuotas(store.Quotas{}))
+	calls := 0
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { calls++; return base.Add(time.Duration(calls/300) * time.Second) }
+	p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
+	for _, err := range []error{
+		func() error { _, err := s.CreateProject(ctx, p); return err }(),
+		func() error { _, err := s.CreateCollection(ctx, p); return err }(),
+		func() error { _, err := s.CreateCluster(ctx, p); return err }(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	value := func(i int) (store.DataType, string) {
+		switch i % 11 {
+		case 0, 1, 2:
+			return store.Integer, fmt.Sprint(rnd.IntN(40) - 20)
+		case 3:
+			return store.Float, fmt.Sprintf("%d.5", rnd.IntN(20)-10)
+		case 4, 5:
+			return store.String, fmt.Sprintf("%q", fmt.Sprintf("s%d", rnd.IntN(15)))
+		case 6:
+			return store.Boolean, []string{"true", "false"}[rnd.IntN(2)]
+		case 7:
+			return store.Null, "null"
+		case 8:
+			return store.Date, fmt.Sprintf(`"2026-01-%02d"`, 1+rnd.IntN(28))
+		case 9:
+			return store.DateTime, fmt.Sprintf(`"2026-01-01T%02d:00:00+0%d:00"`, rnd.IntN(24), rnd.IntN(3))
+		}
+		if i%7 == 0 {
+			return store.UUID, `"0190f0a0-0000-7000-8000-000000000001"` // rare
+		}
+		return store.Credential, `"sealed"`
+	}
+	for i := range n {
+		typ, v := value(i)
+		p.Record = fmt.Sprintf("r%05d", rnd.IntN(10*n))
+		if _, err := s.CreateRecord(ctx, p, &store.Record{Type: typ, Value: json.RawMessage(v)}, store.Write{}); err != nil {
+			var exists *store.ExistsError
+			if !asExists(err, &exists) {
+				t.Fatal(err)
+			}
+		}
+	}
+	k, err := s.cluster(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Updates (new updated_at, values, names) and deletes.
+	for i, r := range k.records.all() {
+		p.Record = r.Name
+		switch i % 5 {
+		case 0:
+			typ, v := value(rnd.IntN(11))
+			_, err = s.UpdateRecord(ctx, p, store.Write{MaxVersions: 1}, func(x *store.Record) error {
+				x.Type, x.Value = typ, json.RawMessage(v)
+				return nil
+			})
+		case 1:
+			_, err = s.UpdateRecord(ctx, p, store.Write{}, func(x *store.Record) error { x.Name = "n" + x.Name; return nil })
+		case 2:
+			if i%3 == 0 {
+				err = s.DeleteRecord(ctx, p, store.Write{})
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, k
+}
+
+func asExists(err error, target **store.ExistsError) bool {
+	e, ok := err.(*store.ExistsError)
+	*target = e
+	return ok
+}
+
+// referenceList is what a list holds: every match, sorted (the scan and
+// sort the indexes replace).
+func referenceList(k *cluster, q store.RecordQuery) []*record {
+	m := newRecordMatcher(q)
+	var out []*record
+	k.records.scan(func(r *record) bool {
+		if m.matches(r) {
+			out = append(out, r)
+		}
+		return true
+	})
+	slices.SortFunc(out, recordOrder(q.ListQuery))
+	return out
+}
+
+func key(v store.DataType, text string) *store.ValueKey {
+	raw, err := v.ParseText(text, true)
+	if err != nil {
+		panic(err)
+	}
+	k := store.KeyOf(v, raw)
+	return &k
+}
+
+// TestListsMatchScan checks every list of API.md section 5 read from the
+// indexes against the whole cluster filtered and sorted: every sort and
+// direction, each filter, counted and not, page by page by cursor and by
+// offset.
+func TestListsMatchScan(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 800
+	}
+	s, k := listCluster(t, n)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	filters := map[string]store.RecordQuery{
+		"none":           {},
+		"integer":        {Type: store.Integer},
+		"string":         {Type: store.String},
+		"rare":           {Type: store.UUID},
+		"absent":         {Type: store.Time},
+		"credential":     {Type: store.Credential},
+		"integer-range":  {Type: store.Integer, Min: key(store.Integer, "-5"), Max: key(store.Integer, "7")},
+		"integer-min":    {Type: store.Integer, Min: key(store.Integer, "10")},
+		"float-max":      {Type: store.Float, Max: key(store.Float, "0.5")},
+		"string-range":   {Type: store.String, Min: key(store.String, "s10"), Max: key(store.String, "s3")},
+		"date-range":     {Type: store.Date, Min: key(store.Date, "2026-01-10")},
+		"datetime-range": {Type: store.DateTime, Max: key(store.DateTime, "2026-01-01T10:00:00+01:00")},
+		"search":         {ListQuery: store.ListQuery{Search: "R1"}},
+		"contains":       {ValueContains: "S1"},
+		"value":          {Value: "5", HasValue: true},
+		"value-true":     {Value: "true", HasValue: true},
+		"value-null":     {Value: "null", HasValue: true},
+		"value-string":   {Value: "s4", HasValue: true},
+		"typed-value":    {Type: store.Float, Value: "-3.5", HasValue: true},
+		"value-none":     {Value: "nothing", HasValue: true},
+		"all":            {Type: store.Integer, Min: key(store.Integer, "-15"), ListQuery: store.ListQuery{Search: "1"}, ValueContains: "1"},
+	}
+	sorts := []store.SortField{store.SortName, store.SortID, store.SortCreatedAt, store.SortUpdatedAt, store.SortValue, store.SortType}
+	for name, f := range filters {
+		for _, by := range sorts {
+			for _, desc := range []bool{false, true} {
+				for _, limit := range []int{7, 150} {
+					q := f
+					q.SortBy, q.Desc, q.Limit = by, desc, limit
+					t.Run(fmt.Sprintf("%s/%s/desc=%v/limit=%d", name, by, desc, limit), func(t *testing.T) {
+						checkList(t, k, q)
+					})
+				}
+			}
+		}
+	}
+}
+
+func checkList(t *testing.T, k *cluster, q store.RecordQuery) {
+	t.Helper()
+	all := referenceList(k, q)
+	// By cursor, counted on the first page only.
+	seen := 0
+	for page := 0; ; page++ {
+		q.NoCount = page%2 == 1
+		got, total := matchRecords(k, q)
+		if !q.NoCount && total != len(all) {
+			t.Fatalf("total %d, want %d", total, len(all))
+		}
+		if q.NoCount && total != store.NotCounted {
+			t.Fatalf("total %d with count=false", total)
+		}
+		want := all[seen:min(seen+q.Limit, len(all))]
+		if !samePage(got, want) {
+			t.Fatalf("page %d (from item %d): got %v, want %v", page, seen, names(got), names(want))
+		}
+		seen += len(want)
+		if len(got) == 0 || seen == len(all) {
+			break
+		}
+		pos := store.RecordAt(q.SortBy, got[len(got)-1].state())
+		q.After = &pos
+	}
+	// By offset, counted.
+	q.After, q.NoCount = nil, false
+	for _, off := range []int{1, 40, len(all) - 3, len(all) + 5} {
+		if off < 0 {
+			continue
+		}
+		q.Offset = off
+		got, total := matchRecords(k, q)
+		want := window(all, q.ListQuery)
+		if total != len(all) || !samePage(got, want) {
+			t.Fatalf("offset %d: got %v (total %d), want %v (total %d)", off, names(got), total, names(want), len(all))
+		}
+	}
+}
+
+func samePage(got, want []*record) bool {
+	return len(got) == len(want) && (len(got) == 0 || slices.Equal(got, want))
+}
+
+func names(recs []*record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Name
+	}
+	return out
+}
