@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"cmp"
+	"math"
 	"strings"
 	"sync"
 
@@ -60,12 +61,35 @@ func compareValue(a, b *record) int {
 }
 
 // compareKeys orders the values of a and b as store.CompareValues does,
-// without building their keys when both are integers.
+// without building their keys when both are numbers.
 func compareKeys(a, b *record) int {
-	if a.isInt && b.isInt && a.group == b.group {
-		return cmp.Compare(int64(a.num), int64(b.num))
+	if a.group != b.group || store.SortGroup(a.group) != store.GroupNumber {
+		return store.CompareValues(a.key(), b.key())
 	}
-	return store.CompareValues(a.key(), b.key())
+	switch {
+	case a.isInt && b.isInt:
+		return cmp.Compare(int64(a.num), int64(b.num))
+	case !a.isInt && !b.isInt:
+		return cmp.Compare(math.Float64frombits(a.num), math.Float64frombits(b.num))
+	case a.isInt:
+		return compareIntFloat(int64(a.num), math.Float64frombits(b.num))
+	}
+	return -compareIntFloat(int64(b.num), math.Float64frombits(a.num))
+}
+
+// compareIntFloat compares an int64 and a (finite) float64 exactly.
+func compareIntFloat(i int64, f float64) int {
+	switch {
+	case f < -(1 << 63):
+		return 1
+	case f >= 1<<63:
+		return -1
+	}
+	t := int64(f) // exact: |f| < 2^63, truncated toward zero
+	if c := cmp.Compare(i, t); c != 0 {
+		return c
+	}
+	return cmp.Compare(0, f-float64(t)) // f's fraction, exact
 }
 
 func compareNameID(a, b *record) int {

@@ -19,11 +19,13 @@ import (
 //     filtering on the way, and stops once it is full;
 //   - a type filter narrows the records to that type's value index, a
 //     range filter (minValue, maxValue) or a value filter to a span of
-//     it; when that span is small the page is sorted out of it instead;
-//   - counting walks that span (or every record when no filter narrows
-//     them; a type filter alone is counted by the size of its index),
-//     and keeps the matches on the way while they are few, which then
-//     make the page.
+//     it (or of each type's); the span's size is found by position in
+//     the index, and when it is small the page is sorted out of it
+//     instead;
+//   - a count is the span's size when the span holds exactly the
+//     matches; else counting walks the span (or every record when no
+//     filter narrows them) and keeps the matches on the way while they
+//     are few, which then make the page.
 //
 // Callers hold s.mu.
 func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
@@ -34,7 +36,7 @@ func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 		case l.m.none():
 			total = l.n
 		case l.exact:
-			total = l.spanLen()
+			total = l.size
 		default:
 			total, page, done := l.countAndKeep()
 			if !done {
@@ -43,10 +45,8 @@ func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 			return page, total
 		}
 	}
-	if l.narrowed && !l.sortsSpan() {
-		if page, done := l.fromSpans(); done {
-			return page, total
-		}
+	if l.narrowed && !l.sortsSpan() && l.size <= l.keep() {
+		return l.fromSpans(), total
 	}
 	return l.walk(), total
 }
@@ -61,10 +61,11 @@ type lister struct {
 	n     int                    // records in the cluster
 	want  int                    // offset+limit, at most n
 	// narrowed is set when the filters confine the matches to spans of
-	// value indexes (spans, possibly none); exact when those spans hold
-	// the matches exactly (a type filter alone).
+	// value indexes (spans, possibly none, of size records in all); exact
+	// when those spans hold the matches exactly.
 	narrowed, exact bool
 	spans           []span
+	size            int
 	// typ is the index of q.Type, when typed.
 	typ   uint8
 	typed bool
@@ -82,6 +83,33 @@ func (s span) above(r *record) bool { return s.hi != nil && compareKeys(r, s.hi)
 
 // below reports whether r's value lies before the span's start.
 func (s span) below(r *record) bool { return s.lo != nil && compareKeys(r, s.lo) < 0 }
+
+// len returns the number of records in the span, found by position.
+func (s span) len() int {
+	n := s.t.Len()
+	if s.hi != nil {
+		n = rank(s.t, func(r *record) bool { return compareKeys(r, s.hi) <= 0 })
+	}
+	if s.lo != nil {
+		n -= rank(s.t, func(r *record) bool { return compareKeys(r, s.lo) < 0 })
+	}
+	return n
+}
+
+// rank returns the number of records of t that before reports, which
+// must be a prefix of t's order: a binary search by position.
+func rank(t *tree, before func(*record) bool) int {
+	lo, hi := 0, t.Len()
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if r, _ := t.GetAt(mid); before(r) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
 
 // scan calls visit with the span's records in ascending order until it
 // returns false.
@@ -104,6 +132,9 @@ func newLister(x *records, q store.RecordQuery) *lister {
 		l.after = positionRecord(q.After)
 	}
 	l.plan()
+	for _, s := range l.spans {
+		l.size += s.len()
+	}
 	return l
 }
 
@@ -111,6 +142,8 @@ func newLister(x *records, q store.RecordQuery) *lister {
 // to.
 func (l *lister) plan() {
 	q := l.q
+	// Search and valueContains are never read from an index.
+	unindexed := q.Search != "" || q.ValueContains != ""
 	switch {
 	case q.Type != "":
 		l.narrowed = true
@@ -125,6 +158,7 @@ func (l *lister) plan() {
 			if s, ok := equalSpan(v, q.Type, q.Value); ok {
 				l.spans = []span{s}
 			}
+			l.exact = !unindexed && q.Min == nil && q.Max == nil && exactEqual(q.Type)
 		case (q.Min != nil || q.Max != nil) && q.Type != store.DateTime:
 			// The value index orders these types as the range filters
 			// compare them (DATETIME compares by instant, its index by
@@ -137,19 +171,26 @@ func (l *lister) plan() {
 				s.hi = keyRecord(*q.Max)
 			}
 			l.spans = []span{s}
+			l.exact = !unindexed
 		default:
 			l.spans = []span{{t: v}}
-			l.exact = q.Search == "" && q.ValueContains == "" && q.Min == nil && q.Max == nil
+			l.exact = !unindexed && q.Min == nil && q.Max == nil
 		}
 	case q.HasValue:
-		l.narrowed = true
+		l.narrowed, l.exact = true, !unindexed
 		for t, v := range l.x.byValue {
 			if s, ok := equalSpan(v, typeTable[t], q.Value); ok {
 				l.spans = append(l.spans, s)
+				l.exact = l.exact && exactEqual(typeTable[t])
 			}
 		}
 	}
 }
+
+// exactEqual reports whether the span equalSpan returns for a type holds
+// exactly the records whose text is the value: true but for numbers,
+// whose span holds every text of the number.
+func exactEqual(t store.DataType) bool { return t != store.Integer && t != store.Float }
 
 // equalSpan returns the span of the value index v (of the type t) whose
 // records may have the canonical text value, or false when none can.
@@ -183,16 +224,6 @@ func equalSpan(v *tree, t store.DataType, value string) (span, bool) {
 		p.set("", t, text)
 	}
 	return span{t: v, lo: p, hi: p}, true
-}
-
-// spanLen returns the number of records in the spans, which are whole
-// indexes (exact).
-func (l *lister) spanLen() int {
-	n := 0
-	for _, s := range l.spans {
-		n += s.t.Len()
-	}
-	return n
 }
 
 // keep is how many matches a list keeps aside while it counts or probes
@@ -241,28 +272,20 @@ func (l *lister) countAndKeep() (total int, page []*record, done bool) {
 	return total, l.sorted(kept), true
 }
 
-// fromSpans reads the spans when they are small, and returns the page
-// sorted out of their matches; done is false when they are not small.
-func (l *lister) fromSpans() (page []*record, done bool) {
-	limit := l.keep()
-	if l.exact && l.spanLen() > limit {
-		return nil, false
-	}
-	var kept []*record
-	seen := 0
+// fromSpans returns the page sorted out of the matches in the spans (few
+// records: size at most keep).
+func (l *lister) fromSpans() []*record {
+	kept := make([]*record, 0, l.size)
 	visit := func(r *record) bool {
-		seen++
 		if l.m.matches(r) && (l.after == nil || l.order(r, l.after) > 0) {
 			kept = append(kept, r)
 		}
-		return seen <= limit
+		return true
 	}
 	for _, s := range l.spans {
-		if s.scan(visit); seen > limit {
-			return nil, false
-		}
+		s.scan(visit)
 	}
-	return l.sorted(kept), true
+	return l.sorted(kept)
 }
 
 // sorted sorts matches in q's order and cuts out the page.

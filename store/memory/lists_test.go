@@ -225,3 +225,30 @@ func names(recs []*record) []string {
 	}
 	return out
 }
+
+// TestCompareKeys checks the value order of the indexes against
+// store.CompareValues, integers against floats near where float64 loses
+// precision included.
+func TestCompareKeys(t *testing.T) {
+	values := []struct {
+		t store.DataType
+		v string
+	}{
+		{store.Integer, "0"}, {store.Integer, "-1"}, {store.Integer, "3"}, {store.Integer, "9007199254740993"},
+		{store.Integer, "9223372036854775807"}, {store.Integer, "-9223372036854775808"},
+		{store.Float, "0"}, {store.Float, "-0.5"}, {store.Float, "2.5"}, {store.Float, "3"}, {store.Float, "-1.5"},
+		{store.Float, "9007199254740992"}, {store.Float, "9.223372036854775807e18"}, {store.Float, "-9.3e18"},
+		{store.Float, "1e300"}, {store.String, `"a"`}, {store.Null, "null"}, {store.Boolean, "true"},
+	}
+	for _, a := range values {
+		for _, b := range values {
+			ra, rb := &record{}, &record{}
+			ra.set("a", a.t, json.RawMessage(a.v))
+			rb.set("b", b.t, json.RawMessage(b.v))
+			want := store.CompareValues(store.KeyOf(a.t, json.RawMessage(a.v)), store.KeyOf(b.t, json.RawMessage(b.v)))
+			if got := compareKeys(ra, rb); got != want {
+				t.Errorf("compareKeys(%s %s, %s %s) = %d, want %d", a.t, a.v, b.t, b.v, got, want)
+			}
+		}
+	}
+}

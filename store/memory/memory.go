@@ -744,7 +744,7 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 		var c int
 		switch q.SortBy {
 		case store.SortValue:
-			c = store.CompareValues(a.key(), b.key())
+			c = compareKeys(a, b)
 		case store.SortType:
 			c = strings.Compare(string(a.Type()), string(b.Type()))
 		case store.SortID:
