@@ -38,7 +38,7 @@ type records struct {
 
 func newRecords() records {
 	return records{
-		byName:    newTree(func(a, b *record) bool { return a.Name < b.Name }),
+		byName:    newTree(func(a, b *record) bool { return a.Name() < b.Name() }),
 		byID:      newTree(func(a, b *record) bool { return bytes.Compare(a.id[:], b.id[:]) < 0 }),
 		byCreated: newTree(func(a, b *record) bool { return compareCreated(a, b) < 0 }),
 		byUpdated: newTree(func(a, b *record) bool { return compareUpdated(a, b) < 0 }),
@@ -63,15 +63,16 @@ func compareValue(a, b *record) int {
 // compareKeys orders the values of a and b as store.CompareValues does,
 // without building their keys when both are numbers.
 func compareKeys(a, b *record) int {
-	if a.group != b.group || store.SortGroup(a.group) != store.GroupNumber {
+	if a.group() != b.group() || store.SortGroup(a.group()) != store.GroupNumber {
 		return store.CompareValues(a.key(), b.key())
 	}
+	aInt, bInt := a.isInt(), b.isInt()
 	switch {
-	case a.isInt && b.isInt:
+	case aInt && bInt:
 		return cmp.Compare(int64(a.num), int64(b.num))
-	case !a.isInt && !b.isInt:
+	case !aInt && !bInt:
 		return cmp.Compare(math.Float64frombits(a.num), math.Float64frombits(b.num))
-	case a.isInt:
+	case aInt:
 		return compareIntFloat(int64(a.num), math.Float64frombits(b.num))
 	}
 	return -compareIntFloat(int64(b.num), math.Float64frombits(a.num))
@@ -93,7 +94,7 @@ func compareIntFloat(i int64, f float64) int {
 }
 
 func compareNameID(a, b *record) int {
-	return cmp.Or(strings.Compare(a.Name, b.Name), bytes.Compare(a.id[:], b.id[:]))
+	return cmp.Or(strings.Compare(a.Name(), b.Name()), bytes.Compare(a.id[:], b.id[:]))
 }
 
 // len returns the number of records.
@@ -106,7 +107,7 @@ var probes = sync.Pool{New: func() any { return new(record) }}
 // get returns the record named name, or nil.
 func (x *records) get(name string) *record {
 	p := probes.Get().(*record)
-	p.Name = name
+	p.data, p.nameLen = name, uint16(len(name))
 	r, _ := x.byName.Get(p)
 	*p = record{}
 	probes.Put(p)

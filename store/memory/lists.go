@@ -93,7 +93,7 @@ func (s span) len() int {
 	if s.lo != nil {
 		n -= rank(s.t, func(r *record) bool { return compareKeys(r, s.lo) < 0 })
 	}
-	return n
+	return max(n, 0) // lo after hi: none
 }
 
 // rank returns the number of records of t that before reports, which
@@ -500,7 +500,8 @@ func (m *merge) next() *record {
 func positionRecord(pos *store.Position) *record {
 	id, _ := parseID(pos.ID)
 	r := keyRecord(pos.Key)
-	r.Name, r.id, r.created, r.updated = pos.Name, id, micros(pos.Time), micros(pos.Time)
+	r.setData(pos.Name, r.value())
+	r.id, r.created, r.updated = id, micros(pos.Time), micros(pos.Time)
 	if pos.Type != "" {
 		r.typ = typeIndex(pos.Type)
 	}
@@ -519,7 +520,7 @@ func keyRecord(k store.ValueKey) *record {
 			t = store.Integer
 		}
 		r.set("", t, json.RawMessage(k.Text))
-		r.isInt, r.num = k.IsInt, math.Float64bits(k.Float)
+		r.num = math.Float64bits(k.Float)
 		if k.IsInt {
 			r.num = uint64(k.Int)
 		}

@@ -71,7 +71,7 @@ func listCluster(t *testing.T, n int) (*Store, *cluster) {
 	}
 	// Updates (new updated_at, values, names) and deletes.
 	for i, r := range k.records.all() {
-		p.Record = r.Name
+		p.Record = r.Name()
 		switch i % 5 {
 		case 0:
 			typ, v := value(rnd.IntN(11))
@@ -144,6 +144,7 @@ func TestListsMatchScan(t *testing.T) {
 		"credential":     {Type: store.Credential},
 		"integer-range":  {Type: store.Integer, Min: key(store.Integer, "-5"), Max: key(store.Integer, "7")},
 		"integer-min":    {Type: store.Integer, Min: key(store.Integer, "10")},
+		"integer-empty":  {Type: store.Integer, Min: key(store.Integer, "10"), Max: key(store.Integer, "-10")},
 		"float-max":      {Type: store.Float, Max: key(store.Float, "0.5")},
 		"string-range":   {Type: store.String, Min: key(store.String, "s10"), Max: key(store.String, "s3")},
 		"date-range":     {Type: store.Date, Min: key(store.Date, "2026-01-10")},
@@ -221,7 +222,7 @@ func samePage(got, want []*record) bool {
 func names(recs []*record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
-		out[i] = r.Name
+		out[i] = r.Name()
 	}
 	return out
 }

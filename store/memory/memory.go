@@ -136,7 +136,7 @@ func size(name string, value json.RawMessage) int64 { return int64(len(name) + l
 
 // bytes is what the record counts: its current state and its history.
 func (r *record) bytes() int64 {
-	n := size(r.Name, r.Value())
+	n := size(r.Name(), r.Value())
 	for _, h := range r.hist() {
 		n += size(h.Name, h.Value)
 	}
@@ -688,7 +688,7 @@ func (s *Store) StreamRecordVersions(_ context.Context, p store.Path, q store.Li
 func cloneRecords(src []*record) []*store.Record {
 	size := 0
 	for _, r := range src {
-		size += len(r.value)
+		size += len(r.value())
 	}
 	recs := make([]store.Record, len(src))
 	out := make([]*store.Record, len(src))
@@ -697,7 +697,7 @@ func cloneRecords(src []*record) []*store.Record {
 		r := src[i]
 		r.fill(&recs[i], id)
 		start := len(buf)
-		buf = append(buf, r.value...)
+		buf = append(buf, r.value()...)
 		recs[i].Value = buf[start:len(buf):len(buf)]
 		out[i] = &recs[i]
 	}
@@ -723,7 +723,7 @@ func (m recordMatcher) none() bool {
 func (m recordMatcher) matches(r *record) bool {
 	switch {
 	case m.q.Type != "" && r.Type() != m.q.Type,
-		m.search != "" && !strings.Contains(strings.ToLower(r.Name), m.search):
+		m.search != "" && !strings.Contains(strings.ToLower(r.Name()), m.search):
 		return false
 	case !m.q.HasValue && m.contains == "" && m.q.Min == nil && m.q.Max == nil:
 		return true
@@ -754,7 +754,7 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 		case store.SortUpdatedAt:
 			c = cmp.Compare(a.updated, b.updated)
 		default:
-			c = strings.Compare(a.Name, b.Name)
+			c = strings.Compare(a.Name(), b.Name())
 		}
 		if q.Desc {
 			c = -c
@@ -762,7 +762,7 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 		if c != 0 {
 			return c
 		}
-		return cmp.Or(strings.Compare(a.Name, b.Name), bytes.Compare(a.id[:], b.id[:]))
+		return cmp.Or(strings.Compare(a.Name(), b.Name()), bytes.Compare(a.id[:], b.id[:]))
 	}
 }
 
@@ -822,9 +822,9 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 	if r.id, ok = parseID(id); !ok {
 		return nil, &store.ValidationError{Message: "record id " + strconv.Quote(id) + " is not a UUID"}
 	}
-	r.set(name, in.Type, append(json.RawMessage(nil), in.Value...))
+	r.set(name, in.Type, in.Value)
 	k.records.insert(r)
-	k.project().bytes += size(r.Name, r.Value())
+	k.project().bytes += size(r.Name(), r.Value())
 	s.auditRecord(k, r, c, store.ActionRecordCreate)
 	return r, nil
 }
@@ -854,7 +854,7 @@ func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Writ
 	if err := update(next); err != nil {
 		return err
 	}
-	if next.Name != r.Name {
+	if next.Name != r.Name() {
 		if err := store.ValidateName(next.Name); err != nil {
 			return err
 		}
@@ -880,7 +880,7 @@ func (s *Store) updateRecord(k *cluster, r *record, c store.Caller, w store.Writ
 // caller holds the write lock.
 func (s *Store) auditRecord(k *cluster, r *record, c store.Caller, action store.Action) {
 	s.audit(k.project(), c, store.AuditEntry{Action: action, Collection: k.parent.Name, Cluster: k.Name,
-		Record: r.Name, RecordID: r.ID(), Version: r.Version})
+		Record: r.Name(), RecordID: r.ID(), Version: r.Version})
 }
 
 // write makes name, type and value the record's new state, keeping the
@@ -888,7 +888,7 @@ func (s *Store) auditRecord(k *cluster, r *record, c store.Caller, action store.
 // *QuotaError of a project that would grow past its quota and changes
 // nothing. c made the change.
 func (s *Store) write(k *cluster, r *record, name string, t store.DataType, value json.RawMessage, c store.Caller, w store.Write) error {
-	old := size(r.Name, r.Value())
+	old := size(r.Name(), r.Value())
 	delta := size(name, value) - old
 	history := slices.Clone(r.hist()) // the old one may be shared (a batch's undo)
 	kept := len(history)
@@ -910,7 +910,7 @@ func (s *Store) write(k *cluster, r *record, name string, t store.DataType, valu
 	}
 	r.setHist(history)
 	k.records.detach(r)
-	r.set(name, t, append(json.RawMessage(nil), value...))
+	r.set(name, t, value)
 	r.Version++
 	r.updated, r.by = micros(s.now()), actorOf(c.ID())
 	k.records.attach(r)
@@ -1025,7 +1025,7 @@ func (s *Store) RestoreRecord(_ context.Context, p store.Path, version int64, w 
 	if err := w.Check(r.state()); err != nil {
 		return nil, err
 	}
-	if err := s.write(k, r, r.Name, v.Type, v.Value, p.Caller, w); err != nil {
+	if err := s.write(k, r, r.Name(), v.Type, v.Value, p.Caller, w); err != nil {
 		return nil, err
 	}
 	s.auditRecord(k, r, p.Caller, store.ActionRecordRestore)
@@ -1072,7 +1072,7 @@ func (s *Store) ResealRecord(_ context.Context, id string, reseal store.Resealer
 	// Copy-on-write: states already handed to readers stay as they are.
 	if changed {
 		k.records.detach(r)
-		r.value = string(cur)
+		r.setData(r.Name(), string(cur))
 		k.records.attach(r)
 		history = slices.Clone(history)
 		for i, h := range history {

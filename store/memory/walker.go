@@ -21,8 +21,8 @@ type sortKey struct {
 var (
 	nameKey = sortKey{
 		cmp:   compareNameID,
-		same:  func(a, b *record) bool { return a.Name == b.Name },
-		start: func(p, r *record) { *p = record{Name: r.Name} },
+		same:  func(a, b *record) bool { return a.Name() == b.Name() },
+		start: func(p, r *record) { *p = record{data: r.Name(), nameLen: r.nameLen} },
 	}
 	idKey = sortKey{
 		cmp:   func(a, b *record) int { return bytes.Compare(a.id[:], b.id[:]) },
@@ -43,7 +43,7 @@ var (
 		cmp:  compareValue,
 		same: func(a, b *record) bool { return compareKeys(a, b) == 0 },
 		start: func(p, r *record) {
-			*p = record{value: r.value, typ: r.typ, group: r.group, isInt: r.isInt, num: r.num}
+			*p = record{data: r.value(), typ: r.typ, num: r.num} // no name
 		},
 	}
 )
