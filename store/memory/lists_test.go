@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -60,7 +61,7 @@ func listCluster(t *testing.T, n int) (*Store, *cluster) {
 		p.Record = fmt.Sprintf("r%05d", rnd.IntN(10*n))
 		if _, err := s.CreateRecord(ctx, p, &store.Record{Type: typ, Value: json.RawMessage(v)}, store.Write{}); err != nil {
 			var exists *store.ExistsError
-			if !asExists(err, &exists) {
+			if !errors.As(err, &exists) {
 				t.Fatal(err)
 			}
 		}
@@ -91,12 +92,6 @@ func listCluster(t *testing.T, n int) (*Store, *cluster) {
 		}
 	}
 	return s, k
-}
-
-func asExists(err error, target **store.ExistsError) bool {
-	e, ok := err.(*store.ExistsError)
-	*target = e
-	return ok
 }
 
 // referenceList is what a list holds: every match, sorted (the scan and
@@ -251,5 +246,81 @@ func TestCompareKeys(t *testing.T) {
 				t.Errorf("compareKeys(%s %s, %s %s) = %d, want %d", a.t, a.v, b.t, b.v, got, want)
 			}
 		}
+	}
+}
+
+// TestListsWhileWriting reads lists from the indexes while writers
+// create, update, rename and delete records (run with -race): every page
+// is in its list's order, without repeats.
+func TestListsWhileWriting(t *testing.T) {
+	s, k := listCluster(t, 600)
+	ctx := context.Background()
+	p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for w := range 2 {
+		go func() {
+			defer func() { errs <- nil }()
+			for i := range 300 {
+				p := p
+				p.Record = fmt.Sprintf("w%d-%d", w, i%40)
+				var err error
+				switch i % 4 {
+				case 0:
+					_, err = s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage(fmt.Sprint(i % 7))}, store.Write{})
+				case 1:
+					_, err = s.UpdateRecord(ctx, p, store.Write{MaxVersions: 2}, func(r *store.Record) error {
+						r.Type, r.Value = store.String, json.RawMessage(fmt.Sprintf(`"x%d"`, i%5))
+						return nil
+					})
+				case 2:
+					_, err = s.UpdateRecord(ctx, p, store.Write{}, func(r *store.Record) error { r.Name = "m" + r.Name; return nil })
+				case 3:
+					p.Record = "m" + p.Record
+					err = s.DeleteRecord(ctx, p, store.Write{})
+				}
+				var nf *store.NotFoundError
+				var ex *store.ExistsError
+				if err != nil && !errors.As(err, &nf) && !errors.As(err, &ex) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(done)
+		sorts := []store.SortField{store.SortName, store.SortID, store.SortCreatedAt, store.SortUpdatedAt, store.SortValue, store.SortType}
+		for i := 0; ; i++ {
+			q := store.RecordQuery{ListQuery: store.ListQuery{Limit: 50, SortBy: sorts[i%len(sorts)], Desc: i%2 == 1}}
+			if i%3 == 0 {
+				q.Type = store.Integer
+			}
+			s.mu.RLock()
+			page, _ := matchRecords(k, q)
+			order := recordOrder(q.ListQuery)
+			for j := 1; j < len(page); j++ {
+				if order(page[j-1], page[j]) >= 0 {
+					s.mu.RUnlock()
+					errs <- fmt.Errorf("list %+v: %s before %s", q, page[j-1].Name(), page[j].Name())
+					return
+				}
+			}
+			s.mu.RUnlock()
+			if i == 2000 {
+				return
+			}
+		}
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
 	}
 }
