@@ -228,7 +228,7 @@ func BenchmarkHandler(b *testing.B) {
 
 // bigClusterQueries are the lists BenchmarkBigCluster reads from the
 // 100,000-record cluster: every filter at once (about 10,000 matches),
-// no filter, each filter alone, and the sorts cursors page through.
+// no filter, each filter alone, every sort, and the lists of issue 29.
 var bigClusterQueries = []struct{ name, query string }{
 	{"filtered", "search=rec-0&valueContains=5&type=INTEGER&sortBy=value"},
 	{"unfiltered", ""},
@@ -238,6 +238,14 @@ var bigClusterQueries = []struct{ name, query string }{
 	{"sortid", "sortBy=id"},
 	{"sortcreated", "sortBy=created_at&sortOrder=desc"},
 	{"sortupdated", "sortBy=updated_at"},
+	{"sortnamedesc", "sortOrder=desc"},
+	{"sortvalue", "sortBy=value"},
+	{"sortvaluedesc", "sortBy=value&sortOrder=desc"},
+	{"sorttype", "sortBy=type"},
+	{"contains", "valueContains=5"},                                               // about 40,000
+	{"value", "value=true&sortBy=created_at"},                                     // 25,000
+	{"searchvalue", "search=42&sortBy=value"},                                     // about 4,900 (issue 29)
+	{"rangevaluedesc", "type=INTEGER&minValue=50000&sortBy=value&sortOrder=desc"}, // about 12,500 (issue 29)
 }
 
 // BenchmarkBigCluster lists 100 records out of a 100,000-record cluster
