@@ -20,27 +20,38 @@ func counted(n int, q store.ListQuery) int {
 }
 
 // recordMatcher applies a RecordQuery's filters, cheapest first, with
-// the query lower-cased once.
+// the query lower-cased once and its type as an index.
 type recordMatcher struct {
 	q                store.RecordQuery
 	search, contains string
+	// typ is the index of q.Type; unknown is set when no record has ever
+	// had that type (nothing matches).
+	typ     uint8
+	unknown bool
+	// byValue is set when a filter reads the value.
+	byValue bool
 }
 
 func newRecordMatcher(q store.RecordQuery) recordMatcher {
-	return recordMatcher{q: q, search: strings.ToLower(q.Search), contains: strings.ToLower(q.ValueContains)}
+	m := recordMatcher{q: q, search: strings.ToLower(q.Search), contains: strings.ToLower(q.ValueContains),
+		byValue: q.HasValue || q.ValueContains != "" || q.Min != nil || q.Max != nil}
+	if q.Type != "" {
+		var ok bool
+		m.typ, ok = lookupType(q.Type)
+		m.unknown = !ok
+	}
+	return m
 }
 
 // none reports whether the query has no filter.
-func (m recordMatcher) none() bool {
-	return m.q.Type == "" && m.search == "" && !m.q.HasValue && m.contains == "" && m.q.Min == nil && m.q.Max == nil
-}
+func (m *recordMatcher) none() bool { return m.q.Type == "" && m.search == "" && !m.byValue }
 
-func (m recordMatcher) matches(r *record) bool {
+func (m *recordMatcher) matches(r *record) bool {
 	switch {
-	case m.q.Type != "" && r.Type() != m.q.Type,
+	case m.q.Type != "" && (m.unknown || r.typ != m.typ),
 		m.search != "" && !strings.Contains(strings.ToLower(r.Name()), m.search):
 		return false
-	case !m.q.HasValue && m.contains == "" && m.q.Min == nil && m.q.Max == nil:
+	case !m.byValue:
 		return true
 	}
 	k := r.key()
