@@ -34,10 +34,14 @@ type records struct {
 	// byValue has one tree per type present: the records of that type
 	// in value order (type filters and range filters read one of them).
 	byValue map[uint8]*tree
+	// gen moves with every change to the indexes (under the write lock);
+	// counts holds totals of lists for one gen.
+	gen    uint64
+	counts counts
 }
 
-func newRecords() records {
-	return records{
+func newRecords() *records {
+	return &records{
 		byName:    newTree(func(a, b *record) bool { return a.Name() < b.Name() }),
 		byID:      newTree(func(a, b *record) bool { return bytes.Compare(a.id[:], b.id[:]) < 0 }),
 		byCreated: newTree(func(a, b *record) bool { return compareCreated(a, b) < 0 }),
@@ -142,7 +146,7 @@ func (x *records) insert(r *record) {
 
 // remove takes r out of every index.
 func (x *records) remove(r *record) {
-	x.detach(r)
+	x.detach(r) // moves gen
 	x.byID.Delete(r)
 }
 
@@ -150,6 +154,7 @@ func (x *records) remove(r *record) {
 // but the id's: a new name moves a record among its ties of created_at),
 // before the write; attach puts it back after.
 func (x *records) detach(r *record) {
+	x.gen++
 	x.byName.Delete(r)
 	x.byCreated.Delete(r)
 	x.byUpdated.Delete(r)
@@ -162,6 +167,7 @@ func (x *records) detach(r *record) {
 }
 
 func (x *records) attach(r *record) {
+	x.gen++
 	x.byName.Set(r)
 	x.byCreated.Set(r)
 	x.byUpdated.Set(r)

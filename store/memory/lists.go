@@ -25,11 +25,12 @@ import (
 //   - a count is the span's size when the span holds exactly the
 //     matches; else counting walks the span (or every record when no
 //     filter narrows them) and keeps the matches on the way while they
-//     are few, which then make the page.
+//     are few, which then make the page; such a total is remembered
+//     until the cluster's next change (counts).
 //
 // Callers hold s.mu.
 func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
-	l := newLister(&k.records, q)
+	l := newLister(k.records, q)
 	total := store.NotCounted
 	if !q.NoCount {
 		switch {
@@ -38,7 +39,13 @@ func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 		case l.exact:
 			total = l.size
 		default:
+			filters := filterKey(q)
+			if n, ok := l.x.counts.get(l.x.gen, filters); ok {
+				total = n
+				break
+			}
 			total, page, done := l.countAndKeep()
+			l.x.counts.put(l.x.gen, filters, total)
 			if !done {
 				page = l.walk()
 			}

@@ -324,3 +324,92 @@ func TestListsWhileWriting(t *testing.T) {
 	default:
 	}
 }
+
+// TestCountsFollowWrites checks that a remembered total (search and
+// valueContains lists) follows every change to the cluster: create,
+// rename, update, delete, and a batch rolled back or dry-run.
+func TestCountsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
+	for _, err := range []error{
+		func() error { _, err := s.CreateProject(ctx, p); return err }(),
+		func() error { _, err := s.CreateCollection(ctx, p); return err }(),
+		func() error { _, err := s.CreateCluster(ctx, p); return err }(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(name, value string) {
+		t.Helper()
+		p := p
+		p.Record = name
+		if _, err := s.CreateRecord(ctx, p, &store.Record{Type: store.String, Value: json.RawMessage(value)}, store.Write{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(q store.RecordQuery) int {
+		t.Helper()
+		q.Limit, q.SortBy = 10, store.SortName
+		_, total, err := s.FindRecords(ctx, p, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total
+	}
+	search := store.RecordQuery{ListQuery: store.ListQuery{Search: "x"}}
+	contains := store.RecordQuery{ValueContains: "zz"}
+	for i := range 5 {
+		create(fmt.Sprintf("x%d", i), `"a"`)
+	}
+	check := func(step string, wantSearch, wantContains int) {
+		t.Helper()
+		for range 2 { // counted, then remembered
+			if n := count(search); n != wantSearch {
+				t.Fatalf("%s: search total %d, want %d", step, n, wantSearch)
+			}
+			if n := count(contains); n != wantContains {
+				t.Fatalf("%s: valueContains total %d, want %d", step, n, wantContains)
+			}
+		}
+	}
+	check("start", 5, 0)
+	create("x5", `"zz"`)
+	check("create", 6, 1)
+	r := p
+	r.Record = "x5"
+	if _, err := s.UpdateRecord(ctx, r, store.Write{}, func(x *store.Record) error { x.Name = "y5"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("rename", 5, 1)
+	r.Record = "x0"
+	if _, err := s.UpdateRecord(ctx, r, store.Write{}, func(x *store.Record) error { x.Value = json.RawMessage(`"zzz"`); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("update", 5, 2)
+	r.Record = "x1"
+	if err := s.DeleteRecord(ctx, r, store.Write{}); err != nil {
+		t.Fatal(err)
+	}
+	check("delete", 4, 2)
+	batch := store.Batch{Ops: []store.Op{
+		{Kind: store.OpCreate, Collection: "c", Cluster: "k", Record: "x9", New: &store.Record{Type: store.String, Value: json.RawMessage(`"zz"`)}},
+		{Kind: store.OpDelete, Collection: "c", Cluster: "k", Record: "x2"},
+		{Kind: store.OpDelete, Collection: "c", Cluster: "k", Record: "missing"},
+	}}
+	if _, err := s.Apply(ctx, store.Path{Project: "p"}, batch); err == nil {
+		t.Fatal("a batch deleting a missing record succeeded")
+	}
+	check("rolled back", 4, 2)
+	batch.Ops, batch.DryRun = batch.Ops[:2], true
+	if _, err := s.Apply(ctx, store.Path{Project: "p"}, batch); err != nil {
+		t.Fatal(err)
+	}
+	check("dry run", 4, 2)
+	batch.DryRun = false
+	if _, err := s.Apply(ctx, store.Path{Project: "p"}, batch); err != nil {
+		t.Fatal(err)
+	}
+	check("batch", 4, 3)
+}

@@ -71,7 +71,7 @@ type cluster struct {
 	parent *collection
 	// records are the cluster's records in ordered indexes, changed in
 	// the write path.
-	records records
+	records *records
 }
 
 var (
