@@ -21,8 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
-	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/memory"
 )
 
 // apiTokenRE is the token string of section 17 as built.
@@ -555,15 +553,6 @@ func TestAccessAudit(t *testing.T) {
 		}
 		assert.Contains(t, logs.String(), "token:"+tok.ID, "the log names the token by its id")
 	})
-}
-
-// TestNewHandlerRefusesStoreWithoutAccess: the role check needs members
-// and API tokens in the store.
-func TestNewHandlerRefusesStoreWithoutAccess(t *testing.T) {
-	_, err := hds.NewHandler(hds.WithStore(struct{ store.Store }{memory.New()}),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "does not implement store.Access")
 }
 
 // alteredToken returns tok with its last character changed to another

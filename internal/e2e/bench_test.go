@@ -37,8 +37,8 @@ type benchFixture struct {
 
 func newBenchFixture(b testing.TB, kind string, bigRecords int) *benchFixture {
 	b.Helper()
-	var st store.Store
-	var users store.UserDirectory
+	var st store.Projects
+	var users store.Accounts
 	var db *sqlx.DB
 	switch kind {
 	case "memory":

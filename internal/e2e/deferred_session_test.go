@@ -189,7 +189,7 @@ func proxiedPostgres(t *testing.T) (*pgtest.Proxy, *client) {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	pg := postgres.New(db)
-	return proxy, newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return pg, pg }})
+	return proxy, newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Projects, store.Accounts) { return pg, pg }})
 }
 
 // TestPostgresReadRoundTrips counts, on the wire, the round trips the

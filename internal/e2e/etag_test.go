@@ -240,7 +240,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 		return postgres.New(db)
 	}
 	one := open()
-	a := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Store, store.UserDirectory) { return one, one }})
+	a := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Projects, store.Accounts) { return one, one }})
 	two := open()
 	b := &client{t: t, h: hds.New(hds.WithStore(two), hds.WithUsers(two),
 		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),

@@ -414,7 +414,7 @@ func TestEventsTwoInstances(t *testing.T) {
 		return s
 	}
 	pg1, pg2 := open(url), open(url)
-	one := startServer(t, storeKind{name: "pg1", new: func(testing.TB) (store.Store, store.UserDirectory) { return pg1, pg1 }}, serverSetup{})
+	one := startServer(t, storeKind{name: "pg1", new: func(testing.TB) (store.Projects, store.Accounts) { return pg1, pg1 }}, serverSetup{})
 	two := &client{t: t, store: pg2, users: pg2, ids: one.ids, tokens: one.tokens}
 	two.h = hds.New(baseOptions(pg2, pg2, serverSetup{})...)
 	two.api = contractOf(t, two.h, "")
@@ -446,7 +446,7 @@ func TestEventsDatabaseOutage(t *testing.T) {
 		return s
 	}
 	writer, cut := open(url), open(proxied)
-	w := startServer(t, storeKind{name: "writer", new: func(testing.TB) (store.Store, store.UserDirectory) { return writer, writer }}, serverSetup{})
+	w := startServer(t, storeKind{name: "writer", new: func(testing.TB) (store.Projects, store.Accounts) { return writer, writer }}, serverSetup{})
 	r := &client{t: t, store: cut, users: cut, ids: w.ids, tokens: w.tokens}
 	r.h = hds.New(baseOptions(cut, cut, serverSetup{})...)
 	r.api = contractOf(t, r.h, "")

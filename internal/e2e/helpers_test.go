@@ -43,15 +43,15 @@ import (
 // against. A second kind (PostgreSQL) is added by appending to storeKinds.
 type storeKind struct {
 	name string
-	new  func(t testing.TB) (store.Store, store.UserDirectory)
+	new  func(t testing.TB) (store.Projects, store.Accounts)
 }
 
 var storeKinds = []storeKind{
-	{name: "memory", new: func(testing.TB) (store.Store, store.UserDirectory) {
+	{name: "memory", new: func(testing.TB) (store.Projects, store.Accounts) {
 		m := memory.New()
 		return m, m
 	}},
-	{name: "postgres", new: func(t testing.TB) (store.Store, store.UserDirectory) {
+	{name: "postgres", new: func(t testing.TB) (store.Projects, store.Accounts) {
 		pg := postgres.New(pgtest.New(t))
 		return pg, pg
 	}},
@@ -107,8 +107,8 @@ var quietLogger = slog.New(slog.DiscardHandler)
 type client struct {
 	t      testing.TB
 	h      http.Handler
-	store  store.Store
-	users  store.UserDirectory
+	store  store.Projects
+	users  store.Accounts
 	ids    map[string]string // username -> user id
 	tokens map[string]string // username -> token (cached logins)
 	// mount is the prefix the handler is mounted under, "" at the root.
@@ -158,9 +158,10 @@ func startServer(t testing.TB, kind storeKind, setup serverSetup, opts ...hds.Op
 	st, users := kind.new(t)
 	served := st
 	if setup.wrap != nil {
-		served = setup.wrap(st)
-		if _, ok := served.(store.Access); !ok { // the wrapper hides it: pass the store's own
-			served = accessStore{served, st.(store.Access)}
+		wrapped := setup.wrap(st)
+		var ok bool
+		if served, ok = wrapped.(store.Projects); !ok { // the wrapper hides Access: pass the store's own
+			served = accessStore{wrapped, st}
 		}
 	}
 	c := &client{t: t, store: st, users: users, ids: map[string]string{}, tokens: map[string]string{}}
@@ -172,7 +173,7 @@ func startServer(t testing.TB, kind storeKind, setup serverSetup, opts ...hds.Op
 }
 
 // baseOptions are the options every server of the suite starts with.
-func baseOptions(st store.Store, users store.UserDirectory, setup serverSetup) []hds.Option {
+func baseOptions(st store.Projects, users store.Accounts, setup serverSetup) []hds.Option {
 	opts := []hds.Option{
 		hds.WithStore(st),
 		hds.WithUsers(users),

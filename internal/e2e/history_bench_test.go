@@ -62,8 +62,8 @@ func BenchmarkUpdateHistory(b *testing.B) {
 // p/c/k/n.
 func newHistoryBench(b *testing.B, kind string, keep int) *benchFixture {
 	b.Helper()
-	var st store.Store
-	var users store.UserDirectory
+	var st store.Projects
+	var users store.Accounts
 	switch kind {
 	case "memory":
 		m := memory.New()

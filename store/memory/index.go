@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/btree"
 
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -64,11 +65,11 @@ func compareValue(a, b *record) int {
 	return cmp.Or(compareKeys(a, b), compareNameID(a, b))
 }
 
-// compareKeys orders the values of a and b as store.CompareValues does,
+// compareKeys orders the values of a and b as sortkey.Compare does,
 // without building their keys when both are numbers.
 func compareKeys(a, b *record) int {
 	if a.group() != b.group() || store.SortGroup(a.group()) != store.GroupNumber {
-		return store.CompareValues(a.key(), b.key())
+		return sortkey.Compare(a.key(), b.key())
 	}
 	aInt, bInt := a.isInt(), b.isInt()
 	switch {

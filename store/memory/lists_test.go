@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -223,7 +224,7 @@ func names(recs []*record) []string {
 }
 
 // TestCompareKeys checks the value order of the indexes against
-// store.CompareValues, integers against floats near where float64 loses
+// sortkey.Compare, integers against floats near where float64 loses
 // precision included.
 func TestCompareKeys(t *testing.T) {
 	values := []struct {
@@ -241,7 +242,7 @@ func TestCompareKeys(t *testing.T) {
 			ra, rb := &record{}, &record{}
 			ra.set("a", a.t, json.RawMessage(a.v))
 			rb.set("b", b.t, json.RawMessage(b.v))
-			want := store.CompareValues(store.KeyOf(a.t, json.RawMessage(a.v)), store.KeyOf(b.t, json.RawMessage(b.v)))
+			want := sortkey.Compare(store.KeyOf(a.t, json.RawMessage(a.v)), store.KeyOf(b.t, json.RawMessage(b.v)))
 			if got := compareKeys(ra, rb); got != want {
 				t.Errorf("compareKeys(%s %s, %s %s) = %d, want %d", a.t, a.v, b.t, b.v, got, want)
 			}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hds-go/hds/internal/fanout"
 	"github.com/hds-go/hds/store"
 )
 
@@ -33,7 +34,7 @@ type Store struct {
 	// written holds, under mu, the audit entries written since the write
 	// lock was taken; unlock publishes and logs them.
 	written []*store.AuditEntry
-	hub     store.Hub
+	hub     fanout.Hub
 	logger  atomic.Pointer[slog.Logger]
 
 	// tokens are the API tokens of every project, by the hex of their

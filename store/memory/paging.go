@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -58,7 +59,7 @@ func (m *recordMatcher) matches(r *record) bool {
 	switch {
 	case m.q.HasValue && (!k.HasText || k.Text != m.q.Value),
 		m.contains != "" && (!k.HasText || !strings.Contains(strings.ToLower(k.Text), m.contains)),
-		(m.q.Min != nil || m.q.Max != nil) && (r.Type() != m.q.Type || !m.q.InRange(k)):
+		(m.q.Min != nil || m.q.Max != nil) && (r.Type() != m.q.Type || !sortkey.InRange(m.q, k)):
 		return false
 	}
 	return true
