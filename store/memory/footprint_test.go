@@ -22,7 +22,7 @@ func BenchmarkFootprint(b *testing.B) {
 	const n = 1_000_000
 	ctx := context.Background()
 	for b.Loop() {
-		base := heap()
+		base := liveHeap()
 		s := New(WithQuotas(store.Quotas{}))
 		p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
 		for _, err := range []error{
@@ -51,9 +51,9 @@ func BenchmarkFootprint(b *testing.B) {
 				New: &store.Record{Type: store.String, Value: json.RawMessage(fmt.Sprintf(`"va-%015d"`, i))}} // 20 bytes
 		})
 		pr := s.projects["p"]
-		withAudit := heap()
+		withAudit := liveHeap()
 		pr.log = nil // what the records alone hold
-		records := heap()
+		records := liveHeap()
 		b.ReportMetric(float64(records-base)/n, "B/record")
 		b.ReportMetric(float64(withAudit-records)/n, "B/audit-entry")
 		apply(func(i int) store.Op {
@@ -64,13 +64,13 @@ func BenchmarkFootprint(b *testing.B) {
 				}}
 		})
 		pr.log = nil
-		b.ReportMetric(float64(heap()-records)/n, "B/history-entry")
+		b.ReportMetric(float64(liveHeap()-records)/n, "B/history-entry")
 		runtime.KeepAlive(s)
 	}
 }
 
-// heap returns the bytes of live heap objects after a collection.
-func heap() int64 {
+// liveHeap returns the bytes of live heap objects after a collection.
+func liveHeap() int64 {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
