@@ -15,7 +15,9 @@ import (
 // none). It reads the cluster's indexes (records) and never sorts the
 // cluster:
 //
-//   - the page is read from the index of q's sort key, from q's cursor,
+//   - a filtered list of a small cluster filters every record and sorts
+//     the matches;
+//   - else the page is read from the index of q's sort key, from q's cursor,
 //     filtering on the way, and stops once it is full;
 //   - a type filter narrows the records to that type's value index, a
 //     range filter (minValue, maxValue) or a value filter to a span of
@@ -31,6 +33,10 @@ import (
 // Callers hold s.mu.
 func matchRecords(k *cluster, q store.RecordQuery) ([]*record, int) {
 	l := newLister(k.records, q)
+	if !l.m.none() && l.n <= l.keep() {
+		return l.scanAll()
+	}
+	l.plan()
 	total := store.NotCounted
 	if !q.NoCount {
 		switch {
@@ -138,16 +144,46 @@ func newLister(x *records, q store.RecordQuery) *lister {
 	if q.After != nil {
 		l.after = positionRecord(q.After)
 	}
-	l.plan()
-	for _, s := range l.spans {
-		l.size += s.len()
-	}
 	return l
 }
 
+// scanAll returns the page and the total of a filtered list of a small
+// cluster (at most keep records): every record filtered in name order,
+// the matches sorted, as a walk of the index would read them all anyway.
+func (l *lister) scanAll() ([]*record, int) {
+	var matches []*record
+	total := 0
+	l.x.scan(func(r *record) bool {
+		if l.m.matches(r) {
+			total++
+			if l.after == nil || l.order(r, l.after) > 0 {
+				matches = append(matches, r)
+			}
+		}
+		return true
+	})
+	switch {
+	case l.q.SortBy == store.SortName && l.q.Desc:
+		slices.Reverse(matches) // names are unique: no ties
+	case l.q.SortBy != store.SortName:
+		slices.SortFunc(matches, l.order)
+	}
+	if l.q.NoCount {
+		total = store.NotCounted
+	}
+	return window(matches, l.q.ListQuery), total
+}
+
 // plan finds the spans of value indexes the filters confine the matches
-// to.
+// to, and their size.
 func (l *lister) plan() {
+	l.planSpans()
+	for _, s := range l.spans {
+		l.size += s.len()
+	}
+}
+
+func (l *lister) planSpans() {
 	q := l.q
 	// Search and valueContains are never read from an index.
 	unindexed := q.Search != "" || q.ValueContains != ""

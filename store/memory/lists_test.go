@@ -128,6 +128,14 @@ func TestListsMatchScan(t *testing.T) {
 	if testing.Short() {
 		n = 800
 	}
+	// The large cluster is read from its indexes; the small one (fewer
+	// records than a list keeps aside) is filtered whole.
+	for _, n := range []int{n, 60} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testListsMatchScan(t, n) })
+	}
+}
+
+func testListsMatchScan(t *testing.T, n int) {
 	s, k := listCluster(t, n)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -363,6 +371,9 @@ func TestCountsFollowWrites(t *testing.T) {
 	contains := store.RecordQuery{ValueContains: "zz"}
 	for i := range 5 {
 		create(fmt.Sprintf("x%d", i), `"a"`)
+	}
+	for i := range 200 { // more than a small cluster, which is scanned whole
+		create(fmt.Sprintf("f%03d", i), `"b"`)
 	}
 	check := func(step string, wantSearch, wantContains int) {
 		t.Helper()
