@@ -46,8 +46,8 @@ type credServer struct {
 func credNewServer(t *testing.T, kind storeKind, opts ...hds.Option) *credServer {
 	t.Helper()
 	cs := &credServer{}
-	var st store.Store
-	var users store.UserDirectory
+	var st store.Projects
+	var users store.Accounts
 	switch kind.name {
 	case "memory":
 		cs.mem = memory.New()
@@ -67,7 +67,7 @@ func credNewServer(t *testing.T, kind storeKind, opts ...hds.Option) *credServer
 	default:
 		t.Skipf("no raw access to the %s store", kind.name)
 	}
-	fixed := storeKind{name: kind.name, new: func(testing.TB) (store.Store, store.UserDirectory) { return st, users }}
+	fixed := storeKind{name: kind.name, new: func(testing.TB) (store.Projects, store.Accounts) { return st, users }}
 	cs.client = newServer(t, fixed, opts...)
 	return cs
 }

@@ -99,5 +99,5 @@ func TestQuotaDefaults(t *testing.T) {
 	assert.ErrorContains(t, err, "WithQuotas", "a negative quota")
 }
 
-// plainStore hides every method of a store but store.Store's.
-type plainStore struct{ store.Store }
+// plainStore hides every method of a store but store.Projects'.
+type plainStore struct{ store.Projects }

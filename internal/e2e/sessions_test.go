@@ -38,7 +38,7 @@ func twoInstances(t *testing.T, kind storeKind, opts ...hds.Option) (a, b *clien
 		return postgres.New(db)
 	}
 	first, second := open(), open()
-	a = newServer(t, storeKind{name: kind.name, new: func(testing.TB) (store.Store, store.UserDirectory) {
+	a = newServer(t, storeKind{name: kind.name, new: func(testing.TB) (store.Projects, store.Accounts) {
 		return first, first
 	}}, opts...)
 	b = (&client{t: t, store: second, users: second, ids: a.ids, tokens: a.tokens}).attach(opts...)
