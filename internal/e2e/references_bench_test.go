@@ -76,7 +76,7 @@ func BenchmarkResolveCluster(b *testing.B) {
 			if kind.name == "postgres" {
 				var url string
 				proxy, url = pgtest.NewProxy(b, pgtest.NewURL(b))
-				kind = storeKind{name: "postgres", new: func(tb testing.TB) (store.Store, store.UserDirectory) {
+				kind = storeKind{name: "postgres", new: func(tb testing.TB) (store.Projects, store.Accounts) {
 					db, err := sqlx.Open("postgres", url)
 					if err != nil {
 						tb.Fatal(err)
