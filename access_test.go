@@ -561,7 +561,7 @@ func TestAccessAudit(t *testing.T) {
 // and API tokens in the store.
 func TestNewHandlerRefusesStoreWithoutAccess(t *testing.T) {
 	_, err := hds.NewHandler(hds.WithStore(struct{ store.Store }{memory.New()}),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}))
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not implement store.Access")
 }

@@ -373,7 +373,7 @@ func TestEventsEnd(t *testing.T) {
 		assert.Less(t, time.Since(start), time.Second, "shutdown ends streams at once")
 
 		// A token that expires.
-		short := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true, JWTExpiration: "2s"}))
+		short := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, JWTExpiration: "2s"}))
 		sbase := short.serve()
 		tok := short.token("alice")
 		short.mustDo("POST", pathP("p"), "", tok, http.StatusCreated)

@@ -119,7 +119,7 @@ type client struct {
 }
 
 // newServer returns a client of hds.New with a fresh store of kind, the
-// test JWT secret (RequireAuth true), quiet logs, rate limits out of the
+// test JWT secret (authentication required), quiet logs, rate limits out of the
 // way, and two users: alice and bob (passwords "alice-password" and
 // "bob-password"). opts are applied after these defaults, so they win.
 func newServer(t testing.TB, kind storeKind, opts ...hds.Option) *client {
@@ -176,7 +176,7 @@ func baseOptions(st store.Store, users store.UserDirectory, setup serverSetup) [
 	opts := []hds.Option{
 		hds.WithStore(st),
 		hds.WithUsers(users),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithLogger(quietLogger),
 	}
 	if !setup.defaultLimits {

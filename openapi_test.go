@@ -232,7 +232,7 @@ func TestOpenAPIDocumentServed(t *testing.T) {
 			assert.Empty(t, res.Header.Get("X-RateLimit-Limit"), "the OpenAPI document is counted by the rate limiter")
 		}
 		// With require_auth false, the document says no token is needed.
-		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		open.mustDo("POST", pathP("open"), "", "", http.StatusCreated)
 		open.mustDo("GET", "/api/v1/projects", "", "", http.StatusOK)
 	})

@@ -96,7 +96,7 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Fatalf("loadConfig: %v", err)
 	}
 	wantSec := hds.Security{JWTSecret: testJWTSecret, JWTExpiration: "90m", JWTIssuer: "me",
-		RequireAuth: false, RefreshWindow: "2d", MaxSessionAge: "720h"}
+		AllowAnonymous: true, RefreshWindow: "2d", MaxSessionAge: "720h"}
 	if cfg.security != wantSec {
 		t.Errorf("security = %+v, want %+v", cfg.security, wantSec)
 	}
@@ -141,7 +141,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatalf("loadConfig: %v", err)
 			}
-			wantSec := hds.Security{JWTExpiration: "1h", JWTIssuer: "hds", RequireAuth: true,
+			wantSec := hds.Security{JWTExpiration: "1h", JWTIssuer: "hds",
 				RefreshWindow: "7d", MaxSessionAge: "30d"}
 			if cfg.security != wantSec {
 				t.Errorf("security = %+v, want %+v", cfg.security, wantSec)
