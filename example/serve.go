@@ -130,7 +130,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	if keyWarning != "" {
 		logger.Warn(keyWarning)
 	}
-	if !cfg.security.RequireAuth {
+	if cfg.security.AllowAnonymous {
 		logger.Warn("require_auth is false: requests without a token run as the built-in user \"anonymous\"")
 	}
 	if err := ensureUsers(ctx, users, cfg.users, logger); err != nil {
