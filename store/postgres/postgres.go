@@ -221,9 +221,11 @@ func (q queryer) execOne(ctx context.Context, kind, name, query string, args ...
 //
 // A transaction that PostgreSQL aborts as a deadlock victim (40P01) or a
 // serialization failure (40001) is run again, f included, up to
-// txAttempts times in all: single writes lock a record and then their
-// project's byte count, batches the project and then records, so a write
-// and a batch on one project can deadlock, and the loser retries.
+// txAttempts times in all. The writes in a project take their locks in
+// one order (the project's row first, see quotas.go), so that they cannot
+// deadlock with each other; the retry is for what that order does not
+// cover. A transaction that still loses after the last attempt is
+// store.ErrUnavailable (classify), never an internal error.
 func (s *Store) inTx(ctx context.Context, f func(q queryer) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, f)
@@ -320,6 +322,8 @@ var unavailableCodes = []pqerror.Code{
 	pqerror.CrashShutdown,
 	pqerror.CannotConnectNow,
 	pqerror.IdleSessionTimeout,
+	pqerror.TRDeadlockDetected,     // after inTx's last attempt
+	pqerror.TRSerializationFailure, // after inTx's last attempt
 }
 
 // classify marks the errors that say the database cannot be reached or

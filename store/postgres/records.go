@@ -366,6 +366,9 @@ func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record
 	}
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, res.project); err != nil {
+			return err
+		}
 		out, err = q.createRecord(ctx, siteOf(p, res.project, res.cluster.String), p.Record, in, s.now(), s.currentQuotas())
 		return err
 	})
@@ -443,6 +446,9 @@ func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, u
 	defer end(&err)
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProjectNamed(ctx, p.Project); err != nil {
+			return err
+		}
 		cur, at, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
@@ -553,6 +559,9 @@ func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) (
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	return s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProjectNamed(ctx, p.Project); err != nil {
+			return err
+		}
 		r, at, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
@@ -707,6 +716,9 @@ func (s *Store) RestoreRecord(ctx context.Context, p store.Path, version int64, 
 	defer end(&err)
 	var out *store.Record
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProjectNamed(ctx, p.Project); err != nil {
+			return err
+		}
 		cur, at, err := q.findRecord(ctx, p, lockRecordQuery)
 		if err != nil {
 			return err
@@ -745,6 +757,11 @@ func (s *Store) ResealRecord(ctx context.Context, id string, reseal store.Reseal
 	}
 	changed := false
 	err = s.inTx(ctx, func(q queryer) error {
+		if _, err := q.exec(ctx, `SELECT 1 FROM hds_projects p WHERE p.id = (SELECT c.project_id FROM hds_records r
+			JOIN hds_clusters k ON k.id = r.cluster_id JOIN hds_collections c ON c.id = k.collection_id WHERE r.id = $1)
+			FOR NO KEY UPDATE`, rid); err != nil {
+			return err
+		}
 		row, err := q.row(ctx, `SELECT type, value, cluster_id FROM hds_records WHERE id = $1 FOR UPDATE`, rid)
 		if err != nil {
 			return err
