@@ -85,12 +85,26 @@ func New(db *sqlx.DB, opts ...Option) *Store {
 
 // Open connects to the database at url (postgres://...) with a pool of at
 // most maxOpenConns connections and returns the Store. A small pool (2 to
-// 4) keeps latency low when the database shares the machine.
+// 4) keeps latency low when the database shares the machine. Its
+// connections give up on a database that stops answering (see conn.go):
+// connecting ends after the Store's timeout unless url sets
+// connect_timeout, and a call ends at its timeout (plus answerGrace)
+// even when the database never answers.
 func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*Store, error) {
-	db, err := sqlx.Open("postgres", url)
+	probe := New(nil, opts...) // the options, for the timeout
+	cfg, err := pq.NewConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = connectTimeout(probe.timeout)
+	}
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	connector.Dialer(&idleDialer{idle: poolIdle(probe.timeout)})
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
