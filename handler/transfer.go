@@ -288,6 +288,7 @@ func (rec records) handleImport() queryHandler {
 				break
 			}
 		}
+		extendWriteDeadline(w, r) // a big import may take longer than the write timeout to apply
 		if err != nil {
 			envelope.Error(w, r, err)
 			return

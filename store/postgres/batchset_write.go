@@ -74,48 +74,74 @@ func (tx *setTx) write(ctx context.Context) error {
 			}
 		}
 	}
-	if len(deleted) > 0 {
-		if _, err := tx.q.exec(ctx, `DELETE FROM hds_records WHERE id = ANY($1::uuid[])`, pq.Array(deleted)); err != nil {
-			return err
-		}
-	}
-	if len(updated.ids) > 0 {
-		if _, err := tx.q.exec(ctx, `UPDATE hds_records r SET name = u.name, name_lower = u.name_lower, type = u.type,
+	// Each statement writes at most writeChunk rows, so that it takes a
+	// bounded time (each statement must end within the store's timeout,
+	// see conn.go) and its arguments a bounded memory.
+	err := chunked(len(deleted), func(i, j int) error {
+		_, err := tx.q.exec(ctx, `DELETE FROM hds_records WHERE id = ANY($1::uuid[])`, pq.Array(deleted[i:j]))
+		return err
+	})
+	if err == nil {
+		err = chunked(len(updated.ids), func(i, j int) error {
+			_, err := tx.q.exec(ctx, `UPDATE hds_records r SET name = u.name, name_lower = u.name_lower, type = u.type,
 			value = u.value, version = u.version, vtext = u.vtext, vtext_lower = u.vtext_lower, sort_group = u.sort_group,
 			sort_num = u.sort_num, sort_text = u.sort_text, updated_at = $1, updated_by = $2
-			FROM `+recordsUnnest+` WHERE r.id = u.id`, append([]any{tx.now, tx.c.ID()}, updated.args()...)...); err != nil {
+			FROM `+recordsUnnest+` WHERE r.id = u.id`, append([]any{tx.now, tx.c.ID()}, updated.args(i, j)...)...)
 			return err
-		}
+		})
 	}
-	if len(created.ids) > 0 {
-		if _, err := tx.q.exec(ctx, `INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version,
+	if err == nil {
+		err = chunked(len(created.ids), func(i, j int) error {
+			_, err := tx.q.exec(ctx, `INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version,
 			vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
 			SELECT u.id, u.cluster_id, u.name, u.name_lower, u.type, u.value, u.version,
 			u.vtext, u.vtext_lower, u.sort_group, u.sort_num, u.sort_text, $1, $1, $2 FROM `+recordsUnnest,
-			append([]any{tx.now, tx.c.ID()}, created.args()...)...); err != nil {
+				append([]any{tx.now, tx.c.ID()}, created.args(i, j)...)...)
 			return err
-		}
+		})
 	}
-	if len(cutIDs) > 0 {
-		if _, err := tx.q.exec(ctx, `DELETE FROM hds_record_versions v USING unnest($1::uuid[], $2::bigint[]) u(id, cut)
-			WHERE v.record_id = u.id AND v.version <= u.cut`, pq.Array(cutIDs), pq.Array(cuts)); err != nil {
+	if err == nil {
+		err = chunked(len(cutIDs), func(i, j int) error {
+			_, err := tx.q.exec(ctx, `DELETE FROM hds_record_versions v USING unnest($1::uuid[], $2::bigint[]) u(id, cut)
+			WHERE v.record_id = u.id AND v.version <= u.cut`, pq.Array(cutIDs[i:j]), pq.Array(cuts[i:j]))
 			return err
-		}
+		})
 	}
-	if len(kept.ids) > 0 {
-		if _, err := tx.q.exec(ctx, `INSERT INTO hds_record_versions (record_id, version, name, type, value, changed_at, changed_by)
+	if err == nil {
+		err = chunked(len(kept.ids), func(i, j int) error {
+			_, err := tx.q.exec(ctx, `INSERT INTO hds_record_versions (record_id, version, name, type, value, changed_at, changed_by)
 			SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])`,
-			pq.Array(kept.ids), pq.Array(kept.versions), pq.Array(kept.names), pq.Array(kept.types),
-			pq.Array(kept.values), pq.Array(kept.at), pq.Array(kept.by)); err != nil {
+				pq.Array(kept.ids[i:j]), pq.Array(kept.versions[i:j]), pq.Array(kept.names[i:j]), pq.Array(kept.types[i:j]),
+				pq.Array(kept.values[i:j]), pq.Array(kept.at[i:j]), pq.Array(kept.by[i:j]))
 			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	if tx.delta != 0 {
 		if _, err := tx.q.exec(ctx, `UPDATE hds_projects SET bytes = bytes + $2 WHERE id = $1`, tx.projectID, tx.delta); err != nil {
 			return err
 		}
 	}
-	return tx.q.auditAll(ctx, tx.projectID, tx.c, tx.entries)
+	return chunked(len(tx.entries), func(i, j int) error {
+		return tx.q.auditAll(ctx, tx.projectID, tx.c, tx.entries[i:j])
+	})
+}
+
+// writeChunk is how many rows one statement of a set-based write writes
+// at most.
+const writeChunk = 1000
+
+// chunked calls write(i, j) for the ranges [i, j) of at most writeChunk
+// of n rows, in order, until one fails.
+func chunked(n int, write func(i, j int) error) error {
+	for i := 0; i < n; i += writeChunk {
+		if err := write(i, min(i+writeChunk, n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordsUnnest is the table u of recordRows' args, from $3 on.
@@ -142,10 +168,11 @@ func (rr *recordRows) add(clusterID string, r *store.Record) {
 	rr.sortNum, rr.sortText = append(rr.sortNum, nullString(vc.sortNum)), append(rr.sortText, nullString(vc.sortText))
 }
 
-func (rr *recordRows) args() []any {
-	return []any{pq.Array(rr.ids), pq.Array(rr.clusters), pq.Array(rr.names), pq.Array(rr.lower), pq.Array(rr.types),
-		pq.Array(rr.values), pq.Array(rr.versions), pq.Array(rr.vtext), pq.Array(rr.vtextLower), pq.Array(rr.sortGroups),
-		pq.Array(rr.sortNum), pq.Array(rr.sortText)}
+// args are the arguments of the rows [i, j).
+func (rr *recordRows) args(i, j int) []any {
+	return []any{pq.Array(rr.ids[i:j]), pq.Array(rr.clusters[i:j]), pq.Array(rr.names[i:j]), pq.Array(rr.lower[i:j]),
+		pq.Array(rr.types[i:j]), pq.Array(rr.values[i:j]), pq.Array(rr.versions[i:j]), pq.Array(rr.vtext[i:j]),
+		pq.Array(rr.vtextLower[i:j]), pq.Array(rr.sortGroups[i:j]), pq.Array(rr.sortNum[i:j]), pq.Array(rr.sortText[i:j])}
 }
 
 // nullString is v (a string or nil, as valueColumns hold) as a

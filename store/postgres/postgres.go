@@ -276,9 +276,31 @@ func (s *Store) tryTx(ctx context.Context, f func(q queryer) error) error {
 // returned end, deferred with the address of the call's error, settles
 // that error (see settle) and releases the deadline.
 func (s *Store) call(ctx context.Context) (context.Context, func(*error)) {
+	return s.callWithin(ctx, s.timeout)
+}
+
+// opTime is the time a call whose work grows with its items is given
+// for each item, over the store's timeout (callFor).
+const opTime = time.Millisecond
+
+// callFor is call for a call whose work grows with n items (the ops of a
+// batch or an import): its deadline is the store's timeout plus opTime
+// per item, so that a body within limits.max_import_bytes has the time it
+// needs (150,000 records: 150 s more), while each of its statements still
+// ends within the timeout (they write at most writeChunk rows, and
+// conn.go bounds every wait for the server).
+func (s *Store) callFor(ctx context.Context, n int) (context.Context, func(*error)) {
+	if s.timeout <= 0 {
+		return s.callWithin(ctx, 0)
+	}
+	return s.callWithin(ctx, s.timeout+time.Duration(n)*opTime)
+}
+
+// callWithin is call with the deadline timeout (none when 0 or less).
+func (s *Store) callWithin(ctx context.Context, timeout time.Duration) (context.Context, func(*error)) {
 	var cancel context.CancelFunc
-	if s.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
