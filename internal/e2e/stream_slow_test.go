@@ -1,4 +1,4 @@
-package hds_test
+package e2e_test
 
 import (
 	"encoding/json"
