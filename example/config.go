@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,7 +21,7 @@ import (
 // refused. Pointers tell a key left out (the default) from a zero.
 type fileConfig struct {
 	Addr        string            `json:"addr"`
-	DatabaseURL string            `json:"database_url"`
+	DatabaseURL *string           `json:"database_url"`
 	Database    databaseConfig    `json:"database"`
 	Server      serverConfig      `json:"server"`
 	Security    securityConfig    `json:"security"`
@@ -144,9 +145,13 @@ type config struct {
 	// databaseURLFrom names where databaseURL came from, for messages
 	// (the URL itself may hold a password and is never shown).
 	databaseURLFrom string
-	db              dbSettings
-	server          serverSettings
-	security        hds.Security
+	// storeKind is the store databaseURL selects (API.md section 24);
+	// sqlitePath the database file of storeSQLite.
+	storeKind  storeKind
+	sqlitePath string
+	db         dbSettings
+	server     serverSettings
+	security   hds.Security
 	// credentialKeys are the decoded keys, the primary first; none when no
 	// key is configured.
 	credentialKeys [][]byte
@@ -219,9 +224,12 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 	rl := fc.RateLimit
 	cfg := &config{
 		addr:            fc.Addr,
-		databaseURL:     fc.DatabaseURL,
-		databaseURLFrom: "database_url",
+		databaseURL:     defaultDatabaseURL,
+		databaseURLFrom: "the default database_url (" + defaultDatabaseURL + ")",
 		users:           fc.Users,
+	}
+	if fc.DatabaseURL != nil {
+		cfg.databaseURL, cfg.databaseURLFrom = *fc.DatabaseURL, "database_url"
 	}
 	keyFrom, redisFrom := "security.credential_key", "rate_limit.redis_url"
 	if v := getenv("HDS_ADDR"); v != "" {
@@ -242,11 +250,8 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 	if cfg.addr == "" {
 		cfg.addr = defaultAddr
 	}
-	if cfg.databaseURL != "" {
-		if u, err := url.Parse(cfg.databaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			return nil, fmt.Errorf("%s must be a postgres:// URL, or empty for the in-memory store "+
-				"(the value is not shown, it may hold a password)", cfg.databaseURLFrom)
-		}
+	if err := cfg.selectStore(); err != nil {
+		return nil, err
 	}
 	// Numbers and durations: each key's value, its default and, for
 	// numbers, its least value. Every problem is reported at once.
@@ -401,6 +406,45 @@ func decodeKey(from, s string) ([]byte, error) {
 			from, hds.CredentialKeyBytes, len(k), hint)
 	}
 	return k, nil
+}
+
+// storeKind is a kind of store (API.md section 24).
+type storeKind int
+
+// The stores database_url selects.
+const (
+	storeMemory storeKind = iota
+	storeSQLite
+	storePostgres
+)
+
+// defaultDatabaseURL is the store of a configuration without any
+// database_url (no key in the file, no HDS_DATABASE_URL): a SQLite file
+// under the working directory, so that the standalone server keeps its
+// data.
+var defaultDatabaseURL = "sqlite:hds-data/hds.db"
+
+// selectStore sets the store kind of cfg.databaseURL: postgres:// and
+// postgresql:// URLs PostgreSQL, sqlite:PATH SQLite, memory: and the
+// empty string the in-memory store; anything else is refused.
+func (cfg *config) selectStore() error {
+	u := cfg.databaseURL
+	switch {
+	case u == "" || u == "memory:":
+		cfg.storeKind = storeMemory
+	case strings.HasPrefix(u, "sqlite:"):
+		cfg.storeKind, cfg.sqlitePath = storeSQLite, strings.TrimPrefix(u, "sqlite:")
+		if cfg.sqlitePath == "" {
+			return fmt.Errorf("%s: sqlite: needs the path of the database file, as in sqlite:hds-data/hds.db", cfg.databaseURLFrom)
+		}
+	default:
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "postgres" && p.Scheme != "postgresql") {
+			return fmt.Errorf("%s must be a postgres:// or postgresql:// URL, sqlite:PATH, memory: or empty "+
+				"(the value is not shown, it may hold a password)", cfg.databaseURLFrom)
+		}
+		cfg.storeKind = storePostgres
+	}
+	return nil
 }
 
 // checkOrigin accepts "*" or an origin: scheme, host and optional port.

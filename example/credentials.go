@@ -33,9 +33,16 @@ func runCredentials(ctx context.Context, e *env, args []string) error {
 // only when the check finds none; otherwise its error says how many
 // remain, and the program exits non-zero.
 func rotateCredentials(ctx context.Context, cfg *config, after string, e *env) error {
-	if cfg.databaseURL == "" {
-		return errors.New("credentials rotate: no database_url is configured, and the in-memory store lives only " +
-			"inside a running server process; configure database_url (or HDS_DATABASE_URL)")
+	switch cfg.storeKind {
+	case storeMemory:
+		return fmt.Errorf("credentials rotate: %s selects the in-memory store, which lives only "+
+			"inside a running server process; configure database_url (or HDS_DATABASE_URL)", cfg.databaseURLFrom)
+	case storeSQLite:
+		// The key kept in keys.json is the primary key, or a previous
+		// one once a key is configured.
+		if _, err := standaloneKeys(cfg); err != nil {
+			return fmt.Errorf("credentials rotate: %w", err)
+		}
 	}
 	if len(cfg.credentialKeys) == 0 {
 		return errors.New("credentials rotate: no credential key is configured: set security.credential_key " +

@@ -156,7 +156,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 				t.Errorf("login throttle = %d, %d, %v; want 10, 100, 15m",
 					cfg.loginFailuresPerUser, cfg.loginFailuresPerIP, cfg.loginWindow)
 			}
-			if len(cfg.credentialKeys) != 0 || cfg.databaseURL != "" || len(cfg.users) != 0 || len(cfg.corsOrigins) != 0 {
+			if len(cfg.credentialKeys) != 0 || cfg.databaseURL != defaultDatabaseURL || len(cfg.users) != 0 || len(cfg.corsOrigins) != 0 {
 				t.Errorf("unexpected settings: %+v", cfg)
 			}
 		})
@@ -295,7 +295,7 @@ func TestConfigErrors(t *testing.T) {
 		},
 		{
 			name: "unsupported database", config: `{"database_url": "mysql://root:my-pass@db/hds"}`,
-			want: "database_url must be a postgres:// URL", secrets: []string{"my-pass"},
+			want: "database_url must be a postgres:// or postgresql:// URL, sqlite:PATH, memory: or empty", secrets: []string{"my-pass"},
 		},
 	}
 	for _, tt := range tests {

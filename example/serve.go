@@ -18,6 +18,7 @@ import (
 	limiterredis "github.com/ulule/limiter/v3/drivers/store/redis"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/store/sqlite"
 )
 
 const serveUsage = `[serve]             serve the API (the default command)
@@ -49,14 +50,29 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	// streams ends every open change feed stream (hds.WithShutdown).
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
+	if cfg.storeKind == storeSQLite {
+		// One server per database file; the commands open it beside.
+		release, err := sqlite.Lock(cfg.sqlitePath)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.databaseURLFrom, err)
+		}
+		defer release()
+	}
 	st, users, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	inMemory := cfg.databaseURL == ""
-	if !inMemory {
+	inMemory := cfg.storeKind == storeMemory
+	keysUsed := false
+	switch cfg.storeKind {
+	case storePostgres:
 		logger.Info("using PostgreSQL (migrated)", "from", cfg.databaseURLFrom)
+	case storeSQLite:
+		if keysUsed, err = standaloneKeys(cfg); err != nil {
+			return err
+		}
+		logger.Info("using SQLite (migrated)", "file", cfg.sqlitePath, "from", cfg.databaseURLFrom)
 	}
 
 	opts := []hds.Option{
@@ -140,7 +156,8 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 
 	base := baseURL(ln.Addr())
 	fmt.Fprintf(stdout, "hds listening on %s\n", base)
-	printLogin(stdout, base, cfg.users, adminPassword, inMemory)
+	printData(stdout, cfg, keysUsed)
+	printLogin(stdout, base, cfg.users, adminPassword, cfg)
 	if cfg.consoleEnabled {
 		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
 	}
@@ -278,16 +295,34 @@ func baseURL(addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+// printData says where the data is kept: for SQLite, the database file
+// and, when it is used, keys.json, and that a backup needs both.
+func printData(w io.Writer, cfg *config, keysUsed bool) {
+	switch {
+	case cfg.storeKind == storeMemory:
+		fmt.Fprintln(w, "Data: in memory (database_url is memory: or empty); nothing is kept when the server stops.")
+	case cfg.storeKind == storeSQLite && keysUsed:
+		fmt.Fprintf(w, "Data: SQLite database %s; keys not configured are kept in %s.\n"+
+			"    A backup needs both files (stop the server, or use sqlite3 .backup, then copy %s).\n",
+			cfg.sqlitePath, keysPath(cfg), keysPath(cfg))
+	case cfg.storeKind == storeSQLite:
+		fmt.Fprintf(w, "Data: SQLite database %s (the keys are configured: back them up with it).\n", cfg.sqlitePath)
+	}
+}
+
 // printLogin tells the operator how to log in. The only secret it shows
 // is the generated admin password, which the operator needs.
-func printLogin(w io.Writer, base string, users []userConfig, adminPassword string, inMemory bool) {
+func printLogin(w io.Writer, base string, users []userConfig, adminPassword string, cfg *config) {
 	username, password := "USERNAME", "PASSWORD"
 	switch {
 	case adminPassword != "":
 		username, password = "admin", adminPassword
 		fmt.Fprintf(w, "No users are configured, so user %q was created with the password:\n    %s\n", username, password)
-		if inMemory {
+		switch cfg.storeKind {
+		case storeMemory:
 			fmt.Fprintln(w, "It lives in the in-memory store and is gone when the server stops.")
+		case storeSQLite:
+			fmt.Fprintf(w, "It is kept in %s; the password is shown only this once.\n", cfg.sqlitePath)
 		}
 	case len(users) > 0:
 		username = users[0].Username

@@ -9,21 +9,32 @@ import (
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 	"github.com/hds-go/hds/store/postgres"
+	"github.com/hds-go/hds/store/sqlite"
 )
 
 // openStore returns the store and user directory the configuration
-// names: the in-memory store when database_url is empty, otherwise the
-// PostgreSQL database, migrated, with database.timeout as the deadline
-// of each call; both enforce the quotas of limits.*. close releases it.
+// names (config.selectStore): the in-memory store, the SQLite database
+// file (made when missing, migrated) or the PostgreSQL database
+// (migrated), the last two with database.timeout as the deadline of each
+// call; all enforce the quotas of limits.*. close releases it. It takes
+// no lock: a server takes the SQLite file's lock first (serve), the
+// commands open the file beside it.
 func openStore(ctx context.Context, cfg *config) (st store.Projects, users store.Accounts, closeFn func(), err error) {
 	quotas := store.Quotas{
 		MaxRecordsPerCluster: int(cfg.limits.maxRecordsPerCluster),
 		MaxBytesPerProject:   cfg.limits.maxBytesPerProject,
 		MaxProjectsPerUser:   int(cfg.limits.maxProjectsPerUser),
 	}
-	if cfg.databaseURL == "" {
+	switch cfg.storeKind {
+	case storeMemory:
 		mem := memory.New(memory.WithQuotas(quotas))
 		return mem, mem, func() {}, nil
+	case storeSQLite:
+		lite, err := sqlite.Open(ctx, cfg.sqlitePath, sqlite.WithTimeout(cfg.db.timeout), sqlite.WithQuotas(quotas))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", cfg.databaseURLFrom, err)
+		}
+		return lite, lite, func() { _ = lite.Close() }, nil
 	}
 	pg, err := postgres.Open(ctx, cfg.databaseURL, cfg.db.maxOpenConns, postgres.WithTimeout(cfg.db.timeout), postgres.WithQuotas(quotas))
 	if err != nil {

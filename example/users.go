@@ -64,11 +64,11 @@ func runUser(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.databaseURL == "" {
-		return fmt.Errorf("user %s: no database_url is configured, and the in-memory store lives only inside a "+
+	if cfg.storeKind == storeMemory {
+		return fmt.Errorf("user %s: %s selects the in-memory store, which lives only inside a "+
 			"running server process, so accounts cannot be managed from the command line; configure database_url "+
-			"(or HDS_DATABASE_URL), or list the accounts under \"users\" in the config file to have the server create them at start",
-			cmd.action)
+			"(or HDS_DATABASE_URL) as sqlite:PATH or a postgres:// URL, or list the accounts under \"users\" in the config file "+
+			"to have the server create them at start", cmd.action, cfg.databaseURLFrom)
 	}
 	_, users, closeStore, err := openStore(ctx, cfg)
 	if err != nil {

@@ -1,13 +1,16 @@
 package e2e_test
 
-// The toolkit of the root test package, the one set of helpers every
-// root *_test.go file uses: start a server on either store kind
-// (newServer), send a request (do, exchange, call), decode the envelope
-// (envelope.decode), check an error (wantError, want429), read the rate
-// limit headers, and forge tokens. Assertions are testify's.
+// The toolkit of the black-box suite, the one set of helpers every
+// *_test.go file of internal/e2e uses: start a server on every store kind
+// (newServer; storeKinds is the one list of kinds, the benchmarks' too),
+// send a request (do, call and their kin, all through exchange), decode
+// the envelope (envelope.decode), check an error (wantError, want429),
+// read the rate limit headers, and forge tokens. Assertions are
+// testify's.
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +22,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -37,10 +41,12 @@ import (
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 	"github.com/hds-go/hds/store/postgres"
+	"github.com/hds-go/hds/store/sqlite"
 )
 
 // storeKind is one Store/UserDirectory implementation the suite runs
-// against. A second kind (PostgreSQL) is added by appending to storeKinds.
+// against: the in-memory store, PostgreSQL and SQLite (a file of the
+// test's own directory).
 type storeKind struct {
 	name string
 	new  func(t testing.TB) (store.Projects, store.Accounts)
@@ -55,11 +61,30 @@ var storeKinds = []storeKind{
 		pg := postgres.New(pgtest.New(t))
 		return pg, pg
 	}},
+	{name: "sqlite", new: func(t testing.TB) (store.Projects, store.Accounts) {
+		lite, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hds.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { lite.Close() })
+		return lite, lite
+	}},
 }
 
 // memoryKind is the memory store, for tests whose subject does not
 // depend on the store (rate limits, CORS, options).
 var memoryKind = storeKinds[0]
+
+// kindNamed returns the store kind of storeKinds named name, for a test
+// or benchmark of one store's own behaviour.
+func kindNamed(t testing.TB, name string) storeKind {
+	t.Helper()
+	for _, k := range storeKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	t.Fatalf("no store kind %q in storeKinds", name)
+	return storeKind{}
+}
 
 // TestMain drops the PostgreSQL template database after the run.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -356,16 +381,26 @@ func (c *client) sendWith(method, target, body, token string, headers ...string)
 	return c.send(r)
 }
 
-// send serves r and checks the response as do does. Every request of the
-// suite goes through send or raw.
-func (c *client) send(r *http.Request) (int, http.Header, envelope) {
+// exchange is the one place a request of the suite reaches the handler:
+// it serves r and checks the exchange against the OpenAPI document. The
+// request helpers (do, sendWith, call, mustDo, send, raw) build the
+// request and check the answer; they all end here.
+func (c *client) exchange(r *http.Request) (*http.Response, []byte) {
 	c.t.Helper()
 	reqBody := readBody(r)
 	rec := httptest.NewRecorder()
 	c.h.ServeHTTP(rec, r)
 	res := rec.Result()
 	body, _ := io.ReadAll(res.Body)
+	res.Body = io.NopCloser(bytes.NewReader(body))
 	c.checkContract(r, reqBody, res, body)
+	return res, body
+}
+
+// send serves r and checks the response as do does.
+func (c *client) send(r *http.Request) (int, http.Header, envelope) {
+	c.t.Helper()
+	res, body := c.exchange(r)
 	what := r.Method + " " + r.URL.String()
 	env := envelope{raw: body}
 	if res.StatusCode == http.StatusNoContent {
@@ -382,13 +417,7 @@ func (c *client) send(r *http.Request) (int, http.Header, envelope) {
 // OpenAPI document only.
 func (c *client) raw(r *http.Request) *http.Response {
 	c.t.Helper()
-	reqBody := readBody(r)
-	rec := httptest.NewRecorder()
-	c.h.ServeHTTP(rec, r)
-	res := rec.Result()
-	body, _ := io.ReadAll(res.Body)
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	c.checkContract(r, reqBody, res, body)
+	res, _ := c.exchange(r)
 	return res
 }
 

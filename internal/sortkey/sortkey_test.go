@@ -2,6 +2,7 @@ package sortkey_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
@@ -61,6 +62,73 @@ func TestCompare(t *testing.T) {
 		}
 		if got := sortkey.Compare(b, a); got != -tc.want {
 			t.Errorf("Compare(%s %s, %s %s) = %d, want %d", tc.b.typ, tc.b.js, tc.a.typ, tc.a.js, got, -tc.want)
+		}
+	}
+}
+
+func TestInRange(t *testing.T) {
+	for _, tc := range []struct {
+		typ      store.DataType
+		min, max string // JSON; "" for no bound
+		in       string
+		want     bool
+	}{
+		{store.Integer, "2", "", "2", true},
+		{store.Integer, "", "2", "3", false},
+		{store.Float, "1.5", "2.5", "2.5", true},
+		{store.DateTime, `"2026-01-01T10:00:00+01:00"`, "", `"2026-01-01T09:00:00Z"`, true}, // the same instant
+		{store.DateTime, "", `"2026-01-01T09:00:00Z"`, `"2026-01-01T09:30:00+01:00"`, true}, // 08:30Z
+		{store.DateTime, `"2026-01-01T09:00:00.000000001Z"`, "", `"2026-01-01T09:00:00Z"`, false},
+		{store.String, `"b"`, `"c"`, `"bz"`, true},
+		{store.String, `"b"`, `"c"`, `"cz"`, false},
+	} {
+		q := store.RecordQuery{Type: tc.typ}
+		if tc.min != "" {
+			k := key(t, tc.typ, tc.min)
+			q.Min = &k
+		}
+		if tc.max != "" {
+			k := key(t, tc.typ, tc.max)
+			q.Max = &k
+		}
+		if got := sortkey.InRange(q, key(t, tc.typ, tc.in)); got != tc.want {
+			t.Errorf("InRange([%s, %s], %s %s) = %v, want %v", tc.min, tc.max, tc.typ, tc.in, got, tc.want)
+		}
+	}
+	if !sortkey.InRange(store.RecordQuery{Type: store.Integer}, key(t, store.Integer, "7")) {
+		t.Error("InRange without bounds = false, want true")
+	}
+}
+
+func TestDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		typ  store.DataType
+		in   string
+		want string
+	}{
+		{store.Integer, "-9223372036854775808", "-9223372036854775808"},
+		{store.Float, "2.5", "2.5"},
+		{store.Float, "1e21", "1000000000000000000000"},
+		{store.Float, "0.1", "0.1000000000000000055511151231257827021181583404541015625"},
+		{store.Float, "-0", "-0"},
+	} {
+		if got := sortkey.Decimal(key(t, tc.typ, tc.in)); got != tc.want {
+			t.Errorf("Decimal(%s %s) = %s, want %s", tc.typ, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestEpochDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Unix(1_700_000_000, 500_000_000), "1700000000500000000e-9"},
+		{time.Unix(-1, 999_999_999), "-1e-9"},
+		{time.Unix(0, 0), "0e-9"},
+	} {
+		if got := sortkey.EpochDecimal(tc.t); got != tc.want {
+			t.Errorf("EpochDecimal(%v) = %s, want %s", tc.t, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/hds-go/hds"
+)
+
+// keysFileName is the file, beside the SQLite database, that keeps the
+// keys the configuration does not give (API.md section 24).
+const keysFileName = "keys.json"
+
+// keysFile is the content of keys.json: standard base64 of 32 random
+// bytes each.
+type keysFile struct {
+	JWTSecret     string `json:"jwt_secret,omitempty"`
+	CredentialKey string `json:"credential_key,omitempty"`
+}
+
+// keysPath is the path of keys.json beside the SQLite database file.
+func keysPath(cfg *config) string { return filepath.Join(filepath.Dir(cfg.sqlitePath), keysFileName) }
+
+// standaloneKeys gives the SQLite store the keys the configuration
+// lacks: a jwt_secret or credential_key not configured is read from
+// keys.json beside the database file, or generated once and written there
+// (0600), so that tokens and sealed values survive a restart. A
+// credential key kept there that the configuration no longer uses as its
+// primary key is added to the previous keys, so that what it sealed can
+// still be read (and re-sealed by credentials rotate). It reports whether
+// the file is in use. Keys never appear in its errors.
+func standaloneKeys(cfg *config) (used bool, err error) {
+	path := keysPath(cfg)
+	var kf keysFile
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", path, err)
+	default:
+		if err := json.Unmarshal(data, &kf); err != nil {
+			return false, fmt.Errorf("%s is not a valid keys file (a JSON object with jwt_secret and credential_key): "+
+				"restore it from the backup made with the database, or move it away to have new keys generated "+
+				"(tokens then end, and sealed values cannot be read)", path)
+		}
+	}
+	changed := false
+	if cfg.security.JWTSecret == "" {
+		if kf.JWTSecret == "" {
+			kf.JWTSecret, changed = randomKey(), true
+		}
+		cfg.security.JWTSecret, used = kf.JWTSecret, true
+	}
+	if kf.CredentialKey == "" && len(cfg.credentialKeys) == 0 {
+		kf.CredentialKey, changed = randomKey(), true
+	}
+	if kf.CredentialKey != "" {
+		k, err := decodeKey(path+": credential_key", kf.CredentialKey)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case len(cfg.credentialKeys) == 0:
+			cfg.credentialKeys, used = [][]byte{k}, true
+		case !slices.ContainsFunc(cfg.credentialKeys, func(c []byte) bool { return string(c) == string(k) }):
+			cfg.credentialKeys, used = append(cfg.credentialKeys, k), true
+		}
+	}
+	if changed {
+		if err := writeKeys(path, kf); err != nil {
+			return false, err
+		}
+	}
+	return used, nil
+}
+
+// randomKey returns the standard base64 of hds.CredentialKeyBytes random
+// bytes: a credential key, or a JWT secret of 44 characters.
+func randomKey() string {
+	k := make([]byte, hds.CredentialKeyBytes)
+	_, _ = rand.Read(k) // crypto/rand never fails on supported platforms
+	return base64.StdEncoding.EncodeToString(k)
+}
+
+// writeKeys writes kf to path (0600) whole or not at all: a temporary
+// file, synced, renamed over path, and the directory synced.
+func writeKeys(path string, kf keysFile) error {
+	data, err := json.MarshalIndent(kf, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, keysFileName+".*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+package sqlite
+
+import (
+	"context"
+	"io/fs"
+)
+
+// MigrateTo runs the migrations up to the one named last (a file name
+// under migrations/), for upgrade tests.
+func (s *Store) MigrateTo(ctx context.Context, last string) error { return s.migrate(ctx, last) }
+
+// Exec runs a statement on the writing connection, for tests.
+func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, query, args...)
+	return err
+}
+
+// MigrateFrom runs the migrations of fsys (migrations/*.sql), for tests
+// of the runner.
+func (s *Store) MigrateFrom(ctx context.Context, fsys fs.FS) error {
+	return s.migrateFrom(ctx, fsys, "")
+}
+
+// Migrations are the embedded migrations.
+var Migrations = migrations
+
+// QueryString reads one text value, for tests.
+func (s *Store) QueryString(ctx context.Context, query string, args ...any) (string, error) {
+	var v string
+	err := s.w.QueryRowContext(ctx, query, args...).Scan(&v)
+	return v, err
+}

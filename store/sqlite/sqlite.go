@@ -1,0 +1,435 @@
+// Package sqlite is the SQLite implementation of store.Store,
+// store.UserDirectory and every optional store interface the in-memory
+// and PostgreSQL stores implement (Access, Sessions, AuditLog,
+// EventSource, QuotaSetter, AuditLogSetter), on modernc.org/sqlite, a
+// pure Go driver (no C compiler), through database/sql. It is the store
+// of one box: one server process owns the database file (Lock), while
+// administrative commands may open it beside that server.
+//
+// The database runs in WAL mode with synchronous=FULL: a write is on disk
+// when its call returns, so it survives the process being killed (and a
+// power loss). Writes go through one connection, in BEGIN IMMEDIATE
+// transactions, so that writers queue in the process instead of retrying
+// on SQLITE_BUSY; reads use a small pool of read-only connections and run
+// beside the writer (WAL). Another process writing the same file (an
+// administrative command) waits up to the busy timeout.
+//
+// The schema is created by numbered, embedded migrations (migrations/),
+// which Open runs. Every column a list filters or sorts by is computed in
+// Go when a row is written, so that lists read index ranges.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/hds-go/hds/internal/fanout"
+	"github.com/hds-go/hds/store"
+)
+
+// Store is a store.Store and store.UserDirectory on one SQLite database
+// file. It is safe for concurrent use.
+type Store struct {
+	// Now returns the current time; timestamps are truncated to
+	// microseconds in UTC. Tests may replace it before first use.
+	Now func() time.Time
+
+	path    string
+	w       *sql.DB // one connection: every write
+	r       *sql.DB // read-only connections
+	timeout time.Duration
+	sync    string
+	quotas  atomic.Pointer[store.Quotas]
+	logger  atomic.Pointer[slog.Logger]
+
+	// pubMu orders commits and the publication of their audit entries,
+	// and a subscription's start, so that subscribers see every entry
+	// committed after they subscribed, in revision order.
+	pubMu sync.Mutex
+	hub   fanout.Hub
+
+	// stmts holds the statements prepared on each pool, by pool and
+	// text (stmtKey): a statement is parsed once per connection, not once
+	// per call. nstmts counts them, up to maxStmts.
+	stmts  sync.Map
+	nstmts atomic.Int32
+}
+
+// stmtKey names a statement of a pool in Store.stmts.
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// maxStmts bounds the prepared statements kept (the list statements vary
+// with the filters a query combines).
+const maxStmts = 1000
+
+var (
+	_ store.Store          = (*Store)(nil)
+	_ store.UserDirectory  = (*Store)(nil)
+	_ store.QuotaSetter    = (*Store)(nil)
+	_ store.AuditLogSetter = (*Store)(nil)
+)
+
+// DefaultTimeout is how long a store call may take when WithTimeout is
+// not given (API.md's database.timeout).
+const DefaultTimeout = 5 * time.Second
+
+// busyTimeout is how long a statement waits for a lock another process
+// holds (an administrative command writing beside the server).
+const busyTimeout = 5 * time.Second
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithTimeout sets the deadline of every call of the Store (default
+// DefaultTimeout; 0 or less means none). A call that runs out of it fails
+// with an error matching store.ErrUnavailable, and nothing of it is
+// written.
+func WithTimeout(d time.Duration) Option { return func(s *Store) { s.timeout = d } }
+
+// WithQuotas sets the quotas the store enforces (default
+// store.DefaultQuotas; the zero Quotas enforces none).
+func WithQuotas(q store.Quotas) Option { return func(s *Store) { s.quotas.Store(&q) } }
+
+// WithSynchronousNormal trades durability on power loss for speed
+// (PRAGMA synchronous=NORMAL): a write answered survives the process
+// being killed, but the last ones may be lost when the machine stops.
+// The default, FULL, keeps them both ways. For tests and benchmarks.
+func WithSynchronousNormal() Option { return func(s *Store) { s.sync = "NORMAL" } }
+
+// Open opens (creating it when missing, with its directory) the database
+// file at path, brings its schema up to date and returns the Store. A new
+// directory is made 0700 and a new file 0600. A file that is not an SQLite
+// database, or an SQLite database that is not hds's, is refused, and so is
+// a file that cannot be written. Open does not take the file's server
+// lock: a server calls Lock first.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: no database path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite %s: the path may not hold '?' or '#'", path)
+	}
+	if err := prepareFile(path); err != nil {
+		return nil, err
+	}
+	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
+	q := store.DefaultQuotas
+	s.quotas.Store(&q)
+	for _, o := range opts {
+		o(s)
+	}
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busyTimeout.Milliseconds())
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	s.w = w
+	if err := s.migrate(ctx, ""); err != nil {
+		w.Close()
+		return nil, describeOpen(path, err)
+	}
+	r, err := sql.Open("sqlite", path+"?"+common+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s.r = r
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, describeOpen(path, err)
+	}
+	return s, nil
+}
+
+// prepareFile makes the file's directory (0700) and the file (0600) when
+// missing, and checks that an existing file can be read and written, so
+// that Open says so in one line rather than failing on the first write.
+func prepareFile(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("sqlite %s: cannot make its directory: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("sqlite %s: the file cannot be written (permission denied)", path)
+		}
+		return fmt.Errorf("sqlite %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// describeOpen turns an error of opening the database into one line that
+// says what is wrong with the file.
+func describeOpen(path string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("sqlite %s: the file is not an SQLite database", path)
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("sqlite %s: the database file is corrupt", path)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("sqlite %s: the database is locked by another process", path)
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("sqlite %s: the database cannot be written (check the permissions of the file and its directory)", path)
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("sqlite %s: the disk is full", path)
+		}
+	}
+	if errors.Is(err, errForeign) {
+		return fmt.Errorf("sqlite %s: %w", path, err)
+	}
+	return fmt.Errorf("sqlite %s: %w", path, err)
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	var err error
+	if s.r != nil {
+		err = s.r.Close()
+	}
+	if s.w != nil {
+		err = errors.Join(err, s.w.Close())
+	}
+	return err
+}
+
+// SetQuotas implements store.QuotaSetter.
+func (s *Store) SetQuotas(q store.Quotas) { s.quotas.Store(&q) }
+
+// SetAuditLogger implements store.AuditLogSetter.
+func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }
+
+func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// Ping implements store.Store: it reads the schema's version.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM hds_schema_migrations`).Scan(&n)
+	return classify(ctx, err)
+}
+
+// deadline applies the store's timeout to ctx.
+func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// classify returns err as it is when it is a domain error (or nil), and
+// wraps it with store.ErrUnavailable when the database could not serve
+// the call: a lock not obtained in time, a full disk, an I/O error, a
+// deadline or cancellation. Any other error is an internal failure.
+func classify(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return err
+	case errors.As(err, &se):
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_READONLY,
+			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN,
+			sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_INTERRUPT:
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+		return err
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), errors.Is(err, sql.ErrConnDone):
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	case ctx != nil && ctx.Err() != nil:
+		return fmt.Errorf("%w: %w (%v)", store.ErrUnavailable, ctx.Err(), err)
+	}
+	return err
+}
+
+// tx is a transaction of the Store: a write (BEGIN IMMEDIATE on the one
+// writing connection) or a read (a snapshot on a read-only connection).
+type tx struct {
+	*sql.Tx
+	ctx context.Context
+	s   *Store
+	db  *sql.DB // the pool
+	now time.Time
+	// missed are the statements the transaction ran unprepared, prepared
+	// on its pool once it ends.
+	missed []string
+	// written holds the audit entries the transaction wrote, published
+	// once it commits; ended the projects it deleted.
+	written []*store.AuditEntry
+	ended   []string
+}
+
+// stmt returns the prepared statement of query for t, or nil when it is
+// not prepared yet (it is then prepared once t ends).
+func (t *tx) stmt(query string) *sql.Stmt {
+	if v, ok := t.s.stmts.Load(stmtKey{t.db, query}); ok {
+		return t.StmtContext(t.ctx, v.(*sql.Stmt))
+	}
+	t.missed = append(t.missed, query)
+	return nil
+}
+
+// exec runs a statement of t.
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if st := t.stmt(query); st != nil {
+		return st.ExecContext(t.ctx, args...)
+	}
+	return t.ExecContext(t.ctx, query, args...)
+}
+
+// row runs a query of t that returns one row.
+func (t *tx) row(query string, args ...any) *sql.Row {
+	if st := t.stmt(query); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
+	return t.QueryRowContext(t.ctx, query, args...)
+}
+
+// rows runs a query of t.
+func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(query); st != nil {
+		return st.QueryContext(t.ctx, args...)
+	}
+	return t.QueryContext(t.ctx, query, args...)
+}
+
+// prepare prepares on db the statements a transaction ran unprepared,
+// once it has ended and given its connection back (the writing pool has
+// only one). A statement that fails to prepare is simply run unprepared
+// again.
+func (s *Store) prepare(ctx context.Context, db *sql.DB, queries []string) {
+	for _, q := range queries {
+		key := stmtKey{db, q}
+		if _, ok := s.stmts.Load(key); ok || s.nstmts.Load() >= maxStmts {
+			continue
+		}
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		if _, loaded := s.stmts.LoadOrStore(key, st); loaded {
+			st.Close()
+		} else {
+			s.nstmts.Add(1)
+		}
+	}
+}
+
+// write runs f in one write transaction and commits it when f returns
+// nil; any error rolls everything f did back. The audit entries f wrote
+// are published and logged once committed.
+func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	return s.writeNoDeadline(ctx, f)
+}
+
+// writeNoDeadline is write bounded by ctx alone (migrations, which may
+// take longer than one call).
+func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(ctx, err)
+	}
+	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.w, now: s.now()}
+	defer func() { s.prepare(ctx, s.w, t.missed) }()
+	if err := f(t); err != nil {
+		_ = sqlTx.Rollback()
+		return classify(ctx, err)
+	}
+	s.pubMu.Lock()
+	err = sqlTx.Commit()
+	if err == nil {
+		s.hub.Publish(t.written...)
+		for _, id := range t.ended {
+			s.hub.End(id)
+		}
+	}
+	s.pubMu.Unlock()
+	if err != nil {
+		return classify(ctx, err)
+	}
+	store.LogAudit(ctx, s.logger.Load(), t.written...)
+	return nil
+}
+
+// read runs f in one read transaction: every statement of f sees the same
+// snapshot, and no writer waits for it.
+func (s *Store) read(ctx context.Context, f func(t *tx) error) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	return s.readNoDeadline(ctx, f)
+}
+
+func (s *Store) readNoDeadline(ctx context.Context, f func(t *tx) error) error {
+	sqlTx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return classify(ctx, err)
+	}
+	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.r, now: s.now()}
+	err = f(t)
+	_ = sqlTx.Rollback() // read only
+	s.prepare(ctx, s.r, t.missed)
+	return classify(ctx, err)
+}
+
+// micros is t as stored: microseconds since 1970 UTC.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros is the time a stored microsecond count denotes, in UTC.
+func fromMicros(n int64) time.Time { return time.UnixMicro(n).UTC() }
+
+// nullMicros is t as stored, or NULL for nil.
+func nullMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return micros(*t)
+}
+
+// timePtr is the time a nullable stored microsecond count denotes.
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}
+
+// nullString is s, or NULL when empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
