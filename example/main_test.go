@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -775,15 +776,77 @@ func TestServeListenError(t *testing.T) {
 }
 
 func TestRedisUnreachable(t *testing.T) {
-	// Port 1 on the loopback interface has no Redis server.
-	stdout, stderr, err := runOnce(t, nil, map[string]string{
-		"HDS_ADDR":      "127.0.0.1:0",
-		"HDS_REDIS_URL": "redis://:redis-secret@127.0.0.1:1/0",
-	}, "")
-	if err == nil || !strings.Contains(err.Error(), "HDS_REDIS_URL: cannot reach Redis") {
-		t.Fatalf("error = %v, want one saying Redis cannot be reached", err)
+	// A port of the loopback interface with no server behind it, until
+	// the test forwards it to the Redis server of the machine.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(err.Error()+stdout+stderr, "redis-secret") {
-		t.Errorf("the output shows the Redis password: %v\n%s\n%s", err, stdout, stderr)
+	addr := ln.Addr().String()
+	ln.Close()
+	s := start(t, nil, map[string]string{
+		"HDS_ADDR":      "127.0.0.1:0",
+		"HDS_REDIS_URL": "redis://:redis-secret@" + addr + "/0",
+	})
+	health := func() (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Get(s.url + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, out
+	}
+	status, out := health()
+	if status != http.StatusOK || out["status"] != "degraded" || out["checks"].(map[string]any)["rate_limit"] != "unavailable" {
+		t.Errorf("/health while Redis is unreachable: %d %v, want 200, degraded, rate_limit unavailable", status, out)
+	}
+	if status, env := call(t, "GET", s.url+"/api/v1/projects", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("a request while Redis is unreachable: %d %v, want the API's answer (401 without a token)", status, env)
+	}
+	if !strings.Contains(s.stderr.String(), "cannot reach Redis") {
+		t.Errorf("the log does not say that Redis cannot be reached:\n%s", s.stderr.String())
+	}
+
+	// Redis answers: the server switches to it.
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", "127.0.0.1:6379")
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, c) }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, out = health(); out["status"] == "ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/health once Redis answers: %v, want ok", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.Contains(s.stdout.String()+s.stderr.String(), "redis-secret") {
+		t.Errorf("the output shows the Redis password:\n%s\n%s", s.stdout.String(), s.stderr.String())
 	}
 }
