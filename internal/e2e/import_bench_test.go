@@ -34,8 +34,8 @@ func BenchmarkImportBig(b *testing.B) {
 	}
 	sb.WriteString(`}}}}`)
 	body := sb.String()
-	for _, kind := range []string{"memory", "postgres"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, kind := range storeKinds {
+		b.Run(kind.name, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 0)
 			i := 0
 			var peak uint64
