@@ -459,19 +459,27 @@ func (rec records) handleClusterData() queryHandler {
 			return
 		}
 		if env {
-			k, err := rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
-			if err == nil && resolve {
-				err = rec.resolveCluster(r.Context(), revealing(pathOf(r), reveal), reveal, k, true)
+			var items iter.Seq2[*store.Record, error]
+			var k *store.Cluster
+			if resolve {
+				k, err = rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
+				if err == nil {
+					err = rec.resolveCluster(r.Context(), revealing(pathOf(r), reveal), reveal, k, true)
+				}
+				if err == nil {
+					items = store.Items(k.Records)
+				}
+			} else {
+				_, items, err = store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
 			}
 			if err == nil {
 				err = rec.revealed(r, reveal, pathOf(r), nil)
 			}
-			if err == nil {
-				err = rec.writeEnvFile(w, k, reveal)
-			}
 			if err != nil {
 				envelope.Error(w, r, err)
+				return
 			}
+			rec.writeEnvFile(w, r, items, revealing(pathOf(r), reveal), reveal, resolve)
 			return
 		}
 		var k *store.Cluster

@@ -47,7 +47,7 @@ func newBenchFixture(b testing.TB, kind storeKind, bigRecords int) *benchFixture
 		b.Fatal(err)
 	}
 	h := hds.New(hds.WithStore(st), hds.WithUsers(users),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithCredentialKey(testKey),
 		hds.WithRateLimit(1<<40, 1<<40), // counted, never refused
 		hds.WithLoginThrottle(1<<40, 1<<40, time.Hour),
