@@ -220,6 +220,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			obj{"name": "clusters", "description": "Clusters of a collection."},
 			obj{"name": "records", "description": "Typed values of a cluster."},
 			obj{"name": "members", "description": "Who may use a project: members with roles, and API tokens for programs."},
+			obj{"name": "users", "description": "User accounts, for server administrators."},
 			obj{"name": "audit", "description": "Who changed what (the audit log), and the changes as they happen (the change feed)."},
 		},
 		"security": security,
@@ -518,12 +519,13 @@ func schemas() obj {
 	}
 	addTransferSchemas(s, object, body, count)
 	addAccessSchemas(s, object, body, list)
+	addUserSchemas(s, object, body, list)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
 		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "AuditList",
-		"Member", "MemberList", "APITokenCreated", "APITokenList"} {
+		"Member", "MemberList", "APITokenCreated", "APITokenList", "User", "UserList", "Me"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s
@@ -673,6 +675,9 @@ func requestBodies() obj {
 		"Import":           {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
 		"MemberPut":        {"The member's role.", "MemberPutRequest", true},
 		"APITokenCreate":   {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
+		"UserCreate":       {"The new user.", "UserCreateRequest", true},
+		"UserUpdate":       {"What to change.", "UserUpdateRequest", true},
+		"OwnerPut":         {"The new owner.", "OwnerPutRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -728,6 +733,9 @@ var successResponses = map[string]successResponse{
 	"APITokenCreated": {description: "The new API token, with its token string: shown this once.", schema: "APITokenCreatedEnvelope",
 		extra: []string{"Cache-Control", "NoStore"}},
 	"APITokenList": {description: "A page of the project's API tokens, without their token strings.", schema: "APITokenListEnvelope"},
+	"User":         {description: "The user.", schema: "UserEnvelope"},
+	"UserList":     {description: "A page of users, by username.", schema: "UserListEnvelope"},
+	"Me":           {description: "The caller.", schema: "MeEnvelope"},
 }
 
 func responses() obj {
