@@ -5,8 +5,8 @@
 //
 //	mux.Handle("/hds/", http.StripPrefix("/hds", hds.New(opts...)))
 //
-// The HTTP contract is API.md; the storage is pluggable (store.Store and
-// store.UserDirectory), with an in-memory implementation as the default.
+// The HTTP contract is API.md; the storage is pluggable (store.Projects
+// and store.Accounts), with an in-memory implementation as the default.
 package hds
 
 import (
@@ -84,26 +84,16 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			c.fail("WithQuotas: the store does not enforce quotas (it implements no store.QuotaSetter)")
 		}
 	}
-	sessions, ok := c.users.(store.Sessions)
-	if c.users != nil && !ok {
-		c.fail("WithUsers: the user directory (%T) does not implement store.Sessions, which logout, "+
-			"single-use refresh and password change need", c.users)
-	}
-	access, ok := c.store.(store.Access)
-	if c.store != nil && !ok {
-		c.fail("WithStore: the store (%T) does not implement store.Access, which members, API tokens "+
-			"and the role check of every request need", c.store)
-	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("hds: %w", err)
 	}
 	if c.store == nil || c.users == nil {
 		mem := memory.New()
 		if c.store == nil {
-			c.store, quotaSetter, access = mem, mem, mem
+			c.store, quotaSetter = mem, mem
 		}
 		if c.users == nil {
-			c.users, sessions = mem, mem
+			c.users = mem
 		}
 	}
 	if c.quotas != nil {
@@ -132,8 +122,8 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	api := handler.New(handler.Config{
 		Store:       c.store,
 		Users:       c.users,
-		Sessions:    sessions,
-		Access:      access,
+		Sessions:    c.users,
+		Access:      c.store,
 		Tokens:      tokens,
 		RequireAuth: c.security.RequireAuth,
 		Sealer:      sealer,

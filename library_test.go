@@ -1,11 +1,11 @@
 package hds_test
 
-// The Go library API (API.md section 11): New and its options, mounting
-// under a prefix (sections 1 and 11), and the package example.
+// The Go library API (API.md section 11): New and its options, and the
+// package example. The black-box HTTP suite, mounting under a prefix
+// included, is the test module internal/e2e.
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 )
@@ -80,46 +79,6 @@ func panicMessage(f func()) (msg string, panicked bool) {
 	f()
 	return "", false
 }
-func TestMounted(t *testing.T) {
-	forEachKind(t, func(t *testing.T, kind storeKind) {
-		c := newServer(t, kind)
-		mux := http.NewServeMux()
-		mux.Handle("/hds/", http.StripPrefix("/hds", c.h))
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "host") })
-		m := &client{t: t, h: mux, store: c.store, users: c.users, ids: c.ids, tokens: map[string]string{}, mount: "/hds"}
-
-		res := m.raw(httptest.NewRequest("GET", "/hds/health", nil))
-		assert.EqualValues(t, http.StatusOK, res.StatusCode, "GET /hds/health: %d", res.StatusCode)
-		status, h, env := m.do("POST", "/hds/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, "")
-		require.Equal(t, http.StatusOK, status, "login under /hds: %s", env.raw)
-		require.Equal(t, "no-store", h.Get("Cache-Control"), "login under /hds: Cache-Control")
-		var tok struct {
-			Token string `json:"token"`
-		}
-		env.decode(t, &tok)
-		m.mustDo("POST", "/hds"+pathP("mounted"), "", tok.Token, http.StatusCreated)
-		m.mustDo("POST", "/hds"+pathC("mounted", "c"), "", tok.Token, http.StatusCreated)
-		var l listJSON[projectJSON]
-		m.mustDo("GET", "/hds/api/v1/projects", "", tok.Token, http.StatusOK).decode(t, &l)
-		if assert.Equal(t, 1, l.Total, "list under /hds: total (%+v)", l) && assert.Len(t, l.Items, 1, "list under /hds: items") {
-			assert.Equal(t, "mounted", l.Items[0].Name, "list under /hds: name")
-			assert.Equal(t, 1, l.Items[0].CollectionCount, "list under /hds: collection_count")
-		}
-		status, _, env = m.do("GET", "/hds/api/v1/nothing", "", tok.Token)
-		wantError(t, "unknown route under /hds", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "")
-		status, _, env = m.do("DELETE", "/hds/api/v1/projects", "", tok.Token)
-		wantError(t, "wrong method under /hds", status, env, http.StatusMethodNotAllowed, "INVALID_REQUEST", "")
-		status, _, env = m.do("GET", "/hds/api/v1/projects", "", "")
-		wantError(t, "no token under /hds", status, env, http.StatusUnauthorized, "AUTHENTICATION_FAILED", "No authorization token provided")
-		// The refreshed token works under the prefix too.
-		var ref struct {
-			Token string `json:"token"`
-		}
-		m.mustDo("POST", "/hds/api/v1/auth/refresh", "", tok.Token, http.StatusOK).decode(t, &ref)
-		m.mustDo("GET", "/hds"+pathP("mounted"), "", ref.Token, http.StatusOK)
-	})
-}
-
 func ExampleNew() {
 	mux := http.NewServeMux()
 	mux.Handle("/hds/", http.StripPrefix("/hds", hds.New()))

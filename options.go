@@ -21,8 +21,8 @@ type Option func(*config)
 
 // config is what the options build.
 type config struct {
-	store        store.Store
-	users        store.UserDirectory
+	store        store.Projects
+	users        store.Accounts
 	security     Security
 	credKeys     [][]byte
 	maxBodyBytes int64
@@ -105,11 +105,12 @@ const (
 )
 
 // WithStore sets the store of projects, collections, clusters and
-// records. It must also implement store.Access (the memory and
-// PostgreSQL stores do): the members and API tokens of projects, which
-// its path resolution checks on every request; NewHandler refuses one
-// that does not. Default: a new, empty in-memory store (store/memory).
-func WithStore(s store.Store) Option {
+// records, with the members and API tokens of projects (store.Access),
+// which its path resolution checks on every request: store.Projects
+// lists what is required and what is optional. The memory and PostgreSQL
+// stores have it all. Default: a new, empty in-memory store
+// (store/memory).
+func WithStore(s store.Projects) Option {
 	return func(c *config) {
 		if s == nil {
 			c.fail("WithStore: the store is nil")
@@ -118,13 +119,12 @@ func WithStore(s store.Store) Option {
 	}
 }
 
-// WithUsers sets the directory of accounts that may log in. It must also
-// implement store.Sessions (the memory and PostgreSQL stores do), which
-// keeps the ends of sessions (logout, password change) and the used
-// refresh tokens where every instance sharing the directory sees them;
-// NewHandler refuses one that does not. Default: a new, empty in-memory
-// directory (store/memory).
-func WithUsers(u store.UserDirectory) Option {
+// WithUsers sets the directory of accounts that may log in, with the
+// ends of sessions (logout, password change) and the used refresh tokens
+// (store.Sessions), kept where every instance sharing the directory sees
+// them: a store.Accounts. The memory and PostgreSQL stores are one.
+// Default: a new, empty in-memory directory (store/memory).
+func WithUsers(u store.Accounts) Option {
 	return func(c *config) {
 		if u == nil {
 			c.fail("WithUsers: the user directory is nil")

@@ -15,7 +15,7 @@ import (
 // names: the in-memory store when database_url is empty, otherwise the
 // PostgreSQL database, migrated, with database.timeout as the deadline
 // of each call; both enforce the quotas of limits.*. close releases it.
-func openStore(ctx context.Context, cfg *config) (st store.Store, users store.UserDirectory, closeFn func(), err error) {
+func openStore(ctx context.Context, cfg *config) (st store.Projects, users store.Accounts, closeFn func(), err error) {
 	quotas := store.Quotas{
 		MaxRecordsPerCluster: int(cfg.limits.maxRecordsPerCluster),
 		MaxBytesPerProject:   cfg.limits.maxBytesPerProject,

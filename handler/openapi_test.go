@@ -1,14 +1,10 @@
 package handler
 
-// The OpenAPI document is checked with github.com/pb33f/libopenapi and
-// github.com/pb33f/libopenapi-validator rather than
-// github.com/getkin/kin-openapi: libopenapi models OpenAPI 3.1 natively
-// (JSON Schema 2020-12 through a maintained jsonschema/v6 fork) and has
-// done so for years, and its ValidateDocument checks the document against
-// the official OpenAPI 3.1 JSON Schema, whereas kin-openapi's 3.1 support
-// is recent and its document check is its own Go code. The same validator
-// checks every request and response of the black-box HTTP suite
-// (../openapi_test.go).
+// The served document is checked against the OpenAPI 3.1 specification
+// (libopenapi-validator) by the test module, internal/e2e/openapi_test.go,
+// with every request and response of the black-box HTTP suite: that keeps
+// the validator's dependencies out of the library's module. Here: every
+// $ref resolves, and the document says what each route needs.
 
 import (
 	"encoding/json"
@@ -19,8 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -79,40 +73,13 @@ func serveDocument(t *testing.T, requireAuth bool) []byte {
 	return rec.Body.Bytes()
 }
 
-// TestOpenAPIDocumentValidates checks the served document against the
-// OpenAPI 3.1 specification's JSON Schema, builds its model (every $ref
-// resolved), and checks what the document must say about the routes.
+// TestOpenAPIDocumentValidates checks that every $ref of the served
+// document resolves and what the document must say about the routes (its
+// validation against the OpenAPI 3.1 specification is in internal/e2e).
 func TestOpenAPIDocumentValidates(t *testing.T) {
 	for _, requireAuth := range []bool{true, false} {
 		t.Run(fmt.Sprintf("require_auth=%v", requireAuth), func(t *testing.T) {
 			raw := serveDocument(t, requireAuth)
-			doc, err := libopenapi.NewDocument(raw)
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			if v := doc.GetVersion(); v != openAPIVersion {
-				t.Errorf("version %q, want %q", v, openAPIVersion)
-			}
-			v, errs := validator.NewValidator(doc)
-			if len(errs) > 0 {
-				t.Fatalf("build the model: %v", errs)
-			}
-			if ok, verrs := v.ValidateDocument(); !ok {
-				for _, e := range verrs {
-					t.Errorf("not a valid OpenAPI 3.1 document: %s: %s", e.Message, e.Reason)
-					for _, se := range e.SchemaValidationErrors {
-						t.Errorf("  at %s (%s): %s", se.FieldPath, se.KeywordLocation, se.Reason)
-					}
-				}
-			}
-			model, err := doc.BuildV3Model()
-			if err != nil {
-				t.Fatalf("build the model: %v", err)
-			}
-			if got := model.Model.Info.Version; got != "1.2.3" {
-				t.Errorf("info.version %q, want the server version", got)
-			}
-
 			var tree map[string]any
 			if err := json.Unmarshal(raw, &tree); err != nil {
 				t.Fatal(err)

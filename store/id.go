@@ -3,9 +3,10 @@ package store
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"sync"
 	"time"
+
+	"github.com/hds-go/hds/internal/uuidtext"
 )
 
 // idState makes ids generated in the same millisecond sort in order
@@ -53,23 +54,7 @@ func NewID() string {
 
 func formatUUID(b [16]byte) string {
 	var s [36]byte
-	return string(AppendUUID(s[:0], b))
-}
-
-// AppendUUID appends the canonical text of the UUID b (8-4-4-4-12
-// lowercase hex) to dst.
-func AppendUUID(dst []byte, b [16]byte) []byte {
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:36], b[10:16])
-	return append(dst, s[:]...)
+	return string(uuidtext.Append(s[:0], b))
 }
 
 // CanonicalUUID reports whether s is a UUID in 8-4-4-4-12 hex form (any

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"math/big"
 	"strings"
 	"time"
 )
@@ -116,7 +115,7 @@ type RecordQuery struct {
 	// Type to be a range type (IsRangeType), and are keys of values of
 	// Type (KeyOf of what Type.ParseText returns). INTEGER and FLOAT
 	// compare numerically and exactly, DATETIME by the instant it denotes,
-	// the others by canonical text byte-wise: see InRange.
+	// the others by canonical text byte-wise: see ValueKey.
 	Min, Max *ValueKey
 }
 
@@ -133,44 +132,6 @@ func IsRangeType(t DataType) bool {
 
 // RangeTypes lists the range types, in the order of API.md section 5.
 var RangeTypes = []DataType{Integer, Float, Date, Time, DateTime, String, UUID}
-
-// CompareRange compares the values of two keys of values of the range
-// type t as the range filters do: -1, 0 or +1.
-func CompareRange(t DataType, a, b ValueKey) int {
-	switch t {
-	case Integer, Float:
-		return CompareValues(a, b)
-	case DateTime:
-		return Instant(a.Text).Compare(Instant(b.Text))
-	}
-	return strings.Compare(a.Text, b.Text)
-}
-
-// InRange reports whether k, the key of a record of type q.Type, lies
-// within q's range filters (true when there are none).
-func (q RecordQuery) InRange(k ValueKey) bool {
-	return (q.Min == nil || CompareRange(q.Type, k, *q.Min) >= 0) &&
-		(q.Max == nil || CompareRange(q.Type, k, *q.Max) <= 0)
-}
-
-// Instant returns the instant a canonical DATETIME text denotes, to the
-// nanosecond, its offset taken into account; the zero time for a text that
-// is not one.
-func Instant(s string) time.Time {
-	if !isDateTime(s) {
-		return time.Time{}
-	}
-	t, _ := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
-	return t
-}
-
-// EpochDecimal returns t as exact decimal seconds since 1970-01-01 UTC,
-// in a form SQL numeric input takes (e.g. "1700000000500000000e-9").
-func EpochDecimal(t time.Time) string {
-	n := new(big.Int).Mul(big.NewInt(t.Unix()), big.NewInt(1e9))
-	n.Add(n, big.NewInt(int64(t.Nanosecond())))
-	return n.String() + "e-9"
-}
 
 // MatchesSearch reports whether name matches a Search or ValueContains
 // filter s (empty matches everything).

@@ -2,11 +2,15 @@
 // records and users, the record type system, and the Store and
 // UserDirectory interfaces that every storage implementation satisfies.
 //
-// The package imports only the standard library (and internal/jsonstr,
-// which imports nothing else), so that a host application can implement
-// Store or UserDirectory without pulling in any of hds's own dependencies. Implementations shipped with hds live in
-// store/memory and store/postgres; store/storetest holds the conformance
-// suites every implementation must pass.
+// The package is the contract only. It imports only the standard library
+// (and internal/jsonstr, internal/timetext and internal/uuidtext, which
+// import nothing else), so that a host application can implement Store
+// or UserDirectory without pulling in any of hds's own dependencies;
+// hds.WithStore and hds.WithUsers take a Projects and an Accounts, which
+// name what hds requires of them. Implementations shipped with hds live
+// in store/memory and store/postgres, and the helpers only they need
+// under internal/ (sortkey, fanout, ...); store/storetest holds the
+// conformance suites every implementation must pass.
 //
 // # Errors
 //

@@ -2,15 +2,13 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
-	"math/big"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hds-go/hds/internal/jsonstr"
+	"github.com/hds-go/hds/internal/timetext"
 )
 
 // DataType is a record type: one of the scalar types below or an array of
@@ -262,11 +260,11 @@ func (t DataType) checkString(s string) (string, error) {
 	ok := true
 	switch t {
 	case Date:
-		ok = isDate(s)
+		ok = timetext.IsDate(s)
 	case Time:
-		ok = isTime(s)
+		ok = timetext.IsTime(s)
 	case DateTime:
-		ok = isDateTime(s)
+		ok = timetext.IsDateTime(s)
 	case UUID:
 		s, ok = CanonicalUUID(s)
 	case Credential:
@@ -285,54 +283,6 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-func isDate(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !isDigits(s[:4]) || !isDigits(s[5:7]) || !isDigits(s[8:]) {
-		return false
-	}
-	_, err := time.Parse(time.DateOnly, s)
-	return err == nil
-}
-
-func isTime(s string) bool {
-	if len(s) < 8 || s[2] != ':' || s[5] != ':' || !isDigits(s[:2]) || !isDigits(s[3:5]) || !isDigits(s[6:8]) {
-		return false
-	}
-	if s[:2] > "23" || s[3:5] > "59" || s[6:8] > "59" {
-		return false
-	}
-	frac := s[8:]
-	if frac == "" {
-		return true
-	}
-	return frac[0] == '.' && len(frac) >= 2 && len(frac) <= 10 && isDigits(frac[1:])
-}
-
-// isDateTime checks an RFC 3339 date-time with an offset. RFC 3339
-// allows "t" and "z" in lower case; the value is kept as given either way.
-func isDateTime(s string) bool {
-	if len(s) < 20 || (s[10] != 'T' && s[10] != 't') || !isDate(s[:10]) {
-		return false
-	}
-	rest := s[11:]
-	var clock, zone string
-	if last := rest[len(rest)-1]; last == 'Z' || last == 'z' {
-		clock, zone = rest[:len(rest)-1], "Z"
-	} else if len(rest) >= 6 {
-		clock, zone = rest[:len(rest)-6], rest[len(rest)-6:]
-		if (zone[0] != '+' && zone[0] != '-') || zone[3] != ':' || !isDigits(zone[1:3]) || !isDigits(zone[4:]) ||
-			zone[1:3] > "23" || zone[4:] > "59" {
-			return false
-		}
-	} else {
-		return false
-	}
-	if !isTime(clock) {
-		return false
-	}
-	_, err := time.Parse(time.RFC3339Nano, s[:10]+"T"+clock+zone)
-	return err == nil
 }
 
 // isJSONInteger reports whether b is a JSON number with no fraction and
@@ -399,7 +349,14 @@ const (
 )
 
 // ValueKey is what filtering and sorting by value look at, computed once
-// from a record's type and canonical value.
+// from a record's type and canonical value (KeyOf). sortBy=value orders
+// keys by Group, then within GroupNumber by exact numeric value (an int64
+// and a float64 compared exactly, not through float64), within GroupText
+// by Text byte-wise; keys of GroupNoValue are equal. The range filters
+// (RecordQuery.Min and Max) compare INTEGER and FLOAT keys as sortBy=value
+// does, DATETIME keys by the instant Text denotes (its offset taken into
+// account, to the nanosecond), and the other range types by Text
+// byte-wise.
 type ValueKey struct {
 	Group SortGroup
 	// Text is the canonical text; HasText is false for credentials, which
@@ -431,54 +388,4 @@ func KeyOf(t DataType, value json.RawMessage) ValueKey {
 	var s string
 	_ = json.Unmarshal(value, &s) // canonical values always decode
 	return ValueKey{Group: GroupText, Text: s, HasText: true}
-}
-
-// CompareValues orders two keys ascending as sortBy=value does: by group,
-// numbers by exact numeric value, texts byte-wise. It returns -1, 0 or +1.
-func CompareValues(a, b ValueKey) int {
-	if a.Group != b.Group {
-		if a.Group < b.Group {
-			return -1
-		}
-		return 1
-	}
-	switch a.Group {
-	case GroupNumber:
-		return compareNumbers(a, b)
-	case GroupText:
-		return strings.Compare(a.Text, b.Text)
-	}
-	return 0
-}
-
-func compareNumbers(a, b ValueKey) int {
-	switch {
-	case a.IsInt && b.IsInt:
-		return cmp.Compare(a.Int, b.Int)
-	case !a.IsInt && !b.IsInt:
-		return cmp.Compare(a.Float, b.Float) // finite: no NaN
-	}
-	// An int64 and a float64: compare exactly, float64 cannot hold every
-	// int64.
-	return exact(a).Cmp(exact(b))
-}
-
-func exact(k ValueKey) *big.Float {
-	f := new(big.Float).SetPrec(128)
-	if k.IsInt {
-		return f.SetInt64(k.Int)
-	}
-	return f.SetFloat64(k.Float)
-}
-
-// Decimal returns the exact decimal value of a GroupNumber key (an int64,
-// or every digit of a float64's binary value), so that a database can
-// order integers and floats together exactly as CompareValues does.
-func (k ValueKey) Decimal() string {
-	if k.IsInt {
-		return strconv.FormatInt(k.Int, 10)
-	}
-	s := new(big.Float).SetFloat64(k.Float).Text('f', 1100)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
 }

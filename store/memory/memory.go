@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hds-go/hds/internal/fanout"
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -38,7 +40,7 @@ type Store struct {
 	// written holds, under mu, the audit entries written since the write
 	// lock was taken; unlock publishes and logs them.
 	written []*store.AuditEntry
-	hub     store.Hub
+	hub     fanout.Hub
 	logger  atomic.Pointer[slog.Logger]
 
 	// tokens are the API tokens of every project, by the hex of their
@@ -745,7 +747,7 @@ func (m recordMatcher) matches(r *record) bool {
 	switch {
 	case m.q.HasValue && (!k.HasText || k.Text != m.q.Value),
 		m.contains != "" && (!k.HasText || !strings.Contains(strings.ToLower(k.Text), m.contains)),
-		(m.q.Min != nil || m.q.Max != nil) && (r.Type() != m.q.Type || !m.q.InRange(k)):
+		(m.q.Min != nil || m.q.Max != nil) && (r.Type() != m.q.Type || !sortkey.InRange(m.q, k)):
 		return false
 	}
 	return true
@@ -757,7 +759,7 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 		var c int
 		switch q.SortBy {
 		case store.SortValue:
-			c = store.CompareValues(a.key(), b.key())
+			c = sortkey.Compare(a.key(), b.key())
 		case store.SortType:
 			c = strings.Compare(string(a.Type()), string(b.Type()))
 		case store.SortID:

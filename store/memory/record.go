@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hds-go/hds/internal/uuidtext"
 	"github.com/hds-go/hds/store"
 )
 
@@ -68,7 +69,7 @@ func parseID(s string) (recordID, bool) {
 // ID returns the record's id as text.
 func (r *record) ID() string {
 	var b [36]byte
-	return string(store.AppendUUID(b[:0], r.id))
+	return string(uuidtext.Append(b[:0], r.id))
 }
 
 // typeTable holds every type a record has had, so that a record keeps an
@@ -248,7 +249,7 @@ func (r *record) Clone() *store.Record {
 func idTexts(recs []*record) []string {
 	buf := make([]byte, 0, 36*len(recs))
 	for _, r := range recs {
-		buf = store.AppendUUID(buf, r.id)
+		buf = uuidtext.Append(buf, r.id)
 	}
 	all := unsafe.String(unsafe.SliceData(buf), len(buf))
 	ids := make([]string, len(recs))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/hds-go/hds/internal/fanout"
 	"github.com/hds-go/hds/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // sends revision 0), which PostgreSQL delivers at commit to every session
 // listening, on every instance. Each Store listens on one connection of
 // its own (pq.Listener, which reconnects with backoff) and fans out in
-// process through a store.Hub: on a notification it reads the new
+// process through a fanout.Hub: on a notification it reads the new
 // entries of the project from hds_audit once, for all its subscribers.
 // After a reconnect, and every pollInterval as a safety net, it catches
 // up every watched project from hds_audit, so that nothing committed
@@ -48,7 +49,7 @@ const (
 // stopped by Close.
 type feed struct {
 	url   string
-	hub   store.Hub
+	hub   fanout.Hub
 	start sync.Once
 	stop  context.CancelFunc
 	done  chan struct{}

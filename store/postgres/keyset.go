@@ -9,6 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -148,7 +149,7 @@ func valueAfter(pos *store.Position, desc bool, b *binder) string {
 	var same string
 	switch k.Group {
 	case store.GroupNumber:
-		n := b.bind(k.Decimal()) + "::numeric"
+		n := b.bind(sortkey.Decimal(k)) + "::numeric"
 		same = `sort_group = ` + g + ` AND sort_num ` + gt + `= ` + n +
 			` AND (sort_num ` + gt + ` ` + n + ` OR (sort_num = ` + n + ` AND ` + tieAfter(pos, b) + `))`
 	case store.GroupText:

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds/internal/pgtest"
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/postgres"
 )
@@ -115,7 +116,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	for _, desc := range []bool{false, true} {
 		want := slices.Clone(names)
 		slices.SortFunc(want, func(a, b string) int {
-			c := store.CompareValues(store.KeyOf(before[a].Type, before[a].Value), store.KeyOf(before[b].Type, before[b].Value))
+			c := sortkey.Compare(store.KeyOf(before[a].Type, before[a].Value), store.KeyOf(before[b].Type, before[b].Value))
 			if desc {
 				c = -c
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/hds-go/hds/internal/sortkey"
+	"github.com/hds-go/hds/internal/timetext"
 	"github.com/hds-go/hds/store"
 )
 
@@ -71,7 +73,7 @@ func valueColumnsOf(t store.DataType, v json.RawMessage) valueColumns {
 	}
 	switch k.Group {
 	case store.GroupNumber:
-		c.sortNum = k.Decimal()
+		c.sortNum = sortkey.Decimal(k)
 	case store.GroupText:
 		c.sortText = prefix(k.Text, sortTextPrefix)
 	}
@@ -180,9 +182,9 @@ var numberSortColumns = func() map[store.SortField]string {
 func rangeOperand(t store.DataType, bound store.ValueKey) (string, any) {
 	switch t {
 	case store.Integer, store.Float:
-		return "sort_num", bound.Decimal()
+		return "sort_num", sortkey.Decimal(bound)
 	case store.DateTime:
-		return "hds_datetime_instant(type, vtext)", store.EpochDecimal(store.Instant(bound.Text))
+		return "hds_datetime_instant(type, vtext)", sortkey.EpochDecimal(timetext.Instant(bound.Text))
 	}
 	return "vtext", bound.Text
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -246,7 +247,7 @@ func testLargeValues(t *testing.T, newStore func(t *testing.T) store.Store) {
 		for _, desc := range []bool{false, true} {
 			want := slices.Clone(names)
 			slices.SortFunc(want, func(a, b string) int {
-				c := store.CompareValues(keys[a], keys[b])
+				c := sortkey.Compare(keys[a], keys[b])
 				if desc {
 					c = -c
 				}

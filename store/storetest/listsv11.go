@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
 )
 
@@ -168,7 +169,7 @@ func testRanges(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// store.InRange, which the memory store uses, agrees.
 		for _, c := range rangeRecords {
 			r := f.recs[c.name]
-			in := r.Type == tc.typ && q.InRange(store.KeyOf(r.Type, r.Value))
+			in := r.Type == tc.typ && sortkey.InRange(q, store.KeyOf(r.Type, r.Value))
 			assert.Equal(t, in, contains(tc.want, c.name), "%s: InRange of %s", msg, c.name)
 		}
 	}

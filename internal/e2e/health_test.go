@@ -1,0 +1,54 @@
+package e2e_test
+
+// Health (API.md section 10).
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/store"
+)
+
+func TestHealth(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		res := c.raw(httptest.NewRequest("GET", "/health", nil))
+		body, _ := io.ReadAll(res.Body)
+		require.EqualValues(t, http.StatusOK, res.StatusCode, "GET /health: status %d, want 200: %s", res.StatusCode, body)
+		assert.Equal(t, jsonType, res.Header.Get("Content-Type"), "GET /health: Content-Type")
+		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, API.md section 10
+		var h struct{ Status, Timestamp, Version string }
+		require.NoError(t, json.Unmarshal(body, &h), "GET /health: %s", body)
+		assert.EqualValues(t, "ok", h.Status, "GET /health: status %q, want ok", h.Status)
+		wantTimestamps(t, "GET /health", h.Timestamp)
+		assert.NotEqualValues(t, "", h.Version, "GET /health: empty version")
+	})
+}
+
+func TestHealthRateLimitLocalWithoutRedis(t *testing.T) {
+	code, hb := newServer(t, memoryKind).health()
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok", hb.Status)
+	assert.Equal(t, "ok", hb.Checks.Store, "checks.store")
+	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit without a shared store")
+}
+
+// pingDown is a store whose Ping fails, like a database that went away.
+type pingDown struct{ store.Store }
+
+func (pingDown) Ping(context.Context) error { return store.ErrUnavailable }
+
+func TestHealthStoreDownChecks(t *testing.T) {
+	code, hb := newServerWrapped(t, memoryKind, func(st store.Store) store.Store { return pingDown{st} }).health()
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "unavailable", hb.Status)
+	assert.Equal(t, "unavailable", hb.Checks.Store, "checks.store")
+	assert.Equal(t, "local", hb.Checks.RateLimit, "checks.rate_limit")
+}

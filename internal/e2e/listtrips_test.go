@@ -1,0 +1,74 @@
+package e2e_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestPostgresListRoundTrips: on PostgreSQL a record list costs at most
+// two database round trips (issue 16) whatever the page: empty, past the
+// end, resumed by a cursor (by name, and by value across the types'
+// groups), counted or not, filtered by a pattern or a range (statements
+// sent as written) or matching nothing; and the page and its total are
+// what API.md section 5 says.
+func TestPostgresListRoundTrips(t *testing.T) {
+	proxy, c := proxiedPostgres(t)
+	c.addUser("carol", "carol-password")
+	readFixture(c, "carol") // p/c/k holds r, INTEGER 7
+	alice := c.token("alice")
+	k := pathK("p", "c", "k") + "/records"
+	c.addRecord(alice, pathK("p", "c", "k"), "s", "INTEGER", "9")
+	c.addRecord(alice, pathK("p", "c", "k"), "t", "STRING", `"tea"`)
+	c.mustDo("POST", pathK("p", "c", "e"), "", alice, http.StatusCreated)
+	empty := pathK("p", "c", "e") + "/records"
+	carol := c.login("carol", "carol-password")
+
+	cursor := func(target string) string { return c.cursorOf(t, target, carol) }
+	byName := cursor(k + "?limit=1")
+	byValue := cursor(k + "?limit=1&sortBy=value") // after r (7): s (9) in its group, then t in the next
+	byValueDesc := cursor(k + "?limit=2&sortBy=value&sortOrder=desc")
+	last := cursor(k + "?limit=2")
+	byRange := cursor(k + "?limit=1&type=INTEGER&minValue=1")
+
+	for _, tc := range []struct {
+		what, target string
+		total        int // -1: not counted
+		names        []string
+	}{
+		{"whole list", k, 3, []string{"r", "s", "t"}},
+		{"empty cluster", empty, 0, nil},
+		{"empty cluster, count=false", empty + "?count=false", -1, nil},
+		{"offset past the end", k + "?offset=10", 3, nil},
+		{"offset past the end, count=false", k + "?offset=10&count=false", -1, nil},
+		{"filter matching nothing", k + "?type=BOOLEAN", 0, nil},
+		{"pattern matching nothing", k + "?search=zzz", 0, nil},
+		{"range matching nothing", k + "?type=INTEGER&minValue=100", 0, nil},
+		{"range", k + "?type=INTEGER&minValue=8", 1, []string{"s"}},
+		{"cursor by name, count=true", k + "?limit=1&count=true&cursor=" + byName, 3, []string{"s"}},
+		{"cursor by name, count=false", k + "?limit=1&count=false&cursor=" + byName, -1, []string{"s"}},
+		{"cursor by value, across groups", k + "?limit=2&sortBy=value&cursor=" + byValue, 3, []string{"s", "t"}},
+		{"cursor by value, within a group", k + "?limit=1&sortBy=value&cursor=" + byValue, 3, []string{"s"}},
+		{"cursor by value, descending", k + "?limit=2&sortBy=value&sortOrder=desc&cursor=" + byValueDesc, 3, []string{"r"}},
+		{"cursor at the end", k + "?limit=2&cursor=" + last, 3, []string{"t"}},
+		{"cursor with a range", k + "?limit=1&type=INTEGER&minValue=1&cursor=" + byRange, 2, []string{"s"}},
+	} {
+		c.getPage(t, tc.target, carol) // prepares what the route runs
+		before := proxy.RoundTrips()
+		p := c.getPage(t, tc.target, carol)
+		trips := proxy.RoundTrips() - before
+		t.Logf("TRIPS %-40s %d", tc.what, trips)
+		assert.LessOrEqual(t, trips, int64(2), "%s: database round trips", tc.what)
+		var names []string
+		for _, it := range p.Items {
+			names = append(names, it.Name)
+		}
+		assert.Equal(t, tc.names, names, "%s: items", tc.what)
+		if tc.total < 0 {
+			assert.Nil(t, p.Total, "%s: total", tc.what)
+		} else if assert.NotNil(t, p.Total, "%s: total", tc.what) {
+			assert.Equal(t, tc.total, *p.Total, "%s: total", tc.what)
+		}
+	}
+}

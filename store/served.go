@@ -1,0 +1,36 @@
+package store
+
+// Projects is the storage of projects that hds serves (hds.WithStore):
+// the tree and its records (Store) and who may use each project besides
+// its owner (Access), which path resolution checks on every request. Both
+// are required; the memory and PostgreSQL stores implement them on one
+// type.
+//
+// hds.New also looks for these optional capabilities on the same value,
+// and works without them:
+//   - Streamer: lists are streamed as they are read; without it hds reads
+//     them with the Find methods (StreamRecords).
+//   - AuditLog: GET P/audit and the credential.reveal entries; without it
+//     that route is not served and reveals are not logged.
+//   - EventSource: GET P/events, the change feed; without it that route
+//     is not served.
+//   - SessionChecker: the session check of a read made in the statement
+//     that resolves its path; without it authentication makes the check.
+//   - AuditLogSetter: each committed audit entry also goes to the server
+//     log; without it only the store keeps them.
+//   - QuotaSetter: needed only with hds.WithQuotas, which hds.NewHandler
+//     refuses with an error for a store without it.
+type Projects interface {
+	Store
+	Access
+}
+
+// Accounts is the storage of users that hds serves (hds.WithUsers): the
+// accounts that may log in (UserDirectory) and what ends their sessions
+// (Sessions): logout, single-use refresh tokens and password change. Both
+// are required; the memory and PostgreSQL stores implement them on one
+// type.
+type Accounts interface {
+	UserDirectory
+	Sessions
+}
