@@ -1,4 +1,4 @@
-package hds_test
+package e2e_test
 
 // User administration (API.md section 24): GET /api/v1/auth/me, the
 // /api/v1/users routes and PUT P/owner, black-box on every store.
