@@ -91,21 +91,21 @@ function roleOf(project) {
   return access;
 }
 
-// Who is logged in (GET /api/v1/auth/me), asked once per session and
-// again after a change of one's own account; null while it cannot be
-// read (the header then shows the name given at login).
+// Who is logged in (GET /api/v1/auth/me), asked once per session user
+// (every render of the session waits for the same answer); null while it
+// cannot be read (the header then shows the name given at login, and it
+// is asked again on the next render).
 let whoami = null;
 
-async function whoAmI() {
+function whoAmI() {
   const s = api.session();
-  if (!s) return null;
-  if (!whoami || whoami.token !== s.user_id) {
-    const m = { token: s.user_id, me: null };
-    whoami = m;
-    try { m.me = await api.me(); } catch { whoami = null; }
-    return m.me;
+  if (!s) return Promise.resolve(null);
+  if (!whoami || whoami.user !== s.user_id) {
+    const w = { user: s.user_id };
+    w.promise = api.me().catch(() => { if (whoami === w) whoami = null; return null; });
+    whoami = w;
   }
-  return whoami.me;
+  return whoami.promise;
 }
 
 // One change feed per open project, kept while moving inside it.
