@@ -1,8 +1,8 @@
 package hds_test
 
-// The Go library API (API.md section 11): New and its options, and the
-// package example. The black-box HTTP suite, mounting under a prefix
-// included, is the test module internal/e2e.
+// The Go library API (API.md section 11): New and its options, durations
+// (section 12), and the package example. The black-box HTTP suite,
+// mounting under a prefix included, is the test module internal/e2e.
 
 import (
 	"fmt"
@@ -93,4 +93,24 @@ func ExampleNew() {
 	defer res.Body.Close()
 	fmt.Println(res.StatusCode)
 	// Output: 200
+}
+
+// TestParseDurationDays: durations take Go's forms plus days (API.md
+// section 12), so a day is a unit among the others: "1d12h" and "1.5d"
+// as well as "7d". Only whole days alone were read.
+func TestParseDurationDays(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"7d": 7 * 24 * time.Hour, "0d": 0, "1d12h": 36 * time.Hour, "1.5d": 36 * time.Hour,
+		"2d30m": 48*time.Hour + 30*time.Minute, "0.1d": 144 * time.Minute, "90m": 90 * time.Minute,
+		"1h30m": 90 * time.Minute, "12h1d": 36 * time.Hour,
+	} {
+		got, err := hds.ParseDuration(in)
+		if assert.NoError(t, err, "ParseDuration(%q)", in) {
+			assert.Equal(t, want, got, "ParseDuration(%q)", in)
+		}
+	}
+	for _, in := range []string{"", "d", "1dd", "-1d", "1.d5", ".d", "1e3d", "1d-1h", "7 d", "7D", "106752d"} {
+		_, err := hds.ParseDuration(in)
+		assert.Error(t, err, "ParseDuration(%q)", in)
+	}
 }

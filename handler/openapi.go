@@ -197,7 +197,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 		}
 		item[strings.ToLower(method)] = operationObject(rt.op, requireAuth)
 	}
-	security := []any{obj{"bearerAuth": []any{}}, obj{"apiToken": []any{}}}
+	security := []any{obj{"bearerAuth": []any{}}}
 	if !requireAuth {
 		security = append(security, obj{})
 	}
@@ -226,12 +226,12 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 		"security": security,
 		"paths":    paths,
 		"components": obj{
+			// One scheme for both kinds of token: they travel in the same
+			// header, and a generator given two schemes for one header
+			// (ogen) asks the caller for both.
 			"securitySchemes": obj{"bearerAuth": obj{
-				"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-				"description": "A user's token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer <token>.",
-			}, "apiToken": obj{
-				"type": "http", "scheme": "bearer", "bearerFormat": "hds_ API token",
-				"description": "A program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters), sent as Authorization: Bearer hds_.... It acts with its role, only in its project and scope; every route outside them is 403. A revoked, expired or unknown API token, or a malformed one, is 401 \"Invalid or expired token\".",
+				"type": "http", "scheme": "bearer", "bearerFormat": "JWT or hds_ API token",
+				"description": "Authorization: Bearer TOKEN, where TOKEN is either a user's JWT from POST /api/v1/auth/login or /api/v1/auth/refresh, or a program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters). An API token acts with its role, only in its project and scope; every route outside them is 403, and so are the routes for users only (their descriptions say so). A revoked, expired or unknown API token, or a malformed one, is 401 \"Invalid or expired token\".",
 			}},
 			"schemas":       schemas(),
 			"parameters":    parameters(),
@@ -254,6 +254,9 @@ Rate limits: every counted response carries X-RateLimit-Limit, X-RateLimit-Remai
 
 func operationObject(op operation, requireAuth bool) obj {
 	o := obj{"operationId": op.id, "tags": []any{op.tag}, "summary": op.summary, "description": op.description}
+	if op.usersOnly { // the one security scheme covers API tokens too
+		o["description"] = op.description + " For users only: an API token is 403."
+	}
 	switch {
 	case op.access == public:
 		o["security"] = []any{}
@@ -404,16 +407,16 @@ func schemas() obj {
 
 		"StringValue": obj{"type": "string",
 			"description": "The value of a STRING, DATE, TIME, DATETIME, UUID or CREDENTIAL record (credentials masked as \"********\" unless reveal=true)."},
-		"NumberValue":  obj{"type": "number", "description": "The value of an INTEGER or FLOAT record."},
+		"FloatValue":   obj{"type": "number", "format": "double", "description": "The value of a FLOAT record: an IEEE 754 double (one without a fraction also matches IntegerValue)."},
 		"BooleanValue": obj{"type": "boolean", "description": "The value of a BOOLEAN record."},
 		"NullValue":    obj{"type": "null", "description": "The value of a NULL record."},
 		"ScalarValue": obj{"description": "An element of an array value.",
-			"oneOf": []any{schemaRef("StringValue"), schemaRef("NumberValue"), schemaRef("BooleanValue"), schemaRef("NullValue")}},
+			"anyOf": []any{schemaRef("StringValue"), integerValue(), schemaRef("FloatValue"), schemaRef("BooleanValue"), schemaRef("NullValue")}},
 		"ArrayValue": obj{"type": "array", "items": schemaRef("ScalarValue"),
 			"description": "The value of a []T record: every element a value of T."},
 		"RecordValue": obj{
-			"description": "A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as \"********\" unless reveal=true.",
-			"oneOf":       []any{schemaRef("StringValue"), schemaRef("NumberValue"), schemaRef("BooleanValue"), schemaRef("NullValue"), schemaRef("ArrayValue")},
+			"description": "A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as \"********\" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.",
+			"anyOf":       []any{schemaRef("StringValue"), integerValue(), schemaRef("FloatValue"), schemaRef("BooleanValue"), schemaRef("NullValue"), schemaRef("ArrayValue")},
 			"examples":    []any{5432, "db.internal", []any{"a", "b"}, nil}},
 
 		"Project": object("A project.", obj{
@@ -511,11 +514,10 @@ func schemas() obj {
 			"current_password": obj{"type": "string", "format": "password"},
 			"new_password":     obj{"type": "string", "format": "password", "minLength": 1, "description": "At most 72 bytes."}},
 			"current_password", "new_password"),
-		"NameRequest":             body("A name.", obj{"name": schemaRef("Name")}, "name"),
-		"PathNameRequest":         body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
-		"RecordCreateRequest":     body("A new record; value left out is null.", recordInput, "name", "type"),
-		"RecordPathCreateRequest": body("A new record named by the path; name, if given, must equal the path's.", recordInput, "type"),
-		"RestoreRequest":          body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
+		"NameRequest":         body("A name.", obj{"name": schemaRef("Name")}, "name"),
+		"PathNameRequest":     body("The name of the path again, if at all.", obj{"name": schemaRef("Name")}),
+		"RecordCreateRequest": body("A new record; value left out is null.", recordInput, "name", "type"),
+		"RestoreRequest":      body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
 	addTransferSchemas(s, object, body, count)
 	addAccessSchemas(s, object, body, list)
@@ -645,13 +647,20 @@ var requestBodyExamples = map[string]obj{
 		"stringArray": obj{"summary": "A []STRING", "value": obj{"name": "hosts", "type": "[]STRING", "value": []any{"db1.internal", "db2.internal"}}},
 		"credential":  obj{"summary": "A CREDENTIAL, stored sealed", "value": obj{"name": "password", "type": "CREDENTIAL", "value": "s3cret"}},
 	},
-	"RecordPathCreate": {
-		"integer": obj{"summary": "An INTEGER", "value": obj{"type": "INT", "value": 5432}},
-	},
 	"RecordUpdate": {
 		"value":  obj{"summary": "A new value", "value": obj{"value": 6432}},
 		"rename": obj{"summary": "A new name only", "value": obj{"name": "primary-port"}},
 	},
+}
+
+// integerValue is the value of an INTEGER record in RecordValue and
+// ScalarValue: integer/int64, so that generated clients keep all 64 bits
+// (a plain number is a float32 to oapi-codegen). It is written in place,
+// not as a component: ogen tells an integer from a FLOAT's number in an
+// anyOf only by an integer schema of its own, not through a $ref.
+func integerValue() obj {
+	return obj{"type": "integer", "format": "int64", "title": "IntegerValue",
+		"description": "The value of an INTEGER record: a 64-bit signed integer, exact beyond 2^53."}
 }
 
 // requestBodies are the request bodies; each is a component named
@@ -662,22 +671,21 @@ func requestBodies() obj {
 		description, schema string
 		required            bool
 	}{
-		"Login":            {"The username and password.", "LoginRequest", true},
-		"PasswordChange":   {"The current password and the new one.", "PasswordChangeRequest", true},
-		"Name":             {"The new resource's name.", "NameRequest", true},
-		"PathName":         {"Optional: the name of the path again.", "PathNameRequest", false},
-		"Rename":           {"The new name, unless ?rename= gives it.", "NameRequest", false},
-		"RecordCreate":     {"The new record.", "RecordCreateRequest", true},
-		"RecordPathCreate": {"The type and value, unless ?type= and ?value= give them.", "RecordPathCreateRequest", false},
-		"RecordUpdate":     {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
-		"Restore":          {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
-		"Batch":            {"The operations, applied in order, all or none.", "BatchRequest", true},
-		"Import":           {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
-		"MemberPut":        {"The member's role.", "MemberPutRequest", true},
-		"APITokenCreate":   {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
-		"UserCreate":       {"The new user.", "UserCreateRequest", true},
-		"UserUpdate":       {"What to change.", "UserUpdateRequest", true},
-		"OwnerPut":         {"The new owner.", "OwnerPutRequest", true},
+		"Login":          {"The username and password.", "LoginRequest", true},
+		"PasswordChange": {"The current password and the new one.", "PasswordChangeRequest", true},
+		"Name":           {"The new resource's name.", "NameRequest", true},
+		"PathName":       {"Optional: the name of the path again.", "PathNameRequest", false},
+		"Rename":         {"The new name, unless ?rename= gives it.", "NameRequest", false},
+		"RecordCreate":   {"The new record.", "RecordCreateRequest", true},
+		"RecordUpdate":   {"What to change, unless the query parameters give it.", "RecordUpdateRequest", false},
+		"Restore":        {"The version to restore, unless ?version= gives it.", "RestoreRequest", false},
+		"Batch":          {"The operations, applied in order, all or none.", "BatchRequest", true},
+		"Import":         {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
+		"MemberPut":      {"The member's role.", "MemberPutRequest", true},
+		"APITokenCreate": {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
+		"UserCreate":     {"The new user.", "UserCreateRequest", true},
+		"UserUpdate":     {"What to change.", "UserUpdateRequest", true},
+		"OwnerPut":       {"The new owner.", "OwnerPutRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {

@@ -193,8 +193,11 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 		t.Errorf("documented operations\n%v\nwant the registered routes\n%v", documented, registered)
 	}
 	security := tree["security"].([]any)
-	if wantLen := map[bool]int{true: 2, false: 3}[requireAuth]; len(security) != wantLen {
-		t.Errorf("security %v: want bearerAuth or apiToken, and also none when require_auth is false", security)
+	if wantLen := map[bool]int{true: 1, false: 2}[requireAuth]; len(security) != wantLen {
+		t.Errorf("security %v: want bearerAuth (a JWT or an API token), and also none when require_auth is false", security)
+	}
+	if schemes := tree["components"].(map[string]any)["securitySchemes"].(map[string]any); len(schemes) != 1 {
+		t.Errorf("security schemes %v: want one (bearerAuth) for both kinds of token", schemes)
 	}
 
 	// The record type enum is every type of store.Types.
@@ -266,13 +269,29 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 		assert.NotContains(t, schemas, shadowed, "a schema named %s shadows a TypeScript global", shadowed)
 	}
 
-	// RecordValue is a oneOf of named variants, one per JSON type.
-	var variants []string
-	for _, v := range schemas["RecordValue"].(map[string]any)["oneOf"].([]any) {
-		variants = append(variants, v.(map[string]any)["$ref"].(string))
+	// RecordValue is an anyOf of variants, one per JSON type and one per
+	// number type (issue 25: INTEGER is integer/int64, FLOAT
+	// number/double), named but for the integer.
+	// The integer variant is written in place: ogen tells it from the
+	// number only so.
+	for _, name := range []string{"RecordValue", "ScalarValue"} {
+		var variants []string
+		for _, v := range schemas[name].(map[string]any)["anyOf"].([]any) {
+			if ref, ok := v.(map[string]any)["$ref"].(string); ok {
+				variants = append(variants, ref)
+			} else {
+				assert.Equal(t, map[string]any{"type": "integer", "format": "int64"}, pick(v, "type", "format"), "%s: the variant in place", name)
+				variants = append(variants, "integer")
+			}
+		}
+		want := []string{"#/components/schemas/StringValue", "integer", "#/components/schemas/FloatValue",
+			"#/components/schemas/BooleanValue", "#/components/schemas/NullValue", "#/components/schemas/ArrayValue"}
+		if name == "ScalarValue" {
+			want = want[:5]
+		}
+		assert.Equal(t, want, variants, name)
 	}
-	assert.Equal(t, []string{"#/components/schemas/StringValue", "#/components/schemas/NumberValue",
-		"#/components/schemas/BooleanValue", "#/components/schemas/NullValue", "#/components/schemas/ArrayValue"}, variants)
+	assert.Equal(t, map[string]any{"type": "number", "format": "double"}, pick(schemas["FloatValue"], "type", "format"))
 
 	// x-enum-varnames names every record type.
 	rt := schemas["RecordType"].(map[string]any)
@@ -301,4 +320,15 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 
 	// The OpenAPIDocument schema declares its properties.
 	assert.Contains(t, schemas["OpenAPIDocument"].(map[string]any)["properties"], "paths")
+}
+
+// pick returns the keys of the object schema that are in keys.
+func pick(schema any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := schema.(map[string]any)[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -288,8 +288,8 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("POST "+pathR, protect(rec.handleCreate(false)), operation{
 		id: "createRecordAt", tag: "records", summary: "Create a record (path form)",
-		description: "The name is in the path; the type and value come from ?type=T&value=V or from a body {\"type\", \"value\"} (which may repeat the name), not both.",
-		need:        store.RightWrite, access: bearer, counted: true, query: []string{"recordType", "recordValue", "reveal"}, body: "RecordPathCreate", status: 201, success: "Record",
+		description: "The name is in the path; the type and value come from ?type=T&value=V or from a body {\"type\", \"value\"} (which may repeat the name), not both. The body is not declared here, so that a generated client's helper for this operation sends none: to send the record as a body, use createRecord (POST .../records with its name).",
+		need:        store.RightWrite, access: bearer, counted: true, query: []string{"recordType", "recordValue", "reveal"}, status: 201, success: "Record",
 		errors: slices.Concat(underProject, []int{409}),
 	})
 	rt.handle("GET "+pathR, protectRead(rec.handleGet()), operation{

@@ -121,11 +121,12 @@ func TestLoginThrottleConcurrentCorrectLogins(t *testing.T) {
 
 func TestLoginThrottleWindowPasses(t *testing.T) {
 	const window = 300 * time.Millisecond
-	lt := middleware.NewLoginThrottle(newMemStore(), 2, 100, window)
+	clock := newClockStore()
+	lt := middleware.NewLoginThrottle(clock, 2, 100, window)
 	fail(t, lt, "alice", "198.51.100.1")
 	fail(t, lt, "alice", "198.51.100.1")
 	attempt(t, lt, "alice", "198.51.100.1", true, true, 1)
-	time.Sleep(window + 50*time.Millisecond)
+	clock.advance(window + 50*time.Millisecond)
 	fail(t, lt, "alice", "198.51.100.1")                    // a fresh window: one failure so far
 	attempt(t, lt, "alice", "198.51.100.1", true, false, 1) // not blocked
 }

@@ -279,7 +279,8 @@ func TestRateLimiterKeysAreIsolated(t *testing.T) {
 
 func TestRateLimiterWindowPasses(t *testing.T) {
 	const period = 300 * time.Millisecond
-	rl := middleware.NewRateLimiter(newMemStore(), limiter.Rate{Period: period, Limit: 2})
+	clock := newClockStore()
+	rl := middleware.NewRateLimiter(clock, limiter.Rate{Period: period, Limit: 2})
 	h := rl.Limit(byHeader)(&okHandler{})
 	codes := func() []int {
 		var out []int
@@ -292,7 +293,7 @@ func TestRateLimiterWindowPasses(t *testing.T) {
 	}
 	refused := []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests}
 	require.Equal(t, refused, codes(), "first window")
-	time.Sleep(period + 50*time.Millisecond)
+	clock.advance(period + 50*time.Millisecond)
 	assert.Equal(t, refused, codes(), "a new window starts once the old one has passed")
 }
 
@@ -301,14 +302,15 @@ func TestRateLimiterCountShortestWindowFirst(t *testing.T) {
 	// window's budget.
 	ctx := context.Background()
 	const period = 300 * time.Millisecond
-	rl := middleware.NewRateLimiter(newMemStore(),
+	clock := newClockStore()
+	rl := middleware.NewRateLimiter(clock,
 		limiter.Rate{Period: time.Hour, Limit: 5}, limiter.Rate{Period: period, Limit: 3})
 	for i := 1; i <= 6; i++ {
 		c, err := rl.Count(ctx, "alice")
 		require.NoError(t, err)
 		assert.Equal(t, i > 3, c.Reached, "count %d reached", i)
 	}
-	time.Sleep(period + 50*time.Millisecond)
+	clock.advance(period + 50*time.Millisecond)
 	c, err := rl.Count(ctx, "alice")
 	require.NoError(t, err)
 	assert.False(t, c.Reached)

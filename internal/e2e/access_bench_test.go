@@ -20,8 +20,8 @@ import (
 //	go test -run '^$' -bench BenchmarkAccess -benchtime 2s .
 func BenchmarkAccess(b *testing.B) {
 	const path = "/api/v1/projects/p/collections/c/clusters/k/records/rec-042"
-	for _, kind := range []string{"memory", "postgres"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, kind := range storeKinds {
+		b.Run(kind.name, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 0)
 			hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 			users := f.st.(store.UserDirectory)

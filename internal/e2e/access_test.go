@@ -564,3 +564,86 @@ func alteredToken(tok string) string {
 	}
 	return tok[:len(tok)-1] + string(last)
 }
+
+// TestMissingRole: a body without "role" (or with "role": null) misses a
+// required field, 400 INVALID_REQUEST as API.md section 4 says of every
+// body and as every other route answers a missing field; a role that is
+// given but not one of the roles stays 400 VALIDATION_ERROR (section 17).
+func TestMissingRole(t *testing.T) {
+	c := newServer(t, memoryKind)
+	alice := c.token("alice")
+
+	c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
+	for _, body := range []string{`{}`, `{"role":null}`, ``} {
+		status, _, env := c.do("PUT", pathP("web")+"/members/bob", body, alice)
+		wantError(t, "member body "+body, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		wantDetails(t, "member body "+body, env, `the field "role" is required`)
+	}
+	for _, body := range []string{`{"name":"ci"}`, `{"name":"ci","role":null}`} {
+		status, _, env := c.do("POST", pathP("web")+"/tokens", body, alice)
+		wantError(t, "token body "+body, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		wantDetails(t, "token body "+body, env, `the field "role" is required`)
+	}
+	status, _, env := c.do("PUT", pathP("web")+"/members/bob", `{"role":""}`, alice)
+	wantError(t, "an empty role", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+	status, _, env = c.do("POST", pathP("web")+"/tokens", `{"name":"ci","role":"admin"}`, alice)
+	wantError(t, "a token role other than viewer, reader, editor", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+	var members struct {
+		Total int `json:"total"`
+	}
+	c.mustDo("GET", pathP("web")+"/members", "", alice, http.StatusOK).decode(t, &members)
+	assert.Equal(t, 1, members.Total, "nothing changed: the owner alone")
+}
+
+// TestAnonymousOwnerName: with require_auth false, a project created
+// without a token belongs to the built-in user anonymous (API.md section
+// 6), and its owner's entry in GET P/members names it; the username was
+// empty, the user not being in the directory.
+func TestAnonymousOwnerName(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		c.mustDo("POST", pathP("open"), "", "", http.StatusCreated)
+		var members struct {
+			Items []struct {
+				UserID   string `json:"user_id"`
+				Username string `json:"username"`
+				Role     string `json:"role"`
+			} `json:"items"`
+		}
+		c.mustDo("GET", pathP("open")+"/members", "", "", http.StatusOK).decode(t, &members)
+		require.Len(t, members.Items, 1, "the owner alone")
+		assert.Equal(t, "anonymous", members.Items[0].UserID, "user_id")
+		assert.Equal(t, "anonymous", members.Items[0].Username, "username")
+		assert.Equal(t, "owner", members.Items[0].Role, "role")
+	})
+}
+
+// TestRevealRightsFirst checks that a viewer's reveal=true is 403
+// even when another input of the request is bad: rights come before the
+// request's own input (API.md sections 13 and 17), on the routes that
+// take reveal.
+func TestRevealRightsFirst(t *testing.T) {
+	c := newServer(t, memoryKind)
+	alice := c.token("alice")
+	bob := c.token("bob")
+	c.tree(alice, "p", "c", "k")
+	c.addRecord(alice, pathK("p", "c", "k"), "n", "INTEGER", "1")
+	c.share(alice, "p", "bob", "viewer")
+	r := pathR("p", "c", "k", "n")
+	for _, tc := range []struct {
+		target  string // without reveal; it has a query string
+		headers []string
+	}{
+		{r + "?version=0", nil},
+		{r + "?version=1", []string{"If-None-Match", "bad"}},
+		{r + "/versions?limit=0", nil},
+		{pathK("p", "c", "k") + "/records?limit=0", nil},
+		{pathK("p", "c", "k") + "?format=xml", nil},
+	} {
+		status, _, env := c.sendWith("GET", tc.target+"&reveal=true", "", bob, tc.headers...)
+		wantError(t, tc.target, status, env, http.StatusForbidden, "AUTHORIZATION_FAILED", forbidden)
+		// Without reveal, the bad input is what the viewer hears about.
+		status, _, _ = c.sendWith("GET", tc.target, "", bob, tc.headers...)
+		assert.Equal(t, http.StatusBadRequest, status, "%s without reveal", tc.target)
+	}
+}

@@ -19,6 +19,9 @@ func TestHotPathAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts in -short mode are not needed")
 	}
+	if raceEnabled {
+		t.Skip("allocation counts are hds's only without -race: the race detector adds its own")
+	}
 	f := newBenchFixtureT(t)
 	for _, c := range []struct {
 		name, path string

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,97 @@ func TestAuditRevealingWrites(t *testing.T) {
 		all := actions(c.auditLog("p", "?limit=4"))
 		assert.Equal(t, []string{"credential.reveal pw", "record.restore pw", "credential.reveal pw", "record.update pw"}, all,
 			"each reveal right after its change (oldest first)")
+	})
+}
+
+// TestAuditLogSameFields checks that the server log's audit line
+// of each entry has the same fields as the entry of GET P/audit (API.md
+// section 15: "message audit, the same fields"): every field, null ones
+// included, with the same values, the time written as section 1 says
+// (six fraction digits, however many of them are zeros).
+func TestAuditLogSameFields(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		var buf syncBuffer
+		c := newServer(t, kind, hds.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		c.addRecord(alice, pathK("p", "c", "k"), "n", "INTEGER", "0")
+		// Enough entries that some time has trailing zero digits.
+		for i := 1; i <= 80; i++ {
+			c.mustDo("PUT", pathR("p", "c", "k", "n")+"?value="+strconv.Itoa(i), "", alice, http.StatusOK)
+		}
+		logged := map[float64]map[string]any{}
+		for line := range strings.SplitSeq(buf.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "audit" {
+				rev, _ := m["revision"].(float64)
+				logged[rev] = m
+			}
+		}
+		env := c.mustDo("GET", pathP("p")+"/audit?limit=1000", "", alice, http.StatusOK)
+		var page struct {
+			Items []map[string]any `json:"items"`
+		}
+		env.decode(t, &page)
+		require.Equal(t, 84, len(page.Items), "3 containers, a create and 80 updates")
+		for _, e := range page.Items {
+			l, ok := logged[e["revision"].(float64)]
+			require.True(t, ok, "a log line for revision %v", e["revision"])
+			for k, v := range e {
+				got, present := l[k]
+				if assert.True(t, present, "revision %v: field %s in the log line %v", e["revision"], k, l) {
+					assert.Equal(t, v, got, "revision %v: field %s", e["revision"], k)
+				}
+			}
+		}
+	})
+}
+
+// TestAuditActorToken checks the actor filter's token form: API
+// token ids are UUIDs (API.md section 17), so token:<id> with anything
+// else is an invalid value (section 15: 400 INVALID_REQUEST), and a UUID
+// in any case names the same token, as ids in paths do.
+func TestAuditActorToken(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		tok := c.apiToken(alice, "p", `{"name":"w","role":"editor"}`)
+		c.addRecord(tok.Token, pathK("p", "c", "k"), "n", "INTEGER", "1")
+		page := c.auditLog("p", "?actor=token:"+tok.ID)
+		require.Len(t, page.Items, 1, "the token's entry")
+		assert.Equal(t, "token:"+tok.ID, str(page.Items[0].Actor))
+		assert.Len(t, c.auditLog("p", "?actor=token:"+strings.ToUpper(tok.ID)).Items, 1, "a token id in upper case")
+		for _, bad := range []string{"token:", "token:abc", "token:" + tok.ID + "x"} {
+			status, _, env := c.do("GET", pathP("p")+"/audit?actor="+bad, "", alice)
+			wantError(t, bad, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+			assert.Equal(t, "actor must be a user id or token:<id>", env.details(), bad)
+		}
+	})
+}
+
+// TestAuditCount checks that the audit log, a list of section 5
+// (API.md section 15), honours count=false as every list does: total is
+// null; a bad count is 400.
+func TestAuditCount(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind)
+		alice := c.token("alice")
+		c.tree(alice, "p", "c", "k")
+		for _, q := range []string{"?count=false&limit=2", "?count=false&action=record.create"} {
+			env := c.mustDo("GET", pathP("p")+"/audit"+q, "", alice, http.StatusOK)
+			var page struct {
+				Items []json.RawMessage `json:"items"`
+				Total *int              `json:"total"`
+			}
+			env.decode(t, &page)
+			assert.Nil(t, page.Total, "%s: total is null", q)
+			wantFields(t, q, env.Data, "items", "total", "limit", "offset", "next_cursor")
+		}
+		page := c.auditLog("p", "?count=true")
+		assert.Equal(t, 3, page.Total, "count=true counts")
+		status, _, env := c.do("GET", pathP("p")+"/audit?count=maybe", "", alice)
+		wantError(t, "count=maybe", status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+		assert.Equal(t, "count must be true or false", env.details())
 	})
 }

@@ -12,8 +12,8 @@ import (
 // one before it created and creates 500 new ones (at most 100 batches:
 // the cluster's quota).
 func BenchmarkBatchUpserts(b *testing.B) {
-	for _, kind := range []string{"memory", "postgres"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, kind := range storeKinds {
+		b.Run(kind.name, func(b *testing.B) {
 			f := newBenchFixture(b, kind, 0)
 			body := func(i int) string {
 				var sb strings.Builder

@@ -12,12 +12,13 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/ogen-go/ogen/ogenerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -103,23 +104,23 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 		require.NotNil(t, res, "%s: %d %s", what, status, body)
 		return res.Data
 	}
-	port, err := api.CreateRecordAtWithBodyWithResponse(ctx, "webshop", "prod", "database", "port",
-		&oapiclient.CreateRecordAtParams{Type: ptr("INTEGER"), Value: ptr("5432")}, "", nil)
+	port, err := api.CreateRecordAtWithResponse(ctx, "webshop", "prod", "database", "port",
+		&oapiclient.CreateRecordAtParams{Type: ptr("INTEGER"), Value: ptr("5432")})
 	require.NoError(t, err)
 	rec := created("port", port.JSON201, port.StatusCode(), port.Body)
 	assert.Equal(t, oapiclient.Integer, rec.Type)
-	n, err := rec.Value.AsNumberValue()
+	n, err := rec.Value.AsRecordValue1() // the integer variant: int64
 	require.NoError(t, err)
-	assert.Equal(t, oapiclient.NumberValue(5432), n)
-	pw, err := api.CreateRecordAtWithBodyWithResponse(ctx, "webshop", "prod", "database", "password",
-		&oapiclient.CreateRecordAtParams{Type: ptr("CREDENTIAL"), Value: ptr("s3cret")}, "", nil)
+	assert.Equal(t, int64(5432), n)
+	pw, err := api.CreateRecordAtWithResponse(ctx, "webshop", "prod", "database", "password",
+		&oapiclient.CreateRecordAtParams{Type: ptr("CREDENTIAL"), Value: ptr("s3cret")})
 	require.NoError(t, err)
 	rec = created("password", pw.JSON201, pw.StatusCode(), pw.Body)
 	masked, err := rec.Value.AsStringValue()
 	require.NoError(t, err)
 	assert.Equal(t, oapiclient.StringValue("********"), masked)
-	nothing, err := api.CreateRecordAtWithBodyWithResponse(ctx, "webshop", "prod", "database", "nothing",
-		&oapiclient.CreateRecordAtParams{Type: ptr("NULL")}, "", nil)
+	nothing, err := api.CreateRecordAtWithResponse(ctx, "webshop", "prod", "database", "nothing",
+		&oapiclient.CreateRecordAtParams{Type: ptr("NULL")})
 	require.NoError(t, err)
 	rec = created("nothing", nothing.JSON201, nothing.StatusCode(), nothing.Body)
 	assert.Equal(t, oapiclient.Null, rec.Type)
@@ -131,9 +132,9 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 		return &v
 	}
 	bodies := []oapiclient.RecordCreateRequest{
-		{Name: "max_connections", Type: "INT", Value: value(func(v *oapiclient.RecordValue) error { return v.FromNumberValue(100) })},
+		{Name: "max_connections", Type: "INT", Value: value(func(v *oapiclient.RecordValue) error { return v.FromRecordValue1(100) })},
 		{Name: "host", Type: "STRING", Value: value(func(v *oapiclient.RecordValue) error { return v.FromStringValue("db.internal") })},
-		{Name: "ratio", Type: "FLOAT", Value: value(func(v *oapiclient.RecordValue) error { return v.FromNumberValue(0.75) })},
+		{Name: "ratio", Type: "FLOAT", Value: value(func(v *oapiclient.RecordValue) error { return v.FromFloatValue(0.75) })},
 		{Name: "enabled", Type: "BOOLEAN", Value: value(func(v *oapiclient.RecordValue) error { return v.FromBooleanValue(true) })},
 		{Name: "empty", Type: "NULL"}, // no value: null
 		{Name: "replicas", Type: "[]STRING", Value: value(func(v *oapiclient.RecordValue) error {
@@ -200,12 +201,12 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 	require.NotNil(t, upd.JSON200, "update: %d %s", upd.StatusCode(), upd.Body)
 	assert.Equal(t, 2, upd.JSON200.Data.Version)
 	upd, err = api.UpdateRecordWithResponse(ctx, "webshop", "prod", "database", "port", nil, oapiclient.RecordUpdateRequest{
-		Value: value(func(v *oapiclient.RecordValue) error { return v.FromNumberValue(7432) })})
+		Value: value(func(v *oapiclient.RecordValue) error { return v.FromRecordValue1(7432) })})
 	require.NoError(t, err)
 	require.NotNil(t, upd.JSON200, "update: %d %s", upd.StatusCode(), upd.Body)
-	n, err = upd.JSON200.Data.Value.AsNumberValue()
+	n, err = upd.JSON200.Data.Value.AsRecordValue1()
 	require.NoError(t, err)
-	assert.Equal(t, oapiclient.NumberValue(7432), n)
+	assert.Equal(t, int64(7432), n)
 	upd, err = api.UpdateRecordWithResponse(ctx, "webshop", "prod", "database", "empty", nil,
 		oapiclient.RecordUpdateRequest{Name: ptr("still-empty")})
 	require.NoError(t, err)
@@ -247,16 +248,12 @@ func TestGeneratedClientOapiCodegen(t *testing.T) {
 }
 
 // bearer is the ogen client's security source: the token of the last
-// login.
+// login (or an API token). The document has one scheme for both kinds of
+// token, so this is all a caller provides.
 type bearer struct{ token string }
 
 func (b *bearer) BearerAuth(context.Context, ogenclient.OperationName) (ogenclient.BearerAuth, error) {
 	return ogenclient.BearerAuth{Token: b.token}, nil
-}
-
-// ApiToken skips the API token scheme: the walk-through logs in as a user.
-func (b *bearer) ApiToken(context.Context, ogenclient.OperationName) (ogenclient.ApiToken, error) {
-	return ogenclient.ApiToken{}, ogenerrors.ErrSkipClientSecurity
 }
 
 func TestGeneratedClientOgen(t *testing.T) {
@@ -308,29 +305,29 @@ func TestGeneratedClientOgen(t *testing.T) {
 	}
 	params := at("port")
 	params.Type, params.Value = ogenclient.NewOptTypeName("INTEGER"), ogenclient.NewOptString("5432")
-	created, err := api.CreateRecordAt(ctx, ogenclient.OptRecordPathCreateRequest{}, params)
+	created, err := api.CreateRecordAt(ctx, params)
 	require.NoError(t, err)
 	rec := record("port", created)
 	assert.Equal(t, ogenclient.RecordType("INTEGER"), rec.Type)
-	require.True(t, rec.Value.IsNumberValue())
-	assert.Equal(t, ogenclient.NumberValue(5432), rec.Value.NumberValue)
+	require.True(t, rec.Value.IsInt64())
+	assert.Equal(t, int64(5432), rec.Value.Int64)
 	params = at("password")
 	params.Type, params.Value = ogenclient.NewOptTypeName("CREDENTIAL"), ogenclient.NewOptString("s3cret")
-	created, err = api.CreateRecordAt(ctx, ogenclient.OptRecordPathCreateRequest{}, params)
+	created, err = api.CreateRecordAt(ctx, params)
 	require.NoError(t, err)
 	assert.Equal(t, ogenclient.StringValue("********"), record("password", created).Value.StringValue)
 	params = at("nothing")
 	params.Type = ogenclient.NewOptTypeName("NULL")
-	created, err = api.CreateRecordAt(ctx, ogenclient.OptRecordPathCreateRequest{}, params)
+	created, err = api.CreateRecordAt(ctx, params)
 	require.NoError(t, err)
 	assert.True(t, record("nothing", created).Value.IsNullValue())
 
 	// ...and in the body form, values typed as the document's unions.
 	kp := ogenclient.CreateRecordParams{Project: "webshop", Collection: "prod", Cluster: "database"}
 	bodies := []ogenclient.RecordCreateRequest{
-		{Name: "max_connections", Type: "INT", Value: ogenclient.NewOptRecordValue(ogenclient.NewNumberValueRecordValue(100))},
+		{Name: "max_connections", Type: "INT", Value: ogenclient.NewOptRecordValue(ogenclient.NewInt64RecordValue(100))},
 		{Name: "host", Type: "STRING", Value: ogenclient.NewOptRecordValue(ogenclient.NewStringValueRecordValue("db.internal"))},
-		{Name: "ratio", Type: "FLOAT", Value: ogenclient.NewOptRecordValue(ogenclient.NewNumberValueRecordValue(0.75))},
+		{Name: "ratio", Type: "FLOAT", Value: ogenclient.NewOptRecordValue(ogenclient.NewFloatValueRecordValue(0.75))},
 		{Name: "enabled", Type: "BOOLEAN", Value: ogenclient.NewOptRecordValue(ogenclient.NewBooleanValueRecordValue(true))},
 		{Name: "empty", Type: "NULL"}, // no value: null
 		{Name: "replicas", Type: "[]STRING", Value: ogenclient.NewOptRecordValue(ogenclient.NewArrayValueRecordValue(ogenclient.ArrayValue{
@@ -390,9 +387,9 @@ func TestGeneratedClientOgen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, record("update", updated).Version)
 	updated, err = api.UpdateRecord(ctx, ogenclient.NewOptRecordUpdateRequest(ogenclient.RecordUpdateRequest{
-		Value: ogenclient.NewOptRecordValue(ogenclient.NewNumberValueRecordValue(7432))}), up("port"))
+		Value: ogenclient.NewOptRecordValue(ogenclient.NewInt64RecordValue(7432))}), up("port"))
 	require.NoError(t, err)
-	assert.Equal(t, ogenclient.NumberValue(7432), record("update", updated).Value.NumberValue)
+	assert.Equal(t, int64(7432), record("update", updated).Value.Int64)
 	updated, err = api.UpdateRecord(ctx, ogenclient.NewOptRecordUpdateRequest(ogenclient.RecordUpdateRequest{
 		Name: ogenclient.NewOptName("still-empty")}), up("empty"))
 	require.NoError(t, err)
@@ -460,4 +457,118 @@ func TestGeneratedClientsDefaultResponse(t *testing.T) {
 	require.ErrorAs(t, err, &other)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, other.StatusCode)
 	assert.Equal(t, ogenclient.ErrorCodeINVALIDREQUEST, other.Response.Error.Code)
+}
+
+// bigIntegers are INTEGER values a float64 (or a float32) cannot hold:
+// 2^53+1, its decimal spelling, and the extremes of int64.
+var bigIntegers = []int64{1<<53 + 1, 9007199254740993, 123456789, -(1<<53 + 1), 1<<63 - 1, -1 << 63}
+
+// TestGeneratedClientsIntegers: INTEGER values round-trip exactly through
+// both generated clients (issue 25): created in the body form and in the
+// path form, read back one by one and in the cluster's data, and a FLOAT
+// reads back as a float64.
+func TestGeneratedClientsIntegers(t *testing.T) {
+	c, srv := generatedClientServer(t)
+	token := c.token("alice")
+	ctx := context.Background()
+	c.tree(token, "nums", "c", "k")
+
+	t.Run("oapi-codegen", func(t *testing.T) {
+		api, err := oapiclient.NewClientWithResponses(srv.URL, oapiclient.WithRequestEditorFn(
+			func(_ context.Context, r *http.Request) error {
+				r.Header.Set("Authorization", "Bearer "+token)
+				return nil
+			}))
+		require.NoError(t, err)
+		for i, want := range bigIntegers {
+			var v oapiclient.RecordValue
+			require.NoError(t, v.FromRecordValue1(want))
+			name := fmt.Sprintf("oapi-body-%d", i)
+			res, err := api.CreateRecordWithResponse(ctx, "nums", "c", "k", nil, oapiclient.RecordCreateRequest{Name: name, Type: "INTEGER", Value: &v})
+			require.NoError(t, err)
+			require.NotNil(t, res.JSON201, "create %d: %d %s", want, res.StatusCode(), res.Body)
+			got, err := res.JSON201.Data.Value.AsRecordValue1()
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "create %d: the value in the answer", want)
+
+			at := fmt.Sprintf("oapi-path-%d", i)
+			resAt, err := api.CreateRecordAtWithResponse(ctx, "nums", "c", "k", at,
+				&oapiclient.CreateRecordAtParams{Type: ptr("INTEGER"), Value: ptr(strconv.FormatInt(want, 10))})
+			require.NoError(t, err)
+			require.NotNil(t, resAt.JSON201, "create %d in the path form: %d %s", want, resAt.StatusCode(), resAt.Body)
+
+			for _, n := range []string{name, at} {
+				read, err := api.GetRecordWithResponse(ctx, "nums", "c", "k", n, nil)
+				require.NoError(t, err)
+				require.NotNil(t, read.JSON200, "get %s: %d %s", n, read.StatusCode(), read.Body)
+				got, err = read.JSON200.Data.Value.AsRecordValue1()
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "get %s", n)
+			}
+		}
+		var f oapiclient.RecordValue
+		require.NoError(t, f.FromFloatValue(0.1))
+		res, err := api.CreateRecordWithResponse(ctx, "nums", "c", "k", nil, oapiclient.RecordCreateRequest{Name: "oapi-float", Type: "FLOAT", Value: &f})
+		require.NoError(t, err)
+		require.NotNil(t, res.JSON201, "create a FLOAT: %d %s", res.StatusCode(), res.Body)
+		got, err := res.JSON201.Data.Value.AsFloatValue()
+		require.NoError(t, err)
+		assert.Equal(t, 0.1, got, "a FLOAT reads back as a float64")
+
+		data, err := api.GetClusterDataWithResponse(ctx, "nums", "c", "k", nil)
+		require.NoError(t, err)
+		require.NotNil(t, data.JSON200, "cluster data: %d %s", data.StatusCode(), data.Body)
+		for i, want := range bigIntegers {
+			got, err := data.JSON200.Data.Data[fmt.Sprintf("oapi-body-%d", i)].AsRecordValue1()
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "cluster data: %d", want)
+		}
+	})
+
+	t.Run("ogen", func(t *testing.T) {
+		api, err := ogenclient.NewClient(srv.URL, &bearer{token: token})
+		require.NoError(t, err)
+		kp := ogenclient.CreateRecordParams{Project: "nums", Collection: "c", Cluster: "k"}
+		for i, want := range bigIntegers {
+			name := ogenclient.Name(fmt.Sprintf("ogen-body-%d", i))
+			created, err := api.CreateRecord(ctx, &ogenclient.RecordCreateRequest{Name: name, Type: "INTEGER",
+				Value: ogenclient.NewOptRecordValue(ogenclient.NewInt64RecordValue(want))}, kp)
+			require.NoError(t, err)
+			require.IsType(t, &ogenclient.RecordResponseHeaders{}, created, "create %d", want)
+			v := created.(*ogenclient.RecordResponseHeaders).Response.Data.Value
+			require.True(t, v.IsInt64(), "create %d: the answer's value is the integer variant (%v)", want, v.Type)
+			assert.Equal(t, want, v.Int64, "create %d: the value in the answer", want)
+
+			at := ogenclient.Name(fmt.Sprintf("ogen-path-%d", i))
+			createdAt, err := api.CreateRecordAt(ctx, ogenclient.CreateRecordAtParams{Project: "nums", Collection: "c", Cluster: "k", Record: at,
+				Type: ogenclient.NewOptTypeName("INTEGER"), Value: ogenclient.NewOptString(strconv.FormatInt(want, 10))})
+			require.NoError(t, err)
+			require.IsType(t, &ogenclient.RecordResponseHeaders{}, createdAt, "create %d in the path form", want)
+
+			for _, n := range []ogenclient.Name{name, at} {
+				read, err := api.GetRecord(ctx, ogenclient.GetRecordParams{Project: "nums", Collection: "c", Cluster: "k", Record: n})
+				require.NoError(t, err)
+				require.IsType(t, &ogenclient.RecordResponseHeaders{}, read, "get %s", n)
+				v := read.(*ogenclient.RecordResponseHeaders).Response.Data.Value
+				require.True(t, v.IsInt64(), "get %s: the integer variant (%v)", n, v.Type)
+				assert.Equal(t, want, v.Int64, "get %s", n)
+			}
+		}
+		created, err := api.CreateRecord(ctx, &ogenclient.RecordCreateRequest{Name: "ogen-float", Type: "FLOAT",
+			Value: ogenclient.NewOptRecordValue(ogenclient.NewFloatValueRecordValue(0.1))}, kp)
+		require.NoError(t, err)
+		require.IsType(t, &ogenclient.RecordResponseHeaders{}, created, "create a FLOAT")
+		v := created.(*ogenclient.RecordResponseHeaders).Response.Data.Value
+		require.True(t, v.IsFloatValue(), "a FLOAT with a fraction reads back as the number variant (%v)", v.Type)
+		assert.Equal(t, ogenclient.FloatValue(0.1), v.FloatValue)
+
+		data, err := api.GetClusterData(ctx, ogenclient.GetClusterDataParams{Project: "nums", Collection: "c", Cluster: "k"})
+		require.NoError(t, err)
+		require.IsType(t, &ogenclient.ClusterDataEnvelopeHeaders{}, data)
+		values := data.(*ogenclient.ClusterDataEnvelopeHeaders).Response.Data.Data
+		for i, want := range bigIntegers {
+			v := values[fmt.Sprintf("ogen-body-%d", i)]
+			assert.Equal(t, want, v.Int64, "cluster data: %d (%v)", want, v.Type)
+		}
+	})
 }

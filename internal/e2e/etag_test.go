@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -304,4 +305,47 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 	}
 	b.mustDo("GET", R, "", alice, http.StatusOK).decode(t, &r)
 	assert.EqualValues(t, 22, r.Version, "after 20 unconditional updates: version")
+}
+
+// TestPreconditionsLast checks that 412 and 428 come after every
+// other answer (API.md section 13): the request's own input (400),
+// existence (404, a version not kept included) and, as docs/api.md says,
+// a taken name (409), on both stores.
+func TestPreconditionsLast(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		for _, required := range []bool{false, true} {
+			c := newServer(t, kind, hds.WithMaxVersions(1), hds.WithRequireIfMatch(required))
+			alice := c.token("alice")
+			c.tree(alice, "p", "c", "k")
+			k := pathK("p", "c", "k")
+			c.addRecord(alice, k, "n", "INTEGER", "1")
+			c.addRecord(alice, k, "taken", "INTEGER", "1")
+			for i := 2; i <= 4; i++ {
+				status, _, _ := c.sendWith("PUT", pathR("p", "c", "k", "n")+"?value="+strconv.Itoa(i), "", alice, "If-Match", "*")
+				require.Equal(t, http.StatusOK, status)
+			}
+			stale := []string{"If-Match", `"stale"`}
+			if required {
+				stale = nil // no If-Match at all: 428 would come last too
+			}
+			for _, tc := range []struct {
+				method, target string
+				status         int
+				code           string
+			}{
+				{"PUT", pathR("p", "c", "k", "n") + "?value=x", http.StatusBadRequest, "VALIDATION_ERROR"},
+				{"PUT", pathR("p", "c", "k", "gone") + "?value=1", http.StatusNotFound, "RESOURCE_NOT_FOUND"},
+				{"DELETE", pathR("p", "c", "k", "gone"), http.StatusNotFound, "RESOURCE_NOT_FOUND"},
+				{"PUT", pathR("p", "c", "k", "n") + "?rename=taken", http.StatusConflict, "RESOURCE_EXISTS"},
+				{"POST", pathR("p", "c", "k", "n") + "/restore?version=1", http.StatusNotFound, "RESOURCE_NOT_FOUND"},
+				{"POST", pathR("p", "c", "k", "n") + "/restore?version=99", http.StatusNotFound, "RESOURCE_NOT_FOUND"},
+				{"POST", pathR("p", "c", "k", "gone") + "/restore?version=1", http.StatusNotFound, "RESOURCE_NOT_FOUND"},
+				{"POST", pathR("p", "c", "k", "n") + "/restore?version=0", http.StatusBadRequest, "INVALID_REQUEST"},
+			} {
+				status, _, env := c.sendWith(tc.method, tc.target, "", alice, stale...)
+				assert.Equal(t, tc.status, status, "require_if_match %v: %s %s: %s", required, tc.method, tc.target, env.raw)
+				assert.Equal(t, tc.code, env.code(), "require_if_match %v: %s %s", required, tc.method, tc.target)
+			}
+		}
+	})
 }

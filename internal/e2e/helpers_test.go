@@ -1,10 +1,12 @@
 package e2e_test
 
-// The toolkit of the root test package, the one set of helpers every
-// root *_test.go file uses: start a server on either store kind
-// (newServer), send a request (do, exchange, call), decode the envelope
-// (envelope.decode), check an error (wantError, want429), read the rate
-// limit headers, and forge tokens. Assertions are testify's.
+// The toolkit of the black-box suite, the one set of helpers every
+// *_test.go file of internal/e2e uses: start a server on every store kind
+// (newServer; storeKinds is the one list of kinds, the benchmarks' too),
+// send a request (do, call and their kin, all through exchange), decode
+// the envelope (envelope.decode), check an error (wantError, want429),
+// read the rate limit headers, and forge tokens. Assertions are
+// testify's.
 
 import (
 	"bytes"
@@ -60,6 +62,19 @@ var storeKinds = []storeKind{
 // memoryKind is the memory store, for tests whose subject does not
 // depend on the store (rate limits, CORS, options).
 var memoryKind = storeKinds[0]
+
+// kindNamed returns the store kind of storeKinds named name, for a test
+// or benchmark of one store's own behaviour.
+func kindNamed(t testing.TB, name string) storeKind {
+	t.Helper()
+	for _, k := range storeKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	t.Fatalf("no store kind %q in storeKinds", name)
+	return storeKind{}
+}
 
 // TestMain drops the PostgreSQL template database after the run.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -356,16 +371,26 @@ func (c *client) sendWith(method, target, body, token string, headers ...string)
 	return c.send(r)
 }
 
-// send serves r and checks the response as do does. Every request of the
-// suite goes through send or raw.
-func (c *client) send(r *http.Request) (int, http.Header, envelope) {
+// exchange is the one place a request of the suite reaches the handler:
+// it serves r and checks the exchange against the OpenAPI document. The
+// request helpers (do, sendWith, call, mustDo, send, raw) build the
+// request and check the answer; they all end here.
+func (c *client) exchange(r *http.Request) (*http.Response, []byte) {
 	c.t.Helper()
 	reqBody := readBody(r)
 	rec := httptest.NewRecorder()
 	c.h.ServeHTTP(rec, r)
 	res := rec.Result()
 	body, _ := io.ReadAll(res.Body)
+	res.Body = io.NopCloser(bytes.NewReader(body))
 	c.checkContract(r, reqBody, res, body)
+	return res, body
+}
+
+// send serves r and checks the response as do does.
+func (c *client) send(r *http.Request) (int, http.Header, envelope) {
+	c.t.Helper()
+	res, body := c.exchange(r)
 	what := r.Method + " " + r.URL.String()
 	env := envelope{raw: body}
 	if res.StatusCode == http.StatusNoContent {
@@ -382,13 +407,7 @@ func (c *client) send(r *http.Request) (int, http.Header, envelope) {
 // OpenAPI document only.
 func (c *client) raw(r *http.Request) *http.Response {
 	c.t.Helper()
-	reqBody := readBody(r)
-	rec := httptest.NewRecorder()
-	c.h.ServeHTTP(rec, r)
-	res := rec.Result()
-	body, _ := io.ReadAll(res.Body)
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	c.checkContract(r, reqBody, res, body)
+	res, _ := c.exchange(r)
 	return res
 }
 

@@ -12,10 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hds-go/hds"
-	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/memory"
-	"github.com/hds-go/hds/store/postgres"
 )
 
 // BenchmarkUpdateHistory measures PUT R through the full handler with the
@@ -25,9 +22,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkUpdateHistory -benchtime 2000x .
 func BenchmarkUpdateHistory(b *testing.B) {
-	for _, kind := range []string{"memory", "postgres"} {
+	for _, kind := range storeKinds {
 		for _, keep := range []int{store.DefaultMaxVersions, 0} {
-			b.Run(fmt.Sprintf("%s/max_versions=%d", kind, keep), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/max_versions=%d", kind.name, keep), func(b *testing.B) {
 				f := newHistoryBench(b, kind, keep)
 				b.Run("Update", func(b *testing.B) {
 					b.ReportAllocs()
@@ -60,19 +57,9 @@ func BenchmarkUpdateHistory(b *testing.B) {
 
 // newHistoryBench is a handler as a user runs it with one INTEGER record
 // p/c/k/n.
-func newHistoryBench(b *testing.B, kind string, keep int) *benchFixture {
+func newHistoryBench(b *testing.B, kind storeKind, keep int) *benchFixture {
 	b.Helper()
-	var st store.Projects
-	var users store.Accounts
-	switch kind {
-	case "memory":
-		m := memory.New()
-		st, users = m, m
-	case "postgres":
-		db := pgtest.New(b)
-		pg := postgres.New(db)
-		st, users = pg, pg
-	}
+	st, users := kind.new(b)
 	f := &benchFixture{st: st, h: hds.New(hds.WithStore(st), hds.WithUsers(users),
 		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
 		hds.WithRateLimit(1<<40, 1<<40),

@@ -213,3 +213,50 @@ func TestImportErrors(t *testing.T) {
 		assert.Equal(t, collectionsOf(t, before), collectionsOf(t, c.export(t, "web", "?reveal=true", alice)), "nothing changed")
 	})
 }
+
+// exportRevision returns the revision of project p's export document.
+func (c *client) exportRevision(t *testing.T, p, token string) int64 {
+	t.Helper()
+	var doc exportDoc
+	require.NoError(t, json.Unmarshal(c.export(t, p, "", token), &doc), "decode export")
+	return doc.Revision
+}
+
+// TestImportRevision: the answer of POST P/import names the project's
+// audit revision after the import (the one a later export and the newest
+// audit entry carry); a dry run, or an import that changes nothing, the
+// revision the project is at. It was always 0.
+func TestImportRevision(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithCredentialKey(testKey))
+		alice := c.token("alice")
+		c.tree(alice, "web", "prod", "k")
+		c.addRecord(alice, pathK("web", "prod", "k"), "old", "INTEGER", "1")
+		before := c.exportRevision(t, "web", alice)
+		require.Positive(t, before, "the project has audit entries")
+		doc := `{"format":"hds/1","collections":{"prod":{"clusters":{"k":{"records":{
+			"old":{"type":"INTEGER","value":2},"new":{"type":"STRING","value":"x"}}}}},
+			"more":{"clusters":{"k2":{"records":{"r":{"type":"NULL","value":null}}}}}}}`
+
+		s := c.importDoc(t, "web", "?dry_run=true", doc, alice)
+		assert.Equal(t, before, s.Revision, "a dry run: the revision the plan was made at")
+
+		s = c.importDoc(t, "web", "", doc, alice)
+		after := c.exportRevision(t, "web", alice)
+		// one entry per record changed, plus the created collection and cluster
+		assert.Equal(t, before+5, after, "the import's audit entries")
+		assert.Equal(t, after, s.Revision, "the revision after the import")
+		var newest struct {
+			Items []struct {
+				Revision int64 `json:"revision"`
+			} `json:"items"`
+		}
+		c.mustDo("GET", pathP("web")+"/audit?limit=1", "", alice, http.StatusOK).decode(t, &newest)
+		require.Len(t, newest.Items, 1, "the newest audit entry")
+		assert.Equal(t, newest.Items[0].Revision, s.Revision, "the newest audit entry is the import's")
+
+		s = c.importDoc(t, "web", "", doc, alice)
+		assert.Equal(t, 3, s.Unchanged, "imported again: nothing changes")
+		assert.Equal(t, after, s.Revision, "nothing written: the revision the project is at")
+	})
+}

@@ -19,7 +19,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkPostgresRead -benchtime 3s .
 func BenchmarkPostgresRead(b *testing.B) {
-	f := newBenchFixture(b, "postgres", 0)
+	f := newBenchFixture(b, kindNamed(b, "postgres"), 0)
 	rec, err := f.st.FindRecord(context.Background(), store.Path{Project: "p", Collection: "c", Cluster: "k", Record: "rec-042"})
 	if err != nil {
 		b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -1464,9 +1465,16 @@ func assertCollectionCounts(t *testing.T, s store.Store, p store.Path, clusters,
 	}
 }
 
-// tick waits long enough for a store's clock, truncated to microseconds,
-// to move.
-func tick() { time.Sleep(2 * time.Millisecond) }
+// tick returns once the clock has moved two microseconds (stores keep
+// microseconds, and PostgreSQL rounds rather than truncates): a write
+// after tick has a later timestamp than every write before it. It
+// watches the clock rather than sleeping a guess.
+func tick() {
+	until := time.Now().Truncate(time.Microsecond).Add(2 * time.Microsecond)
+	for time.Now().Before(until) {
+		runtime.Gosched()
+	}
+}
 
 func mustValue(t *testing.T, typ store.DataType, js string) json.RawMessage {
 	t.Helper()

@@ -1434,7 +1434,7 @@ type BatchOperation struct {
 	// Examples: STRING, int, []FLOAT
 	Type *TypeName `json:"type,omitempty"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value *RecordValue `json:"value,omitempty"`
@@ -1743,11 +1743,14 @@ type ExportRecord struct {
 	// Type The canonical name of a record type, as responses give it.
 	Type RecordType `json:"type"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value *RecordValue `json:"value"`
 }
+
+// FloatValue The value of a FLOAT record: an IEEE 754 double (one without a fraction also matches IntegerValue).
+type FloatValue = float64
 
 // Health The service's health; not enveloped.
 type Health struct {
@@ -1841,7 +1844,7 @@ type ImportRecord struct {
 	// Examples: STRING, int, []FLOAT
 	Type TypeName `json:"type"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value *RecordValue `json:"value,omitempty"`
@@ -1963,9 +1966,6 @@ type NameRequest struct {
 // NullValue The value of a NULL record.
 type NullValue = any
 
-// NumberValue The value of an INTEGER or FLOAT record.
-type NumberValue = float32
-
 // OpenAPIDocument An OpenAPI 3.1 document (this one).
 type OpenAPIDocument struct {
 	Components *map[string]interface{} `json:"components,omitempty"`
@@ -2084,7 +2084,7 @@ type RecordCreateRequest struct {
 	// Examples: STRING, int, []FLOAT
 	Type TypeName `json:"type"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value *RecordValue `json:"value,omitempty"`
@@ -2115,7 +2115,7 @@ type RecordItem struct {
 	// Examples: 2026-11-22T08:18:19.123000Z
 	UpdatedAt Timestamp `json:"updated_at"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value *RecordValue `json:"value"`
@@ -2163,24 +2163,6 @@ type RecordListEnvelope struct {
 // RecordListEnvelopeSuccess defines model for RecordListEnvelope.Success.
 type RecordListEnvelopeSuccess bool
 
-// RecordPathCreateRequest A new record named by the path; name, if given, must equal the path's.
-type RecordPathCreateRequest struct {
-	// Name 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
-	//
-	// Examples: webshop
-	Name *Name `json:"name,omitempty"`
-
-	// Type A record type as input: a RecordType name in any case, or a short form STR, INT, FLT, BOOL, []STR, []INT, []FLT, []BOOL. An unknown type is 400 VALIDATION_ERROR listing every supported type.
-	//
-	// Examples: STRING, int, []FLOAT
-	Type TypeName `json:"type"`
-
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
-	//
-	// Examples: 5432, db.internal, ["a","b"], null
-	Value *RecordValue `json:"value,omitempty"`
-}
-
 // RecordType The canonical name of a record type, as responses give it.
 type RecordType string
 
@@ -2196,18 +2178,21 @@ type RecordUpdateRequest struct {
 	// Examples: STRING, int, []FLOAT
 	Type *TypeName `json:"type,omitempty"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value *RecordValue `json:"value,omitempty"`
 }
 
-// RecordValue A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+// RecordValue A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 //
 // Examples: 5432, db.internal, ["a","b"], null
 type RecordValue struct {
 	union json.RawMessage
 }
+
+// RecordValue1 The value of an INTEGER record: a 64-bit signed integer, exact beyond 2^53.
+type RecordValue1 = int64
 
 // RecordVersion One state of a record; changed_by is who wrote it (a user id), null when not known.
 type RecordVersion struct {
@@ -2225,7 +2210,7 @@ type RecordVersion struct {
 	// Type The canonical name of a record type, as responses give it.
 	Type RecordType `json:"type"`
 
-	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true.
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
 	//
 	// Examples: 5432, db.internal, ["a","b"], null
 	Value   *RecordValue `json:"value"`
@@ -2264,6 +2249,9 @@ type RestoreRequest struct {
 type ScalarValue struct {
 	union json.RawMessage
 }
+
+// ScalarValue1 The value of an INTEGER record: a 64-bit signed integer, exact beyond 2^53.
+type ScalarValue1 = int64
 
 // StringValue The value of a STRING, DATE, TIME, DATETIME, UUID or CREDENTIAL record (credentials masked as "********" unless reveal=true).
 type StringValue = string
@@ -2556,9 +2544,6 @@ type PathNameBody = PathNameRequest
 
 // RecordCreateBody A new record; value left out is null.
 type RecordCreateBody = RecordCreateRequest
-
-// RecordPathCreateBody A new record named by the path; name, if given, must equal the path's.
-type RecordPathCreateBody = RecordPathCreateRequest
 
 // RecordUpdateBody What to change: any of value, type and name.
 type RecordUpdateBody = RecordUpdateRequest
@@ -2932,9 +2917,6 @@ type RenameClusterJSONRequestBody = NameRequest
 // CreateRecordJSONRequestBody defines body for CreateRecord for application/json ContentType.
 type CreateRecordJSONRequestBody = RecordCreateRequest
 
-// CreateRecordAtJSONRequestBody defines body for CreateRecordAt for application/json ContentType.
-type CreateRecordAtJSONRequestBody = RecordPathCreateRequest
-
 // UpdateRecordJSONRequestBody defines body for UpdateRecord for application/json ContentType.
 type UpdateRecordJSONRequestBody = RecordUpdateRequest
 
@@ -2976,22 +2958,48 @@ func (t *RecordValue) MergeStringValue(v StringValue) error {
 	return err
 }
 
-// AsNumberValue returns the union data inside the RecordValue as a NumberValue
-func (t RecordValue) AsNumberValue() (NumberValue, error) {
-	var body NumberValue
+// AsRecordValue1 returns the union data inside the RecordValue as a RecordValue1
+func (t RecordValue) AsRecordValue1() (RecordValue1, error) {
+	var body RecordValue1
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromNumberValue overwrites any union data inside the RecordValue as the provided NumberValue
-func (t *RecordValue) FromNumberValue(v NumberValue) error {
+// FromRecordValue1 overwrites any union data inside the RecordValue as the provided RecordValue1
+func (t *RecordValue) FromRecordValue1(v RecordValue1) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeNumberValue performs a merge with any union data inside the RecordValue, using the provided NumberValue
-func (t *RecordValue) MergeNumberValue(v NumberValue) error {
+// MergeRecordValue1 performs a merge with any union data inside the RecordValue, using the provided RecordValue1
+func (t *RecordValue) MergeRecordValue1(v RecordValue1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFloatValue returns the union data inside the RecordValue as a FloatValue
+func (t RecordValue) AsFloatValue() (FloatValue, error) {
+	var body FloatValue
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFloatValue overwrites any union data inside the RecordValue as the provided FloatValue
+func (t *RecordValue) FromFloatValue(v FloatValue) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFloatValue performs a merge with any union data inside the RecordValue, using the provided FloatValue
+func (t *RecordValue) MergeFloatValue(v FloatValue) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -3090,22 +3098,48 @@ func (t *ScalarValue) MergeStringValue(v StringValue) error {
 	return err
 }
 
-// AsNumberValue returns the union data inside the ScalarValue as a NumberValue
-func (t ScalarValue) AsNumberValue() (NumberValue, error) {
-	var body NumberValue
+// AsScalarValue1 returns the union data inside the ScalarValue as a ScalarValue1
+func (t ScalarValue) AsScalarValue1() (ScalarValue1, error) {
+	var body ScalarValue1
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromNumberValue overwrites any union data inside the ScalarValue as the provided NumberValue
-func (t *ScalarValue) FromNumberValue(v NumberValue) error {
+// FromScalarValue1 overwrites any union data inside the ScalarValue as the provided ScalarValue1
+func (t *ScalarValue) FromScalarValue1(v ScalarValue1) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeNumberValue performs a merge with any union data inside the ScalarValue, using the provided NumberValue
-func (t *ScalarValue) MergeNumberValue(v NumberValue) error {
+// MergeScalarValue1 performs a merge with any union data inside the ScalarValue, using the provided ScalarValue1
+func (t *ScalarValue) MergeScalarValue1(v ScalarValue1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFloatValue returns the union data inside the ScalarValue as a FloatValue
+func (t ScalarValue) AsFloatValue() (FloatValue, error) {
+	var body FloatValue
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFloatValue overwrites any union data inside the ScalarValue as the provided FloatValue
+func (t *ScalarValue) FromFloatValue(v FloatValue) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFloatValue performs a merge with any union data inside the ScalarValue, using the provided FloatValue
+func (t *ScalarValue) MergeFloatValue(v FloatValue) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -3246,14 +3280,14 @@ type ClientInterface interface {
 
 	// Logout End the session
 	//
-	// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body.
+	// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body. For users only: an API token is 403.
 	//
 	// Corresponds with POST /api/v1/auth/logout (the `Logout` operationId).
 	Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ChangePasswordWithBody Change the caller's password
 	//
-	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3262,7 +3296,7 @@ type ClientInterface interface {
 
 	// ChangePassword Change the caller's password
 	//
-	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3285,14 +3319,14 @@ type ClientInterface interface {
 
 	// ListProjects List the caller's projects
 	//
-	// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.
+	// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder. For users only: an API token is 403.
 	//
 	// Corresponds with GET /api/v1/projects (the `ListProjects` operationId).
 	ListProjects(ctx context.Context, params *ListProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateProjectWithBody Create a project (body form)
 	//
-	// Project names are unique across the whole service: a name anyone already uses is 409.
+	// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3301,7 +3335,7 @@ type ClientInterface interface {
 
 	// CreateProject Create a project (body form)
 	//
-	// Project names are unique across the whole service: a name anyone already uses is 409.
+	// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3324,7 +3358,7 @@ type ClientInterface interface {
 
 	// CreateProjectAtWithBody Create a project (path form)
 	//
-	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3333,7 +3367,7 @@ type ClientInterface interface {
 
 	// CreateProjectAt Create a project (path form)
 	//
-	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3360,7 +3394,7 @@ type ClientInterface interface {
 
 	// ListAudit Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3572,23 +3606,12 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `GetRecord` operationId).
 	GetRecord(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *GetRecordParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateRecordAtWithBody Create a record (path form)
-	//
-	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-	CreateRecordAtWithBody(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// CreateRecordAt Create a record (path form)
 	//
-	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
-	//
-	// Takes a body of the `application/json` content type.
+	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both. The body is not declared here, so that a generated client's helper for this operation sends none: to send the record as a body, use createRecord (POST .../records with its name).
 	//
 	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-	CreateRecordAt(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, body CreateRecordAtJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateRecordAt(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateRecordWithBody Update a record's value, type or name
 	//
@@ -3667,21 +3690,21 @@ type ClientInterface interface {
 
 	// ListMembers List the members of a project
 	//
-	// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403).
+	// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/members (the `ListMembers` operationId).
 	ListMembers(ctx context.Context, project ProjectPath, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMember Remove a member
 	//
-	// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance.
+	// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// Corresponds with DELETE /api/v1/projects/{project}/members/{username} (the `DeleteMember` operationId).
 	DeleteMember(ctx context.Context, project ProjectPath, username UsernamePath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutMemberWithBody Add a member or change its role
 	//
-	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3690,7 +3713,7 @@ type ClientInterface interface {
 
 	// PutMember Add a member or change its role
 	//
-	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3699,14 +3722,14 @@ type ClientInterface interface {
 
 	// ListAPITokens List the API tokens of a project
 	//
-	// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed.
+	// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed. For users only: an API token is 403.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/tokens (the `ListAPITokens` operationId).
 	ListAPITokens(ctx context.Context, project ProjectPath, params *ListAPITokensParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAPITokenWithBody Create an API token for a program
 	//
-	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3715,7 +3738,7 @@ type ClientInterface interface {
 
 	// CreateAPIToken Create an API token for a program
 	//
-	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3724,7 +3747,7 @@ type ClientInterface interface {
 
 	// DeleteAPIToken Revoke an API token
 	//
-	// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404.
+	// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404. For users only: an API token is 403.
 	//
 	// Corresponds with DELETE /api/v1/projects/{project}/tokens/{id} (the `DeleteAPIToken` operationId).
 	DeleteAPIToken(ctx context.Context, project ProjectPath, id IdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3777,7 +3800,7 @@ func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditor
 
 // Logout End the session
 //
-// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body.
+// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body. For users only: an API token is 403.
 //
 // Corresponds with POST /api/v1/auth/logout (the `Logout` operationId).
 func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3794,7 +3817,7 @@ func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 
 // ChangePasswordWithBody Change the caller's password
 //
-// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3813,7 +3836,7 @@ func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string,
 
 // ChangePassword Change the caller's password
 //
-// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3866,7 +3889,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListProjects List the caller's projects
 //
-// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.
+// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder. For users only: an API token is 403.
 //
 // Corresponds with GET /api/v1/projects (the `ListProjects` operationId).
 func (c *Client) ListProjects(ctx context.Context, params *ListProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3883,7 +3906,7 @@ func (c *Client) ListProjects(ctx context.Context, params *ListProjectsParams, r
 
 // CreateProjectWithBody Create a project (body form)
 //
-// Project names are unique across the whole service: a name anyone already uses is 409.
+// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3902,7 +3925,7 @@ func (c *Client) CreateProjectWithBody(ctx context.Context, contentType string, 
 
 // CreateProject Create a project (body form)
 //
-// Project names are unique across the whole service: a name anyone already uses is 409.
+// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3955,7 +3978,7 @@ func (c *Client) GetProject(ctx context.Context, project ProjectPath, reqEditors
 
 // CreateProjectAtWithBody Create a project (path form)
 //
-// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3974,7 +3997,7 @@ func (c *Client) CreateProjectAtWithBody(ctx context.Context, project ProjectPat
 
 // CreateProjectAt Create a project (path form)
 //
-// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4031,7 +4054,7 @@ func (c *Client) RenameProject(ctx context.Context, project ProjectPath, params 
 
 // ListAudit Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Corresponds with GET /api/v1/projects/{project}/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, project ProjectPath, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4503,34 +4526,13 @@ func (c *Client) GetRecord(ctx context.Context, project ProjectPath, collection 
 	return c.Client.Do(req)
 }
 
-// CreateRecordAtWithBody Create a record (path form)
-//
-// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
-//
-// Takes any type of body and a specified content type.
-//
-// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-func (c *Client) CreateRecordAtWithBody(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateRecordAtRequestWithBody(c.Server, project, collection, cluster, record, params, contentType, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // CreateRecordAt Create a record (path form)
 //
-// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
-//
-// Takes a body of the `application/json` content type.
+// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both. The body is not declared here, so that a generated client's helper for this operation sends none: to send the record as a body, use createRecord (POST .../records with its name).
 //
 // Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-func (c *Client) CreateRecordAt(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, body CreateRecordAtJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateRecordAtRequest(c.Server, project, collection, cluster, record, params, body)
+func (c *Client) CreateRecordAt(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRecordAtRequest(c.Server, project, collection, cluster, record, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4708,7 +4710,7 @@ func (c *Client) ImportProject(ctx context.Context, project ProjectPath, params 
 
 // ListMembers List the members of a project
 //
-// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403).
+// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403). For users only: an API token is 403.
 //
 // Corresponds with GET /api/v1/projects/{project}/members (the `ListMembers` operationId).
 func (c *Client) ListMembers(ctx context.Context, project ProjectPath, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4725,7 +4727,7 @@ func (c *Client) ListMembers(ctx context.Context, project ProjectPath, params *L
 
 // DeleteMember Remove a member
 //
-// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance.
+// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // Corresponds with DELETE /api/v1/projects/{project}/members/{username} (the `DeleteMember` operationId).
 func (c *Client) DeleteMember(ctx context.Context, project ProjectPath, username UsernamePath, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4742,7 +4744,7 @@ func (c *Client) DeleteMember(ctx context.Context, project ProjectPath, username
 
 // PutMemberWithBody Add a member or change its role
 //
-// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4761,7 +4763,7 @@ func (c *Client) PutMemberWithBody(ctx context.Context, project ProjectPath, use
 
 // PutMember Add a member or change its role
 //
-// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4780,7 +4782,7 @@ func (c *Client) PutMember(ctx context.Context, project ProjectPath, username Us
 
 // ListAPITokens List the API tokens of a project
 //
-// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed.
+// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed. For users only: an API token is 403.
 //
 // Corresponds with GET /api/v1/projects/{project}/tokens (the `ListAPITokens` operationId).
 func (c *Client) ListAPITokens(ctx context.Context, project ProjectPath, params *ListAPITokensParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4797,7 +4799,7 @@ func (c *Client) ListAPITokens(ctx context.Context, project ProjectPath, params 
 
 // CreateAPITokenWithBody Create an API token for a program
 //
-// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4816,7 +4818,7 @@ func (c *Client) CreateAPITokenWithBody(ctx context.Context, project ProjectPath
 
 // CreateAPIToken Create an API token for a program
 //
-// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4835,7 +4837,7 @@ func (c *Client) CreateAPIToken(ctx context.Context, project ProjectPath, body C
 
 // DeleteAPIToken Revoke an API token
 //
-// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404.
+// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404. For users only: an API token is 403.
 //
 // Corresponds with DELETE /api/v1/projects/{project}/tokens/{id} (the `DeleteAPIToken` operationId).
 func (c *Client) DeleteAPIToken(ctx context.Context, project ProjectPath, id IdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6900,19 +6902,8 @@ func NewGetRecordRequest(server string, project ProjectPath, collection Collecti
 	return req, nil
 }
 
-// NewCreateRecordAtRequest calls the generic CreateRecordAt builder with application/json body
-func NewCreateRecordAtRequest(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, body CreateRecordAtJSONRequestBody) (*http.Request, error) {
-	var bodyReader io.Reader
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	bodyReader = bytes.NewReader(buf)
-	return NewCreateRecordAtRequestWithBody(server, project, collection, cluster, record, params, "application/json", bodyReader)
-}
-
-// NewCreateRecordAtRequestWithBody constructs an http.Request for the CreateRecordAt method, with any body, and a specified content type
-func NewCreateRecordAtRequestWithBody(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateRecordAtRequest constructs an http.Request for the CreateRecordAt method
+func NewCreateRecordAtRequest(server string, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7009,12 +7000,10 @@ func NewCreateRecordAtRequestWithBody(server string, project ProjectPath, collec
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-
-	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -8084,7 +8073,7 @@ type ClientWithResponsesInterface interface {
 
 	// LogoutWithResponse End the session
 	//
-	// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body.
+	// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body. For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8093,7 +8082,7 @@ type ClientWithResponsesInterface interface {
 
 	// ChangePasswordWithBodyWithResponse Change the caller's password
 	//
-	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8102,7 +8091,7 @@ type ClientWithResponsesInterface interface {
 
 	// ChangePasswordWithResponse Change the caller's password
 	//
-	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+	// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8129,7 +8118,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListProjectsWithResponse List the caller's projects
 	//
-	// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.
+	// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder. For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8138,7 +8127,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProjectWithBodyWithResponse Create a project (body form)
 	//
-	// Project names are unique across the whole service: a name anyone already uses is 409.
+	// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8147,7 +8136,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProjectWithResponse Create a project (body form)
 	//
-	// Project names are unique across the whole service: a name anyone already uses is 409.
+	// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8174,7 +8163,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProjectAtWithBodyWithResponse Create a project (path form)
 	//
-	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8183,7 +8172,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProjectAtWithResponse Create a project (path form)
 	//
-	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8210,7 +8199,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAuditWithResponse Read the project's audit log
 	//
-	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
+	// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8442,23 +8431,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `GetRecord` operationId).
 	GetRecordWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *GetRecordParams, reqEditors ...RequestEditorFn) (*GetRecordResponse, error)
 
-	// CreateRecordAtWithBodyWithResponse Create a record (path form)
-	//
-	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
-	//
-	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-	CreateRecordAtWithBodyWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRecordAtResponse, error)
-
 	// CreateRecordAtWithResponse Create a record (path form)
 	//
-	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
+	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both. The body is not declared here, so that a generated client's helper for this operation sends none: to send the record as a body, use createRecord (POST .../records with its name).
 	//
-	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-	CreateRecordAtWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, body CreateRecordAtJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRecordAtResponse, error)
+	CreateRecordAtWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, reqEditors ...RequestEditorFn) (*CreateRecordAtResponse, error)
 
 	// UpdateRecordWithBodyWithResponse Update a record's value, type or name
 	//
@@ -8543,7 +8523,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMembersWithResponse List the members of a project
 	//
-	// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403).
+	// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8552,7 +8532,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteMemberWithResponse Remove a member
 	//
-	// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance.
+	// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8561,7 +8541,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutMemberWithBodyWithResponse Add a member or change its role
 	//
-	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8570,7 +8550,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutMemberWithResponse Add a member or change its role
 	//
-	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8579,7 +8559,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAPITokensWithResponse List the API tokens of a project
 	//
-	// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed.
+	// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed. For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8588,7 +8568,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAPITokenWithBodyWithResponse Create an API token for a program
 	//
-	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8597,7 +8577,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAPITokenWithResponse Create an API token for a program
 	//
-	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8606,7 +8586,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteAPITokenWithResponse Revoke an API token
 	//
-	// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404.
+	// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404. For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14667,7 +14647,7 @@ func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJ
 
 // LogoutWithResponse End the session
 //
-// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body.
+// Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body. For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14682,7 +14662,7 @@ func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, reqEditors
 
 // ChangePasswordWithBodyWithResponse Change the caller's password
 //
-// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14697,7 +14677,7 @@ func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Con
 
 // ChangePasswordWithResponse Change the caller's password
 //
-// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.
+// With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14742,7 +14722,7 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 
 // ListProjectsWithResponse List the caller's projects
 //
-// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.
+// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder. For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14757,7 +14737,7 @@ func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, para
 
 // CreateProjectWithBodyWithResponse Create a project (body form)
 //
-// Project names are unique across the whole service: a name anyone already uses is 409.
+// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14772,7 +14752,7 @@ func (c *ClientWithResponses) CreateProjectWithBodyWithResponse(ctx context.Cont
 
 // CreateProjectWithResponse Create a project (body form)
 //
-// Project names are unique across the whole service: a name anyone already uses is 409.
+// Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14817,7 +14797,7 @@ func (c *ClientWithResponses) GetProjectWithResponse(ctx context.Context, projec
 
 // CreateProjectAtWithBodyWithResponse Create a project (path form)
 //
-// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14832,7 +14812,7 @@ func (c *ClientWithResponses) CreateProjectAtWithBodyWithResponse(ctx context.Co
 
 // CreateProjectAtWithResponse Create a project (path form)
 //
-// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.
+// The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14877,7 +14857,7 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 
 // ListAuditWithResponse Read the project's audit log
 //
-// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).
+// Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15265,30 +15245,15 @@ func (c *ClientWithResponses) GetRecordWithResponse(ctx context.Context, project
 	return ParseGetRecordResponse(rsp)
 }
 
-// CreateRecordAtWithBodyWithResponse Create a record (path form)
-//
-// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
-//
-// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-func (c *ClientWithResponses) CreateRecordAtWithBodyWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRecordAtResponse, error) {
-	rsp, err := c.CreateRecordAtWithBody(ctx, project, collection, cluster, record, params, contentType, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseCreateRecordAtResponse(rsp)
-}
-
 // CreateRecordAtWithResponse Create a record (path form)
 //
-// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both.
+// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type", "value"} (which may repeat the name), not both. The body is not declared here, so that a generated client's helper for this operation sends none: to send the record as a body, use createRecord (POST .../records with its name).
 //
-// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+// Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record} (the `CreateRecordAt` operationId).
-func (c *ClientWithResponses) CreateRecordAtWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, body CreateRecordAtJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRecordAtResponse, error) {
-	rsp, err := c.CreateRecordAt(ctx, project, collection, cluster, record, params, body, reqEditors...)
+func (c *ClientWithResponses) CreateRecordAtWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *CreateRecordAtParams, reqEditors ...RequestEditorFn) (*CreateRecordAtResponse, error) {
+	rsp, err := c.CreateRecordAt(ctx, project, collection, cluster, record, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -15432,7 +15397,7 @@ func (c *ClientWithResponses) ImportProjectWithResponse(ctx context.Context, pro
 
 // ListMembersWithResponse List the members of a project
 //
-// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403).
+// Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403). For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15447,7 +15412,7 @@ func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, proje
 
 // DeleteMemberWithResponse Remove a member
 //
-// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance.
+// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15462,7 +15427,7 @@ func (c *ClientWithResponses) DeleteMemberWithResponse(ctx context.Context, proj
 
 // PutMemberWithBodyWithResponse Add a member or change its role
 //
-// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15477,7 +15442,7 @@ func (c *ClientWithResponses) PutMemberWithBodyWithResponse(ctx context.Context,
 
 // PutMemberWithResponse Add a member or change its role
 //
-// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.
+// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15492,7 +15457,7 @@ func (c *ClientWithResponses) PutMemberWithResponse(ctx context.Context, project
 
 // ListAPITokensWithResponse List the API tokens of a project
 //
-// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed.
+// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed. For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15507,7 +15472,7 @@ func (c *ClientWithResponses) ListAPITokensWithResponse(ctx context.Context, pro
 
 // CreateAPITokenWithBodyWithResponse Create an API token for a program
 //
-// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15522,7 +15487,7 @@ func (c *ClientWithResponses) CreateAPITokenWithBodyWithResponse(ctx context.Con
 
 // CreateAPITokenWithResponse Create an API token for a program
 //
-// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.
+// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15537,7 +15502,7 @@ func (c *ClientWithResponses) CreateAPITokenWithResponse(ctx context.Context, pr
 
 // DeleteAPITokenWithResponse Revoke an API token
 //
-// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404.
+// Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404. For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //

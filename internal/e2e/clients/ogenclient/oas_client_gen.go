@@ -39,7 +39,7 @@ type Invoker interface {
 	// every earlier session of the user, this one included, is refused from then on; the answer is a token
 	// of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of
 	// the user: past the limit of failed logins it answers 429. Needs a token even when authentication is
-	// not required.
+	// not required. For users only: an API token is 403.
 	//
 	// POST /api/v1/auth/password
 	ChangePassword(ctx context.Context, request *PasswordChangeRequest) (ChangePasswordRes, error)
@@ -48,7 +48,8 @@ type Invoker interface {
 	// Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs
 	// collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a
 	// positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43
-	// base62 characters); it is shown this once, the server keeps only its hash.
+	// base62 characters); it is shown this once, the server keeps only its hash. For users only: an API
+	// token is 403.
 	//
 	// POST /api/v1/projects/{project}/tokens
 	CreateAPIToken(ctx context.Context, request *APITokenCreateRequest, params CreateAPITokenParams) (CreateAPITokenRes, error)
@@ -78,14 +79,15 @@ type Invoker interface {
 	CreateCollectionAt(ctx context.Context, request OptPathNameRequest, params CreateCollectionAtParams) (CreateCollectionAtRes, error)
 	// CreateProject invokes createProject operation.
 	//
-	// Project names are unique across the whole service: a name anyone already uses is 409.
+	// Project names are unique across the whole service: a name anyone already uses is 409. For users
+	// only: an API token is 403.
 	//
 	// POST /api/v1/projects
 	CreateProject(ctx context.Context, request *NameRequest) (CreateProjectRes, error)
 	// CreateProjectAt invokes createProjectAt operation.
 	//
 	// The name is in the path; a body, if any, may only repeat it. Project names are unique across the
-	// whole service: a name anyone already uses is 409.
+	// whole service: a name anyone already uses is 409. For users only: an API token is 403.
 	//
 	// POST /api/v1/projects/{project}
 	CreateProjectAt(ctx context.Context, request OptPathNameRequest, params CreateProjectAtParams) (CreateProjectAtRes, error)
@@ -98,14 +100,16 @@ type Invoker interface {
 	// CreateRecordAt invokes createRecordAt operation.
 	//
 	// The name is in the path; the type and value come from ?type=T&value=V or from a body {"type",
-	// "value"} (which may repeat the name), not both.
+	// "value"} (which may repeat the name), not both. The body is not declared here, so that a generated
+	// client's helper for this operation sends none: to send the record as a body, use createRecord (POST
+	// .../records with its name).
 	//
 	// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
-	CreateRecordAt(ctx context.Context, request OptRecordPathCreateRequest, params CreateRecordAtParams) (CreateRecordAtRes, error)
+	CreateRecordAt(ctx context.Context, params CreateRecordAtParams) (CreateRecordAtRes, error)
 	// DeleteAPIToken invokes deleteAPIToken operation.
 	//
 	// Admins and the owner only. The token is refused from the next request on, on every instance. An
-	// unknown or revoked id, or one of another project, is 404.
+	// unknown or revoked id, or one of another project, is 404. For users only: an API token is 403.
 	//
 	// DELETE /api/v1/projects/{project}/tokens/{id}
 	DeleteAPIToken(ctx context.Context, params DeleteAPITokenParams) (DeleteAPITokenRes, error)
@@ -125,7 +129,7 @@ type Invoker interface {
 	//
 	// Admins and the owner, or the member itself. The owner's entry cannot be deleted (400
 	// VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on
-	// every instance.
+	// every instance. For users only: an API token is 403.
 	//
 	// DELETE /api/v1/projects/{project}/members/{username}
 	DeleteMember(ctx context.Context, params DeleteMemberParams) (DeleteMemberRes, error)
@@ -208,7 +212,7 @@ type Invoker interface {
 	// ListAPITokens invokes listAPITokens operation.
 	//
 	// Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked
-	// tokens are not listed.
+	// tokens are not listed. For users only: an API token is 403.
 	//
 	// GET /api/v1/projects/{project}/tokens
 	ListAPITokens(ctx context.Context, params ListAPITokensParams) (ListAPITokensRes, error)
@@ -218,7 +222,7 @@ type Invoker interface {
 	// revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 	// commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
 	// after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner
-	// only; API tokens may not (403).
+	// only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// GET /api/v1/projects/{project}/audit
 	ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error)
@@ -237,14 +241,14 @@ type Invoker interface {
 	// ListMembers invokes listMembers operation.
 	//
 	// Every member with its role, the owner included (role owner), by username; limit and offset apply.
-	// Any role may list them; API tokens may not (403).
+	// Any role may list them; API tokens may not (403). For users only: an API token is 403.
 	//
 	// GET /api/v1/projects/{project}/members
 	ListMembers(ctx context.Context, params ListMembersParams) (ListMembersRes, error)
 	// ListProjects invokes listProjects operation.
 	//
 	// The projects the caller owns, one page at a time: limit, offset, search (a substring of the name),
-	// sortBy and sortOrder.
+	// sortBy and sortOrder. For users only: an API token is 403.
 	//
 	// GET /api/v1/projects
 	ListProjects(ctx context.Context, params ListProjectsParams) (ListProjectsRes, error)
@@ -276,7 +280,7 @@ type Invoker interface {
 	// Ends the session of the token in the Authorization header: that token and every token refreshed from
 	// the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing
 	// the store. Other sessions of the user go on. Needs a token even when authentication is not required.
-	// No body.
+	// No body. For users only: an API token is 403.
 	//
 	// POST /api/v1/auth/logout
 	Logout(ctx context.Context) (LogoutRes, error)
@@ -284,7 +288,7 @@ type Invoker interface {
 	//
 	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR
 	// otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR).
-	// Effective on the member's next request, on every instance.
+	// Effective on the member's next request, on every instance. For users only: an API token is 403.
 	//
 	// PUT /api/v1/projects/{project}/members/{username}
 	PutMember(ctx context.Context, request *MemberPutRequest, params PutMemberParams) (PutMemberRes, error)
@@ -470,23 +474,11 @@ func (c *Client) sendApplyBatch(ctx context.Context, request *BatchRequest, para
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ApplyBatchOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -528,7 +520,7 @@ func (c *Client) sendApplyBatch(ctx context.Context, request *BatchRequest, para
 // every earlier session of the user, this one included, is refused from then on; the answer is a token
 // of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of
 // the user: past the limit of failed logins it answers 429. Needs a token even when authentication is
-// not required.
+// not required. For users only: an API token is 403.
 //
 // POST /api/v1/auth/password
 func (c *Client) ChangePassword(ctx context.Context, request *PasswordChangeRequest) (ChangePasswordRes, error) {
@@ -619,7 +611,8 @@ func (c *Client) sendChangePassword(ctx context.Context, request *PasswordChange
 // Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs
 // collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a
 // positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43
-// base62 characters); it is shown this once, the server keeps only its hash.
+// base62 characters); it is shown this once, the server keeps only its hash. For users only: an API
+// token is 403.
 //
 // POST /api/v1/projects/{project}/tokens
 func (c *Client) CreateAPIToken(ctx context.Context, request *APITokenCreateRequest, params CreateAPITokenParams) (CreateAPITokenRes, error) {
@@ -819,23 +812,11 @@ func (c *Client) sendCreateCluster(ctx context.Context, request *NameRequest, pa
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, CreateClusterOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -991,23 +972,11 @@ func (c *Client) sendCreateClusterAt(ctx context.Context, request OptPathNameReq
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, CreateClusterAtOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1113,23 +1082,11 @@ func (c *Client) sendCreateCollection(ctx context.Context, request *NameRequest,
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, CreateCollectionOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1263,23 +1220,11 @@ func (c *Client) sendCreateCollectionAt(ctx context.Context, request OptPathName
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, CreateCollectionAtOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1317,7 +1262,8 @@ func (c *Client) sendCreateCollectionAt(ctx context.Context, request OptPathName
 
 // CreateProject invokes createProject operation.
 //
-// Project names are unique across the whole service: a name anyone already uses is 409.
+// Project names are unique across the whole service: a name anyone already uses is 409. For users
+// only: an API token is 403.
 //
 // POST /api/v1/projects
 func (c *Client) CreateProject(ctx context.Context, request *NameRequest) (CreateProjectRes, error) {
@@ -1406,7 +1352,7 @@ func (c *Client) sendCreateProject(ctx context.Context, request *NameRequest) (r
 // CreateProjectAt invokes createProjectAt operation.
 //
 // The name is in the path; a body, if any, may only repeat it. Project names are unique across the
-// whole service: a name anyone already uses is 409.
+// whole service: a name anyone already uses is 409. For users only: an API token is 403.
 //
 // POST /api/v1/projects/{project}
 func (c *Client) CreateProjectAt(ctx context.Context, request OptPathNameRequest, params CreateProjectAtParams) (CreateProjectAtRes, error) {
@@ -1654,23 +1600,11 @@ func (c *Client) sendCreateRecord(ctx context.Context, request *RecordCreateRequ
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, CreateRecordOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1709,31 +1643,17 @@ func (c *Client) sendCreateRecord(ctx context.Context, request *RecordCreateRequ
 // CreateRecordAt invokes createRecordAt operation.
 //
 // The name is in the path; the type and value come from ?type=T&value=V or from a body {"type",
-// "value"} (which may repeat the name), not both.
+// "value"} (which may repeat the name), not both. The body is not declared here, so that a generated
+// client's helper for this operation sends none: to send the record as a body, use createRecord (POST
+// .../records with its name).
 //
 // POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
-func (c *Client) CreateRecordAt(ctx context.Context, request OptRecordPathCreateRequest, params CreateRecordAtParams) (CreateRecordAtRes, error) {
-	res, err := c.sendCreateRecordAt(ctx, request, params)
+func (c *Client) CreateRecordAt(ctx context.Context, params CreateRecordAtParams) (CreateRecordAtRes, error) {
+	res, err := c.sendCreateRecordAt(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendCreateRecordAt(ctx context.Context, request OptRecordPathCreateRequest, params CreateRecordAtParams) (res CreateRecordAtRes, err error) {
-	// Validate request before sending.
-	if err := func() error {
-		if value, ok := request.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		return res, errors.Wrap(err, "validate")
-	}
+func (c *Client) sendCreateRecordAt(ctx context.Context, params CreateRecordAtParams) (res CreateRecordAtRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [8]string
@@ -1888,9 +1808,6 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, request OptRecordPathCr
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
 	}
-	if err := encodeCreateRecordAtRequest(request, r); err != nil {
-		return res, errors.Wrap(err, "encode request")
-	}
 
 	{
 		type bitset = [1]uint8
@@ -1906,23 +1823,11 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, request OptRecordPathCr
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, CreateRecordAtOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -1961,7 +1866,7 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, request OptRecordPathCr
 // DeleteAPIToken invokes deleteAPIToken operation.
 //
 // Admins and the owner only. The token is refused from the next request on, on every instance. An
-// unknown or revoked id, or one of another project, is 404.
+// unknown or revoked id, or one of another project, is 404. For users only: an API token is 403.
 //
 // DELETE /api/v1/projects/{project}/tokens/{id}
 func (c *Client) DeleteAPIToken(ctx context.Context, params DeleteAPITokenParams) (DeleteAPITokenRes, error) {
@@ -2176,23 +2081,11 @@ func (c *Client) sendDeleteCluster(ctx context.Context, params DeleteClusterPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, DeleteClusterOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2307,23 +2200,11 @@ func (c *Client) sendDeleteCollection(ctx context.Context, params DeleteCollecti
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, DeleteCollectionOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2363,7 +2244,7 @@ func (c *Client) sendDeleteCollection(ctx context.Context, params DeleteCollecti
 //
 // Admins and the owner, or the member itself. The owner's entry cannot be deleted (400
 // VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on
-// every instance.
+// every instance. For users only: an API token is 403.
 //
 // DELETE /api/v1/projects/{project}/members/{username}
 func (c *Client) DeleteMember(ctx context.Context, params DeleteMemberParams) (DeleteMemberRes, error) {
@@ -2534,23 +2415,11 @@ func (c *Client) sendDeleteProject(ctx context.Context, params DeleteProjectPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, DeleteProjectOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2727,23 +2596,11 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, DeleteRecordOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -2859,23 +2716,11 @@ func (c *Client) sendExportProject(ctx context.Context, params ExportProjectPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ExportProjectOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3052,23 +2897,11 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, GetClusterDataOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3183,23 +3016,11 @@ func (c *Client) sendGetCollection(ctx context.Context, params GetCollectionPara
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, GetCollectionOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3381,23 +3202,11 @@ func (c *Client) sendGetProject(ctx context.Context, params GetProjectParams) (r
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, GetProjectOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3612,23 +3421,11 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, GetRecordOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3774,23 +3571,11 @@ func (c *Client) sendImportProject(ctx context.Context, request *ImportDocument,
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ImportProjectOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -3829,7 +3614,7 @@ func (c *Client) sendImportProject(ctx context.Context, request *ImportDocument,
 // ListAPITokens invokes listAPITokens operation.
 //
 // Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked
-// tokens are not listed.
+// tokens are not listed. For users only: an API token is 403.
 //
 // GET /api/v1/projects/{project}/tokens
 func (c *Client) ListAPITokens(ctx context.Context, params ListAPITokensParams) (ListAPITokensRes, error) {
@@ -3985,7 +3770,7 @@ func (c *Client) sendListAPITokens(ctx context.Context, params ListAPITokensPara
 // revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in
 // commit order. Filters: action, actor (a user id or token:), since and until (RFC 3339, inclusive),
 // after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner
-// only; API tokens may not (403).
+// only; API tokens may not (403). For users only: an API token is 403.
 //
 // GET /api/v1/projects/{project}/audit
 func (c *Client) ListAudit(ctx context.Context, params ListAuditParams) (ListAuditRes, error) {
@@ -4422,23 +4207,11 @@ func (c *Client) sendListClusters(ctx context.Context, params ListClustersParams
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ListClustersOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -4637,23 +4410,11 @@ func (c *Client) sendListCollections(ctx context.Context, params ListCollections
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ListCollectionsOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -4692,7 +4453,7 @@ func (c *Client) sendListCollections(ctx context.Context, params ListCollections
 // ListMembers invokes listMembers operation.
 //
 // Every member with its role, the owner included (role owner), by username; limit and offset apply.
-// Any role may list them; API tokens may not (403).
+// Any role may list them; API tokens may not (403). For users only: an API token is 403.
 //
 // GET /api/v1/projects/{project}/members
 func (c *Client) ListMembers(ctx context.Context, params ListMembersParams) (ListMembersRes, error) {
@@ -4845,7 +4606,7 @@ func (c *Client) sendListMembers(ctx context.Context, params ListMembersParams) 
 // ListProjects invokes listProjects operation.
 //
 // The projects the caller owns, one page at a time: limit, offset, search (a substring of the name),
-// sortBy and sortOrder.
+// sortBy and sortOrder. For users only: an API token is 403.
 //
 // GET /api/v1/projects
 func (c *Client) ListProjects(ctx context.Context, params ListProjectsParams) (ListProjectsRes, error) {
@@ -5204,23 +4965,11 @@ func (c *Client) sendListRecordVersions(ctx context.Context, params ListRecordVe
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ListRecordVersionsOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5569,23 +5318,11 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, ListRecordsOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -5674,7 +5411,7 @@ func (c *Client) sendLogin(ctx context.Context, request *LoginRequest) (res Logi
 // Ends the session of the token in the Authorization header: that token and every token refreshed from
 // the same login are refused from then on (401 "Invalid or expired token"), on every instance sharing
 // the store. Other sessions of the user go on. Needs a token even when authentication is not required.
-// No body.
+// No body. For users only: an API token is 403.
 //
 // POST /api/v1/auth/logout
 func (c *Client) Logout(ctx context.Context) (LogoutRes, error) {
@@ -5752,7 +5489,7 @@ func (c *Client) sendLogout(ctx context.Context) (res LogoutRes, err error) {
 //
 // Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR
 // otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR).
-// Effective on the member's next request, on every instance.
+// Effective on the member's next request, on every instance. For users only: an API token is 403.
 //
 // PUT /api/v1/projects/{project}/members/{username}
 func (c *Client) PutMember(ctx context.Context, request *MemberPutRequest, params PutMemberParams) (PutMemberRes, error) {
@@ -6102,23 +5839,11 @@ func (c *Client) sendRenameCluster(ctx context.Context, request OptNameRequest, 
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, RenameClusterOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -6276,23 +6001,11 @@ func (c *Client) sendRenameCollection(ctx context.Context, request OptNameReques
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, RenameCollectionOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -6428,23 +6141,11 @@ func (c *Client) sendRenameProject(ctx context.Context, request OptNameRequest, 
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, RenameProjectOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -6677,23 +6378,11 @@ func (c *Client) sendRestoreRecord(ctx context.Context, request OptRestoreReques
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, RestoreRecordOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -6873,23 +6562,11 @@ func (c *Client) sendStreamEvents(ctx context.Context, params StreamEventsParams
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, StreamEventsOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {
@@ -7164,23 +6841,11 @@ func (c *Client) sendUpdateRecord(ctx context.Context, request OptRecordUpdateRe
 				return res, errors.Wrap(err, "security \"BearerAuth\"")
 			}
 		}
-		{
-
-			switch err := c.securityApiToken(ctx, UpdateRecordOperation, r); {
-			case err == nil: // if NO error
-				satisfied[0] |= 1 << 1
-			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
-				// Skip this security.
-			default:
-				return res, errors.Wrap(err, "security \"ApiToken\"")
-			}
-		}
 
 		if ok := func() bool {
 		nextRequirement:
 			for _, requirement := range []bitset{
 				{0b00000001},
-				{0b00000010},
 			} {
 				for i, mask := range requirement {
 					if satisfied[i]&mask != mask {

@@ -5145,6 +5145,46 @@ func (s *ExportRecord) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes FloatValue as json.
+func (s FloatValue) Encode(e *jx.Encoder) {
+	unwrapped := float64(s)
+
+	e.Float64(unwrapped)
+}
+
+// Decode decodes FloatValue from json.
+func (s *FloatValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode FloatValue to nil")
+	}
+	var unwrapped float64
+	if err := func() error {
+		v, err := d.Float64()
+		unwrapped = float64(v)
+		if err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = FloatValue(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s FloatValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *FloatValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *Health) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -7982,46 +8022,6 @@ func (s *NullValue) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode encodes NumberValue as json.
-func (s NumberValue) Encode(e *jx.Encoder) {
-	unwrapped := float64(s)
-
-	e.Float64(unwrapped)
-}
-
-// Decode decodes NumberValue from json.
-func (s *NumberValue) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode NumberValue to nil")
-	}
-	var unwrapped float64
-	if err := func() error {
-		v, err := d.Float64()
-		unwrapped = float64(v)
-		if err != nil {
-			return err
-		}
-		return nil
-	}(); err != nil {
-		return errors.Wrap(err, "alias")
-	}
-	*s = NumberValue(unwrapped)
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s NumberValue) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *NumberValue) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode implements json.Marshaler.
 func (s *OpenAPIDocument) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -8680,39 +8680,6 @@ func (s OptPathNameRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptPathNameRequest) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode encodes RecordPathCreateRequest as json.
-func (o OptRecordPathCreateRequest) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	o.Value.Encode(e)
-}
-
-// Decode decodes RecordPathCreateRequest from json.
-func (o *OptRecordPathCreateRequest) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptRecordPathCreateRequest to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptRecordPathCreateRequest) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptRecordPathCreateRequest) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -10450,134 +10417,6 @@ func (s *RecordListEnvelope) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode implements json.Marshaler.
-func (s *RecordPathCreateRequest) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *RecordPathCreateRequest) encodeFields(e *jx.Encoder) {
-	{
-		if s.Name.Set {
-			e.FieldStart("name")
-			s.Name.Encode(e)
-		}
-	}
-	{
-		e.FieldStart("type")
-		s.Type.Encode(e)
-	}
-	{
-		if s.Value.Set {
-			e.FieldStart("value")
-			s.Value.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfRecordPathCreateRequest = [3]string{
-	0: "name",
-	1: "type",
-	2: "value",
-}
-
-// Decode decodes RecordPathCreateRequest from json.
-func (s *RecordPathCreateRequest) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode RecordPathCreateRequest to nil")
-	}
-	var requiredBitSet [1]uint8
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "name":
-			if err := func() error {
-				s.Name.Reset()
-				if err := s.Name.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"name\"")
-			}
-		case "type":
-			requiredBitSet[0] |= 1 << 1
-			if err := func() error {
-				if err := s.Type.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"type\"")
-			}
-		case "value":
-			if err := func() error {
-				s.Value.Reset()
-				if err := s.Value.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"value\"")
-			}
-		default:
-			return errors.Errorf("unexpected field %q", k)
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode RecordPathCreateRequest")
-	}
-	// Validate required fields.
-	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
-		0b00000010,
-	} {
-		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
-			// Mask only required fields and check equality to mask using XOR.
-			//
-			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
-			// Bits of fields which would be set are actually bits of missed fields.
-			missed := bits.OnesCount8(result)
-			for bitN := 0; bitN < missed; bitN++ {
-				bitIdx := bits.TrailingZeros8(result)
-				fieldIdx := i*8 + bitIdx
-				var name string
-				if fieldIdx < len(jsonFieldsNameOfRecordPathCreateRequest) {
-					name = jsonFieldsNameOfRecordPathCreateRequest[fieldIdx]
-				} else {
-					name = strconv.Itoa(fieldIdx)
-				}
-				failures = append(failures, validate.FieldError{
-					Name:  name,
-					Error: validate.ErrFieldRequired,
-				})
-				// Reset bit.
-				result &^= 1 << bitIdx
-			}
-		}
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *RecordPathCreateRequest) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *RecordPathCreateRequest) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode encodes RecordType as json.
 func (s RecordType) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -10767,8 +10606,10 @@ func (s RecordValue) Encode(e *jx.Encoder) {
 	switch s.Type {
 	case StringValueRecordValue:
 		s.StringValue.Encode(e)
-	case NumberValueRecordValue:
-		s.NumberValue.Encode(e)
+	case Int64RecordValue:
+		e.Int64(s.Int64)
+	case FloatValueRecordValue:
+		s.FloatValue.Encode(e)
 	case BooleanValueRecordValue:
 		s.BooleanValue.Encode(e)
 	case NullValueRecordValue:
@@ -10801,10 +10642,23 @@ func (s *RecordValue) Decode(d *jx.Decoder) error {
 		}
 		s.Type = NullValueRecordValue
 	case jx.Number:
-		if err := s.NumberValue.Decode(d); err != nil {
-			return err
+		num, err := d.Num()
+		if err != nil {
+			return errors.Wrap(err, "parse number")
 		}
-		s.Type = NumberValueRecordValue
+		if d := jx.DecodeBytes(num); num.IsInt() {
+			v, err := d.Int64()
+			s.Int64 = int64(v)
+			if err != nil {
+				return err
+			}
+			s.Type = Int64RecordValue
+		} else {
+			if err := s.FloatValue.Decode(d); err != nil {
+				return err
+			}
+			s.Type = FloatValueRecordValue
+		}
 	case jx.String:
 		if err := s.StringValue.Decode(d); err != nil {
 			return err
@@ -11382,8 +11236,10 @@ func (s ScalarValue) Encode(e *jx.Encoder) {
 	switch s.Type {
 	case StringValueScalarValue:
 		s.StringValue.Encode(e)
-	case NumberValueScalarValue:
-		s.NumberValue.Encode(e)
+	case Int64ScalarValue:
+		e.Int64(s.Int64)
+	case FloatValueScalarValue:
+		s.FloatValue.Encode(e)
 	case BooleanValueScalarValue:
 		s.BooleanValue.Encode(e)
 	case NullValueScalarValue:
@@ -11409,10 +11265,23 @@ func (s *ScalarValue) Decode(d *jx.Decoder) error {
 		}
 		s.Type = NullValueScalarValue
 	case jx.Number:
-		if err := s.NumberValue.Decode(d); err != nil {
-			return err
+		num, err := d.Num()
+		if err != nil {
+			return errors.Wrap(err, "parse number")
 		}
-		s.Type = NumberValueScalarValue
+		if d := jx.DecodeBytes(num); num.IsInt() {
+			v, err := d.Int64()
+			s.Int64 = int64(v)
+			if err != nil {
+				return err
+			}
+			s.Type = Int64ScalarValue
+		} else {
+			if err := s.FloatValue.Decode(d); err != nil {
+				return err
+			}
+			s.Type = FloatValueScalarValue
+		}
 	case jx.String:
 		if err := s.StringValue.Decode(d); err != nil {
 			return err

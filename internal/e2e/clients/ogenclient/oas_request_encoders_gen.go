@@ -168,26 +168,6 @@ func encodeCreateRecordRequest(
 	return nil
 }
 
-func encodeCreateRecordAtRequest(
-	req OptRecordPathCreateRequest,
-	r *http.Request,
-) error {
-	const contentType = "application/json"
-	if !req.Set {
-		// Keep request with empty body if value is not set.
-		return nil
-	}
-	e := new(jx.Encoder)
-	{
-		if req.Set {
-			req.Encode(e)
-		}
-	}
-	encoded := e.Bytes()
-	ht.SetBody(r, bytes.NewReader(encoded), contentType)
-	return nil
-}
-
 func encodeImportProjectRequest(
 	req *ImportDocument,
 	r *http.Request,

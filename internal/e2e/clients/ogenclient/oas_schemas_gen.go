@@ -692,31 +692,6 @@ func (s *APITokenRole) UnmarshalText(data []byte) error {
 	}
 }
 
-type ApiToken struct {
-	Token string
-	Roles []string
-}
-
-// GetToken returns the value of Token.
-func (s *ApiToken) GetToken() string {
-	return s.Token
-}
-
-// GetRoles returns the value of Roles.
-func (s *ApiToken) GetRoles() []string {
-	return s.Roles
-}
-
-// SetToken sets the value of Token.
-func (s *ApiToken) SetToken(val string) {
-	s.Token = val
-}
-
-// SetRoles sets the value of Roles.
-func (s *ApiToken) SetRoles(val []string) {
-	s.Roles = val
-}
-
 type ArrayValue []ScalarValue
 
 type AuditActionQuery string
@@ -3369,6 +3344,8 @@ func (s *ExportRecord) SetValue(val RecordValue) {
 	s.Value = val
 }
 
+type FloatValue float64
+
 // ForbiddenResponseHeaders wraps ErrorEnvelope with response headers.
 type ForbiddenResponseHeaders struct {
 	XRateLimitLimit     OptInt
@@ -5212,8 +5189,6 @@ func (*NotModifiedResponse) getOpenAPIRes() {}
 
 type NullValue struct{}
 
-type NumberValue float64
-
 // OpPreconditionFailedResponseHeaders wraps ErrorEnvelope with response headers.
 type OpPreconditionFailedResponseHeaders struct {
 	XRateLimitLimit     OptInt
@@ -5833,52 +5808,6 @@ func (o OptPathNameRequest) Get() (v PathNameRequest, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPathNameRequest) Or(d PathNameRequest) PathNameRequest {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptRecordPathCreateRequest returns new OptRecordPathCreateRequest with value set to v.
-func NewOptRecordPathCreateRequest(v RecordPathCreateRequest) OptRecordPathCreateRequest {
-	return OptRecordPathCreateRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptRecordPathCreateRequest is optional RecordPathCreateRequest.
-type OptRecordPathCreateRequest struct {
-	Value RecordPathCreateRequest
-	Set   bool
-}
-
-// IsSet returns true if OptRecordPathCreateRequest was set.
-func (o OptRecordPathCreateRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptRecordPathCreateRequest) Reset() {
-	var v RecordPathCreateRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptRecordPathCreateRequest) SetTo(v RecordPathCreateRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptRecordPathCreateRequest) Get() (v RecordPathCreateRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptRecordPathCreateRequest) Or(d RecordPathCreateRequest) RecordPathCreateRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -7321,44 +7250,6 @@ func (s *RecordNotModifiedResponse) SetXRequestID(val string) {
 
 func (*RecordNotModifiedResponse) getRecordRes() {}
 
-// A new record named by the path; name, if given, must equal the path's.
-// Ref: #/components/schemas/RecordPathCreateRequest
-type RecordPathCreateRequest struct {
-	Name  OptName        `json:"name"`
-	Type  TypeName       `json:"type"`
-	Value OptRecordValue `json:"value"`
-}
-
-// GetName returns the value of Name.
-func (s *RecordPathCreateRequest) GetName() OptName {
-	return s.Name
-}
-
-// GetType returns the value of Type.
-func (s *RecordPathCreateRequest) GetType() TypeName {
-	return s.Type
-}
-
-// GetValue returns the value of Value.
-func (s *RecordPathCreateRequest) GetValue() OptRecordValue {
-	return s.Value
-}
-
-// SetName sets the value of Name.
-func (s *RecordPathCreateRequest) SetName(val OptName) {
-	s.Name = val
-}
-
-// SetType sets the value of Type.
-func (s *RecordPathCreateRequest) SetType(val TypeName) {
-	s.Type = val
-}
-
-// SetValue sets the value of Value.
-func (s *RecordPathCreateRequest) SetValue(val OptRecordValue) {
-	s.Value = val
-}
-
 // RecordResponseHeaders wraps RecordItemEnvelope with response headers.
 type RecordResponseHeaders struct {
 	ETag                string
@@ -7711,16 +7602,18 @@ func (s *RecordUpdateRequest) SetValue(val OptRecordValue) {
 	s.Value = val
 }
 
-// A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), a
-// number (INTEGER, FLOAT), a boolean, null (NULL), or an array of such for []T. Credentials are masked
-// as "********" unless reveal=true.
+// A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL),
+// an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such
+// for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole
+// number matches both IntegerValue and FloatValue.
 // Ref: #/components/schemas/RecordValue
 // RecordValue represents sum type.
 type RecordValue struct {
 	// Type selects the active sum variant, switch on this field.
 	Type         RecordValueType
 	StringValue  StringValue
-	NumberValue  NumberValue
+	Int64        int64
+	FloatValue   FloatValue
 	BooleanValue BooleanValue
 	NullValue    NullValue
 	ArrayValue   ArrayValue
@@ -7732,7 +7625,8 @@ type RecordValueType string
 // Possible values for RecordValueType.
 const (
 	StringValueRecordValue  RecordValueType = "StringValue"
-	NumberValueRecordValue  RecordValueType = "NumberValue"
+	Int64RecordValue        RecordValueType = "int64"
+	FloatValueRecordValue   RecordValueType = "FloatValue"
 	BooleanValueRecordValue RecordValueType = "BooleanValue"
 	NullValueRecordValue    RecordValueType = "NullValue"
 	ArrayValueRecordValue   RecordValueType = "ArrayValue"
@@ -7741,8 +7635,11 @@ const (
 // IsStringValue reports whether RecordValue is StringValue.
 func (s RecordValue) IsStringValue() bool { return s.Type == StringValueRecordValue }
 
-// IsNumberValue reports whether RecordValue is NumberValue.
-func (s RecordValue) IsNumberValue() bool { return s.Type == NumberValueRecordValue }
+// IsInt64 reports whether RecordValue is int64.
+func (s RecordValue) IsInt64() bool { return s.Type == Int64RecordValue }
+
+// IsFloatValue reports whether RecordValue is FloatValue.
+func (s RecordValue) IsFloatValue() bool { return s.Type == FloatValueRecordValue }
 
 // IsBooleanValue reports whether RecordValue is BooleanValue.
 func (s RecordValue) IsBooleanValue() bool { return s.Type == BooleanValueRecordValue }
@@ -7774,24 +7671,45 @@ func NewStringValueRecordValue(v StringValue) RecordValue {
 	return s
 }
 
-// SetNumberValue sets RecordValue to NumberValue.
-func (s *RecordValue) SetNumberValue(v NumberValue) {
-	s.Type = NumberValueRecordValue
-	s.NumberValue = v
+// SetInt64 sets RecordValue to int64.
+func (s *RecordValue) SetInt64(v int64) {
+	s.Type = Int64RecordValue
+	s.Int64 = v
 }
 
-// GetNumberValue returns NumberValue and true boolean if RecordValue is NumberValue.
-func (s RecordValue) GetNumberValue() (v NumberValue, ok bool) {
-	if !s.IsNumberValue() {
+// GetInt64 returns int64 and true boolean if RecordValue is int64.
+func (s RecordValue) GetInt64() (v int64, ok bool) {
+	if !s.IsInt64() {
 		return v, false
 	}
-	return s.NumberValue, true
+	return s.Int64, true
 }
 
-// NewNumberValueRecordValue returns new RecordValue from NumberValue.
-func NewNumberValueRecordValue(v NumberValue) RecordValue {
+// NewInt64RecordValue returns new RecordValue from int64.
+func NewInt64RecordValue(v int64) RecordValue {
 	var s RecordValue
-	s.SetNumberValue(v)
+	s.SetInt64(v)
+	return s
+}
+
+// SetFloatValue sets RecordValue to FloatValue.
+func (s *RecordValue) SetFloatValue(v FloatValue) {
+	s.Type = FloatValueRecordValue
+	s.FloatValue = v
+}
+
+// GetFloatValue returns FloatValue and true boolean if RecordValue is FloatValue.
+func (s RecordValue) GetFloatValue() (v FloatValue, ok bool) {
+	if !s.IsFloatValue() {
+		return v, false
+	}
+	return s.FloatValue, true
+}
+
+// NewFloatValueRecordValue returns new RecordValue from FloatValue.
+func NewFloatValueRecordValue(v FloatValue) RecordValue {
+	var s RecordValue
+	s.SetFloatValue(v)
 	return s
 }
 
@@ -8100,7 +8018,8 @@ type ScalarValue struct {
 	// Type selects the active sum variant, switch on this field.
 	Type         ScalarValueType
 	StringValue  StringValue
-	NumberValue  NumberValue
+	Int64        int64
+	FloatValue   FloatValue
 	BooleanValue BooleanValue
 	NullValue    NullValue
 }
@@ -8111,7 +8030,8 @@ type ScalarValueType string
 // Possible values for ScalarValueType.
 const (
 	StringValueScalarValue  ScalarValueType = "StringValue"
-	NumberValueScalarValue  ScalarValueType = "NumberValue"
+	Int64ScalarValue        ScalarValueType = "int64"
+	FloatValueScalarValue   ScalarValueType = "FloatValue"
 	BooleanValueScalarValue ScalarValueType = "BooleanValue"
 	NullValueScalarValue    ScalarValueType = "NullValue"
 )
@@ -8119,8 +8039,11 @@ const (
 // IsStringValue reports whether ScalarValue is StringValue.
 func (s ScalarValue) IsStringValue() bool { return s.Type == StringValueScalarValue }
 
-// IsNumberValue reports whether ScalarValue is NumberValue.
-func (s ScalarValue) IsNumberValue() bool { return s.Type == NumberValueScalarValue }
+// IsInt64 reports whether ScalarValue is int64.
+func (s ScalarValue) IsInt64() bool { return s.Type == Int64ScalarValue }
+
+// IsFloatValue reports whether ScalarValue is FloatValue.
+func (s ScalarValue) IsFloatValue() bool { return s.Type == FloatValueScalarValue }
 
 // IsBooleanValue reports whether ScalarValue is BooleanValue.
 func (s ScalarValue) IsBooleanValue() bool { return s.Type == BooleanValueScalarValue }
@@ -8149,24 +8072,45 @@ func NewStringValueScalarValue(v StringValue) ScalarValue {
 	return s
 }
 
-// SetNumberValue sets ScalarValue to NumberValue.
-func (s *ScalarValue) SetNumberValue(v NumberValue) {
-	s.Type = NumberValueScalarValue
-	s.NumberValue = v
+// SetInt64 sets ScalarValue to int64.
+func (s *ScalarValue) SetInt64(v int64) {
+	s.Type = Int64ScalarValue
+	s.Int64 = v
 }
 
-// GetNumberValue returns NumberValue and true boolean if ScalarValue is NumberValue.
-func (s ScalarValue) GetNumberValue() (v NumberValue, ok bool) {
-	if !s.IsNumberValue() {
+// GetInt64 returns int64 and true boolean if ScalarValue is int64.
+func (s ScalarValue) GetInt64() (v int64, ok bool) {
+	if !s.IsInt64() {
 		return v, false
 	}
-	return s.NumberValue, true
+	return s.Int64, true
 }
 
-// NewNumberValueScalarValue returns new ScalarValue from NumberValue.
-func NewNumberValueScalarValue(v NumberValue) ScalarValue {
+// NewInt64ScalarValue returns new ScalarValue from int64.
+func NewInt64ScalarValue(v int64) ScalarValue {
 	var s ScalarValue
-	s.SetNumberValue(v)
+	s.SetInt64(v)
+	return s
+}
+
+// SetFloatValue sets ScalarValue to FloatValue.
+func (s *ScalarValue) SetFloatValue(v FloatValue) {
+	s.Type = FloatValueScalarValue
+	s.FloatValue = v
+}
+
+// GetFloatValue returns FloatValue and true boolean if ScalarValue is FloatValue.
+func (s ScalarValue) GetFloatValue() (v FloatValue, ok bool) {
+	if !s.IsFloatValue() {
+		return v, false
+	}
+	return s.FloatValue, true
+}
+
+// NewFloatValueScalarValue returns new ScalarValue from FloatValue.
+func NewFloatValueScalarValue(v FloatValue) ScalarValue {
+	var s ScalarValue
+	s.SetFloatValue(v)
 	return s
 }
 

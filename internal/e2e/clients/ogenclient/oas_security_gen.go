@@ -11,67 +11,13 @@ import (
 
 // SecuritySource is provider of security values (tokens, passwords, etc.).
 type SecuritySource interface {
-	// ApiToken provides apiToken security value.
-	// A program's API token from POST /api/v1/projects/{project}/tokens (hds_ and 43 base62 characters),
-	// sent as Authorization: Bearer hds_.... It acts with its role, only in its project and scope; every
-	// route outside them is 403. A revoked, expired or unknown API token, or a malformed one, is 401
-	// "Invalid or expired token".
-	ApiToken(ctx context.Context, operationName OperationName) (ApiToken, error)
 	// BearerAuth provides bearerAuth security value.
-	// A user's token from POST /api/v1/auth/login or /api/v1/auth/refresh, sent as Authorization: Bearer .
+	// Authorization: Bearer TOKEN, where TOKEN is either a user's JWT from POST /api/v1/auth/login or
+	// /api/v1/auth/refresh, or a program's API token from POST /api/v1/projects/{project}/tokens (hds_ and
+	// 43 base62 characters). An API token acts with its role, only in its project and scope; every route
+	// outside them is 403, and so are the routes for users only (their descriptions say so). A revoked,
+	// expired or unknown API token, or a malformed one, is 401 "Invalid or expired token".
 	BearerAuth(ctx context.Context, operationName OperationName) (BearerAuth, error)
-}
-
-// operationRolesApiToken is a private map storing roles per operation.
-var operationRolesApiToken = map[string][]string{
-	ApplyBatchOperation:         []string{},
-	CreateClusterOperation:      []string{},
-	CreateClusterAtOperation:    []string{},
-	CreateCollectionOperation:   []string{},
-	CreateCollectionAtOperation: []string{},
-	CreateRecordOperation:       []string{},
-	CreateRecordAtOperation:     []string{},
-	DeleteClusterOperation:      []string{},
-	DeleteCollectionOperation:   []string{},
-	DeleteProjectOperation:      []string{},
-	DeleteRecordOperation:       []string{},
-	ExportProjectOperation:      []string{},
-	GetClusterDataOperation:     []string{},
-	GetCollectionOperation:      []string{},
-	GetProjectOperation:         []string{},
-	GetRecordOperation:          []string{},
-	ImportProjectOperation:      []string{},
-	ListClustersOperation:       []string{},
-	ListCollectionsOperation:    []string{},
-	ListRecordVersionsOperation: []string{},
-	ListRecordsOperation:        []string{},
-	RenameClusterOperation:      []string{},
-	RenameCollectionOperation:   []string{},
-	RenameProjectOperation:      []string{},
-	RestoreRecordOperation:      []string{},
-	StreamEventsOperation:       []string{},
-	UpdateRecordOperation:       []string{},
-}
-
-// GetRolesForApiToken returns the required roles for the given operation.
-//
-// This is useful for authorization scenarios where you need to know which roles
-// are required for an operation.
-//
-// Example:
-//
-//	requiredRoles := GetRolesForApiToken(AddPetOperation)
-//
-// Returns nil if the operation has no role requirements or if the operation is unknown.
-func GetRolesForApiToken(operation string) []string {
-	roles, ok := operationRolesApiToken[operation]
-	if !ok {
-		return nil
-	}
-	// Return a copy to prevent external modification
-	result := make([]string, len(roles))
-	copy(result, roles)
-	return result
 }
 
 // operationRolesBearerAuth is a private map storing roles per operation.
@@ -139,14 +85,6 @@ func GetRolesForBearerAuth(operation string) []string {
 	return result
 }
 
-func (s *Client) securityApiToken(ctx context.Context, operationName OperationName, req *http.Request) error {
-	t, err := s.sec.ApiToken(ctx, operationName)
-	if err != nil {
-		return errors.Wrap(err, "security source \"ApiToken\"")
-	}
-	req.Header.Set("Authorization", "Bearer "+t.Token)
-	return nil
-}
 func (s *Client) securityBearerAuth(ctx context.Context, operationName OperationName, req *http.Request) error {
 	t, err := s.sec.BearerAuth(ctx, operationName)
 	if err != nil {

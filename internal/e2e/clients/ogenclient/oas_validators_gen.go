@@ -3924,6 +3924,14 @@ func (s *ExportRecord) Validate() error {
 	return nil
 }
 
+func (s FloatValue) Validate() error {
+	alias := (float64)(s)
+	if err := (validate.Float{}).Validate(float64(alias)); err != nil {
+		return errors.Wrap(err, "float")
+	}
+	return nil
+}
+
 func (s *ForbiddenResponseHeaders) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -5865,14 +5873,6 @@ func (s *NotModifiedResponse) Validate() error {
 	return nil
 }
 
-func (s NumberValue) Validate() error {
-	alias := (float64)(s)
-	if err := (validate.Float{}).Validate(float64(alias)); err != nil {
-		return errors.Wrap(err, "float")
-	}
-	return nil
-}
-
 func (s *OpPreconditionFailedResponseHeaders) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -7687,54 +7687,6 @@ func (s *RecordNotModifiedResponse) Validate() error {
 	return nil
 }
 
-func (s *RecordPathCreateRequest) Validate() error {
-	if s == nil {
-		return validate.ErrNilPointer
-	}
-
-	var failures []validate.FieldError
-	if err := func() error {
-		if value, ok := s.Name.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "name",
-			Error: err,
-		})
-	}
-	if err := func() error {
-		if value, ok := s.Value.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "value",
-			Error: err,
-		})
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-	return nil
-}
-
 func (s *RecordResponseHeaders) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -8006,8 +7958,10 @@ func (s RecordValue) Validate() error {
 	switch s.Type {
 	case StringValueRecordValue:
 		return nil // no validation needed
-	case NumberValueRecordValue:
-		if err := s.NumberValue.Validate(); err != nil {
+	case Int64RecordValue:
+		return nil // no validation needed
+	case FloatValueRecordValue:
+		if err := s.FloatValue.Validate(); err != nil {
 			return err
 		}
 		return nil
@@ -8402,8 +8356,10 @@ func (s ScalarValue) Validate() error {
 	switch s.Type {
 	case StringValueScalarValue:
 		return nil // no validation needed
-	case NumberValueScalarValue:
-		if err := s.NumberValue.Validate(); err != nil {
+	case Int64ScalarValue:
+		return nil // no validation needed
+	case FloatValueScalarValue:
+		if err := s.FloatValue.Validate(); err != nil {
 			return err
 		}
 		return nil

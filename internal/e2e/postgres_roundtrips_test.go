@@ -72,3 +72,40 @@ func TestPostgresListRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresReadRoundTrips counts, on the wire, the round trips the
+// PostgreSQL store makes for the deferred reads through hds.New: one for
+// GET R (the session check, the path, the access and the record in one
+// statement), two for GET K/records (the path with the session check,
+// then the page with its total). Errors cost no more: a missing record,
+// no access, an unknown project and an ended session are one statement.
+func TestPostgresReadRoundTrips(t *testing.T) {
+	proxy, c := proxiedPostgres(t)
+	c.addUser("carol", "carol-password")
+	readFixture(c, "carol")
+	carol := c.login("carol", "carol-password")
+	ended := c.login("carol", "carol-password")
+	c.mustDo("POST", "/api/v1/auth/logout", "", ended, http.StatusNoContent)
+
+	for _, tc := range []struct {
+		what, target, token string
+		status              int
+		trips               int64
+	}{
+		{"GET R", pathR("p", "c", "k", "r"), carol, http.StatusOK, 1},
+		{"GET R by id", pathR("p", "c", "k", c.recordID(carol, "p", "r")), carol, http.StatusOK, 1},
+		{"GET K/records", pathK("p", "c", "k") + "/records", carol, http.StatusOK, 2},
+		{"GET K/records, filtered", pathK("p", "c", "k") + "/records?type=INTEGER&sortBy=value", carol, http.StatusOK, 2},
+		{"GET R, missing", pathR("p", "c", "k", "nope"), carol, http.StatusNotFound, 1},
+		{"GET R, no access", pathR("q", "c", "k", "r"), carol, http.StatusForbidden, 1},
+		{"GET R, unknown project", pathR("nope", "c", "k", "r"), carol, http.StatusNotFound, 1},
+		{"GET K/records, no access", pathK("q", "c", "k") + "/records", carol, http.StatusForbidden, 1},
+		{"GET R, ended session", pathR("p", "c", "k", "r"), ended, http.StatusUnauthorized, 1},
+		{"GET K/records, ended session", pathK("p", "c", "k") + "/records", ended, http.StatusUnauthorized, 1},
+	} {
+		c.mustDo("GET", tc.target, "", tc.token, tc.status) // prepares what the route runs
+		before := proxy.RoundTrips()
+		c.mustDo("GET", tc.target, "", tc.token, tc.status)
+		assert.Equal(t, tc.trips, proxy.RoundTrips()-before, "%s: database round trips", tc.what)
+	}
+}
