@@ -105,6 +105,9 @@ type consoleConfig struct {
 type userConfig struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
+	// Admin makes the user a server administrator (API.md section 24)
+	// when it is created; an existing user is left as it is.
+	Admin bool `json:"admin"`
 }
 
 // Defaults of the keys that are the example's own; the others are hds's
