@@ -116,7 +116,7 @@ func TestUsersForbidden(t *testing.T) {
 		wantError(t, "no token", status, env, http.StatusUnauthorized, "AUTHENTICATION_FAILED", "No authorization token provided")
 
 		// Without authentication, the anonymous user is no administrator.
-		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		forbiddenTo(t, open, "anonymous", "GET", "/api/v1/users", "", "")
 		forbiddenTo(t, open, "anonymous", "POST", "/api/v1/users", `{"username":"eve","password":"x"}`, "")
 	})
