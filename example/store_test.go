@@ -55,6 +55,11 @@ func TestDatabaseURLSchemes(t *testing.T) {
 		{"sqlite3:x.db", "database_url must be a postgres:// or postgresql:// URL, sqlite:PATH, memory: or empty (the value is not shown, it may hold a password)"},
 		{"memory", "database_url must be a postgres:// or postgresql:// URL, sqlite:PATH, memory: or empty (the value is not shown, it may hold a password)"},
 		{"sqlite:", "database_url: sqlite: needs the path of the database file, as in sqlite:hds-data/hds.db"},
+		// Not a path: sqlite://hds.db would put the database (and keys.json) in /.
+		{"sqlite://hds.db", "database_url: sqlite: takes a path, not a URL: sqlite:hds-data/hds.db or sqlite:/var/lib/hds/hds.db " +
+			"(sqlite://PATH would be read as the path //PATH, at the root of the file system)"},
+		{"sqlite:///var/lib/hds/hds.db", "database_url: sqlite: takes a path, not a URL: sqlite:hds-data/hds.db or sqlite:/var/lib/hds/hds.db " +
+			"(sqlite://PATH would be read as the path //PATH, at the root of the file system)"},
 	} {
 		_, err := loadConfig("", environ(map[string]string{"HDS_DATABASE_URL": tt.url}))
 		require.Error(t, err, tt.url)
