@@ -8,6 +8,7 @@ require (
 	github.com/lib/pq v1.12.3
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
+	github.com/tidwall/btree v1.8.2
 	github.com/ulule/limiter/v3 v3.11.2
 	golang.org/x/crypto v0.58.0
 	modernc.org/sqlite v1.62.0

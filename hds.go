@@ -54,7 +54,6 @@ func New(opts ...Option) http.Handler {
 // never holds a secret or a key. On error NewHandler has started nothing.
 func NewHandler(opts ...Option) (http.Handler, error) {
 	c := config{
-		security:     Security{RequireAuth: true},
 		maxBodyBytes: DefaultMaxBodyBytes,
 		maxImport:    DefaultMaxImportBytes,
 		logger:       slog.Default(),
@@ -120,14 +119,14 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		sealer = keyring
 	}
 	api := handler.New(handler.Config{
-		Store:       c.store,
-		Users:       c.users,
-		Sessions:    c.users,
-		Access:      c.store,
-		Tokens:      tokens,
-		RequireAuth: c.security.RequireAuth,
-		Sealer:      sealer,
-		Version:     Version,
+		Store:          c.store,
+		Users:          c.users,
+		Sessions:       c.users,
+		Access:         c.store,
+		Tokens:         tokens,
+		AllowAnonymous: c.security.AllowAnonymous,
+		Sealer:         sealer,
+		Version:        Version,
 		RateLimiter: middleware.NewRateLimiter(c.limitStore,
 			limiter.Rate{Period: time.Hour, Limit: int64(c.perHour)},
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),
@@ -144,9 +143,9 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Shutdown:          c.shutdown,
 		Console:           c.console,
 	})
-	if !c.security.RequireAuth {
+	if c.security.AllowAnonymous {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
-			"(hds.Security.RequireAuth is false)")
+			"(hds.Security.AllowAnonymous is true)")
 	}
 	// The chain, outermost first. NoStore marks every answer under
 	// /api/v1/ uncacheable. CORS answers preflights before anything is

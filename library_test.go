@@ -38,7 +38,7 @@ func TestNewWithoutOptions(t *testing.T) {
 
 func TestNewPanicsOnInvalidOptions(t *testing.T) {
 	secure := func(secret string) hds.Option {
-		return hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true})
+		return hds.WithSecurity(hds.Security{JWTSecret: secret})
 	}
 	tests := []struct {
 		name   string

@@ -17,7 +17,7 @@ import (
 // options returns the same API as New.
 func TestNewHandler(t *testing.T) {
 	secure := func(secret string) hds.Option {
-		return hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true})
+		return hds.WithSecurity(hds.Security{JWTSecret: secret})
 	}
 	tests := []struct {
 		name string
@@ -28,7 +28,7 @@ func TestNewHandler(t *testing.T) {
 		{"jwt secret of 31 bytes", []hds.Option{secure(strings.Repeat("s", 31))}, []string{"JWT secret must be at least 32 bytes, got 31"}},
 		{"jwt secret of 32 bytes", []hds.Option{secure(strings.Repeat("s", 32))}, nil},
 		{"credential key of 16 bytes", []hds.Option{hds.WithCredentialKey(make([]byte, 16))}, []string{"WithCredentialKey: key 0 must be 32 bytes, got 16"}},
-		{"bad duration", []hds.Option{hds.WithSecurity(hds.Security{JWTExpiration: "soon", RequireAuth: true})},
+		{"bad duration", []hds.Option{hds.WithSecurity(hds.Security{JWTExpiration: "soon"})},
 			[]string{`Security.JWTExpiration: invalid duration "soon"`}},
 		{"bad trusted proxy", []hds.Option{hds.WithTrustedProxies("not-an-ip")}, []string{`WithTrustedProxies: trusted proxy "not-an-ip"`}},
 		{"two bad options", []hds.Option{hds.WithStore(nil), hds.WithLoginThrottle(0, 1, 1)},

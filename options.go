@@ -52,10 +52,9 @@ func (c *config) fail(format string, args ...any) {
 }
 
 // Security configures authentication. Durations take Go's forms ("90m",
-// "1h") plus whole days ("7d"); an empty string means the default.
-//
-// WithSecurity sets every field at once, so RequireAuth false there turns
-// authentication off: spell out RequireAuth: true.
+// "1h") plus whole days ("7d"); an empty string means the default. Every
+// field left out is the safe choice: Security{JWTSecret: s} keeps
+// authentication on.
 type Security struct {
 	// JWTSecret signs and verifies tokens (HS256); at least 32 bytes.
 	// Default: 32 random bytes made by New, so tokens do not survive a
@@ -65,10 +64,10 @@ type Security struct {
 	JWTExpiration string
 	// JWTIssuer is the iss claim. Default "hds".
 	JWTIssuer string
-	// RequireAuth, when false, lets requests without an Authorization
-	// header run as the built-in user "anonymous". Default (without
-	// WithSecurity) true.
-	RequireAuth bool
+	// AllowAnonymous, when true, turns authentication off: requests
+	// without an Authorization header run as the built-in user
+	// "anonymous". Default false: every request needs a token.
+	AllowAnonymous bool
 	// RefreshWindow is how long after its expiry a token may still be
 	// refreshed. Default "7d".
 	RefreshWindow string
@@ -134,8 +133,8 @@ func WithUsers(u store.Accounts) Option {
 }
 
 // WithSecurity sets the authentication settings; see Security for each
-// field's default. Default: a random JWT secret, "1h", "hds", RequireAuth
-// true, "7d", "30d".
+// field's default. Default: a random JWT secret, "1h", "hds", AllowAnonymous
+// false, "7d", "30d".
 func WithSecurity(s Security) Option {
 	return func(c *config) { c.security = s }
 }

@@ -114,10 +114,14 @@ func (c *apiClient) failure(method, path string, resp *http.Response) error {
 }
 
 // parseFlags parses a client command's flags, turning a bad flag into a
-// usageError (the flag package prints nothing itself).
+// usageError and -h into a helpError (the flag package prints nothing
+// itself).
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &helpError{flags: fs}
+		}
 		return usagef("%s: %v", fs.Name(), err)
 	}
 	return nil

@@ -292,12 +292,12 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 
 	// Security: the durations and the secret's length are hds's to check.
 	cfg.security = hds.Security{
-		JWTSecret:     sec.JWTSecret,
-		JWTExpiration: cmp.Or(sec.JWTExpiration, hds.DefaultJWTExpiration),
-		JWTIssuer:     cmp.Or(sec.JWTIssuer, hds.DefaultJWTIssuer),
-		RequireAuth:   sec.RequireAuth == nil || *sec.RequireAuth,
-		RefreshWindow: cmp.Or(sec.RefreshWindow, hds.DefaultRefreshWindow),
-		MaxSessionAge: cmp.Or(sec.MaxSessionAge, hds.DefaultMaxSessionAge),
+		JWTSecret:      sec.JWTSecret,
+		JWTExpiration:  cmp.Or(sec.JWTExpiration, hds.DefaultJWTExpiration),
+		JWTIssuer:      cmp.Or(sec.JWTIssuer, hds.DefaultJWTIssuer),
+		AllowAnonymous: sec.RequireAuth != nil && !*sec.RequireAuth,
+		RefreshWindow:  cmp.Or(sec.RefreshWindow, hds.DefaultRefreshWindow),
+		MaxSessionAge:  cmp.Or(sec.MaxSessionAge, hds.DefaultMaxSessionAge),
 	}
 	if sec.CredentialKey == "" && len(sec.PreviousCredentialKeys) > 0 {
 		return nil, errors.New("security.previous_credential_keys needs a primary key in security.credential_key (or HDS_CREDENTIAL_KEY)")

@@ -13,8 +13,13 @@ const credentialsUsage = `credentials rotate [AFTER_ID]   re-seal every credenti
 
 // runCredentials runs "credentials rotate [AFTER_ID]".
 func runCredentials(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] != "rotate" || len(args) > 2 {
-		return usagef("credentials rotate [AFTER_ID]")
+	switch {
+	case len(args) == 0:
+		return usagef("credentials needs an action: rotate")
+	case args[0] != "rotate":
+		return usagef("unknown credentials action %q: use rotate", args[0])
+	case len(args) > 2:
+		return usagef("credentials rotate takes at most one argument, the record id to resume after")
 	}
 	var after string
 	if len(args) == 2 {

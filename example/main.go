@@ -88,11 +88,15 @@ func (e *env) config() (*config, error) { return loadConfig(e.configPath, e.gete
 
 // commandFamily is one first word of the command line and what runs it.
 // run gets the arguments after that word; it returns a usageError for bad
-// arguments, so that the usage is printed with it.
+// arguments, which is printed as one line naming the problem and where
+// the usage is (-h), and a helpError when asked for its usage.
 type commandFamily struct {
 	name  string
 	usage string // lines of the usage text, without the program name
 	run   func(ctx context.Context, e *env, args []string) error
+	// flags: run parses flags, -h among them (its helpError lists them);
+	// for the other families run answers a first argument -h.
+	flags bool
 }
 
 // commands is every command family, in the order of the usage text.
@@ -100,20 +104,39 @@ var commands = []commandFamily{
 	{name: "serve", usage: serveUsage, run: runServe},
 	{name: "user", usage: userUsage, run: runUser},
 	{name: "credentials", usage: credentialsUsage, run: runCredentials},
-	{name: "run", usage: runUsage, run: runRun},
-	{name: "export", usage: exportUsage, run: runExport},
-	{name: "import", usage: importUsage, run: runImport},
+	{name: "run", usage: runUsage, run: runRun, flags: true},
+	{name: "export", usage: exportUsage, run: runExport, flags: true},
+	{name: "import", usage: importUsage, run: runImport, flags: true},
 }
 
-// usageError is a bad command line: run prints the usage with it.
-type usageError struct{ msg string }
+// usageError is a bad command line (API.md section 18: one clear line
+// and a non-zero exit). run adds help, the command line that prints the
+// usage.
+type usageError struct {
+	msg  string
+	help string // e.g. "example run -h"
+}
 
-func (e *usageError) Error() string { return "usage: " + e.msg }
+func (e *usageError) Error() string {
+	if e.help == "" {
+		return e.msg
+	}
+	return e.msg + " (usage: " + e.help + ")"
+}
 
 // usagef returns a usageError.
 func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
+
+// helpError is a command's -h: run prints the usage of the command's
+// family (with flags, the flags of the command) and exits 0.
+type helpError struct{ flags *flag.FlagSet }
+
+func (*helpError) Error() string { return "help requested" }
+
+// isHelp reports whether arg asks for the usage.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h" }
 
 const envUsage = `
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
@@ -132,25 +155,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		name, args = filepath.Base(args[0]), args[1:]
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // a bad flag is one line (usageError), not the usage
 	configPath := fs.String("config", "", "read the configuration from this JSON `FILE`")
-	fs.Usage = func() {
+	usage := func() {
 		var b strings.Builder
 		b.WriteString("Usage:\n")
 		for _, c := range commands {
 			for line := range strings.Lines(c.usage) {
-				fmt.Fprintf(&b, "  %s [-config FILE] %s", fs.Name(), line)
+				fmt.Fprintf(&b, "  %s [-config FILE] %s", name, line)
 			}
 		}
 		b.WriteString(envUsage)
-		fmt.Fprint(fs.Output(), b.String())
+		fmt.Fprint(stderr, b.String())
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage()
 			return nil
 		}
-		return err // flag has printed the problem and the usage
+		return &usageError{msg: err.Error(), help: name + " -h"}
 	}
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, configPath: *configPath,
 		logger: slog.New(slog.NewTextHandler(stderr, nil))}
@@ -162,17 +187,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if c.name != rest[0] {
 			continue
 		}
-		err := c.run(ctx, e, rest[1:])
+		var err error
+		if !c.flags && len(rest) > 1 && isHelp(rest[1]) {
+			err = &helpError{}
+		} else {
+			err = c.run(ctx, e, rest[1:])
+		}
 		var uerr *usageError
-		if errors.As(err, &uerr) {
-			fs.Usage()
+		var help *helpError
+		switch {
+		case errors.As(err, &help):
+			familyUsage(stderr, name, c, help.flags)
+			return nil
+		case errors.As(err, &uerr):
+			uerr.help = name + " " + c.name + " -h"
 		}
 		return err
 	}
-	fs.Usage()
 	names := make([]string, len(commands))
 	for i, c := range commands {
 		names[i] = c.name
 	}
-	return usagef("unknown command %q: use %s", rest[0], strings.Join(names, ", "))
+	return &usageError{msg: fmt.Sprintf("unknown command %q: use %s", rest[0], strings.Join(names, ", ")), help: name + " -h"}
+}
+
+// familyUsage prints the usage of the command family c of program name
+// to w, with the flags of flags when not nil.
+func familyUsage(w io.Writer, name string, c commandFamily, flags *flag.FlagSet) {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	for line := range strings.Lines(c.usage) {
+		fmt.Fprintf(&b, "  %s [-config FILE] %s", name, line)
+	}
+	fmt.Fprint(w, b.String())
+	if flags != nil {
+		fmt.Fprint(w, "\nFlags:\n")
+		flags.SetOutput(w)
+		flags.PrintDefaults()
+	}
 }

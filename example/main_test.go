@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -95,7 +97,7 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Fatalf("loadConfig: %v", err)
 	}
 	wantSec := hds.Security{JWTSecret: testJWTSecret, JWTExpiration: "90m", JWTIssuer: "me",
-		RequireAuth: false, RefreshWindow: "2d", MaxSessionAge: "720h"}
+		AllowAnonymous: true, RefreshWindow: "2d", MaxSessionAge: "720h"}
 	if cfg.security != wantSec {
 		t.Errorf("security = %+v, want %+v", cfg.security, wantSec)
 	}
@@ -140,7 +142,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatalf("loadConfig: %v", err)
 			}
-			wantSec := hds.Security{JWTExpiration: "1h", JWTIssuer: "hds", RequireAuth: true,
+			wantSec := hds.Security{JWTExpiration: "1h", JWTIssuer: "hds",
 				RefreshWindow: "7d", MaxSessionAge: "30d"}
 			if cfg.security != wantSec {
 				t.Errorf("security = %+v, want %+v", cfg.security, wantSec)
@@ -366,46 +368,79 @@ func TestUserCommandsWithMemoryStore(t *testing.T) {
 	})
 }
 
+// TestUsageErrors checks that a bad command line is one line naming the
+// problem and where the usage is, with a non-zero exit (API.md section
+// 18), for every command family, and that -h prints the usage and exits 0.
 func TestUsageErrors(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
-		want string
+		args       []string
+		want, help string
 	}{
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"serve", "now"}, "serve takes no arguments"},
-		{[]string{"user"}, "user needs an action"},
-		{[]string{"user", "rename", "a"}, `unknown user action "rename"`},
-		{[]string{"user", "add"}, "user add takes exactly one argument"},
-		{[]string{"user", "add", "a", "b"}, "user add takes exactly one argument"},
-		{[]string{"user", "disable"}, "user disable takes exactly one argument"},
-		{[]string{"user", "enable", "a", "b"}, "user enable takes exactly one argument"},
-		{[]string{"user", "delete"}, "user delete takes exactly one argument"},
-		{[]string{"user", "list", "extra"}, "user list takes no arguments"},
-		{[]string{"user", "password"}, "user password takes exactly one argument"},
-		{[]string{"user", "password", "a", "b"}, "user password takes exactly one argument"},
-		{[]string{"-nope"}, "flag provided but not defined"},
-		{[]string{"-config"}, "flag needs an argument"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, run, export, import`, "example -h"},
+		{[]string{"serve", "now"}, `serve takes no arguments, got ["now"]`, "example serve -h"},
+		{[]string{"user"}, "user needs an action: add, disable, enable, delete, password or list", "example user -h"},
+		{[]string{"user", "rename", "a"}, `unknown user action "rename": use add, disable, enable, delete, password or list`, "example user -h"},
+		{[]string{"user", "add"}, "user add takes exactly one argument, the username", "example user -h"},
+		{[]string{"user", "add", "a", "b"}, "user add takes exactly one argument, the username", "example user -h"},
+		{[]string{"user", "disable"}, "user disable takes exactly one argument, the username", "example user -h"},
+		{[]string{"user", "enable", "a", "b"}, "user enable takes exactly one argument, the username", "example user -h"},
+		{[]string{"user", "delete"}, "user delete takes exactly one argument, the username", "example user -h"},
+		{[]string{"user", "list", "extra"}, "user list takes no arguments", "example user -h"},
+		{[]string{"user", "password"}, "user password takes exactly one argument, the username", "example user -h"},
+		{[]string{"user", "password", "a", "b"}, "user password takes exactly one argument, the username", "example user -h"},
+		{[]string{"credentials"}, "credentials needs an action: rotate", "example credentials -h"},
+		{[]string{"credentials", "turn"}, `unknown credentials action "turn": use rotate`, "example credentials -h"},
+		{[]string{"credentials", "rotate", "a", "b"}, "credentials rotate takes at most one argument, the record id to resume after", "example credentials -h"},
+		{[]string{"run", "-cluster", "onlyP", "--", "true"}, "run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER", "example run -h"},
+		{[]string{"run", "-cluster", "p/c/k"}, "run: give the command to run after --", "example run -h"},
+		{[]string{"run", "-nope"}, "run: flag provided but not defined: -nope", "example run -h"},
+		{[]string{"export"}, "export takes exactly one argument, the project", "example export -h"},
+		{[]string{"export", "-reveal=maybe", "p"}, `export: invalid boolean value "maybe" for -reveal: parse error`, "example export -h"},
+		{[]string{"import", "-merge", "p"}, "import: flag provided but not defined: -merge", "example import -h"},
+		{[]string{"import", "a", "b"}, "import takes exactly one argument, the project", "example import -h"},
+		{[]string{"-nope"}, "flag provided but not defined: -nope", "example -h"},
+		{[]string{"-config"}, "flag needs an argument: -config", "example -h"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			_, stderr, err := runOnce(t, tt.args, nil, "")
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %v, want one containing %q", err, tt.want)
+			stdout, stderr, err := runOnce(t, tt.args, nil, "")
+			want := tt.want + " (usage: " + tt.help + ")"
+			if err == nil || err.Error() != want {
+				t.Errorf("error = %v, want %q", err, want)
 			}
-			if !strings.Contains(stderr, "Usage:") {
-				t.Errorf("stderr = %q, want the usage", stderr)
+			var exit *exitError
+			if errors.As(err, &exit) && exit.code == 0 {
+				t.Errorf("exit status 0, want non-zero")
+			}
+			if stdout != "" || stderr != "" {
+				t.Errorf("stdout %q, stderr %q: want nothing but the error's one line", stdout, stderr)
 			}
 		})
 	}
 
-	t.Run("help", func(t *testing.T) {
-		_, stderr, err := runOnce(t, []string{"-h"}, nil, "")
-		if err != nil {
-			t.Errorf("-h: error %v, want none", err)
-		}
-		if !strings.Contains(stderr, "user add NAME") {
-			t.Errorf("-h: stderr = %q, want the usage", stderr)
-		}
-	})
+	for _, tt := range []struct {
+		args []string
+		want []string // lines of the usage printed
+	}{
+		{[]string{"-h"}, []string{"example [-config FILE] user add NAME", "example [-config FILE] run [-url URL]", "-config FILE"}},
+		{[]string{"user", "-h"}, []string{"example [-config FILE] user add NAME"}},
+		{[]string{"credentials", "-h"}, []string{"example [-config FILE] credentials rotate [AFTER_ID]"}},
+		{[]string{"serve", "-h"}, []string{"example [-config FILE] [serve]"}},
+		{[]string{"run", "-h"}, []string{"example [-config FILE] run [-url URL] -cluster P/C/K -- CMD ARGS...", "-cluster PROJECT/COLLECTION/CLUSTER"}},
+		{[]string{"export", "-url", "http://x", "-h"}, []string{"example [-config FILE] export [-url URL] [-reveal] P", "-reveal"}},
+		{[]string{"import", "--help"}, []string{"example [-config FILE] import [-url URL] [-replace] [-dry-run] P", "-dry-run"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, err := runOnce(t, tt.args, nil, "")
+			if err != nil {
+				t.Errorf("error %v, want none", err)
+			}
+			for _, line := range tt.want {
+				if !strings.Contains(stderr, line) {
+					t.Errorf("stderr = %q, want the usage with %q", stderr, line)
+				}
+			}
+		})
+	}
 }
 
 // TestUserActions runs the user actions against a directory, as they will
@@ -741,15 +776,77 @@ func TestServeListenError(t *testing.T) {
 }
 
 func TestRedisUnreachable(t *testing.T) {
-	// Port 1 on the loopback interface has no Redis server.
-	stdout, stderr, err := runOnce(t, nil, map[string]string{
-		"HDS_ADDR":      "127.0.0.1:0",
-		"HDS_REDIS_URL": "redis://:redis-secret@127.0.0.1:1/0",
-	}, "")
-	if err == nil || !strings.Contains(err.Error(), "HDS_REDIS_URL: cannot reach Redis") {
-		t.Fatalf("error = %v, want one saying Redis cannot be reached", err)
+	// A port of the loopback interface with no server behind it, until
+	// the test forwards it to the Redis server of the machine.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(err.Error()+stdout+stderr, "redis-secret") {
-		t.Errorf("the output shows the Redis password: %v\n%s\n%s", err, stdout, stderr)
+	addr := ln.Addr().String()
+	ln.Close()
+	s := start(t, nil, map[string]string{
+		"HDS_ADDR":      "127.0.0.1:0",
+		"HDS_REDIS_URL": "redis://:redis-secret@" + addr + "/0",
+	})
+	health := func() (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Get(s.url + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, out
+	}
+	status, out := health()
+	if status != http.StatusOK || out["status"] != "degraded" || out["checks"].(map[string]any)["rate_limit"] != "unavailable" {
+		t.Errorf("/health while Redis is unreachable: %d %v, want 200, degraded, rate_limit unavailable", status, out)
+	}
+	if status, env := call(t, "GET", s.url+"/api/v1/projects", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("a request while Redis is unreachable: %d %v, want the API's answer (401 without a token)", status, env)
+	}
+	if !strings.Contains(s.stderr.String(), "cannot reach Redis") {
+		t.Errorf("the log does not say that Redis cannot be reached:\n%s", s.stderr.String())
+	}
+
+	// Redis answers: the server switches to it.
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", "127.0.0.1:6379")
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, c) }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, out = health(); out["status"] == "ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/health once Redis answers: %v, want ok", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.Contains(s.stdout.String()+s.stderr.String(), "redis-secret") {
+		t.Errorf("the output shows the Redis password:\n%s\n%s", s.stdout.String(), s.stderr.String())
 	}
 }

@@ -137,35 +137,34 @@ func TestRunErrors(t *testing.T) {
 	runFixture(t, base, token)
 	withToken := map[string]string{"HDS_TOKEN": token}
 	for _, tc := range []struct {
-		what  string
-		args  []string
-		env   map[string]string
-		want  string
-		code  int  // 0: not an exitError (exit status 1)
-		usage bool // the usage is printed
+		what string
+		args []string
+		env  map[string]string
+		want string
+		code int // 0: not an exitError (exit status 1)
 	}{
 		{"missing cluster", []string{"run", "-url", base, "-cluster", "p/c/nope", "--", "true"}, withToken,
-			`run: GET /api/v1/projects/p/collections/c/clusters/nope: 404 RESOURCE_NOT_FOUND: Resource not found: cluster "nope" not found`, 0, false},
+			`run: GET /api/v1/projects/p/collections/c/clusters/nope: 404 RESOURCE_NOT_FOUND: Resource not found: cluster "nope" not found`, 0},
 		{"no token", []string{"run", "-url", base, "-cluster", "p/c/k", "--", "true"}, nil,
-			"run: GET /api/v1/projects/p/collections/c/clusters/k: 401 AUTHENTICATION_FAILED: No authorization token provided (set HDS_TOKEN to a user token or an API token)", 0, false},
+			"run: GET /api/v1/projects/p/collections/c/clusters/k: 401 AUTHENTICATION_FAILED: No authorization token provided (set HDS_TOKEN to a user token or an API token)", 0},
 		{"bad token", []string{"run", "-url", base, "-cluster", "p/c/k", "--", "true"}, map[string]string{"HDS_TOKEN": "nope"},
-			"run: GET /api/v1/projects/p/collections/c/clusters/k: 401 AUTHENTICATION_FAILED: Invalid or expired token", 0, false},
+			"run: GET /api/v1/projects/p/collections/c/clusters/k: 401 AUTHENTICATION_FAILED: Invalid or expired token", 0},
 		{"command not found", []string{"run", "-url", base, "-cluster", "p/c/k", "--", "./no-such-command"}, withToken,
-			"run: fork/exec ./no-such-command: no such file or directory", 127, false},
+			"run: fork/exec ./no-such-command: no such file or directory", 127},
 		{"no server", []string{"run", "-url", "http://127.0.0.1:1", "-cluster", "p/c/k", "--", "true"}, withToken,
-			"run: GET /api/v1/projects/p/collections/c/clusters/k: dial tcp 127.0.0.1:1: connect: connection refused", 0, false},
+			"run: GET /api/v1/projects/p/collections/c/clusters/k: dial tcp 127.0.0.1:1: connect: connection refused", 0},
 		{"bad url", []string{"run", "-url", "ftp://user:pw@host", "-cluster", "p/c/k", "--", "true"}, withToken,
-			"run: the server URL (-url or HDS_URL) must be an http:// or https:// URL such as http://127.0.0.1:8080", 0, false},
+			"run: the server URL (-url or HDS_URL) must be an http:// or https:// URL such as http://127.0.0.1:8080", 0},
 		{"no cluster", []string{"run", "-url", base, "--", "true"}, withToken,
-			"usage: run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER", 0, true},
+			"run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER (usage: example run -h)", 0},
 		{"short cluster", []string{"run", "-url", base, "-cluster", "p/c", "--", "true"}, withToken,
-			"usage: run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER", 0, true},
+			"run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER (usage: example run -h)", 0},
 		{"empty level", []string{"run", "-url", base, "-cluster", "p//k", "--", "true"}, withToken,
-			"usage: run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER", 0, true},
+			"run: -cluster must name a cluster as PROJECT/COLLECTION/CLUSTER (usage: example run -h)", 0},
 		{"no command", []string{"run", "-url", base, "-cluster", "p/c/k", "--"}, withToken,
-			"usage: run: give the command to run after --", 0, true},
+			"run: give the command to run after -- (usage: example run -h)", 0},
 		{"unknown flag", []string{"run", "-nope", "-cluster", "p/c/k", "--", "true"}, withToken,
-			"usage: run: flag provided but not defined: -nope", 0, true},
+			"run: flag provided but not defined: -nope (usage: example run -h)", 0},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			stdout, stderr, err := runOnce(t, tc.args, tc.env, "")
@@ -179,7 +178,7 @@ func TestRunErrors(t *testing.T) {
 			} else {
 				assert.False(t, errors.As(err, &exit), "exit status 1")
 			}
-			assert.Equal(t, tc.usage, strings.Contains(stderr, "Usage:"), "usage printed: %q", stderr)
+			assert.NotContains(t, stderr, "Usage:", "one line, not the usage")
 			assert.NotContains(t, err.Error(), "user:pw")
 			assertNoSecret(t, stdout, stderr, err.Error())
 		})

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -109,7 +110,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled"
 	}
 	if cfg.redisURL != "" {
-		limits, closeRedis, err := redisLimitStore(ctx, cfg)
+		limits, closeRedis, err := redisLimitStore(ctx, cfg, logger)
 		if err != nil {
 			return err
 		}
@@ -130,7 +131,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	if keyWarning != "" {
 		logger.Warn(keyWarning)
 	}
-	if !cfg.security.RequireAuth {
+	if cfg.security.AllowAnonymous {
 		logger.Warn("require_auth is false: requests without a token run as the built-in user \"anonymous\"")
 	}
 	if err := ensureUsers(ctx, users, cfg.users, logger); err != nil {
@@ -197,27 +198,89 @@ func newHTTPServer(s serverSettings, h http.Handler, logger *slog.Logger) *http.
 	}
 }
 
-// redisLimitStore connects to the Redis server of cfg.redisURL and returns
-// ulule/limiter's Redis store on it, so that several instances share their
-// rate limit counters, and a function that closes the connection.
-func redisLimitStore(ctx context.Context, cfg *config) (limiter.Store, func(), error) {
+// redisLimitStore returns ulule/limiter's Redis store on the Redis server
+// of cfg.redisURL, so that several instances share their rate limit
+// counters, and a function that closes the connection. A Redis server
+// that does not answer at start does not stop the server (API.md section
+// 8's fallback applies at start too): the store is made on the first call
+// after Redis answers, and until then its calls fail, so that hds counts
+// in this process and /health says "degraded" (middleware.FallbackStore,
+// which hds.WithRateLimitStore puts in front of it).
+func redisLimitStore(ctx context.Context, cfg *config, logger *slog.Logger) (limiter.Store, func(), error) {
 	opts, err := redis.ParseURL(cfg.redisURL)
 	if err != nil { // checked by resolve already
 		return nil, nil, fmt.Errorf("%s is not a valid Redis URL", cfg.redisURLFrom)
 	}
 	client := redis.NewClient(opts)
+	l := &lazyRedisStore{client: client}
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := client.Ping(pingCtx).Err(); err != nil {
-		_ = client.Close()
-		return nil, nil, fmt.Errorf("%s: cannot reach Redis: %s", cfg.redisURLFrom, redact(err, cfg.redisURL))
-	}
-	s, err := limiterredis.NewStoreWithOptions(client, limiter.StoreOptions{Prefix: "hds"})
-	if err != nil {
+		logger.Warn("cannot reach Redis: rate limit counters are kept in this process until it answers",
+			"from", cfg.redisURLFrom, "error", redact(err, cfg.redisURL))
+	} else if _, err := l.store(); err != nil {
 		_ = client.Close()
 		return nil, nil, fmt.Errorf("%s: Redis rate limit store: %s", cfg.redisURLFrom, redact(err, cfg.redisURL))
 	}
-	return s, func() { _ = client.Close() }, nil
+	return l, func() { _ = client.Close() }, nil
+}
+
+// lazyRedisStore is ulule/limiter's Redis store, made on the first call
+// that finds Redis answering (making it loads scripts into Redis).
+type lazyRedisStore struct {
+	client *redis.Client
+	mu     sync.Mutex
+	made   limiter.Store
+}
+
+// store returns the Redis store, making it if it is not yet.
+func (l *lazyRedisStore) store() (limiter.Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.made == nil {
+		s, err := limiterredis.NewStoreWithOptions(l.client, limiter.StoreOptions{Prefix: "hds"})
+		if err != nil {
+			return nil, err
+		}
+		l.made = s
+	}
+	return l.made, nil
+}
+
+// Get implements limiter.Store.
+func (l *lazyRedisStore) Get(ctx context.Context, key string, rate limiter.Rate) (limiter.Context, error) {
+	s, err := l.store()
+	if err != nil {
+		return limiter.Context{}, err
+	}
+	return s.Get(ctx, key, rate)
+}
+
+// Peek implements limiter.Store.
+func (l *lazyRedisStore) Peek(ctx context.Context, key string, rate limiter.Rate) (limiter.Context, error) {
+	s, err := l.store()
+	if err != nil {
+		return limiter.Context{}, err
+	}
+	return s.Peek(ctx, key, rate)
+}
+
+// Reset implements limiter.Store.
+func (l *lazyRedisStore) Reset(ctx context.Context, key string, rate limiter.Rate) (limiter.Context, error) {
+	s, err := l.store()
+	if err != nil {
+		return limiter.Context{}, err
+	}
+	return s.Reset(ctx, key, rate)
+}
+
+// Increment implements limiter.Store.
+func (l *lazyRedisStore) Increment(ctx context.Context, key string, n int64, rate limiter.Rate) (limiter.Context, error) {
+	s, err := l.store()
+	if err != nil {
+		return limiter.Context{}, err
+	}
+	return s.Increment(ctx, key, n, rate)
 }
 
 // baseURL is the URL a local client reaches the listener at.

@@ -87,25 +87,24 @@ func TestExportImportClient(t *testing.T) {
 		args  []string
 		stdin string
 		want  string
-		usage bool
 	}{
 		{"export of a missing project", []string{"export", "missing"}, "",
-			`export: GET /api/v1/projects/missing/export: 404 RESOURCE_NOT_FOUND: Resource not found: project "missing" not found`, false},
+			`export: GET /api/v1/projects/missing/export: 404 RESOURCE_NOT_FOUND: Resource not found: project "missing" not found`},
 		{"import into a missing project", []string{"import", "missing"}, doc,
-			`import: POST /api/v1/projects/missing/import: 404 RESOURCE_NOT_FOUND: Resource not found: project "missing" not found`, false},
+			`import: POST /api/v1/projects/missing/import: 404 RESOURCE_NOT_FOUND: Resource not found: project "missing" not found`},
 		{"import of nothing", []string{"import", "p"}, " \n",
-			"import: stdin is empty: give the export document on stdin (import P < file.json)", false},
-		{"export without project", []string{"export"}, "", "usage: export takes exactly one argument, the project", true},
-		{"export of two projects", []string{"export", "a", "b"}, "", "usage: export takes exactly one argument, the project", true},
-		{"import without project", []string{"import", "-replace"}, doc, "usage: import takes exactly one argument, the project", true},
-		{"import with an unknown flag", []string{"import", "-merge", "p"}, doc, "usage: import: flag provided but not defined: -merge", true},
+			"import: stdin is empty: give the export document on stdin (import P < file.json)"},
+		{"export without project", []string{"export"}, "", "export takes exactly one argument, the project (usage: example export -h)"},
+		{"export of two projects", []string{"export", "a", "b"}, "", "export takes exactly one argument, the project (usage: example export -h)"},
+		{"import without project", []string{"import", "-replace"}, doc, "import takes exactly one argument, the project (usage: example import -h)"},
+		{"import with an unknown flag", []string{"import", "-merge", "p"}, doc, "import: flag provided but not defined: -merge (usage: example import -h)"},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			stdout, stderr, err := runOnce(t, tc.args, map[string]string{"HDS_TOKEN": "tok", "HDS_URL": srv.URL}, tc.stdin)
 			require.Error(t, err)
 			assert.Equal(t, tc.want, err.Error())
 			assert.Empty(t, stdout)
-			assert.Equal(t, tc.usage, strings.Contains(stderr, "Usage:"), "usage printed: %q", stderr)
+			assert.NotContains(t, stderr, "Usage:", "one line, not the usage")
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/hds-go/hds/auth"
@@ -290,7 +291,7 @@ func (b tokenBody) check(now time.Time) (*store.APIToken, error) {
 	}
 	invalid := func(msg string) error { return &store.ValidationError{Message: msg} }
 	name := *b.Name
-	if name == "" || len(name) > maxTokenName || !utf8.ValidString(name) || strings.ContainsFunc(name, isControl) {
+	if name == "" || len(name) > maxTokenName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
 		return nil, invalid("name must be 1 to 128 bytes of text without control characters")
 	}
 	if b.Role == nil {
@@ -340,8 +341,6 @@ func positiveInteger(s string) (int64, bool) {
 	}
 	return n, n <= maxExpiresIn
 }
-
-func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
 
 // handleCreateToken serves POST P/tokens: a new API token, whose string
 // appears in this answer only; the store keeps its hash.

@@ -84,6 +84,7 @@ func (rec records) handleBatch() queryHandler {
 			return
 		}
 		results, err := rec.store.Apply(r.Context(), pathOf(r), b)
+		extendWriteDeadline(w, r) // a big batch may take longer than the write timeout to apply
 		if err != nil {
 			batchFail(w, r, err, missing)
 			return

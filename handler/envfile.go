@@ -3,8 +3,8 @@ package handler
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -85,43 +85,85 @@ func appendEnvLine(b []byte, name, text string) []byte {
 	return append(b, '\'', '\n')
 }
 
-// writeEnvFile writes the environment file of k's records, credentials
-// revealed or masked.
-func (rec records) writeEnvFile(w http.ResponseWriter, k *store.Cluster, reveal bool) error {
-	items := k.Records
-	byName := func(a, b *store.Record) int { return strings.Compare(a.Name, b.Name) }
-	if !slices.IsSortedFunc(items, byName) {
-		items = slices.SortedFunc(slices.Values(items), byName)
-	}
-	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:0]
-	skipped := 0
-	var err error
-	for _, it := range items {
-		if !isEnvName(it.Name) {
+// envBuffered is how much of an environment file is gathered before it
+// is written: a file that fits is answered from one reading of the
+// cluster.
+const envBuffered = 1 << 20
+
+// writeEnvFile answers the environment file of the cluster at p,
+// credentials revealed or masked, from items (its records, as the caller
+// started reading them after checking the access), as they are read
+// (store.Streamer): the response never holds more than
+// envBuffered bytes, whatever the size of the cluster. The header counting
+// the skipped records comes before the lines, so a file larger than
+// envBuffered is read twice: once to count, once to write (a record
+// created, renamed or deleted in between may make the count differ from
+// the lines by that record). A failure before anything was written is
+// answered with its error envelope; after that, the response is aborted
+// (see stream.go).
+func (rec records) writeEnvFile(w http.ResponseWriter, r *http.Request, items iter.Seq2[*store.Record, error], p store.Path, reveal bool) {
+	out := &stream{w: w, r: r, bp: bufPool.Get().(*[]byte)}
+	out.b = (*out.bp)[:0]
+	skipped, whole := 0, true
+	for it, err := range items {
+		if err == nil && !isEnvName(it.Name) {
 			skipped++
 			continue
 		}
-		var v json.RawMessage
-		if v, err = rec.creds.visible(it, reveal); err != nil {
-			break
+		if err == nil && whole {
+			out.b, err = rec.appendEnv(out.b, it, reveal)
+			whole = len(out.b) <= envBuffered
 		}
-		var text string
-		if text, err = envText(it.Type, v); err != nil {
-			break
+		if err != nil {
+			out.fail(err)
+			return
 		}
-		b = appendEnvLine(b, it.Name, text)
 	}
-	if err == nil {
-		h := w.Header()
-		h.Set("Content-Type", envContentType)
-		h.Set(skippedRecordsHeader, strconv.Itoa(skipped))
+	h := w.Header()
+	h.Set("Content-Type", envContentType)
+	h.Set(skippedRecordsHeader, strconv.Itoa(skipped))
+	if whole {
+		out.sent = true
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b) // the client went away
+		out.flush()
+		out.release()
+		return
 	}
-	if cap(b) <= maxPooled {
-		*bp = b
-		bufPool.Put(bp)
+	out.b = out.b[:0]
+	_, items, err := store.StreamClusterRecords(r.Context(), rec.store, p)
+	if err != nil {
+		h.Del(skippedRecordsHeader)
+		out.fail(err)
+		return
 	}
-	return err
+	out.sent = true
+	w.WriteHeader(http.StatusOK)
+	for it, err := range items {
+		if err == nil && isEnvName(it.Name) {
+			out.b, err = rec.appendEnv(out.b, it, reveal)
+		}
+		if err != nil {
+			out.fail(err)
+			return
+		}
+		if !out.more() {
+			break
+		}
+	}
+	out.flush()
+	out.release()
+}
+
+// appendEnv appends the line of the record it, whose name is an
+// environment variable name.
+func (rec records) appendEnv(b []byte, it *store.Record, reveal bool) ([]byte, error) {
+	v, err := rec.creds.visible(it, reveal)
+	if err != nil {
+		return b, err
+	}
+	text, err := envText(it.Type, v)
+	if err != nil {
+		return b, err
+	}
+	return appendEnvLine(b, it.Name, text), nil
 }

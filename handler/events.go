@@ -24,7 +24,10 @@ import (
 // checks again that the caller may still read the project (its path
 // resolved by the store, as any request's) and that its session is live;
 // it ends at the token's expiry, when the project is deleted, and when
-// the handler's Shutdown channel closes.
+// the handler's Shutdown channel closes. It never sends an event after
+// the entry that took the caller's access away (cutoff): that entry, when
+// the caller may see it, is its last event, whether the entry reaches the
+// stream first or a recheck finds the access gone first (finish).
 
 // Defaults of the change feed (events.keepalive, events.max_streams_per_user).
 const (
@@ -240,31 +243,48 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	recheck := time.NewTicker(recheckEvery)
 	defer recheck.Stop()
 	p.Project = wt.Project.Name
+	cut := cutoffOf(p.Caller, wt.Project.Revision)
+	last := wt.Project.Revision // the newest revision handled
 	var b []byte
+	// emit handles the event e: it follows a rename, writes e when it
+	// passes the filters, and reports whether the stream goes on (not when
+	// e is the entry that took the caller's access away, or the write
+	// failed).
+	emit := func(e *store.AuditEntry) bool {
+		last = max(last, e.Revision)
+		if e.Action == store.ActionProjectRename {
+			p.Project = e.Project // the checks follow the project
+		}
+		if q.matches(e) {
+			b = appendEvent(b[:0], e)
+			if !write(b) {
+				return false
+			}
+			keepalive.Reset(f.keepalive)
+		}
+		return !cut.at(e)
+	}
 	for {
 		select {
 		case e, ok := <-wt.C:
-			if !ok {
-				return // deleted, dropped for lagging, or the store failed
+			if !ok || !emit(e) {
+				return // deleted, dropped for lagging, the store failed, or cut
 			}
-			if e.Action == store.ActionProjectRename {
-				p.Project = e.Project // the checks follow the project
-			}
-			if !q.matches(e) {
-				continue
-			}
-			b = appendEvent(b[:0], e)
-			if !write(b) {
-				return
-			}
-			keepalive.Reset(f.keepalive)
 		case <-keepalive.C:
 			if !write([]byte(": keep-alive\n\n")) {
 				return
 			}
 			keepalive.Reset(f.keepalive)
 		case <-recheck.C:
-			if !f.allowed(ctx, p, claims, tokenHash) {
+			switch f.recheck(ctx, p, claims, tokenHash) {
+			case accessLost:
+				// The entry that took access away is in the log already
+				// (a change and its entry commit together) but may not
+				// have reached the watch: the stream ends at it, not
+				// before and not after.
+				f.finish(ctx, wt.Project.ID, last, cut, emit)
+				return
+			case streamEnds:
 				return
 			}
 		case <-expired:
@@ -277,24 +297,116 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	}
 }
 
-// allowed checks again that the caller may read the project and that its
-// session (or its API token, by tokenHash) is live, as a new request would
-// be checked. A project not found is left to the watch (a deletion ends
-// it; a rename it has not yet delivered changes the name).
-func (f *feed) allowed(ctx context.Context, p store.Path, claims *auth.Claims, tokenHash []byte) bool {
+// cutoff names the entries that take a stream's access away (API.md
+// section 16, v1.2): the member.delete naming its user and the
+// token.delete of its API token, committed after the access check that
+// opened it (revision above after: an entry replayed from before took no
+// access the stream had). Such an entry is the last event a stream sends.
+type cutoff struct {
+	after    int64
+	username string // of a user caller
+	tokenID  string // of an API token caller
+}
+
+// cutoffOf is the cutoff of a stream opened by c at revision after.
+func cutoffOf(c store.Caller, after int64) cutoff {
+	if c.TokenID != "" {
+		return cutoff{after: after, tokenID: c.TokenID}
+	}
+	if c.UserID == "" || c.UserID == store.AnonymousUserID {
+		return cutoff{after: after} // nobody a member.delete names
+	}
+	return cutoff{after: after, username: c.ActorName()}
+}
+
+// at reports whether e is the entry that takes the stream's access away.
+func (c cutoff) at(e *store.AuditEntry) bool {
+	if e.Revision <= c.after {
+		return false
+	}
+	switch e.Action {
+	case store.ActionMemberDelete:
+		return c.username != "" && e.Target == c.username
+	case store.ActionTokenDelete:
+		return c.tokenID != "" && e.Target == c.tokenID
+	}
+	return false
+}
+
+// finish ends a stream whose caller lost access to the project with id
+// projectID: it reads the log after revision last and, when it finds the
+// entry that took the access away, emits the events up to it (emit writes
+// those the caller may see); otherwise it sends nothing more, since the
+// entries after last may follow the loss.
+func (f *feed) finish(ctx context.Context, projectID string, last int64, cut cutoff, emit func(*store.AuditEntry) bool) {
+	var end int64
+	_ = f.entriesAfter(ctx, projectID, last, func(e *store.AuditEntry) bool {
+		if cut.at(e) {
+			end = e.Revision
+			return false
+		}
+		return true
+	})
+	if end == 0 {
+		return
+	}
+	_ = f.entriesAfter(ctx, projectID, last, func(e *store.AuditEntry) bool {
+		return e.Revision <= end && (!e.Action.IsEvent() || emit(e))
+	})
+}
+
+// entriesAfter calls fn with each entry of the project's log after
+// revision after, oldest first, until fn returns false or the log ends.
+func (f *feed) entriesAfter(ctx context.Context, projectID string, after int64, fn func(*store.AuditEntry) bool) error {
+	const page = 500
+	for {
+		entries, err := f.src.AuditEntriesAfter(ctx, projectID, after, page)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !fn(e) {
+				return nil
+			}
+			after = e.Revision
+		}
+		if len(entries) < page {
+			return nil
+		}
+	}
+}
+
+// What a recheck found.
+const (
+	stillAllowed = iota
+	streamEnds   // the session or the user is no longer live, or the check failed
+	accessLost   // the caller may no longer read the project, or its API token was revoked
+)
+
+// recheck checks again that the caller's session (or its API token, by
+// tokenHash) is live and that it may read the project, as a new request
+// would be checked. A project not found is left to the watch (a deletion
+// ends it; a rename it has not yet delivered changes the name).
+func (f *feed) recheck(ctx context.Context, p store.Path, claims *auth.Claims, tokenHash []byte) int {
 	if claims != nil && f.sessions != nil {
 		if _, err := middleware.SessionUser(ctx, f.sessions, claims); errors.Is(err, auth.ErrInvalidToken) {
-			return false
+			return streamEnds
 		}
 	}
 	if tokenHash != nil && f.access != nil {
 		// Revoked (or gone with its project): a new request would be 401.
 		if _, err := f.access.FindTokenByHash(ctx, tokenHash); errors.Is(err, store.ErrNotFound) {
-			return false
+			return accessLost
 		}
 	}
-	_, err := f.store.FindProject(ctx, p)
-	return err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable)
+	switch _, err := f.store.FindProject(ctx, p); {
+	case err == nil, errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUnavailable):
+		return stillAllowed
+	case errors.Is(err, store.ErrPermissionDenied):
+		return accessLost
+	default:
+		return streamEnds
+	}
 }
 
 // appendEvent appends one event of the stream: its revision as id, its

@@ -25,9 +25,9 @@ type Config struct {
 	// Access keeps the members and API tokens of projects; usually the
 	// same value as Store, which is used when it is nil.
 	Access store.Access
-	// RequireAuth false lets requests without a token run as
-	// auth.Anonymous.
-	RequireAuth bool
+	// AllowAnonymous lets requests without a token run as
+	// auth.Anonymous. False, the zero value, requires a token.
+	AllowAnonymous bool
 	// Sealer seals credential values; nil when no credential key is
 	// configured, and creating or updating CREDENTIAL records is refused.
 	Sealer Sealer

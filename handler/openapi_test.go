@@ -64,7 +64,7 @@ func opOf(pattern string) operation {
 // serveDocument fetches the document from a router of the given setting.
 func serveDocument(t *testing.T, requireAuth bool) []byte {
 	t.Helper()
-	h := New(Config{Version: "1.2.3", RequireAuth: requireAuth})
+	h := New(Config{Version: "1.2.3", AllowAnonymous: !requireAuth})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {
@@ -210,7 +210,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 // TestOpenAPIServed checks how the document is served: not enveloped, as
 // JSON, revalidated by ETag, without a token and without being counted.
 func TestOpenAPIServed(t *testing.T) {
-	h := New(Config{Version: "1.0.0", RequireAuth: true})
+	h := New(Config{Version: "1.0.0"})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {

@@ -74,7 +74,7 @@ func publicServer(t *testing.T, sealer handler.Sealer) (http.Handler, string) {
 	require.NoError(t, err)
 	limits := limitmemory.NewStore()
 	h := handler.New(handler.Config{
-		Store: m, Users: m, Tokens: tokens, RequireAuth: true, Sealer: sealer, Version: "host-1",
+		Store: m, Users: m, Tokens: tokens, Sealer: sealer, Version: "host-1",
 		RateLimiter:   middleware.NewRateLimiter(limits, limiter.Rate{Period: time.Minute, Limit: 100}),
 		LoginThrottle: middleware.NewLoginThrottle(limits, 10, 100, 15*time.Minute),
 		ClientIP:      clientIP, MaxBodyBytes: 1 << 20,
@@ -131,4 +131,27 @@ func TestPublicHandlerWithoutSealer(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, rec.Code, "no sealer: credential records are refused: %s", rec.Body)
 	assert.Contains(t, rec.Body.String(), `"code":"VALIDATION_ERROR"`)
 	assert.Contains(t, rec.Body.String(), "no credential key is configured")
+}
+
+// TestPublicHandlerRequiresAuth checks that a Config that leaves
+// AllowAnonymous out requires a token (API.md section 11, v1.2: a field
+// left out is the safe choice), and that AllowAnonymous lets a request
+// without one through.
+func TestPublicHandlerRequiresAuth(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		m := memory.New()
+		tokens, err := auth.NewTokens(auth.TokenConfig{Secret: []byte(strings.Repeat("s", auth.MinSecretBytes)),
+			Issuer: "host", Expiration: time.Hour})
+		require.NoError(t, err)
+		h := handler.New(handler.Config{Store: m, Users: m, Tokens: tokens, Version: "host-1", MaxBodyBytes: 1 << 20,
+			AllowAnonymous: allow})
+		rec := publicDo(h, "GET", "/api/v1/projects", "", "")
+		if !allow {
+			assert.Equal(t, http.StatusUnauthorized, rec.Code, "no token, AllowAnonymous left out: %s", rec.Body)
+			assert.Contains(t, rec.Body.String(), `"code":"AUTHENTICATION_FAILED"`)
+			assert.Contains(t, rec.Body.String(), `"message":"No authorization token provided"`)
+		} else {
+			assert.Equal(t, http.StatusOK, rec.Code, "no token, AllowAnonymous: %s", rec.Body)
+		}
+	}
 }

@@ -419,16 +419,15 @@ func (rec records) handleClusterData() queryHandler {
 			return
 		}
 		if env {
-			k, err := rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
+			_, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
 			if err == nil {
 				err = rec.revealed(r, reveal, pathOf(r), nil)
 			}
-			if err == nil {
-				err = rec.writeEnvFile(w, k, reveal)
-			}
 			if err != nil {
 				envelope.Error(w, r, err)
+				return
 			}
+			rec.writeEnvFile(w, r, items, revealing(pathOf(r), reveal), reveal)
 			return
 		}
 		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))

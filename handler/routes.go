@@ -55,7 +55,7 @@ func routes(cfg Config) *router {
 		return "ip:" + cfg.ClientIP.Of(r)
 	})
 	cur := newCursors(cfg.Tokens)
-	authn := middleware.Authenticate(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP)
+	authn := middleware.Authenticate(cfg.Tokens, cfg.Sessions, cfg.Access, !cfg.AllowAnonymous, byIP)
 	// Bodies are limited only once the route is known and the caller
 	// authenticated, so that an oversized request to an unknown route, with
 	// a wrong method or without a token still gets its 404, 405 or 401.
@@ -73,7 +73,7 @@ func routes(cfg Config) *router {
 	// that call, which makes it in the statement that resolves the path.
 	protectRead := protect
 	if sc, ok := cfg.Store.(store.SessionChecker); ok && cfg.Sessions != nil && sc.ChecksSessions(cfg.Sessions) {
-		protectRead = chain(middleware.DeferSession(cfg.Tokens, cfg.Sessions, cfg.Access, cfg.RequireAuth, byIP), limitBody)
+		protectRead = chain(middleware.DeferSession(cfg.Tokens, cfg.Sessions, cfg.Access, !cfg.AllowAnonymous, byIP), limitBody)
 	}
 	// Batches and imports take larger bodies (limits.max_import_bytes).
 	limitImport := middleware.BodyLimit(cfg.MaxImportBytes)
@@ -87,7 +87,7 @@ func routes(cfg Config) *router {
 		access:      public, status: 200, success: "Health",
 		other: map[int]string{503: "HealthUnavailable", 413: defaultResponse},
 	})
-	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(rt, cfg.Version, cfg.RequireAuth), operation{
+	rt.handle("GET /api/v1/openapi.json", handleOpenAPI(rt, cfg.Version, !cfg.AllowAnonymous), operation{
 		id: "getOpenAPI", tag: "meta", summary: "This OpenAPI document",
 		description: "Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names the current ETag.",
 		access:      public, status: 200, success: "OpenAPIDocument",

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/jsonstr"
@@ -18,6 +19,10 @@ import (
 // the buffer. A response therefore holds at most about chunkBytes plus
 // one item, whatever the size of the list, and no store lock is held
 // while it is written (see store.Streamer).
+//
+// Each chunk moves the response's write deadline one write timeout ahead
+// (progress), so that a slow reader of a big answer is cut only when it
+// stops reading.
 //
 // Until the first chunk is written nothing has gone to the client, so a
 // failure (a credential that does not open, a store error) is still
@@ -57,11 +62,41 @@ func (s *stream) flush() {
 		s.sent = true
 	}
 	if len(s.b) > 0 && !s.gone {
+		s.progress()
 		if _, err := s.w.Write(s.b); err != nil {
 			s.gone = true
 		}
 	}
 	s.b = s.b[:0]
+}
+
+// progress moves the write deadline of the response (the server's
+// WriteTimeout, server.write_timeout in the example) to a whole
+// WriteTimeout from now before each chunk: a streamed answer may take as
+// long as it needs while its client keeps reading, and a client that
+// stops reading is still cut one WriteTimeout after it stopped.
+func (s *stream) progress() { extendWriteDeadline(s.w, s.r) }
+
+// extendWriteDeadline moves the write deadline of the response w to r to
+// a whole WriteTimeout of its server from now (see progress).
+func extendWriteDeadline(w http.ResponseWriter, r *http.Request) {
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if !ok || srv.WriteTimeout <= 0 {
+		return
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(srv.WriteTimeout)) // ErrNotSupported: as it was
+}
+
+// progressWriter writes to a response, moving its write deadline ahead
+// before each write (see progress).
+type progressWriter struct {
+	w http.ResponseWriter
+	r *http.Request
+}
+
+func (pw progressWriter) Write(b []byte) (int, error) {
+	extendWriteDeadline(pw.w, pw.r)
+	return pw.w.Write(b)
 }
 
 // more writes the buffer out once it holds a chunk, and reports whether
@@ -82,6 +117,7 @@ func (s *stream) value(v []byte) {
 	}
 	s.flush()
 	if !s.gone {
+		s.progress()
 		if _, err := s.w.Write(v); err != nil {
 			s.gone = true
 		}

@@ -43,7 +43,7 @@ func (rec records) handleExport() queryHandler {
 			return
 		}
 		p := revealing(pathOf(r), reveal)
-		ew := &exportWriter{rw: w, creds: rec.creds, reveal: reveal, project: p.Project}
+		ew := &exportWriter{rw: w, r: r, creds: rec.creds, reveal: reveal, project: p.Project}
 		// The reveal's entry is written first: nothing of the export may
 		// leave before it.
 		err = rec.revealed(r, reveal, p, nil)
@@ -69,6 +69,7 @@ func (rec records) handleExport() queryHandler {
 // exportWriter writes the export document item by item.
 type exportWriter struct {
 	rw      http.ResponseWriter
+	r       *http.Request
 	w       *bufio.Writer
 	creds   credentials
 	reveal  bool
@@ -90,7 +91,7 @@ func (ew *exportWriter) start() {
 	h.Set("Content-Type", envelope.ContentType)
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": ew.project + ".json"}))
 	ew.rw.WriteHeader(http.StatusOK)
-	ew.w = bufio.NewWriterSize(ew.rw, 32<<10)
+	ew.w = bufio.NewWriterSize(progressWriter{ew.rw, ew.r}, 32<<10) // each chunk moves the write deadline
 	b := append(ew.buf[:0], `{"format":"`+exportFormat+`","project":`...)
 	b = jsonstr.Append(b, ew.project)
 	b = append(b, `,"revision":`...)
@@ -287,6 +288,7 @@ func (rec records) handleImport() queryHandler {
 				break
 			}
 		}
+		extendWriteDeadline(w, r) // a big import may take longer than the write timeout to apply
 		if err != nil {
 			envelope.Error(w, r, err)
 			return

@@ -203,7 +203,7 @@ func startHDS(secret, user, password string, logs io.Writer) (string, error) {
 		return "", err
 	}
 	return listen(hds.New(hds.WithStore(m), hds.WithUsers(m),
-		hds.WithSecurity(hds.Security{JWTSecret: secret, RequireAuth: true}),
+		hds.WithSecurity(hds.Security{JWTSecret: secret}),
 		hds.WithRateLimit(1<<40, 1<<40),
 		hds.WithLogger(slog.New(slog.NewTextHandler(logs, nil)))))
 }

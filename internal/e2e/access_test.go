@@ -601,7 +601,7 @@ func TestMissingRole(t *testing.T) {
 // empty, the user not being in the directory.
 func TestAnonymousOwnerName(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
-		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		c.mustDo("POST", pathP("open"), "", "", http.StatusCreated)
 		var members struct {
 			Items []struct {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Authentication (API.md section 6): login, tokens, refresh, RequireAuth.
+// Authentication (API.md section 6): login, tokens, refresh, AllowAnonymous.
 
 import (
 	"encoding/json"
@@ -352,7 +352,7 @@ func TestRefreshFailures(t *testing.T) {
 func TestTokenSettings(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind, hds.WithSecurity(hds.Security{
-			JWTSecret: testSecret, JWTExpiration: "90m", JWTIssuer: "custom", RequireAuth: true,
+			JWTSecret: testSecret, JWTExpiration: "90m", JWTIssuer: "custom",
 			RefreshWindow: "1h", MaxSessionAge: "2d",
 		}))
 		alice := c.ids["alice"]
@@ -398,9 +398,9 @@ func TestTokenSettings(t *testing.T) {
 	})
 }
 
-func TestRequireAuthFalse(t *testing.T) {
+func TestAllowAnonymous(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
-		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		env := c.mustDo("POST", pathP("anon-proj"), "", "", http.StatusCreated)
 		var p projectJSON
 		env.decode(t, &p)

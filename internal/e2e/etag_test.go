@@ -244,7 +244,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 	a := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Projects, store.Accounts) { return one, one }})
 	two := open()
 	b := &client{t: t, h: hds.New(hds.WithStore(two), hds.WithUsers(two),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithLogger(quietLogger), hds.WithRateLimit(1_000_000, 1_000_000)),
 		store: two, users: two, ids: a.ids, tokens: a.tokens}
 	b.api = contractOf(t, b.h, "")

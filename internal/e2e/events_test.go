@@ -384,7 +384,7 @@ func TestEventsEnd(t *testing.T) {
 		t.Logf("shutdown ended the stream in %s", time.Since(start)) // ends waits up to eventWait
 
 		// A token that expires.
-		short := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true, JWTExpiration: "2s"}))
+		short := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, JWTExpiration: "2s"}))
 		sbase := short.serve()
 		tok := short.token("alice")
 		short.mustDo("POST", pathP("p"), "", tok, http.StatusCreated)

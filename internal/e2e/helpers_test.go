@@ -144,7 +144,7 @@ type client struct {
 }
 
 // newServer returns a client of hds.New with a fresh store of kind, the
-// test JWT secret (RequireAuth true), quiet logs, rate limits out of the
+// test JWT secret (authentication required), quiet logs, rate limits out of the
 // way, and two users: alice and bob (passwords "alice-password" and
 // "bob-password"). opts are applied after these defaults, so they win.
 func newServer(t testing.TB, kind storeKind, opts ...hds.Option) *client {
@@ -202,7 +202,7 @@ func baseOptions(st store.Projects, users store.Accounts, setup serverSetup) []h
 	opts := []hds.Option{
 		hds.WithStore(st),
 		hds.WithUsers(users),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithLogger(quietLogger),
 	}
 	if !setup.defaultLimits {

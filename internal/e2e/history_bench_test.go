@@ -61,7 +61,7 @@ func newHistoryBench(b *testing.B, kind storeKind, keep int) *benchFixture {
 	b.Helper()
 	st, users := kind.new(b)
 	f := &benchFixture{st: st, h: hds.New(hds.WithStore(st), hds.WithUsers(users),
-		hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: true}),
+		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithRateLimit(1<<40, 1<<40),
 		hds.WithMaxVersions(keep),
 		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))}

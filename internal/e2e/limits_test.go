@@ -181,7 +181,7 @@ func TestRateLimitBeforeAuthCountedByIP(t *testing.T) {
 }
 
 func TestAnonymousCountedByIP(t *testing.T) {
-	h := newServer(t, memoryKind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}), hds.WithRateLimit(1000, 2))
+	h := newServer(t, memoryKind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}), hds.WithRateLimit(1000, 2))
 	for i := 1; i <= 2; i++ {
 		rec := h.call(projectsFrom(ipA, ""))
 		require.Equal(t, http.StatusOK, rec.status, "anonymous request %d: %s", i, rec.env.raw)

@@ -226,7 +226,7 @@ func readBody(r *http.Request) []byte {
 func TestOpenAPIDocumentValidates(t *testing.T) {
 	for _, requireAuth := range []bool{true, false} {
 		t.Run(fmt.Sprintf("require_auth=%v", requireAuth), func(t *testing.T) {
-			h := hds.New(hds.WithLogger(quietLogger), hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: requireAuth}))
+			h := hds.New(hds.WithLogger(quietLogger), hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: !requireAuth}))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 			require.Equal(t, http.StatusOK, rec.Code, "GET /api/v1/openapi.json: %s", rec.Body)
@@ -264,7 +264,7 @@ func TestOpenAPIDocumentServed(t *testing.T) {
 			assert.Empty(t, res.Header.Get("X-RateLimit-Limit"), "the OpenAPI document is counted by the rate limiter")
 		}
 		// With require_auth false, the document says no token is needed.
-		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		open := c.attach(hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		open.mustDo("POST", pathP("open"), "", "", http.StatusCreated)
 		open.mustDo("GET", "/api/v1/projects", "", "", http.StatusOK)
 	})

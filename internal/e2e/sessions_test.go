@@ -172,7 +172,7 @@ func TestLogoutErrors(t *testing.T) {
 		wantError(t, "GET logout", status, env, http.StatusMethodNotAllowed, "INVALID_REQUEST", "Method not allowed")
 		assert.Equal(t, "POST", h.Get("Allow"), "Allow")
 
-		open := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		open := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		status, _, env = open.do("POST", "/api/v1/auth/logout", "", "")
 		wantError(t, "logout without a token, authentication not required", status, env,
 			http.StatusUnauthorized, "AUTHENTICATION_FAILED", "No authorization token provided")
@@ -318,7 +318,7 @@ func TestPasswordChangeErrors(t *testing.T) {
 		wantError(t, "a login past the limit", status, env, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded")
 		wantAccepted(t, "the session goes on", alice, c)
 
-		open := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, RequireAuth: false}))
+		open := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
 		status, _, env = open.do("POST", "/api/v1/auth/password", passwordBody("x", "y"), "")
 		wantError(t, "no token, authentication not required", status, env,
 			http.StatusUnauthorized, "AUTHENTICATION_FAILED", "No authorization token provided")

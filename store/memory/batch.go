@@ -125,8 +125,7 @@ func (tx *memTx) ensureCluster(op store.Op) (*cluster, bool, error) {
 	k := &cluster{
 		Cluster: store.Cluster{ID: store.NewID(), Name: op.Cluster, CreatedAt: tx.now, UpdatedAt: tx.now},
 		parent:  c,
-		records: make(map[string]*record),
-		byID:    make(map[recordID]*record),
+		records: newRecords(),
 	}
 	c.clusters[k.Name] = k
 	tx.undo = append(tx.undo, func() { delete(c.clusters, k.Name) })
@@ -147,11 +146,11 @@ func (tx *memTx) recordCluster(op store.Op) (*cluster, error) {
 // find returns the record op names in k, or nil.
 func find(k *cluster, name string) *record {
 	if id, ok := parseID(name); ok {
-		if r, ok := k.byID[id]; ok {
+		if r := k.records.getID(id); r != nil {
 			return r
 		}
 	}
-	return k.records[name]
+	return k.records.get(name)
 }
 
 func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
@@ -233,10 +232,9 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 		return store.OpResult{}, err
 	}
 	tx.undo = append(tx.undo, func() {
-		delete(k.records, r.Name)
+		k.records.detach(r)
 		*r = saved
-		k.records[r.Name] = r
-		k.sorted.Store(nil)
+		k.records.attach(r)
 	})
 	return store.OpResult{Record: r.Clone()}, nil
 }
@@ -290,7 +288,7 @@ func (s *Store) snapshot(p store.Path) ([]snapCluster, int64, error) {
 		c := pr.collections[cn]
 		snap = append(snap, snapCluster{collection: cn})
 		for _, kn := range slices.Sorted(maps.Keys(c.clusters)) {
-			recs := c.clusters[kn].byName()
+			recs := c.clusters[kn].records.all()
 			k := snapCluster{collection: cn, cluster: kn, records: make([]record, len(recs))}
 			for i, r := range recs {
 				k.records[i] = *r

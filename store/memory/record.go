@@ -14,41 +14,57 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// record is a record's current state, laid out small (a million small
-// records take about 240 bytes each, maps included): the id as 16
-// bytes, the type as an index, timestamps as Unix microseconds, the
-// numeric value of a number parsed once, and the history behind a pointer
-// that most records leave nil. Its Value is never changed in place (a
-// write replaces it), so that states handed out can share it. The
-// store.Record a caller sees is built from it by out.
+// record is a record's current state, laid out small (80 bytes and one
+// string; a million small records take about 210 bytes each, indexes
+// included): the name and the value in one string, the id as 16 bytes,
+// the type as an index, timestamps as Unix microseconds, the numeric value
+// of a number parsed once, and the history behind a pointer that most
+// records leave nil. Its value is never changed in place (a write replaces
+// the string), so that states handed out can share it. The store.Record a
+// caller sees is built from it by fill.
 type record struct {
-	Name string
-	// value is the canonical JSON; the bytes of a json.RawMessage the
-	// store owns and never changes (Value shares them).
-	value   string
+	// data is the name followed by the canonical JSON of the value (the
+	// first nameLen bytes are the name); the store never changes its
+	// bytes (Value shares them).
+	data    string
 	id      recordID
 	Version int64
 	// created and updated are Unix microseconds (the store keeps
 	// microseconds, in UTC).
 	created, updated int64
-	// num holds the value of a GroupNumber record: an int64 when isInt,
-	// else the bits of a float64.
-	num   uint64
-	typ   uint8 // index in typeTable
-	group uint8 // a store.SortGroup
-	isInt bool
-	by    actor // UpdatedBy
+	// num holds the value of a number: an int64 for an INTEGER, else the
+	// bits of a float64.
+	num     uint64
+	typ     uint8 // index in typeTable
+	nameLen uint16
+	by      actor // UpdatedBy
 	// history holds the states the record had before, oldest first, at
 	// most the MaxVersions of the last write; nil when there are none.
 	// Each state is immutable.
 	history *[]*store.RecordVersion
 }
 
+// Name returns the record's name.
+func (r *record) Name() string { return r.data[:r.nameLen] }
+
+// value returns the canonical JSON of the value as a string.
+func (r *record) value() string { return r.data[r.nameLen:] }
+
 // Value returns the canonical JSON of the value, shared: never to be
 // changed.
 func (r *record) Value() json.RawMessage {
-	return json.RawMessage(unsafe.Slice(unsafe.StringData(r.value), len(r.value)))
+	v := r.value()
+	return json.RawMessage(unsafe.Slice(unsafe.StringData(v), len(v)))
 }
+
+// setData makes name and value (canonical JSON) the record's, in one new
+// string.
+func (r *record) setData(name, value string) {
+	r.data, r.nameLen = name+value, uint16(len(name))
+}
+
+// named returns a record with only a name, to look records up by name.
+func named(name string) *record { return &record{data: name, nameLen: uint16(len(name))} }
 
 // recordID is a record id: a UUID as its 16 bytes. Byte order is the
 // order of the canonical (lower-case) text.
@@ -73,8 +89,9 @@ func (r *record) ID() string {
 }
 
 // typeTable holds every type a record has had, so that a record keeps an
-// index of one byte. It starts with store.Types; any other type is added
-// under typeMu (a caller may store any DataType it validated).
+// index of one byte, and typeGroups the store.SortGroup of each. It
+// starts with store.Types; any other type is added under typeMu (a caller
+// may store any DataType it validated).
 var (
 	typeMu    sync.Mutex
 	typeTable = func() *[256]store.DataType {
@@ -82,8 +99,32 @@ var (
 		copy(t[:], store.Types)
 		return &t
 	}()
+	typeGroups = func() *[256]uint8 {
+		var g [256]uint8
+		for i, t := range store.Types {
+			g[i] = groupOf(t)
+		}
+		return &g
+	}()
 	typeCount = len(store.Types)
 )
+
+// groupOf returns the store.SortGroup of the values of type t.
+func groupOf(t store.DataType) uint8 {
+	switch {
+	case t.IsCredential(), t == store.Null:
+		return uint8(store.GroupNoValue)
+	case t == store.Integer, t == store.Float:
+		return uint8(store.GroupNumber)
+	}
+	return uint8(store.GroupText)
+}
+
+// group returns the store.SortGroup of the record's value.
+func (r *record) group() uint8 { return typeGroups[r.typ] }
+
+// isInt reports whether the record is an INTEGER (num holds an int64).
+func (r *record) isInt() bool { return typeTable[r.typ] == store.Integer }
 
 // typeIndex returns the index of t in typeTable, adding it when new.
 func typeIndex(t store.DataType) uint8 {
@@ -102,7 +143,7 @@ func typeIndex(t store.DataType) uint8 {
 	if typeCount == len(typeTable) {
 		panic("memory: too many record types")
 	}
-	typeTable[typeCount] = t
+	typeTable[typeCount], typeGroups[typeCount] = t, groupOf(t)
 	typeCount++
 	return uint8(typeCount - 1)
 }
@@ -159,14 +200,13 @@ func (r *record) Type() store.DataType { return typeTable[r.typ] }
 func (r *record) CreatedAt() time.Time { return time.UnixMicro(r.created).UTC() }
 func (r *record) UpdatedAt() time.Time { return time.UnixMicro(r.updated).UTC() }
 
-// set makes the record's state name, t and value (the caller's copy,
-// kept as it is), and derives what lists read from it.
+// set makes the record's state name, t and value (copied), and derives
+// what lists read from it.
 func (r *record) set(name string, t store.DataType, value json.RawMessage) {
-	r.Name, r.typ = name, typeIndex(t)
-	r.value = unsafe.String(unsafe.SliceData(value), len(value))
-	k := store.KeyOf(t, value)
-	r.group, r.isInt, r.num = uint8(k.Group), k.IsInt, 0
-	if k.Group == store.GroupNumber {
+	r.typ = typeIndex(t)
+	r.setData(name, string(value))
+	r.num = 0
+	if k := store.KeyOf(t, value); k.Group == store.GroupNumber {
 		if k.IsInt {
 			r.num = uint64(k.Int)
 		} else {
@@ -178,11 +218,11 @@ func (r *record) set(name string, t store.DataType, value json.RawMessage) {
 // key returns what the value filters and sortBy=value read. Its text
 // shares the value's bytes, but for a JSON string with escapes.
 func (r *record) key() store.ValueKey {
-	t := r.Type()
+	t, value := r.Type(), r.value()
 	switch {
-	case store.SortGroup(r.group) == store.GroupNumber:
-		k := store.ValueKey{Group: store.GroupNumber, Text: r.value, HasText: true, IsInt: r.isInt}
-		if r.isInt {
+	case store.SortGroup(r.group()) == store.GroupNumber:
+		k := store.ValueKey{Group: store.GroupNumber, Text: value, HasText: true, IsInt: r.isInt()}
+		if k.IsInt {
 			k.Int, k.Float = int64(r.num), float64(int64(r.num))
 		} else {
 			k.Float = math.Float64frombits(r.num)
@@ -193,9 +233,9 @@ func (r *record) key() store.ValueKey {
 	case t == store.Null:
 		return store.ValueKey{Group: store.GroupNoValue, Text: "null", HasText: true}
 	case t.IsArray() || t == store.Boolean:
-		return store.ValueKey{Group: store.GroupText, Text: r.value, HasText: true}
+		return store.ValueKey{Group: store.GroupText, Text: value, HasText: true}
 	}
-	v := r.value
+	v := value
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && !strings.ContainsRune(v, '\\') {
 		return store.ValueKey{Group: store.GroupText, Text: v[1 : len(v)-1], HasText: true}
 	}
@@ -225,7 +265,7 @@ func (r *record) fill(o *store.Record, id string) {
 	if id == "" {
 		id = r.ID()
 	}
-	*o = store.Record{ID: id, Name: r.Name, Type: r.Type(), Value: r.Value(), Version: r.Version,
+	*o = store.Record{ID: id, Name: r.Name(), Type: r.Type(), Value: r.Value(), Version: r.Version,
 		CreatedAt: r.CreatedAt(), UpdatedAt: r.UpdatedAt(), UpdatedBy: r.by.String()}
 }
 
@@ -241,7 +281,7 @@ func (r *record) state() *store.Record {
 // change.
 func (r *record) Clone() *store.Record {
 	o := r.state()
-	o.Value = append(json.RawMessage(nil), r.value...)
+	o.Value = append(json.RawMessage(nil), r.value()...)
 	return o
 }
 
@@ -261,3 +301,21 @@ func idTexts(recs []*record) []string {
 
 // micros returns t as Unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// lookupType returns the index of t in typeTable, or false when no record
+// has had the type.
+func lookupType(t store.DataType) (uint8, bool) {
+	for i, x := range store.Types {
+		if x == t {
+			return uint8(i), true
+		}
+	}
+	typeMu.Lock()
+	defer typeMu.Unlock()
+	for i := len(store.Types); i < typeCount; i++ {
+		if typeTable[i] == t {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}

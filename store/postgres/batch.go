@@ -16,16 +16,17 @@ import (
 var errDryRun = errors.New("dry run")
 
 // Apply implements store.Store, in one transaction. The project row is
-// locked first (FOR NO KEY UPDATE, which single writes do not take), so
-// that batches on one project run one after another and never deadlock
-// on each other's record locks. The ops run set-based (setTx: a few
+// locked first (FOR NO KEY UPDATE), as every write in a project does
+// (quotas.go), so that writes on one project run one after another and
+// never deadlock on each other's locks. Its deadline grows with the
+// number of ops (callFor); each statement writes at most writeChunk rows. The ops run set-based (setTx: a few
 // statements for a run of ops, whatever its length), but for the deletes
 // of containers, which run per op (pgTx: each op locks what it changes,
 // as the single writes do). A batch whose set-based writes met a
 // concurrent write they could not account for (errPerOp) runs again,
 // every op per op.
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
-	ctx, end := s.call(ctx)
+	ctx, end := s.callFor(ctx, len(b.Ops))
 	defer end(&err)
 	results, err := s.apply(ctx, p, b, true)
 	if errors.Is(err, errPerOp) {

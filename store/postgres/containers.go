@@ -481,6 +481,9 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (_ *store.Co
 	now := s.now()
 	c := &store.Collection{ID: store.NewID(), Name: p.Collection, Project: p.Project, CreatedAt: now, UpdatedAt: now}
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, r.project); err != nil {
+			return err
+		}
 		err := q.insert(ctx, "collection", c.Name, "project", p.Project, `INSERT INTO hds_collections
 			(id, project_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 			ON CONFLICT (project_id, name) DO NOTHING RETURNING 1`,
@@ -519,6 +522,9 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 	}
 	var c *store.Collection
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, r.project); err != nil {
+			return err
+		}
 		row, err := q.row(ctx, `UPDATE hds_collections c SET name = $3, name_lower = $4, updated_at = $5
 			WHERE c.project_id = $1 AND c.name = $2 RETURNING `+collectionColumns,
 			r.project, p.Collection, newName, strings.ToLower(newName), s.now())
@@ -554,6 +560,9 @@ func (s *Store) DeleteCollection(ctx context.Context, p store.Path) (err error) 
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, r.project); err != nil {
+			return err
+		}
 		_, err := q.deleteCollection(ctx, p.Caller, r.collection.String, p.Collection, r.project, p.Project)
 		return err
 	})
@@ -667,6 +676,9 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (_ *store.Clust
 	now := s.now()
 	k := &store.Cluster{ID: store.NewID(), Name: p.Cluster, Project: p.Project, Collection: p.Collection, CreatedAt: now, UpdatedAt: now}
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, r.project); err != nil {
+			return err
+		}
 		err := q.insert(ctx, "cluster", k.Name, "collection", p.Collection, `INSERT INTO hds_clusters
 			(id, collection_id, name, name_lower, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
 			ON CONFLICT (collection_id, name) DO NOTHING RETURNING 1`,
@@ -706,6 +718,9 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 	}
 	var k *store.Cluster
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, r.project); err != nil {
+			return err
+		}
 		row, err := q.row(ctx, `UPDATE hds_clusters k SET name = $3, name_lower = $4, updated_at = $5
 			WHERE k.collection_id = $1 AND k.name = $2 RETURNING `+clusterColumns,
 			r.collection.String, p.Cluster, newName, strings.ToLower(newName), s.now())
@@ -742,6 +757,9 @@ func (s *Store) DeleteCluster(ctx context.Context, p store.Path) (err error) {
 		return err
 	}
 	return s.inTx(ctx, func(q queryer) error {
+		if err := q.lockProject(ctx, r.project); err != nil {
+			return err
+		}
 		_, err := q.deleteCluster(ctx, p.Caller, r.cluster.String, p.Collection, p.Cluster, r.project, p.Project)
 		return err
 	})

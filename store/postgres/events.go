@@ -135,8 +135,24 @@ func (s *Store) listen(ctx context.Context) {
 	var listening <-chan struct{}
 	interval := pollIntervalAlone
 	if s.feed.url != "" {
-		l := pq.NewListener(s.feed.url, listenMinBackoff, listenMaxBackoff, nil)
+		l := pq.NewDialListener(&idleDialer{idle: listenIdle(s.timeout)},
+			withConnectTimeout(s.feed.url, connectTimeout(s.timeout)), listenMinBackoff, listenMaxBackoff, nil)
 		defer l.Close()
+		// The pings make a silent database visible: a read of the
+		// listener's connection that waits past listenIdle cuts it, and
+		// the listener reconnects (see conn.go).
+		go func() {
+			tick := time.NewTicker(pollInterval)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					_ = l.Ping()
+				}
+			}
+		}()
 		notify = l.NotificationChannel()
 		interval = pollInterval
 		ch := make(chan struct{})

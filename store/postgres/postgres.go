@@ -85,12 +85,26 @@ func New(db *sqlx.DB, opts ...Option) *Store {
 
 // Open connects to the database at url (postgres://...) with a pool of at
 // most maxOpenConns connections and returns the Store. A small pool (2 to
-// 4) keeps latency low when the database shares the machine.
+// 4) keeps latency low when the database shares the machine. Its
+// connections give up on a database that stops answering (see conn.go):
+// connecting ends after the Store's timeout unless url sets
+// connect_timeout, and a call ends at its timeout (plus answerGrace)
+// even when the database never answers.
 func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*Store, error) {
-	db, err := sqlx.Open("postgres", url)
+	probe := New(nil, opts...) // the options, for the timeout
+	cfg, err := pq.NewConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = connectTimeout(probe.timeout)
+	}
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	connector.Dialer(&idleDialer{idle: poolIdle(probe.timeout)})
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -221,9 +235,11 @@ func (q queryer) execOne(ctx context.Context, kind, name, query string, args ...
 //
 // A transaction that PostgreSQL aborts as a deadlock victim (40P01) or a
 // serialization failure (40001) is run again, f included, up to
-// txAttempts times in all: single writes lock a record and then their
-// project's byte count, batches the project and then records, so a write
-// and a batch on one project can deadlock, and the loser retries.
+// txAttempts times in all. The writes in a project take their locks in
+// one order (the project's row first, see quotas.go), so that they cannot
+// deadlock with each other; the retry is for what that order does not
+// cover. A transaction that still loses after the last attempt is
+// store.ErrUnavailable (classify), never an internal error.
 func (s *Store) inTx(ctx context.Context, f func(q queryer) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, f)
@@ -260,9 +276,31 @@ func (s *Store) tryTx(ctx context.Context, f func(q queryer) error) error {
 // returned end, deferred with the address of the call's error, settles
 // that error (see settle) and releases the deadline.
 func (s *Store) call(ctx context.Context) (context.Context, func(*error)) {
+	return s.callWithin(ctx, s.timeout)
+}
+
+// opTime is the time a call whose work grows with its items is given
+// for each item, over the store's timeout (callFor).
+const opTime = time.Millisecond
+
+// callFor is call for a call whose work grows with n items (the ops of a
+// batch or an import): its deadline is the store's timeout plus opTime
+// per item, so that a body within limits.max_import_bytes has the time it
+// needs (150,000 records: 150 s more), while each of its statements still
+// ends within the timeout (they write at most writeChunk rows, and
+// conn.go bounds every wait for the server).
+func (s *Store) callFor(ctx context.Context, n int) (context.Context, func(*error)) {
+	if s.timeout <= 0 {
+		return s.callWithin(ctx, 0)
+	}
+	return s.callWithin(ctx, s.timeout+time.Duration(n)*opTime)
+}
+
+// callWithin is call with the deadline timeout (none when 0 or less).
+func (s *Store) callWithin(ctx context.Context, timeout time.Duration) (context.Context, func(*error)) {
 	var cancel context.CancelFunc
-	if s.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
@@ -320,6 +358,8 @@ var unavailableCodes = []pqerror.Code{
 	pqerror.CrashShutdown,
 	pqerror.CannotConnectNow,
 	pqerror.IdleSessionTimeout,
+	pqerror.TRDeadlockDetected,     // after inTx's last attempt
+	pqerror.TRSerializationFailure, // after inTx's last attempt
 }
 
 // classify marks the errors that say the database cannot be reached or

@@ -8,13 +8,20 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Quotas (store.Quotas, API.md section 8). Each write that changes what a
-// quota counts runs in one transaction that takes its locks child first,
-// the project's row last: a cluster's row (FOR UPDATE) before counting
-// its records, the records a delete removes, then the UPDATE of
-// hds_projects.bytes (migration 0004), whose row lock serialises the
-// writes that grow one project until they commit. Projects per owner are
-// counted under a transaction-scoped advisory lock on the owner.
+// Quotas (store.Quotas, API.md section 8) and the order of locks. Every
+// write in a project runs in one transaction whose first statement locks
+// the project's row (lockProject, FOR NO KEY UPDATE), and only then the
+// rows below it, parents before children: collection, clusters (by id),
+// records (by id). Batches and imports lock the project first too, as do
+// the project's rename and delete. So the writes of one project run one
+// after the other from their first statement to their commit: they cannot
+// deadlock, and every count a write makes after its lock sees everything
+// committed before it (READ COMMITTED takes a new snapshot per
+// statement), so that hds_projects.bytes (migration 0004) stays equal to
+// a recount whatever the interleaving. Migration 0009 recounted the
+// installations whose count had drifted before this order. Projects per
+// owner are counted under a transaction-scoped advisory lock on the
+// owner.
 
 // WithQuotas sets the quotas the store enforces (default
 // store.DefaultQuotas; the zero Quotas enforces none).
@@ -64,6 +71,21 @@ func (q queryer) addBytesWhere(ctx context.Context, where, id string, delta int6
 		return classify(err)
 	}
 	return quotas.CheckBytes(after-delta, delta)
+}
+
+// lockProject locks the row of the project with id until the
+// transaction ends: the first statement of every write in a project. A
+// project gone meanwhile is left to the statements that follow to report.
+func (q queryer) lockProject(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `SELECT 1 FROM hds_projects WHERE id = $1 FOR NO KEY UPDATE`, id)
+	return err
+}
+
+// lockProjectNamed is lockProject for the project named name, for the
+// writes that resolve their path inside their transaction.
+func (q queryer) lockProjectNamed(ctx context.Context, name string) error {
+	_, err := q.exec(ctx, `SELECT 1 FROM hds_projects WHERE name = $1 FOR NO KEY UPDATE`, lookupName(name))
+	return err
 }
 
 // lockCluster locks the cluster's row until the transaction ends, so that

@@ -204,6 +204,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 	})
 
 	testBatchQuotas(t, newStore)
+	t.Run("BytesAfterRaces", func(t *testing.T) { testBytesAfterRaces(t, newStore) })
 
 	t.Run("SetQuotas", func(t *testing.T) {
 		s := newStore(t, store.Quotas{})
