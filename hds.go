@@ -137,6 +137,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		MaxBodyBytes:      c.maxBodyBytes,
 		MaxImportBytes:    c.maxImport,
 		RequireIfMatch:    c.requireMatch,
+		Logger:            c.logger,
 		MaxVersions:       c.maxVersions,
 		EventsKeepalive:   c.eventsKeepalive,
 		MaxStreamsPerUser: c.maxStreams,

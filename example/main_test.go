@@ -20,6 +20,7 @@ import (
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/memory"
 )
 
@@ -117,7 +118,7 @@ func TestLoadConfigFile(t *testing.T) {
 		{"login failures per user", cfg.loginFailuresPerUser, 5},
 		{"login failures per IP", cfg.loginFailuresPerIP, 50},
 		{"login window", cfg.loginWindow, time.Hour},
-		{"users", fmt.Sprint(cfg.users), fmt.Sprint([]userConfig{{"alice", testPassword}})},
+		{"users", fmt.Sprint(cfg.users), fmt.Sprint([]userConfig{{"alice", testPassword, false}})},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -378,10 +379,14 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, run, export, import`, "example -h"},
 		{[]string{"serve", "now"}, `serve takes no arguments, got ["now"]`, "example serve -h"},
-		{[]string{"user"}, "user needs an action: add, disable, enable, delete, password or list", "example user -h"},
-		{[]string{"user", "rename", "a"}, `unknown user action "rename": use add, disable, enable, delete, password or list`, "example user -h"},
-		{[]string{"user", "add"}, "user add takes exactly one argument, the username", "example user -h"},
-		{[]string{"user", "add", "a", "b"}, "user add takes exactly one argument, the username", "example user -h"},
+		{[]string{"user"}, "user needs an action: add, admin, disable, enable, delete, password or list", "example user -h"},
+		{[]string{"user", "rename", "a"}, `unknown user action "rename": use add, admin, disable, enable, delete, password or list`, "example user -h"},
+		{[]string{"user", "add"}, "user add takes an optional -admin and exactly one username: user add [-admin] NAME", "example user -h"},
+		{[]string{"user", "add", "a", "b"}, "user add takes an optional -admin and exactly one username: user add [-admin] NAME", "example user -h"},
+		{[]string{"user", "add", "-admin"}, "user add takes an optional -admin and exactly one username: user add [-admin] NAME", "example user -h"},
+		{[]string{"user", "add", "-root", "a"}, "user add takes an optional -admin and exactly one username: user add [-admin] NAME", "example user -h"},
+		{[]string{"user", "admin", "a"}, "user admin takes a username and true or false: user admin NAME true|false", "example user -h"},
+		{[]string{"user", "admin", "a", "yes"}, "user admin takes a username and true or false: user admin NAME true|false", "example user -h"},
 		{[]string{"user", "disable"}, "user disable takes exactly one argument, the username", "example user -h"},
 		{[]string{"user", "enable", "a", "b"}, "user enable takes exactly one argument, the username", "example user -h"},
 		{[]string{"user", "delete"}, "user delete takes exactly one argument, the username", "example user -h"},
@@ -421,8 +426,8 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want []string // lines of the usage printed
 	}{
-		{[]string{"-h"}, []string{"example [-config FILE] user add NAME", "example [-config FILE] run [-url URL]", "-config FILE"}},
-		{[]string{"user", "-h"}, []string{"example [-config FILE] user add NAME"}},
+		{[]string{"-h"}, []string{"example [-config FILE] user add [-admin] NAME", "example [-config FILE] user admin NAME true|false", "example [-config FILE] run [-url URL]", "-config FILE"}},
+		{[]string{"user", "-h"}, []string{"example [-config FILE] user add [-admin] NAME", "example [-config FILE] user admin NAME true|false"}},
 		{[]string{"credentials", "-h"}, []string{"example [-config FILE] credentials rotate [AFTER_ID]"}},
 		{[]string{"serve", "-h"}, []string{"example [-config FILE] [serve]"}},
 		{[]string{"run", "-h"}, []string{"example [-config FILE] run [-url URL] -cluster P/C/K -- CMD ARGS...", "-cluster PROJECT/COLLECTION/CLUSTER"}},
@@ -450,7 +455,13 @@ func TestUserActions(t *testing.T) {
 	dir := memory.New()
 	do := func(action, username, stdin string) (string, error) {
 		var out bytes.Buffer
-		err := runUserCommand(ctx, dir, userCommand{action: action, username: username}, strings.NewReader(stdin), &out)
+		cmd := userCommand{action: action, username: username}
+		if a, ok := strings.CutSuffix(action, " true"); ok { // "add true": add -admin; "admin true"
+			cmd.action, cmd.admin = a, true
+		} else if a, ok := strings.CutSuffix(action, " false"); ok {
+			cmd.action = a
+		}
+		err := runUserCommand(ctx, dir, cmd, strings.NewReader(stdin), &out)
 		return out.String(), err
 	}
 	mustOK := func(action, username, stdin string) string {
@@ -504,6 +515,46 @@ func TestUserActions(t *testing.T) {
 	mustFail("password", "carol", strings.Repeat("x", 73)+"\n", "at most 72 bytes")
 	if u, _ := dir.FindUserByName(ctx, "carol"); u.SessionGeneration != after.SessionGeneration {
 		t.Error("a refused user password changed the user")
+	}
+
+	// Administrators (API.md section 24) and the last-administrator rule.
+	if out := mustOK("add true", "root", "root-password\n"); !strings.Contains(out, "server administrator") {
+		t.Errorf("user add -admin: output %q", out)
+	}
+	if u, _ := dir.FindUserByName(ctx, "root"); !u.Admin {
+		t.Error("user add -admin made no administrator")
+	}
+	if out := mustOK("list", "", ""); !regexp.MustCompile(`(?m)^root\s+active\s+yes\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^carol\s+active\s+no\s`).MatchString(out) {
+		t.Errorf("list shows who is an administrator:\n%s", out)
+	}
+	mustFail("admin false", "root", "", "at least one active administrator must remain")
+	mustFail("disable", "root", "", "at least one active administrator must remain")
+	mustFail("delete", "root", "", "at least one active administrator must remain")
+	mustOK("admin true", "carol", "")
+	mustOK("admin false", "root", "")
+	if u, _ := dir.FindUserByName(ctx, "root"); u.Admin {
+		t.Error("user admin root false: still an administrator")
+	}
+	mustFail("admin true", "nobody", "", `user "nobody" not found`)
+
+	// Disable ends the sessions; enable brings none back (issue 24 item 9).
+	gen := func() int64 { u, _ := dir.FindUserByName(ctx, "bob"); return u.SessionGeneration }
+	g := gen()
+	mustOK("disable", "bob", "")
+	mustOK("enable", "bob", "")
+	if gen() != g+1 {
+		t.Errorf("disable then enable: session generation %d, want %d (the disable ended every session, the enable revived none)", gen(), g+1)
+	}
+
+	// An owner cannot be deleted (issue 24 item 8).
+	bob, _ := dir.FindUserByName(ctx, "bob")
+	if _, err := dir.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: bob.ID}, Project: "bobs"}); err != nil {
+		t.Fatal(err)
+	}
+	mustFail("delete", "bob", "", `user delete "bob": the user owns 1 project: transfer or delete them first, or disable the user`)
+	if err := dir.DeleteProject(ctx, store.Path{Caller: store.Caller{UserID: bob.ID}, Need: store.RightOwn, Project: "bobs"}); err != nil {
+		t.Fatal(err)
 	}
 
 	mustOK("delete", "bob", "")

@@ -80,8 +80,36 @@ func TestPostgresServeAndUserCommands(t *testing.T) {
 		t.Errorf("after user disable: status %d, want 401 at once", status)
 	}
 	user("", "enable", "bob")
+	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusUnauthorized {
+		t.Errorf("after user enable: status %d, want 401: enabling does not revive the sessions the disable ended", status)
+	}
+	token = login(t, s.url, "bob", "bob-password")
 	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusOK {
-		t.Errorf("after user enable: status %d, want 200", status)
+		t.Errorf("after user enable, a new login: status %d, want 200", status)
+	}
+	// Administrators by the CLI, beside the running server.
+	if status, _ := call(t, "GET", s.url+"/api/v1/users", token, nil); status != http.StatusForbidden {
+		t.Errorf("bob is no administrator: GET /users status %d, want 403", status)
+	}
+	user("root-password\n", "add", "-admin", "root")
+	if out := user("", "list"); !regexp.MustCompile(`(?m)^root\s+active\s+yes\s`).MatchString(out) {
+		t.Errorf("user list shows root as an administrator:\n%s", out)
+	}
+	user("", "admin", "bob", "true")
+	if status, body := call(t, "GET", s.url+"/api/v1/users", token, nil); status != http.StatusOK {
+		t.Errorf("bob, made an administrator by the CLI: GET /users status %d, body %v; want 200 at once", status, body)
+	}
+	user("", "admin", "bob", "false")
+	if status, _ := call(t, "GET", s.url+"/api/v1/users", token, nil); status != http.StatusForbidden {
+		t.Errorf("bob, no longer an administrator: GET /users status %d, want 403 at once", status)
+	}
+	if _, _, err := runOnce(t, []string{"user", "admin", "root", "false"}, env, ""); err == nil ||
+		!strings.Contains(err.Error(), "at least one active administrator must remain") {
+		t.Errorf("demoting the last administrator: error %v, want the rule", err)
+	}
+	if _, _, err := runOnce(t, []string{"user", "delete", "bob"}, env, ""); err == nil ||
+		!strings.Contains(err.Error(), "the user owns 1 project") {
+		t.Errorf("deleting an owner: error %v, want a refusal saying how many projects", err)
 	}
 	user("bob-new-password\n", "password", "bob")
 	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusUnauthorized {
@@ -90,6 +118,9 @@ func TestPostgresServeAndUserCommands(t *testing.T) {
 	token = login(t, s.url, "bob", "bob-new-password")
 	if status, _ := call(t, "GET", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusOK {
 		t.Errorf("with the new password: status %d, want 200", status)
+	}
+	if status, _ := call(t, "DELETE", s.url+"/api/v1/projects/pg", token, nil); status != http.StatusNoContent {
+		t.Errorf("DELETE project: status %d", status)
 	}
 	if err := s.stop(t); err != nil {
 		t.Fatalf("run returned %v, want nil", err)
@@ -117,6 +148,9 @@ func TestPostgresFirstStartCreatesAdminOnce(t *testing.T) {
 	token := login(t, s.url, "admin", m[1])
 	if status, body := call(t, "GET", s.url+"/api/v1/projects", token, nil); status != http.StatusOK {
 		t.Errorf("list projects: status %d, body %v", status, body)
+	}
+	if status, body := call(t, "GET", s.url+"/api/v1/users", token, nil); status != http.StatusOK {
+		t.Errorf("the generated admin is a server administrator: GET /users status %d, body %v", status, body)
 	}
 	if err := s.stop(t); err != nil {
 		t.Fatalf("run returned %v, want nil", err)

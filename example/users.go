@@ -18,11 +18,12 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-const userUsage = `user add NAME       add a user; password: first line of stdin
-user disable NAME
-user enable NAME
-user delete NAME
-user password NAME  set a new password (first line of stdin); ends every session of the user
+const userUsage = `user add [-admin] NAME   add a user (-admin: a server administrator); password: first line of stdin
+user admin NAME true|false  make the user a server administrator, or not
+user disable NAME        disable the user, ending every session of it
+user enable NAME         enable the user (sessions the disable ended stay ended)
+user delete NAME         delete the user (refused while it owns projects)
+user password NAME       set a new password (first line of stdin); ends every session of the user
 user list
 `
 
@@ -31,15 +32,31 @@ user list
 type userCommand struct {
 	action   string
 	username string
+	// admin is -admin of add, or the value of admin.
+	admin bool
 }
 
 // parseUser reads the arguments after "user".
 func parseUser(args []string) (userCommand, error) {
 	if len(args) == 0 {
-		return userCommand{}, usagef("user needs an action: add, disable, enable, delete, password or list")
+		return userCommand{}, usagef("user needs an action: add, admin, disable, enable, delete, password or list")
 	}
 	switch action := args[0]; action {
-	case "add", "disable", "enable", "delete", "password":
+	case "add":
+		admin := len(args) > 1 && (args[1] == "-admin" || args[1] == "--admin")
+		if admin {
+			args = args[1:]
+		}
+		if len(args) != 2 || strings.HasPrefix(args[1], "-") {
+			return userCommand{}, usagef("user add takes an optional -admin and exactly one username: user add [-admin] NAME")
+		}
+		return userCommand{action: action, username: args[1], admin: admin}, nil
+	case "admin":
+		if len(args) != 3 || (args[2] != "true" && args[2] != "false") {
+			return userCommand{}, usagef("user admin takes a username and true or false: user admin NAME true|false")
+		}
+		return userCommand{action: action, username: args[1], admin: args[2] == "true"}, nil
+	case "disable", "enable", "delete", "password":
 		if len(args) != 2 {
 			return userCommand{}, usagef("user %s takes exactly one argument, the username", action)
 		}
@@ -50,7 +67,7 @@ func parseUser(args []string) (userCommand, error) {
 		}
 		return userCommand{action: action}, nil
 	default:
-		return userCommand{}, usagef("unknown user action %q: use add, disable, enable, delete, password or list", action)
+		return userCommand{}, usagef("unknown user action %q: use add, admin, disable, enable, delete, password or list", action)
 	}
 }
 
@@ -92,10 +109,23 @@ func runUserCommand(ctx context.Context, users store.UserDirectory, cmd userComm
 		if err != nil {
 			return err
 		}
-		if err := addUser(ctx, users, cmd.username, password); err != nil {
+		if err := addUser(ctx, users, cmd.username, password, cmd.admin); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "user %q added\n", cmd.username)
+		if cmd.admin {
+			fmt.Fprintf(stdout, "user %q added, a server administrator\n", cmd.username)
+		} else {
+			fmt.Fprintf(stdout, "user %q added\n", cmd.username)
+		}
+	case "admin":
+		if _, err := users.UpdateUser(ctx, cmd.username, store.UserChange{Admin: &cmd.admin}); err != nil {
+			return notFound(err)
+		}
+		if cmd.admin {
+			fmt.Fprintf(stdout, "user %q is a server administrator\n", cmd.username)
+		} else {
+			fmt.Fprintf(stdout, "user %q is no longer a server administrator\n", cmd.username)
+		}
 	case "password":
 		password, err := readNewPassword(stdin, cmd.username)
 		if err != nil {
@@ -109,25 +139,33 @@ func runUserCommand(ctx context.Context, users store.UserDirectory, cmd userComm
 		if err := users.SetUserActive(ctx, cmd.username, cmd.action == "enable"); err != nil {
 			return notFound(err)
 		}
-		fmt.Fprintf(stdout, "user %q %sd\n", cmd.username, cmd.action)
+		if cmd.action == "disable" {
+			fmt.Fprintf(stdout, "user %q disabled; every session of the user has ended\n", cmd.username)
+		} else {
+			fmt.Fprintf(stdout, "user %q enabled (sessions ended by the disable stay ended: the user logs in again)\n", cmd.username)
+		}
 	case "delete":
 		if err := users.DeleteUser(ctx, cmd.username); err != nil {
 			return notFound(err)
 		}
-		fmt.Fprintf(stdout, "user %q deleted (the projects they own are kept)\n", cmd.username)
+		fmt.Fprintf(stdout, "user %q deleted\n", cmd.username)
 	case "list":
 		list, err := users.FindUsers(ctx)
 		if err != nil {
 			return fmt.Errorf("user list: %w", err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "USERNAME\tSTATUS\tID\tCREATED")
+		fmt.Fprintln(tw, "USERNAME\tSTATUS\tADMIN\tID\tCREATED")
 		for _, u := range list {
 			status := "active"
 			if !u.Active {
 				status = "disabled"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Username, status, u.ID, u.CreatedAt.UTC().Format(time.RFC3339))
+			admin := "no"
+			if u.Admin {
+				admin = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Username, status, admin, u.ID, u.CreatedAt.UTC().Format(time.RFC3339))
 		}
 		return tw.Flush()
 	default:
@@ -174,10 +212,10 @@ func ensureUsers(ctx context.Context, users store.UserDirectory, list []userConf
 		case !errors.Is(err, store.ErrNotFound):
 			return fmt.Errorf("find user %q: %w", u.Username, err)
 		}
-		if err := addUser(ctx, users, u.Username, u.Password); err != nil {
+		if err := addUser(ctx, users, u.Username, u.Password, u.Admin); err != nil {
 			return err
 		}
-		logger.Info("user created", "username", u.Username)
+		logger.Info("user created", "username", u.Username, "admin", u.Admin)
 	}
 	return nil
 }
@@ -197,14 +235,15 @@ func ensureAdmin(ctx context.Context, users store.UserDirectory, cfg *config) (s
 		return "", nil
 	}
 	password := rand.Text()
-	if err := addUser(ctx, users, "admin", password); err != nil {
+	if err := addUser(ctx, users, "admin", password, true); err != nil {
 		return "", err
 	}
 	return password, nil
 }
 
-// addUser creates an active user with a bcrypt hash of password.
-func addUser(ctx context.Context, users store.UserDirectory, username, password string) error {
+// addUser creates an active user with a bcrypt hash of password, a
+// server administrator when admin is true.
+func addUser(ctx context.Context, users store.UserDirectory, username, password string, admin bool) error {
 	if err := checkUsername(username); err != nil {
 		return err
 	}
@@ -212,7 +251,7 @@ func addUser(ctx context.Context, users store.UserDirectory, username, password 
 	if err != nil {
 		return fmt.Errorf("user %q: %w", username, err)
 	}
-	if _, err := users.CreateUser(ctx, &store.User{Username: username, PasswordHash: hash, Active: true}); err != nil {
+	if _, err := users.CreateUser(ctx, &store.User{Username: username, PasswordHash: hash, Active: true, Admin: admin}); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return fmt.Errorf("user %q already exists", username)
 		}
@@ -255,6 +294,9 @@ func checkUsername(name string) error {
 	}
 	if strings.TrimSpace(name) != name {
 		return fmt.Errorf("the username %q must not begin or end with white space", name)
+	}
+	if utf8.RuneCountInString(name) > auth.MaxUsernameRunes {
+		return fmt.Errorf("the username must be at most %d characters long", auth.MaxUsernameRunes)
 	}
 	return nil
 }

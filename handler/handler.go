@@ -7,6 +7,7 @@ package handler
 
 import (
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/hds-go/hds/auth"
@@ -66,6 +67,9 @@ type Config struct {
 	// Shutdown, when closed, ends every open change feed stream at once
 	// (server shutdown); nil never does.
 	Shutdown <-chan struct{}
+	// Logger receives the audit lines of user changes (API.md section
+	// 24); nil writes none.
+	Logger *slog.Logger
 	// Console serves the browser console at /console/ (package
 	// handler/console, API.md section 19).
 	Console bool

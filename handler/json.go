@@ -10,17 +10,22 @@ import (
 // The JSON shapes of API.md section 2.
 
 type projectOut struct {
-	ID              string `json:"id"`
-	Name            string `json:"name"`
-	OwnerID         string `json:"owner_id"`
-	CreatedAt       string `json:"created_at"`
-	UpdatedAt       string `json:"updated_at"`
-	CollectionCount int    `json:"collection_count"`
-	Role            string `json:"role"`
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	OwnerID         string  `json:"owner_id"`
+	CreatedAt       string  `json:"created_at"`
+	UpdatedAt       string  `json:"updated_at"`
+	CollectionCount int     `json:"collection_count"`
+	Role            *string `json:"role"` // null: no role (PUT P/owner by a server administrator)
 }
 
 func projectJSON(p *store.Project) projectOut {
-	return projectOut{p.ID, p.Name, p.OwnerID, formatTime(p.CreatedAt), formatTime(p.UpdatedAt), p.CollectionCount, string(p.Role)}
+	var role *string
+	if p.Role != "" {
+		r := string(p.Role)
+		role = &r
+	}
+	return projectOut{p.ID, p.Name, p.OwnerID, formatTime(p.CreatedAt), formatTime(p.UpdatedAt), p.CollectionCount, role}
 }
 
 type collectionOut struct {

@@ -226,6 +226,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			obj{"name": "clusters", "description": "Clusters of a collection."},
 			obj{"name": "records", "description": "Typed values of a cluster."},
 			obj{"name": "members", "description": "Who may use a project: members with roles, and API tokens for programs."},
+			obj{"name": "users", "description": "User accounts, for server administrators."},
 			obj{"name": "audit", "description": "Who changed what (the audit log), and the changes as they happen (the change feed)."},
 		},
 		"security": security,

@@ -150,6 +150,9 @@ func requestBodies() obj {
 		"Import":         {"An export document (its project, revision and exported_at are ignored).", "ImportDocument", true},
 		"MemberPut":      {"The member's role.", "MemberPutRequest", true},
 		"APITokenCreate": {"The new API token's name, role, scope and lifetime.", "APITokenCreateRequest", true},
+		"UserCreate":     {"The new user.", "UserCreateRequest", true},
+		"UserUpdate":     {"What to change.", "UserUpdateRequest", true},
+		"OwnerPut":       {"The new owner.", "OwnerPutRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -205,6 +208,9 @@ var successResponses = map[string]successResponse{
 	"APITokenCreated": {description: "The new API token, with its token string: shown this once.", schema: "APITokenCreatedEnvelope",
 		extra: []string{"Cache-Control", "NoStore"}},
 	"APITokenList": {description: "A page of the project's API tokens, without their token strings.", schema: "APITokenListEnvelope"},
+	"User":         {description: "The user.", schema: "UserEnvelope"},
+	"UserList":     {description: "A page of users, by username.", schema: "UserListEnvelope"},
+	"Me":           {description: "The caller.", schema: "MeEnvelope"},
 }
 
 func responses() obj {

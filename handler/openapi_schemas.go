@@ -142,8 +142,8 @@ func schemas() obj {
 			"owner_id":   obj{"type": "string", "minLength": 1, "description": "The owner's user id (\"anonymous\" for the anonymous user)."},
 			"created_at": schemaRef("Timestamp"), "updated_at": schemaRef("Timestamp"),
 			"collection_count": count,
-			"role": obj{"type": "string", "enum": []any{"viewer", "reader", "editor", "admin", "owner"},
-				"description": "The caller's role on the project (for an API token, the token's role)."},
+			"role": obj{"type": []any{"string", "null"}, "enum": []any{"viewer", "reader", "editor", "admin", "owner", nil},
+				"description": "The caller's role on the project (for an API token, the token's role); null only in the answer to PUT P/owner by a server administrator who holds no role on the project."},
 		}, "id", "name", "owner_id", "created_at", "updated_at", "collection_count", "role"),
 		"Collection": object("A collection; project is its project's name. record_count counts the records of all its clusters.", obj{
 			"id": schemaRef("Id"), "name": schemaRef("Name"), "project": schemaRef("Name"),
@@ -239,12 +239,13 @@ func schemas() obj {
 	}
 	addTransferSchemas(s, object, body, count)
 	addAccessSchemas(s, object, body, list)
+	addUserSchemas(s, object, body, list)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
 		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "AuditList",
-		"Member", "MemberList", "APITokenCreated", "APITokenList"} {
+		"Member", "MemberList", "APITokenCreated", "APITokenList", "User", "UserList", "Me"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s

@@ -118,6 +118,48 @@ func routes(cfg Config) *router {
 		errors: []int{400},
 	})
 
+	rt.handle("GET /api/v1/auth/me", protect(handleMe()), operation{
+		id: "getMe", tag: "auth", summary: "Who the caller is",
+		description: "The user the token names: id, username, whether a server administrator, and when the account was created. Needs a token even when authentication is not required; API tokens may not (403).",
+		usersOnly:   true, access: bearer, counted: true, status: 200, success: "Me",
+	})
+	// User administration (API.md section 24): server administrators
+	// only, checked before the body or the query is read.
+	protectAdmin := func(h queryHandler) http.Handler {
+		return authn(byUser(adminOnly(limitBody(withQuery(s, h)))))
+	}
+	ua := userAdmin{users: cfg.Users, cursors: cur, logger: cfg.Logger}
+	rt.handle("GET /api/v1/users", protectAdmin(ua.handleList()), operation{
+		id: "listUsers", tag: "users", summary: "List the users",
+		description: "Server administrators only (others and API tokens: 403). Every account, ordered by username byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and \\ are literal).",
+		usersOnly:   true, access: bearer, counted: true, query: []string{"limit", "offset", "search", "cursor"}, status: 200, success: "UserList",
+		errors: []int{400, 403},
+	})
+	rt.handle("POST /api/v1/users", protectAdmin(ua.handleCreate()), operation{
+		id: "createUser", tag: "users", summary: "Add a user",
+		description: "Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no leading or trailing white space; password: not empty, at most 72 bytes; admin: optional, default false. A broken rule is 400 VALIDATION_ERROR naming it; a taken username is 409.",
+		usersOnly:   true, access: bearer, counted: true, body: "UserCreate", status: 201, success: "User",
+		errors: []int{400, 403, 409},
+	})
+	rt.handle("GET /api/v1/users/{username}", protectAdmin(ua.handleGet()), operation{
+		id: "getUser", tag: "users", summary: "Get a user",
+		description: "Server administrators only. An unknown username is 404. In a path a username is percent-encoded.",
+		usersOnly:   true, access: bearer, counted: true, status: 200, success: "User",
+		errors: []int{400, 403, 404},
+	})
+	rt.handle("PUT /api/v1/users/{username}", protectAdmin(ua.handleUpdate()), operation{
+		id: "updateUser", tag: "users", summary: "Change a user",
+		description: "Server administrators only. Any of admin, disabled and password, at least one, in one step. A password set or a disable ends every session of the user at once, on every instance; enabling the user again revives none of them. Demoting or disabling the last active administrator is 400 VALIDATION_ERROR; an unknown username is 404.",
+		usersOnly:   true, access: bearer, counted: true, body: "UserUpdate", status: 200, success: "User",
+		errors: []int{400, 403, 404},
+	})
+	rt.handle("DELETE /api/v1/users/{username}", protectAdmin(ua.handleDelete()), operation{
+		id: "deleteUser", tag: "users", summary: "Delete a user",
+		description: "Server administrators only. Every session of the user ends at once and its memberships go; the API tokens it created stay with their projects. A user who still owns projects is 400 VALIDATION_ERROR (details say how many: transfer or delete them first, or disable the user); so is the last active administrator. An unknown username is 404.",
+		usersOnly:   true, access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: []int{400, 403, 404},
+	})
+
 	rt.handle("GET /api/v1/projects", protect(handleList(s, cur, projects)), operation{
 		id: "listProjects", tag: "projects", summary: "List the caller's projects",
 		description: "The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.",
@@ -320,6 +362,12 @@ func routes(cfg Config) *router {
 		id: "deleteMember", tag: "members", summary: "Remove a member",
 		description: "Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance.",
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: underProject,
+	})
+	rt.handle("PUT "+pathP+"/owner", protect(acc.handleTransfer()), operation{
+		id: "transferProject", tag: "projects", summary: "Give the project to another user",
+		description: "The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404.",
+		need:        store.RightOwn, usersOnly: true, access: bearer, counted: true, body: "OwnerPut", status: 200, success: "Project",
 		errors: underProject,
 	})
 	rt.handle("POST "+pathP+"/tokens", protect(acc.handleCreateToken()), operation{

@@ -84,6 +84,12 @@ type Caller struct {
 	Role                Role
 	Collection, Cluster string
 
+	// ServerAdmin is true for a server administrator (User.Admin) on the
+	// one operation the API lets an administrator run on any project
+	// (Access.TransferProject): RoleOn then gives RoleOwner. Callers set
+	// it for that operation only; it is false everywhere else.
+	ServerAdmin bool
+
 	// Session, for a user, is the session check authentication left to
 	// the store (SessionChecker), nil when authentication made it. Its
 	// UserID is UserID; Name is empty, and the user's name comes with the
@@ -158,7 +164,7 @@ func (p Path) RoleOn(s Standing) Role {
 			return ""
 		}
 		return c.Role
-	case s.OwnerID == c.UserID:
+	case s.OwnerID == c.UserID, c.ServerAdmin:
 		return RoleOwner
 	}
 	return s.Member

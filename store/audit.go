@@ -29,6 +29,9 @@ const (
 	ActionMemberDelete     Action = "member.delete"
 	ActionTokenCreate      Action = "token.create"
 	ActionTokenDelete      Action = "token.delete"
+	// ActionProjectTransfer (v1.2) records a change of the project's
+	// owner (Access.TransferProject); Target is the new owner's username.
+	ActionProjectTransfer Action = "project.transfer"
 )
 
 // Actions lists every action, in the order API.md section 15 gives them.
@@ -38,6 +41,7 @@ var Actions = []Action{
 	ActionClusterCreate, ActionClusterRename, ActionClusterDelete,
 	ActionRecordCreate, ActionRecordUpdate, ActionRecordRename, ActionRecordDelete, ActionRecordRestore,
 	ActionCredentialReveal, ActionMemberPut, ActionMemberDelete, ActionTokenCreate, ActionTokenDelete,
+	ActionProjectTransfer,
 }
 
 // Valid reports whether a is one of Actions.
@@ -82,7 +86,7 @@ type AuditEntry struct {
 	// deleted, the version revealed); 0 when it does not apply.
 	Version int64
 	// Target is the username of member.* entries, the token id of token.*
-	// entries.
+	// entries, the new owner's username of project.transfer.
 	Target    string
 	RequestID string
 }

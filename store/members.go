@@ -97,6 +97,18 @@ type Access interface {
 	// by an indexed lookup and compared in constant time, or ErrNotFound.
 	// Expiry is the caller's to check (APIToken.Expired).
 	FindTokenByHash(ctx context.Context, hash []byte) (*APIToken, error)
+	// TransferProject makes the active user username the owner of
+	// p.Project (API.md section 24; p.Need is RightOwn, which a
+	// Caller.ServerAdmin holds on every project) and returns the project
+	// as changed. In one atomic step: the new owner's membership, if any,
+	// goes; the previous owner becomes an admin member (CreatedAt the time
+	// of the transfer); the project's UpdatedAt moves; and the audit entry
+	// project.transfer (Target the new owner's username) is written. An
+	// unknown or disabled user is ErrNotFound (kind "user", named
+	// username). Transferring to the current owner changes nothing and
+	// writes no entry.
+	TransferProject(ctx context.Context, p Path, username string) (*Project, error)
+
 	// TouchToken sets the token's LastUsedAt to now, unless it was set
 	// less than TouchInterval before now (by any instance); an unknown id
 	// is no error.

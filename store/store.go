@@ -276,9 +276,19 @@ type Store interface {
 
 // UserDirectory keeps the accounts that may log in. Implementations must
 // be safe for concurrent use and copy values in and out.
+//
+// The last-administrator rule (API.md section 24): once there is an
+// active administrator (an Admin, Active user), a change that would leave
+// none (UpdateUser, SetUserActive, DeleteUser) fails with a
+// *ValidationError whose message is LastAdminRule and changes nothing;
+// the check and the change are one step, so of concurrent changes that
+// would together leave none, at least one fails, on one directory or on
+// several sharing a database. While there is none, the rule does not
+// apply. storetest.RunUsers is the conformance suite.
 type UserDirectory interface {
-	// CreateUser adds u. It assigns u.ID when empty and sets the
-	// timestamps; a taken username is ErrAlreadyExists.
+	// CreateUser adds u (Admin and Active as given). It assigns u.ID when
+	// empty and sets the timestamps; a taken username is
+	// ErrAlreadyExists.
 	CreateUser(ctx context.Context, u *User) (*User, error)
 	// FindUserByName returns the user with that username, or ErrNotFound.
 	FindUserByName(ctx context.Context, username string) (*User, error)
@@ -286,9 +296,24 @@ type UserDirectory interface {
 	FindUserByID(ctx context.Context, id string) (*User, error)
 	// FindUsers returns every user, ordered by username.
 	FindUsers(ctx context.Context) ([]*User, error)
-	// SetUserActive enables or disables the user, or returns ErrNotFound.
+	// ListUsers returns the users whose username contains q.Search (as
+	// ListQuery.Search matches names), ordered by username byte-wise and
+	// paged by q.Limit and q.Offset (a Limit of 0: no limit), with the
+	// number of matches. Other fields of q are ignored.
+	ListUsers(ctx context.Context, q ListQuery) ([]*User, int, error)
+	// UpdateUser applies c to the user username in one step and returns
+	// the user as changed: ErrNotFound for an unknown user, the
+	// last-administrator rule's *ValidationError. Disabling or setting a
+	// password ends every session of the user (User.SessionGeneration).
+	UpdateUser(ctx context.Context, username string, c UserChange) (*User, error)
+	// SetUserActive enables or disables the user, as UpdateUser with
+	// UserChange.Active alone does, or returns ErrNotFound.
 	SetUserActive(ctx context.Context, username string, active bool) error
-	// DeleteUser removes the user, or returns ErrNotFound. Projects the
-	// user owns are kept.
+	// DeleteUser removes the user and the user's memberships (Access), or
+	// returns ErrNotFound; the API tokens the user created stay. A
+	// directory that is also the Store (the memory and PostgreSQL stores)
+	// refuses, with OwnsProjectsError, a user who owns projects, so that
+	// no project is left without an owner; the last-administrator rule
+	// applies.
 	DeleteUser(ctx context.Context, username string) error
 }

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // AnonymousUserID is the id of the built-in user that unauthenticated
 // requests run as when authentication is not required.
@@ -15,10 +18,16 @@ type User struct {
 	// Active is false for a disabled account, which can neither log in nor
 	// use a token issued before it was disabled.
 	Active bool
-	// SessionGeneration counts the user's password changes (Sessions.SetPassword).
-	// A token records the generation it was issued in; one issued in an
-	// earlier generation is refused, so a password change ends every
-	// session begun before it, exactly, whatever their timestamps.
+	// Admin is true for a server administrator (API.md section 24), who
+	// manages the users and may transfer any project.
+	Admin bool
+	// SessionGeneration counts the user's password changes
+	// (Sessions.SetPassword, UserChange.PasswordHash) and disables
+	// (UserChange.Active false, SetUserActive). A token records the
+	// generation it was issued in; one issued in an earlier generation is
+	// refused, so a password change or a disable ends every session begun
+	// before it, exactly, whatever their timestamps, and enabling the user
+	// again brings none of them back.
 	SessionGeneration int64
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -29,4 +38,34 @@ func (u *User) Clone() *User {
 	c := *u
 	c.PasswordHash = append([]byte(nil), u.PasswordHash...)
 	return &c
+}
+
+// UserChange is what UserDirectory.UpdateUser changes: each field that is
+// not nil, all of them in one step.
+type UserChange struct {
+	// Admin, when not nil, makes the user a server administrator or not.
+	Admin *bool
+	// Active, when not nil, enables or disables the user. Disabling ends
+	// every session of the user (SessionGeneration + 1); enabling ends
+	// none and revives none.
+	Active *bool
+	// PasswordHash, when not nil, replaces the password hash and ends
+	// every session of the user (SessionGeneration + 1).
+	PasswordHash []byte
+}
+
+// LastAdminRule is the message of the *ValidationError a UserDirectory
+// returns for a change that would leave no active administrator where
+// there was one (API.md section 24): demoting, disabling or deleting the
+// last active administrator.
+const LastAdminRule = "at least one active administrator must remain: make another user an administrator first"
+
+// OwnsProjectsError is the *ValidationError a UserDirectory returns when
+// asked to delete a user who still owns n projects (n > 0).
+func OwnsProjectsError(n int) *ValidationError {
+	what := "projects"
+	if n == 1 {
+		what = "project"
+	}
+	return &ValidationError{Message: fmt.Sprintf("the user owns %d %s: transfer or delete them first, or disable the user", n, what)}
 }

@@ -71,6 +71,7 @@ var routeRights = map[string]routeRight{
 	"listAPITokens":      {store.RightAdmin, store.LevelProject, true},
 	"deleteAPIToken":     {store.RightAdmin, store.LevelProject, true},
 	"listAudit":          {store.RightAdmin, store.LevelProject, true},
+	"transferProject":    {store.RightOwn, store.LevelProject, true},
 	// A scoped API token streams its scope's events (API.md section 17).
 	"streamEvents": {store.RightRead, store.LevelCluster, false},
 }
@@ -81,6 +82,15 @@ var outsideProjects = map[string]bool{
 	"getHealth": false, "getOpenAPI": false, "login": false,
 	"refreshToken": true, "logout": true, "changePassword": true,
 	"listProjects": true, "createProject": true, "createProjectAt": true,
+	"getMe": true,
+}
+
+// adminRoutes are the routes for server administrators only (API.md
+// section 24): every other user and every API token gets 403
+// (TestAccessMatrix tries each with every caller of the matrix, none of
+// them an administrator, and with an administrator).
+var adminRoutes = map[string]bool{
+	"listUsers": true, "createUser": true, "getUser": true, "updateUser": true, "deleteUser": true,
 }
 
 // matrixRoute is one operation of the document.
@@ -146,6 +156,7 @@ func TestAccessMatrix(t *testing.T) {
 		c.tree(owner, "p", "c", "k")
 		c.addRecord(owner, pathK("p", "c", "k"), "r", "CREDENTIAL", `"s3cret"`)
 		callers := []matrixCaller{{name: "owner", token: owner, role: store.RoleOwner}, {name: "stranger", token: c.token("bob")}}
+		serverAdmin := c.addAdmin("root") // no role on p: a stranger to it
 		for _, role := range []string{"viewer", "reader", "editor", "admin"} {
 			c.addUser(role, role+"-password")
 			c.share(owner, "p", role, role)
@@ -195,6 +206,19 @@ func TestAccessMatrix(t *testing.T) {
 			}
 		}
 		for _, r := range documentRoutes(t, c) {
+			if adminRoutes[r.id] {
+				for _, mc := range callers {
+					res := c.raw(request(r.method, matrixTarget(r), "", mc.token))
+					body, _ := io.ReadAll(res.Body)
+					var env envelope
+					_ = json.Unmarshal(body, &env)
+					wantError(t, mc.name+": "+r.method+" "+r.path, res.StatusCode, env, http.StatusForbidden, "AUTHORIZATION_FAILED", forbidden)
+					tried++
+				}
+				res := c.raw(request(r.method, matrixTarget(r), "", serverAdmin))
+				assert.NotEqual(t, http.StatusForbidden, res.StatusCode, "a server administrator: %s %s", r.method, r.path)
+				continue
+			}
 			rr, ok := routeRights[r.id]
 			if !ok {
 				_, outside := outsideProjects[r.id]

@@ -263,7 +263,7 @@ func TestPasswordChange(t *testing.T) {
 		require.NoError(t, a.users.SetUserActive(t.Context(), "alice", false))
 		wantRefused(t, "a disabled user", third, a, b)
 		require.NoError(t, a.users.SetUserActive(t.Context(), "alice", true))
-		wantAccepted(t, "enabled again", third, a, b)
+		wantRefused(t, "enabled again: the sessions the disable ended stay ended (API.md section 24)", third, a, b)
 		require.NoError(t, a.users.DeleteUser(t.Context(), "alice"))
 		wantRefused(t, "a deleted user", third, a, b)
 	})

@@ -100,16 +100,6 @@ func (s *Store) DeleteMember(_ context.Context, p store.Path, userID, username s
 	return nil
 }
 
-// dropMemberships removes the user from every project (as PostgreSQL's
-// ON DELETE CASCADE does when a user is deleted).
-func (s *Store) dropMemberships(userID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, pr := range s.projects {
-		delete(pr.members, userID)
-	}
-}
-
 // CreateToken implements store.Access.
 func (s *Store) CreateToken(_ context.Context, p store.Path, t *store.APIToken) (*store.APIToken, error) {
 	s.lock()

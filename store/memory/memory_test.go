@@ -44,3 +44,10 @@ func TestAccessConformance(t *testing.T) {
 		return s, s
 	})
 }
+
+func TestUserAdminConformance(t *testing.T) {
+	storetest.RunUserAdmin(t, func(t *testing.T) (storetest.UserAdminStore, storetest.UserAdminStore) {
+		s := memory.New()
+		return s, s
+	})
+}

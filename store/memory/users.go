@@ -51,45 +51,108 @@ func (s *Store) FindUserByID(_ context.Context, id string) (*store.User, error) 
 }
 
 // FindUsers implements store.UserDirectory.
-func (s *Store) FindUsers(context.Context) ([]*store.User, error) {
+func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
+	users, _, err := s.ListUsers(ctx, store.ListQuery{})
+	return users, err
+}
+
+// ListUsers implements store.UserDirectory.
+func (s *Store) ListUsers(_ context.Context, q store.ListQuery) ([]*store.User, int, error) {
 	s.usersMu.RLock()
 	defer s.usersMu.RUnlock()
-	users := make([]*store.User, 0, len(s.usersByName))
+	matches := make([]*store.User, 0, len(s.usersByName))
 	for _, u := range s.usersByName {
-		users = append(users, u.Clone())
+		if q.Search == "" || store.MatchesSearch(u.Username, q.Search) {
+			matches = append(matches, u)
+		}
 	}
-	slices.SortFunc(users, func(a, b *store.User) int { return strings.Compare(a.Username, b.Username) })
-	return users, nil
+	slices.SortFunc(matches, func(a, b *store.User) int { return strings.Compare(a.Username, b.Username) })
+	total := len(matches)
+	matches = matches[min(q.Offset, total):]
+	if q.Limit > 0 && q.Limit < len(matches) {
+		matches = matches[:q.Limit]
+	}
+	out := make([]*store.User, len(matches))
+	for i, u := range matches {
+		out[i] = u.Clone()
+	}
+	return out, total, nil
+}
+
+// UpdateUser implements store.UserDirectory.
+func (s *Store) UpdateUser(_ context.Context, username string, c store.UserChange) (*store.User, error) {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	u, ok := s.usersByName[username]
+	if !ok {
+		return nil, &store.NotFoundError{Kind: "user", Name: username}
+	}
+	after := *u
+	if c.Admin != nil {
+		after.Admin = *c.Admin
+	}
+	if c.Active != nil {
+		after.Active = *c.Active
+	}
+	if s.leavesNoAdmin(u, &after) {
+		return nil, &store.ValidationError{Message: store.LastAdminRule}
+	}
+	u.Admin, u.Active = after.Admin, after.Active
+	if c.Active != nil && !*c.Active {
+		u.SessionGeneration++ // a disable ends every session
+	}
+	if c.PasswordHash != nil {
+		u.PasswordHash = append([]byte(nil), c.PasswordHash...)
+		u.SessionGeneration++
+	}
+	u.UpdatedAt = s.now()
+	return u.Clone(), nil
+}
+
+// leavesNoAdmin reports whether changing before into after (nil: deleted)
+// would leave no active administrator where there is one: the
+// last-administrator rule. The caller holds usersMu for writing.
+func (s *Store) leavesNoAdmin(before, after *store.User) bool {
+	if !before.Admin || !before.Active || (after != nil && after.Admin && after.Active) {
+		return false
+	}
+	for _, u := range s.usersByID {
+		if u != before && u.Admin && u.Active {
+			return false
+		}
+	}
+	return true
 }
 
 // SetUserActive implements store.UserDirectory.
-func (s *Store) SetUserActive(_ context.Context, username string, active bool) error {
+func (s *Store) SetUserActive(ctx context.Context, username string, active bool) error {
+	_, err := s.UpdateUser(ctx, username, store.UserChange{Active: &active})
+	return err
+}
+
+// DeleteUser implements store.UserDirectory: under the projects' lock
+// (taken first, as everywhere) and then the users' lock, so that no
+// project can be created for, or transferred to, the user in between.
+func (s *Store) DeleteUser(_ context.Context, username string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
 	u, ok := s.usersByName[username]
 	if !ok {
 		return &store.NotFoundError{Kind: "user", Name: username}
 	}
-	u.Active = active
-	u.UpdatedAt = s.now()
-	return nil
-}
-
-// DeleteUser implements store.UserDirectory.
-func (s *Store) DeleteUser(_ context.Context, username string) error {
-	id, err := s.deleteUser(username)
-	if err == nil {
-		s.dropMemberships(id) // after usersMu: s.mu is always taken first
+	owned := 0
+	for _, pr := range s.projects {
+		if pr.OwnerID == u.ID {
+			owned++
+		}
 	}
-	return err
-}
-
-func (s *Store) deleteUser(username string) (string, error) {
-	s.usersMu.Lock()
-	defer s.usersMu.Unlock()
-	u, ok := s.usersByName[username]
-	if !ok {
-		return "", &store.NotFoundError{Kind: "user", Name: username}
+	if owned > 0 {
+		return store.OwnsProjectsError(owned)
+	}
+	if s.leavesNoAdmin(u, nil) {
+		return &store.ValidationError{Message: store.LastAdminRule}
 	}
 	delete(s.usersByName, username)
 	delete(s.usersByID, u.ID)
@@ -100,5 +163,41 @@ func (s *Store) deleteUser(username string) (string, error) {
 			}
 		}
 	}
-	return u.ID, nil
+	for _, pr := range s.projects { // memberships go; API tokens stay with their project
+		delete(pr.members, u.ID)
+	}
+	return nil
+}
+
+// TransferProject implements store.Access.
+func (s *Store) TransferProject(_ context.Context, p store.Path, username string) (*store.Project, error) {
+	p.Need = store.RightOwn
+	s.lock()
+	defer s.unlock()
+	pr, err := s.project(p)
+	if err != nil {
+		return nil, err
+	}
+	s.usersMu.RLock()
+	u, ok := s.usersByName[username]
+	var id string
+	if ok && u.Active {
+		id = u.ID
+	}
+	s.usersMu.RUnlock()
+	if id == "" {
+		return nil, &store.NotFoundError{Kind: "user", Name: username}
+	}
+	if id != pr.OwnerID {
+		now := s.now()
+		prev := pr.OwnerID
+		delete(pr.members, id)
+		pr.members[prev] = &store.Member{UserID: prev, Username: s.username(prev), Role: store.RoleAdmin, CreatedAt: now}
+		pr.OwnerID, pr.UpdatedAt = id, now
+		s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectTransfer, Target: username})
+	}
+	o := pr.out()
+	p.Caller.ServerAdmin = false // the role the caller now holds as itself
+	o.Role = p.RoleOn(pr.standing(p.Caller))
+	return o, nil
 }

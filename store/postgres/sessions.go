@@ -31,7 +31,7 @@ func (s *Store) FindSessionUser(ctx context.Context, userID, sessionID string) (
 	}
 	var u store.User
 	var ended bool
-	err = row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.SessionGeneration, &u.CreatedAt, &u.UpdatedAt, &ended)
+	err = row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.Admin, &u.SessionGeneration, &u.CreatedAt, &u.UpdatedAt, &ended)
 	if err != nil {
 		return store.SessionUser{}, notFoundOr(err, "user", userID)
 	}

@@ -248,3 +248,60 @@ func (s *Store) TouchToken(ctx context.Context, id string, now time.Time) error 
 		return err
 	})
 }
+
+// TransferProject implements store.Access.
+func (s *Store) TransferProject(ctx context.Context, p store.Path, username string) (*store.Project, error) {
+	p.Need = store.RightOwn
+	var out *store.Project
+	err := s.write(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		var id string
+		err = t.row(`SELECT id FROM hds_users WHERE username = ? AND active`, username).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &store.NotFoundError{Kind: "user", Name: username}
+		}
+		if err != nil {
+			return err
+		}
+		if id != pr.OwnerID {
+			prev := pr.OwnerID
+			var prevName sql.NullString
+			if err := t.row(`SELECT (SELECT username FROM hds_users WHERE id = ?)`, prev).Scan(&prevName); err != nil {
+				return err
+			}
+			if !prevName.Valid && prev == store.AnonymousUserID {
+				prevName.String = store.AnonymousUserID
+			}
+			if _, err := t.exec(`DELETE FROM hds_members WHERE project_id = ? AND user_id = ?`, pr.ID, id); err != nil {
+				return err
+			}
+			if _, err := t.exec(`INSERT INTO hds_members (project_id, user_id, username, role, created_at) VALUES (?, ?, ?, 'admin', ?)
+				ON CONFLICT (project_id, user_id) DO UPDATE SET role = 'admin', created_at = excluded.created_at`,
+				pr.ID, prev, prevName.String, micros(t.now)); err != nil {
+				return err
+			}
+			if _, err := t.exec(`UPDATE hds_projects SET owner_id = ?, updated_at = ? WHERE id = ?`, id, micros(t.now), pr.ID); err != nil {
+				return err
+			}
+			pr.OwnerID, pr.UpdatedAt = id, t.now
+			if err := t.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectTransfer, Target: username}); err != nil {
+				return err
+			}
+		}
+		member := ""
+		if p.Caller.TokenID == "" {
+			if err := t.row(`SELECT coalesce((SELECT role FROM hds_members WHERE project_id = ? AND user_id = ?), '')`,
+				pr.ID, p.Caller.UserID).Scan(&member); err != nil {
+				return err
+			}
+		}
+		pr.standing = store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID, Member: store.Role(member)}
+		p.Caller.ServerAdmin = false // the role the caller now holds as itself
+		out, err = t.projectOut(pr, p)
+		return err
+	})
+	return out, err
+}

@@ -67,3 +67,7 @@ func TestEventsConformance(t *testing.T) {
 func TestAccessConformance(t *testing.T) {
 	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) { return pair(t) })
 }
+
+func TestUserAdminConformance(t *testing.T) {
+	storetest.RunUserAdmin(t, func(t *testing.T) (storetest.UserAdminStore, storetest.UserAdminStore) { return pair(t) })
+}

@@ -12,12 +12,12 @@ import (
 var _ store.Sessions = (*Store)(nil)
 
 // userCols are the columns scanUser reads.
-const userCols = `id, username, password_hash, active, session_generation, created_at, updated_at`
+const userCols = `id, username, password_hash, active, admin, session_generation, created_at, updated_at`
 
 func scanUser(row scanner) (*store.User, error) {
 	var u store.User
 	var created, updated int64
-	if err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.SessionGeneration, &created, &updated); err != nil {
+	if err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.Admin, &u.SessionGeneration, &created, &updated); err != nil {
 		return nil, err
 	}
 	if u.PasswordHash == nil {
@@ -55,8 +55,8 @@ func (s *Store) CreateUser(ctx context.Context, u *store.User) (*store.User, err
 			return err
 		}
 		c.CreatedAt, c.UpdatedAt = t.now, t.now
-		if _, err := t.exec(`INSERT INTO hds_users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			c.ID, c.Username, c.PasswordHash, c.Active, c.SessionGeneration, micros(t.now), micros(t.now)); err != nil {
+		if _, err := t.exec(`INSERT INTO hds_users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.Username, c.PasswordHash, c.Active, c.Admin, c.SessionGeneration, micros(t.now), micros(t.now)); err != nil {
 			return err
 		}
 		out = c
@@ -87,7 +87,14 @@ func (s *Store) FindUserByID(ctx context.Context, id string) (*store.User, error
 
 // FindUsers implements store.UserDirectory.
 func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
+	users, _, err := s.ListUsers(ctx, store.ListQuery{})
+	return users, err
+}
+
+// ListUsers implements store.UserDirectory.
+func (s *Store) ListUsers(ctx context.Context, q store.ListQuery) ([]*store.User, int, error) {
 	users := []*store.User{}
+	total := 0
 	err := s.read(ctx, func(t *tx) error {
 		rows, err := t.rows(`SELECT ` + userCols + ` FROM hds_users ORDER BY username`)
 		if err != nil {
@@ -99,37 +106,108 @@ func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
 			if err != nil {
 				return err
 			}
-			users = append(users, u)
+			if !store.MatchesSearch(u.Username, q.Search) {
+				continue
+			}
+			total++
+			if total > q.Offset && (q.Limit <= 0 || len(users) < q.Limit) {
+				users = append(users, u)
+			}
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return users, nil
+	return users, total, nil
+}
+
+// leavesNoAdmin reports whether changing before into after (nil: deleted)
+// would leave no active administrator where there is one: the
+// last-administrator rule, checked in the write transaction that makes
+// the change (SQLite has one writer at a time).
+func (t *tx) leavesNoAdmin(before, after *store.User) (bool, error) {
+	if !before.Admin || !before.Active || (after != nil && after.Admin && after.Active) {
+		return false, nil
+	}
+	var others int
+	if err := t.row(`SELECT count(*) FROM hds_users WHERE admin AND active AND id <> ?`, before.ID).Scan(&others); err != nil {
+		return false, err
+	}
+	return others == 0, nil
+}
+
+// UpdateUser implements store.UserDirectory.
+func (s *Store) UpdateUser(ctx context.Context, username string, c store.UserChange) (*store.User, error) {
+	var out *store.User
+	err := s.write(ctx, func(t *tx) error {
+		u, err := t.findUser(username, `username = ?`, username)
+		if err != nil {
+			return err
+		}
+		after := *u
+		if c.Admin != nil {
+			after.Admin = *c.Admin
+		}
+		if c.Active != nil {
+			after.Active = *c.Active
+		}
+		if last, err := t.leavesNoAdmin(u, &after); err != nil {
+			return err
+		} else if last {
+			return &store.ValidationError{Message: store.LastAdminRule}
+		}
+		if c.Active != nil && !*c.Active {
+			after.SessionGeneration++ // a disable ends every session
+		}
+		if c.PasswordHash != nil {
+			after.PasswordHash = append([]byte(nil), c.PasswordHash...)
+			after.SessionGeneration++
+		}
+		after.UpdatedAt = t.now
+		if _, err := t.exec(`UPDATE hds_users SET admin = ?, active = ?, password_hash = ?, session_generation = ?,
+			updated_at = ? WHERE id = ?`, after.Admin, after.Active, after.PasswordHash, after.SessionGeneration,
+			micros(t.now), u.ID); err != nil {
+			return err
+		}
+		out = &after
+		return nil
+	})
+	return out, err
 }
 
 // SetUserActive implements store.UserDirectory.
 func (s *Store) SetUserActive(ctx context.Context, username string, active bool) error {
-	return s.write(ctx, func(t *tx) error {
-		res, err := t.exec(`UPDATE hds_users SET active = ?, updated_at = ? WHERE username = ?`, active, micros(t.now), username)
-		return one(res, err, "user", username)
-	})
+	_, err := s.UpdateUser(ctx, username, store.UserChange{Active: &active})
+	return err
 }
 
 // DeleteUser implements store.UserDirectory: the user's memberships,
-// ended sessions and used tokens go with it; projects it owns are kept.
+// ended sessions and used tokens go with it; a user who owns projects is
+// refused (store.OwnsProjectsError), and so is the last active
+// administrator.
 func (s *Store) DeleteUser(ctx context.Context, username string) error {
 	return s.write(ctx, func(t *tx) error {
-		var id string
-		err := t.row(`DELETE FROM hds_users WHERE username = ? RETURNING id`, username).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return &store.NotFoundError{Kind: "user", Name: username}
-		}
+		u, err := t.findUser(username, `username = ?`, username)
 		if err != nil {
 			return err
 		}
-		_, err = t.exec(`DELETE FROM hds_members WHERE user_id = ?`, id)
+		var owned int
+		if err := t.row(`SELECT count(*) FROM hds_projects WHERE owner_id = ?`, u.ID).Scan(&owned); err != nil {
+			return err
+		}
+		if owned > 0 {
+			return store.OwnsProjectsError(owned)
+		}
+		if last, err := t.leavesNoAdmin(u, nil); err != nil {
+			return err
+		} else if last {
+			return &store.ValidationError{Message: store.LastAdminRule}
+		}
+		if _, err := t.exec(`DELETE FROM hds_users WHERE id = ?`, u.ID); err != nil {
+			return err
+		}
+		_, err = t.exec(`DELETE FROM hds_members WHERE user_id = ?`, u.ID)
 		return err
 	})
 }
@@ -168,10 +246,10 @@ func (s *Store) FindSessionUser(ctx context.Context, userID, sessionID string) (
 	err := s.read(ctx, func(t *tx) error {
 		var u store.User
 		var created, updated int64
-		err := t.row(`SELECT id, username, password_hash, active, session_generation, created_at, updated_at,
+		err := t.row(`SELECT id, username, password_hash, active, admin, session_generation, created_at, updated_at,
 			EXISTS (SELECT 1 FROM hds_ended_sessions e WHERE e.user_id = u.id AND e.session_id = ?)
 			FROM hds_users u WHERE id = ?`, sessionID, userID).
-			Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.SessionGeneration, &created, &updated, &out.Ended)
+			Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Active, &u.Admin, &u.SessionGeneration, &created, &updated, &out.Ended)
 		if errors.Is(err, sql.ErrNoRows) {
 			return &store.NotFoundError{Kind: "user", Name: userID}
 		}

@@ -225,7 +225,9 @@ func testProjectList(t *testing.T, newStores func(t *testing.T) (AccessStore, Ac
 		assert.Equal(t, "bobs", list[0].Name, "search applies to shared projects too")
 	}
 	assert.Equal(t, 1, total)
-	// A deleted user's memberships go with it.
+	// A deleted user's memberships go with it (a user who owns projects
+	// cannot be deleted: API.md section 24).
+	require.NoError(t, f.s.DeleteProject(ctx, store.Path{Caller: store.Caller{UserID: f.bob.ID}, Need: store.RightOwn, Project: "bobs"}))
 	require.NoError(t, f.s.DeleteUser(ctx, "bob"))
 	members, total, err := f.s.FindMembers(ctx, f.path(f.alice, store.RightRead), store.NewListQuery())
 	require.NoError(t, err)

@@ -240,7 +240,7 @@ func mustUser(t *testing.T, d store.UserDirectory, name string) *store.User {
 
 type userView struct {
 	ID, Username, PasswordHash string
-	Active                     bool
+	Active, Admin              bool
 	SessionGeneration          int64
 	CreatedAt, UpdatedAt       string
 }
@@ -249,7 +249,7 @@ func viewUser(u *store.User) userView {
 	if u == nil {
 		return userView{}
 	}
-	return userView{u.ID, u.Username, string(u.PasswordHash), u.Active, u.SessionGeneration, stamp(u.CreatedAt), stamp(u.UpdatedAt)}
+	return userView{u.ID, u.Username, string(u.PasswordHash), u.Active, u.Admin, u.SessionGeneration, stamp(u.CreatedAt), stamp(u.UpdatedAt)}
 }
 
 func usernames(us []*store.User) []string {

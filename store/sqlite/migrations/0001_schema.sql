@@ -13,6 +13,7 @@ CREATE TABLE hds_users (
     username           TEXT NOT NULL UNIQUE,
     password_hash      BLOB NOT NULL,
     active             INTEGER NOT NULL,
+    admin              INTEGER NOT NULL DEFAULT 0,
     session_generation INTEGER NOT NULL DEFAULT 0,
     created_at         INTEGER NOT NULL,
     updated_at         INTEGER NOT NULL

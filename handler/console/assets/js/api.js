@@ -183,6 +183,21 @@ export function scheduleRefresh() {
   }, Math.min(wait, 2 ** 31 - 1));
 }
 
+/**
+ * changePassword changes the caller's password (API.md section 17): every
+ * other session ends, and this one goes on with the new token.
+ */
+export async function changePassword(currentPassword, newPassword) {
+  const cur = session();
+  const { data } = await request('POST', path('auth', 'password'), { body: { current_password: currentPassword, new_password: newPassword } });
+  startSession(data, cur?.username);
+}
+
+/** me fetches who the caller is (GET /api/v1/auth/me, API.md section 24). */
+export async function me() {
+  return (await request('GET', path('auth', 'me'))).data;
+}
+
 /** logout ends the session on the server (when it can) and here. */
 export async function logout() {
   clearTimeout(refreshTimer);

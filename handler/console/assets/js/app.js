@@ -16,12 +16,15 @@ import { recordView } from './views/record.js';
 import { projectBar } from './views/project.js';
 import { membersView, tokensView } from './views/access.js';
 import { auditView } from './views/audit.js';
+import { usersView, accountView } from './views/users.js';
 
 const main = document.getElementById('main');
 let cleanups = [];
 let feed = null;
 
 function view(route) {
+  if (route.page === 'users') return usersView;
+  if (route.page === 'account') return accountView;
   if (!route.project) return projectsView;
   if (route.record != null) return recordView;
   if (route.cluster != null) return recordsView;
@@ -43,6 +46,9 @@ async function render() {
     return;
   }
   setFeed(route.project);
+  const me = await whoAmI();
+  if (mine !== renders) return;
+  header(route, me);
   let role;
   if (route.project) {
     // Which controls to show depends on the caller's role on the project.
@@ -58,7 +64,7 @@ async function render() {
     }
     if (mine !== renders) return;
   }
-  const ctx = { route, feed, role, can: right => can(role, right), onCleanup: f => cleanups.push(f), rerender: render };
+  const ctx = { route, feed, role, me, can: right => can(role, right), onCleanup: f => cleanups.push(f), rerender: render };
   let el;
   try {
     el = view(route)(ctx);
@@ -85,6 +91,23 @@ function roleOf(project) {
   return access;
 }
 
+// Who is logged in (GET /api/v1/auth/me), asked once per session user
+// (every render of the session waits for the same answer); null while it
+// cannot be read (the header then shows the name given at login, and it
+// is asked again on the next render).
+let whoami = null;
+
+function whoAmI() {
+  const s = api.session();
+  if (!s) return Promise.resolve(null);
+  if (!whoami || whoami.user !== s.user_id) {
+    const w = { user: s.user_id };
+    w.promise = api.me().catch(() => { if (whoami === w) whoami = null; return null; });
+    whoami = w;
+  }
+  return whoami.promise;
+}
+
 // One change feed per open project, kept while moving inside it.
 function setFeed(project) {
   if (feed && feed.project === project) return;
@@ -100,7 +123,7 @@ function setFeed(project) {
   });
 }
 
-function header(route) {
+function header(route, me) {
   const crumbs = [h('a', { href: href() }, 'Projects')];
   const parts = [['project', 'P'], ['collection', 'C'], ['cluster', 'K'], ['record', 'R']];
   const r = {};
@@ -111,11 +134,14 @@ function header(route) {
       h('a', { href: href(r), title: key }, h('abbr.lvl', { title: key }, short), ' ', route[key]));
   }
   if (route.record != null && route.version != null) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', `version ${route.version}`));
+  if (route.page) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.page === 'users' ? 'Users' : 'My account'));
   if (route.tab) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.tab));
   replace(document.getElementById('crumbs'), api.session() ? crumbs : null);
   const s = api.session();
   replace(document.getElementById('who'), s ? [
-    h('span.user', { title: 'user id ' + s.user_id }, s.username),
+    me?.admin ? h('a.nav', { href: href({ page: 'users' }) }, 'Users') : null,
+    h('a.user', { href: href({ page: 'account' }), title: 'My account (user id ' + s.user_id + ')' },
+      me ? me.username : s.username, me?.admin ? h('span.badge', ' admin') : null),
     h('button.ghost', { type: 'button', onclick: async () => { await api.logout(); toast('Logged out', 'info'); } }, 'Log out'),
   ] : null);
   const here = [route.record, route.cluster, route.collection, route.project].find(x => x != null);

@@ -6,6 +6,8 @@
 //   #/p/P/c/C/k/K                        a cluster's records
 //   #/p/P/c/C/k/K/r/R                    a record (R "+" = a new one)
 //   #/p/P/c/C/k/K/r/R/v/N                version N of a record, as it was
+//   #/users                              the users (server administrators)
+//   #/account                            my account (change my password)
 
 const keys = { p: 'project', c: 'collection', k: 'cluster', r: 'record', v: 'version' };
 
@@ -13,6 +15,7 @@ const keys = { p: 'project', c: 'collection', k: 'cluster', r: 'record', v: 'ver
 export function parse(hash = location.hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const route = {};
+  if (parts.length === 1 && pages.includes(parts[0])) return { page: parts[0] };
   for (let i = 0; i < parts.length; i++) {
     const key = keys[parts[i]];
     if (key && i + 1 < parts.length) route[key] = parts[++i];
@@ -21,8 +24,12 @@ export function parse(hash = location.hash) {
   return route;
 }
 
+// pages are the routes outside any project.
+const pages = ['users', 'account'];
+
 /** href builds the hash of a route. */
-export function href({ project, collection, cluster, record, version, tab } = {}) {
+export function href({ project, collection, cluster, record, version, tab, page } = {}) {
+  if (page) return '#/' + page;
   const seg = [];
   const add = (k, v) => seg.push(k, encodeURIComponent(v));
   if (project != null) add('p', project);

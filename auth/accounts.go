@@ -1,0 +1,47 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxUsernameRunes is the longest username, in code points (API.md
+// section 24).
+const MaxUsernameRunes = 128
+
+// CheckUsername applies the rules of a new account's username (API.md
+// section 24): 1 to 128 code points of valid UTF-8, no control
+// characters, no leading or trailing white space. The error names the
+// rule broken and is safe to show.
+func CheckUsername(name string) error {
+	switch {
+	case name == "":
+		return errors.New("username must not be empty")
+	case !utf8.ValidString(name):
+		return errors.New("username must be valid UTF-8")
+	case utf8.RuneCountInString(name) > MaxUsernameRunes:
+		return fmt.Errorf("username must be at most %d characters long", MaxUsernameRunes)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return errors.New("username must not contain control characters")
+	case strings.TrimSpace(name) != name:
+		return errors.New("username must not begin or end with white space")
+	}
+	return nil
+}
+
+// CheckNewPassword applies the rules of a new password (API.md sections 6
+// and 24) without spending the time of a hash: not empty, at most
+// MaxPasswordBytes bytes. The error names the rule broken and never
+// holds the password.
+func CheckNewPassword(password string) error {
+	switch {
+	case password == "":
+		return errors.New("password must not be empty")
+	case len(password) > MaxPasswordBytes:
+		return fmt.Errorf("password must be at most %d bytes long", MaxPasswordBytes)
+	}
+	return nil
+}
