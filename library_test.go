@@ -1,8 +1,9 @@
 package hds_test
 
-// The Go library API (API.md section 11): New and its options, durations
-// (section 12), and the package example. The black-box HTTP suite,
-// mounting under a prefix included, is the test module internal/e2e.
+// The Go library API (docs/api.md#13-the-go-library): New and its options,
+// durations (docs/api.md#13-the-go-library), and the package example. The
+// black-box HTTP suite, mounting under a prefix included, is the test
+// module internal/e2e.
 
 import (
 	"fmt"
@@ -53,7 +54,9 @@ func TestNewPanicsOnInvalidOptions(t *testing.T) {
 		{"empty credential key", []hds.Option{hds.WithCredentialKey(nil)}, true},
 		{"previous credential key of 10 bytes", []hds.Option{hds.WithCredentialKey(testKey, make([]byte, 10))}, true},
 		{"credential key of 32 bytes", []hds.Option{hds.WithCredentialKey(testKey)}, false},
-		// The protection options of API.md sections 8 and 9.
+		// The protection options of
+		// docs/api.md#8-limits-rate-limits-and-quotas and
+		// docs/api.md#9-cors.
 		{"trusted proxy garbage", []hds.Option{hds.WithTrustedProxies("not-a-cidr")}, true},
 		{"negative rate limit", []hds.Option{hds.WithRateLimit(-1, 100)}, true},
 		{"nil rate limit store", []hds.Option{hds.WithRateLimitStore(nil)}, true},
@@ -95,9 +98,10 @@ func ExampleNew() {
 	// Output: 200
 }
 
-// TestParseDurationDays: durations take Go's forms plus days (API.md
-// section 12), so a day is a unit among the others: "1d12h" and "1.5d"
-// as well as "7d". Only whole days alone were read.
+// TestParseDurationDays: durations take Go's forms plus days
+// (docs/api.md#14-the-standalone-server), so a day is a unit among the
+// others: "1d12h" and "1.5d" as well as "7d". Only whole days alone were
+// read.
 func TestParseDurationDays(t *testing.T) {
 	for in, want := range map[string]time.Duration{
 		"7d": 7 * 24 * time.Hour, "0d": 0, "1d12h": 36 * time.Hour, "1.5d": 36 * time.Hour,

@@ -276,23 +276,24 @@ func WithMaxVersions(n int) Option {
 	}
 }
 
-// WithConsole, when true, serves the browser console (API.md section 19)
-// at /console/ below where the handler is mounted: a person logs in there
-// and browses, edits and shares what the API holds. Its files are
-// embedded in the module and it uses only the public API. Default: false
-// (the standalone example turns it on with console.enabled).
+// WithConsole, when true, serves the browser console
+// (docs/api.md#19-the-console) at /console/ below where the handler is
+// mounted: a person logs in there and browses, edits and shares what the
+// API holds. Its files are embedded in the module and it uses only the
+// public API. Default: false (the standalone example turns it on with
+// console.enabled).
 func WithConsole(enabled bool) Option {
 	return func(c *config) { c.console = enabled }
 }
 
-// WithQuotas sets the quotas of API.md section 8 (config limits.*): the
-// records of a cluster, the bytes of a project (names and values, history
-// included) and the projects of a user; 0 means no bound. A write that
-// would pass one is refused with 403 QUOTA_EXCEEDED and changes nothing.
-// The store enforces them, atomically with the write: New sets them on
-// the store (which must implement store.QuotaSetter, as both shipped
-// stores do; shared by every handler that serves it). Default: the
-// store's own quotas, store.DefaultQuotas (100,000 records, 256 MiB,
+// WithQuotas sets the quotas of docs/api.md#8-limits-rate-limits-and-quotas
+// (config limits.*): the records of a cluster, the bytes of a project
+// (names and values, history included) and the projects of a user; 0 means
+// no bound. A write that would pass one is refused with 403 QUOTA_EXCEEDED
+// and changes nothing. The store enforces them, atomically with the write:
+// New sets them on the store (which must implement store.QuotaSetter, as
+// both shipped stores do; shared by every handler that serves it). Default:
+// the store's own quotas, store.DefaultQuotas (100,000 records, 256 MiB,
 // 1,000 projects) unless the store was built with others.
 func WithQuotas(q store.Quotas) Option {
 	return func(c *config) {
@@ -352,12 +353,13 @@ func (c *config) durationOr(field, s, def string) time.Duration {
 	return d
 }
 
-// WithEvents configures the change feed, GET P/events (API.md section
-// 16): keepalive is how long a stream may stay silent before a
-// keep-alive comment is sent (config events.keepalive; default 15s), and
-// maxStreamsPerUser bounds the streams one user or API token may have open
-// on this instance (config events.max_streams_per_user; default 10): one
-// more is 429. Both must be positive.
+// WithEvents configures the change feed, GET P/events
+// (docs/api.md#18-audit-log-and-change-feed): keepalive is how long a
+// stream may stay silent before a keep-alive comment is sent (config
+// events.keepalive; default 15s), and maxStreamsPerUser bounds the streams
+// one user or API token may have open on this instance (config
+// events.max_streams_per_user; default 10): one more is 429. Both must be
+// positive.
 func WithEvents(keepalive time.Duration, maxStreamsPerUser int) Option {
 	return func(c *config) {
 		if keepalive <= 0 {

@@ -1,7 +1,8 @@
 package hds_test
 
-// Options whose field left out is the safe choice (API.md section 11,
-// v1.2: "a library that leaves a field out must fail safe").
+// Options whose field left out is the safe choice
+// (docs/api.md#13-the-go-library, v1.2: "a library that leaves a field out
+// must fail safe").
 
 import (
 	"net/http"

@@ -34,7 +34,8 @@ type client struct {
 	h http.Handler
 }
 
-// envelope is the error part of the response envelope (API.md section 7).
+// envelope is the error part of the response envelope
+// (docs/api.md#7-errors).
 type envelope struct {
 	Error *struct {
 		Code    string `json:"code"`

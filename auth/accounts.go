@@ -8,14 +8,14 @@ import (
 	"unicode/utf8"
 )
 
-// MaxUsernameRunes is the longest username, in code points (API.md
-// section 24).
+// MaxUsernameRunes is the longest username, in code points
+// (docs/api.md#server-administrators-and-user-accounts-v12).
 const MaxUsernameRunes = 128
 
-// CheckUsername applies the rules of a new account's username (API.md
-// section 24): 1 to 128 code points of valid UTF-8, no control
-// characters, no leading or trailing white space. The error names the
-// rule broken and is safe to show.
+// CheckUsername applies the rules of a new account's username
+// (docs/api.md#server-administrators-and-user-accounts-v12): 1 to 128 code
+// points of valid UTF-8, no control characters, no leading or trailing
+// white space. The error names the rule broken and is safe to show.
 func CheckUsername(name string) error {
 	switch {
 	case name == "":
@@ -32,10 +32,11 @@ func CheckUsername(name string) error {
 	return nil
 }
 
-// CheckNewPassword applies the rules of a new password (API.md sections 6
-// and 24) without spending the time of a hash: not empty, at most
-// MaxPasswordBytes bytes. The error names the rule broken and never
-// holds the password.
+// CheckNewPassword applies the rules of a new password
+// (docs/api.md#6-authentication and
+// docs/api.md#server-administrators-and-user-accounts-v12) without spending
+// the time of a hash: not empty, at most MaxPasswordBytes bytes. The error
+// names the rule broken and never holds the password.
 func CheckNewPassword(password string) error {
 	switch {
 	case password == "":

@@ -9,9 +9,10 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// API tokens (API.md section 17) are "hds_" followed by APITokenChars
-// random base62 characters (about 256 bits, from crypto/rand). Only their
-// SHA-256 is stored: with that much randomness a slow hash adds nothing.
+// API tokens (docs/api.md#17-sharing-and-api-tokens) are "hds_" followed by
+// APITokenChars random base62 characters (about 256 bits, from
+// crypto/rand). Only their SHA-256 is stored: with that much randomness a
+// slow hash adds nothing.
 const (
 	APITokenPrefix = "hds_"
 	APITokenChars  = 43

@@ -12,9 +12,10 @@ import (
 	"strings"
 )
 
-// The client side of the example (API.md section 18): the commands run,
-// export and import talk to a running hds server over HTTP, at -url or
-// HDS_URL, with the token in HDS_TOKEN (a user token or an API token).
+// The client side of the example (docs/api.md#14-the-standalone-server):
+// the commands run, export and import talk to a running hds server over
+// HTTP, at -url or HDS_URL, with the token in HDS_TOKEN (a user token or an
+// API token).
 
 // defaultServerURL is the server the client commands talk to when neither
 // -url nor HDS_URL names one: the example's own default address.

@@ -16,9 +16,10 @@ import (
 	"github.com/hds-go/hds/internal/envelope"
 )
 
-// fileConfig is the JSON configuration file (API.md section 12, with the
-// v1.1 keys of section 19). Every key is optional; unknown keys are
-// refused. Pointers tell a key left out (the default) from a zero.
+// fileConfig is the JSON configuration file
+// (docs/api.md#14-the-standalone-server, the v1.1 keys included). Every
+// key is optional; unknown keys are refused. Pointers tell a key left out
+// (the default) from a zero.
 type fileConfig struct {
 	Addr        string            `json:"addr"`
 	DatabaseURL *string           `json:"database_url"`
@@ -52,9 +53,10 @@ type databaseConfig struct {
 	Timeout      string `json:"timeout"`
 }
 
-// serverConfig bounds what clients can hold of the server (API.md
-// section 8). API.md names max_connections and idle_timeout; the other
-// keys are this example's, documented in the README.
+// serverConfig bounds what clients can hold of the server
+// (docs/api.md#8-limits-rate-limits-and-quotas). API.md names
+// max_connections and idle_timeout; the other keys are this example's,
+// documented in the README.
 type serverConfig struct {
 	MaxConnections    *int   `json:"max_connections"`
 	IdleTimeout       string `json:"idle_timeout"`
@@ -105,8 +107,9 @@ type consoleConfig struct {
 type userConfig struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
-	// Admin makes the user a server administrator (API.md section 24)
-	// when it is created; an existing user is left as it is.
+	// Admin makes the user a server administrator
+	// (docs/api.md#server-administrators-and-user-accounts-v12) when it is
+	// created; an existing user is left as it is.
 	Admin bool `json:"admin"`
 }
 
@@ -148,8 +151,9 @@ type config struct {
 	// databaseURLFrom names where databaseURL came from, for messages
 	// (the URL itself may hold a password and is never shown).
 	databaseURLFrom string
-	// storeKind is the store databaseURL selects (API.md section 24);
-	// sqlitePath the database file of storeSQLite.
+	// storeKind is the store databaseURL selects
+	// (docs/api.md#14-the-standalone-server); sqlitePath the database file
+	// of storeSQLite.
 	storeKind  storeKind
 	sqlitePath string
 	db         dbSettings
@@ -169,7 +173,7 @@ type config struct {
 	trustedProxies         []string
 	corsOrigins            []string
 
-	// The v1.1 settings of API.md sections 8 and 13 to 19.
+	// The v1.1 settings of docs/api.md#14-the-standalone-server.
 	requireIfMatch          bool
 	historyMaxVersions      int
 	eventsKeepalive         time.Duration
@@ -396,8 +400,8 @@ func parseDuration(key, s string) (time.Duration, error) {
 }
 
 // decodeKey decodes a credential key: the standard base64 of exactly
-// CredentialKeyBytes bytes (API.md section 12's form of a key). Its
-// errors never show the key.
+// CredentialKeyBytes bytes (docs/api.md#14-the-standalone-server's form of
+// a key). Its errors never show the key.
 func decodeKey(from, s string) ([]byte, error) {
 	const hint = "(the key is not shown; make one with: openssl rand -base64 32)"
 	k, err := base64.StdEncoding.DecodeString(s)
@@ -411,7 +415,7 @@ func decodeKey(from, s string) ([]byte, error) {
 	return k, nil
 }
 
-// storeKind is a kind of store (API.md section 24).
+// storeKind is a kind of store (docs/api.md#14-the-standalone-server).
 type storeKind int
 
 // The stores database_url selects.

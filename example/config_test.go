@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConfigV11Keys: every key of API.md sections 12 and 19 (v1.1) is
-// read, with its default when left out.
+// TestConfigV11Keys: every key of docs/api.md#14-the-standalone-server
+// (v1.1) is read, with its default when left out.
 func TestConfigV11Keys(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		cfg, err := loadConfig(writeConfig(t, `{}`), environ(nil))

@@ -6,7 +6,9 @@ import (
 )
 
 // TestLoadConfigConcurrencyAndHistory reads concurrency.require_if_match
-// and history.max_versions (API.md sections 13, 14), with their defaults.
+// and history.max_versions
+// (docs/api.md#15-concurrency-control-and-record-history), with their
+// defaults.
 func TestLoadConfigConcurrencyAndHistory(t *testing.T) {
 	for _, tt := range []struct {
 		name, config string

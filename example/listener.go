@@ -9,11 +9,12 @@ import (
 )
 
 // limitListener caps the connections open at once (server.max_connections,
-// API.md section 8): a connection beyond the cap is accepted and closed at
-// once, so that its client learns at once instead of waiting in the
-// kernel's accept queue. golang.org/x/net/netutil.LimitListener does the
-// latter (Accept blocks until a slot frees), which is what let idle
-// connections make new clients time out; hence this small wrapper.
+// docs/api.md#8-limits-rate-limits-and-quotas): a connection beyond the cap
+// is accepted and closed at once, so that its client learns at once instead
+// of waiting in the kernel's accept queue.
+// golang.org/x/net/netutil.LimitListener does the latter (Accept blocks
+// until a slot frees), which is what let idle connections make new clients
+// time out; hence this small wrapper.
 type limitListener struct {
 	net.Listener
 	max    int64

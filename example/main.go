@@ -1,5 +1,6 @@
-// Command example is the standalone hds server (API.md section 12). It
-// serves the API with the in-memory store:
+// Command example is the standalone hds server
+// (docs/api.md#14-the-standalone-server). It serves the API with the
+// in-memory store:
 //
 //	go run ./example                    # serve on 127.0.0.1:8080
 //	go run ./example -config hds.json   # serve with a configuration file
@@ -16,8 +17,9 @@
 //	go run ./example -config FILE user list
 //	go run ./example -config FILE credentials rotate [AFTER_ID]
 //
-// and is a client of a running server for programs (API.md section 18),
-// at -url or HDS_URL with the token in HDS_TOKEN:
+// and is a client of a running server for programs
+// (docs/api.md#14-the-standalone-server), at -url or HDS_URL with the token
+// in HDS_TOKEN:
 //
 //	go run ./example run [-url URL] -cluster P/C/K -- CMD ARGS...
 //	go run ./example export [-url URL] [-reveal] P > file.json
@@ -109,9 +111,9 @@ var commands = []commandFamily{
 	{name: "import", usage: importUsage, run: runImport, flags: true},
 }
 
-// usageError is a bad command line (API.md section 18: one clear line
-// and a non-zero exit). run adds help, the command line that prints the
-// usage.
+// usageError is a bad command line (docs/api.md#14-the-standalone-server:
+// one clear line and a non-zero exit). run adds help, the command line that
+// prints the usage.
 type usageError struct {
 	msg  string
 	help string // e.g. "example run -h"

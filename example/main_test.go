@@ -370,8 +370,9 @@ func TestUserCommandsWithMemoryStore(t *testing.T) {
 }
 
 // TestUsageErrors checks that a bad command line is one line naming the
-// problem and where the usage is, with a non-zero exit (API.md section
-// 18), for every command family, and that -h prints the usage and exits 0.
+// problem and where the usage is, with a non-zero exit
+// (docs/api.md#14-the-standalone-server), for every command family, and
+// that -h prints the usage and exits 0.
 func TestUsageErrors(t *testing.T) {
 	for _, tt := range []struct {
 		args       []string
@@ -517,7 +518,9 @@ func TestUserActions(t *testing.T) {
 		t.Error("a refused user password changed the user")
 	}
 
-	// Administrators (API.md section 24) and the last-administrator rule.
+	// Administrators
+	// (docs/api.md#server-administrators-and-user-accounts-v12) and the
+	// last-administrator rule.
 	if out := mustOK("add true", "root", "root-password\n"); !strings.Contains(out, "server administrator") {
 		t.Errorf("user add -admin: output %q", out)
 	}

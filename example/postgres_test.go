@@ -19,8 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	// A test that names no store gets the in-memory store, as every test
-	// did before the standalone default (API.md section 24), which
-	// store_test.go tests on a directory of its own.
+	// did before the standalone default
+	// (docs/api.md#14-the-standalone-server), which store_test.go tests on
+	// a directory of its own.
 	defaultDatabaseURL = "memory:"
 	os.Exit(pgtest.Main(m))
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestConfigQuotas: the quotas of limits.* reach the store the example
-// serves (API.md section 8).
+// serves (docs/api.md#8-limits-rate-limits-and-quotas).
 func TestConfigQuotas(t *testing.T) {
 	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_projects_per_user": 1, "max_records_per_cluster": 1,
 		"max_bytes_per_project": 0}}`), environ(nil))

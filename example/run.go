@@ -86,7 +86,8 @@ func fetchEnv(ctx context.Context, c *apiClient, p, col, k string, resolve bool)
 }
 
 // errMalformedEnv is the error of an environment file that is not as
-// API.md section 18 writes it. It never quotes the file: it holds values.
+// docs/api.md#environment-files writes it. It never quotes the file: it
+// holds values.
 var errMalformedEnv = errors.New("the environment file is malformed")
 
 // parseEnvFile reads an environment file as GET K?format=env writes it:

@@ -229,7 +229,8 @@ func TestParseEnvFile(t *testing.T) {
 }
 
 // TestRunResolves: run resolves the references between records by
-// default (API.md section 21); -resolve=false gives the stored values.
+// default (docs/api.md#20-references-between-records); -resolve=false gives
+// the stored values.
 func TestRunResolves(t *testing.T) {
 	t.Parallel()
 	base, token := clientServer(t)

@@ -201,11 +201,12 @@ func newHTTPServer(s serverSettings, h http.Handler, logger *slog.Logger) *http.
 // redisLimitStore returns ulule/limiter's Redis store on the Redis server
 // of cfg.redisURL, so that several instances share their rate limit
 // counters, and a function that closes the connection. A Redis server
-// that does not answer at start does not stop the server (API.md section
-// 8's fallback applies at start too): the store is made on the first call
-// after Redis answers, and until then its calls fail, so that hds counts
-// in this process and /health says "degraded" (middleware.FallbackStore,
-// which hds.WithRateLimitStore puts in front of it).
+// that does not answer at start does not stop the server
+// (docs/api.md#8-limits-rate-limits-and-quotas's fallback applies at start
+// too): the store is made on the first call after Redis answers, and until
+// then its calls fail, so that hds counts in this process and /health says
+// "degraded" (middleware.FallbackStore, which hds.WithRateLimitStore puts
+// in front of it).
 func redisLimitStore(ctx context.Context, cfg *config, logger *slog.Logger) (limiter.Store, func(), error) {
 	opts, err := redis.ParseURL(cfg.redisURL)
 	if err != nil { // checked by resolve already

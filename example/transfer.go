@@ -50,7 +50,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// importSummary is the answer of POST P/import (API.md section 18).
+// importSummary is the answer of POST P/import
+// (docs/api.md#16-batch-export-and-import).
 type importSummary struct {
 	Created   int `json:"created"`
 	Updated   int `json:"updated"`

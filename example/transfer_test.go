@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// exportDoc is the export document of API.md section 18, as far as the
-// tests read it.
+// exportDoc is the export document of
+// docs/api.md#16-batch-export-and-import, as far as the tests read it.
 type exportDoc struct {
 	Format      string `json:"format"`
 	Project     string `json:"project"`
@@ -29,8 +29,8 @@ type exportDoc struct {
 }
 
 // TestExportImportClient checks the requests export and import send and
-// what they print, against a stand-in server answering API.md section 18's
-// shapes.
+// what they print, against a stand-in server answering
+// docs/api.md#16-batch-export-and-import's shapes.
 func TestExportImportClient(t *testing.T) {
 	t.Parallel()
 	const doc = `{"format":"hds/1","project":"p","revision":3,"exported_at":"2026-11-22T08:18:19.123000Z","collections":{}}`

@@ -17,14 +17,14 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Access control (API.md section 17). Every route names, in its
-// operation in routes.go, the right it needs on its project (need) and
-// whether API tokens may use it at all (usersOnly); the level of the tree
-// it works in, which a token's scope must cover, follows from its pattern
-// (levelOf). rt.handle puts the route's requirement in the request's
-// context, pathOf copies it into the store.Path, and the store checks it
-// against the caller's role while it resolves the path: no handler looks
-// at a role.
+// Access control (docs/api.md#17-sharing-and-api-tokens). Every route
+// names, in its operation in routes.go, the right it needs on its project
+// (need) and whether API tokens may use it at all (usersOnly); the level of
+// the tree it works in, which a token's scope must cover, follows from its
+// pattern (levelOf). rt.handle puts the route's requirement in the
+// request's context, pathOf copies it into the store.Path, and the store
+// checks it against the caller's role while it resolves the path: no
+// handler looks at a role.
 
 // requirement is what a route asks of its caller.
 type requirement struct {
@@ -164,7 +164,7 @@ type roleBody struct {
 }
 
 // errRoleRequired is the answer to a body without a role (or a null one):
-// a missing required field, as for every body (API.md section 4).
+// a missing required field, as for every body (docs/api.md#4-routes).
 var errRoleRequired = envelope.BadRequest(`the field "role" is required`)
 
 // errMemberRole is the answer to a role no member may have.

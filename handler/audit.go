@@ -12,8 +12,9 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// handleAudit serves GET P/audit (API.md section 15): the project's audit
-// log, newest first, for its admins.
+// handleAudit serves GET P/audit
+// (docs/api.md#18-audit-log-and-change-feed): the project's audit log,
+// newest first, for its admins.
 func handleAudit(s store.Store, log store.AuditLog, cur cursors) queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		lq, aq, err := parseAuditQuery(query)
@@ -135,8 +136,9 @@ func parseRevision(s, param string) (int64, error) {
 	return n, nil
 }
 
-// appendAudit appends the JSON of an audit entry (API.md section 15):
-// fields that do not apply are null.
+// appendAudit appends the JSON of an audit entry
+// (docs/api.md#18-audit-log-and-change-feed): fields that do not apply are
+// null.
 func appendAudit(b []byte, e *store.AuditEntry) []byte {
 	b = append(b, `{"revision":`...)
 	b = strconv.AppendInt(b, e.Revision, 10)

@@ -11,9 +11,9 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// POST P/batch (API.md section 18): 1 to maxBatchOps record operations,
-// applied in order in one atomic store call (store.Store.Apply), or none
-// of them.
+// POST P/batch (docs/api.md#16-batch-export-and-import): 1 to maxBatchOps
+// record operations, applied in order in one atomic store call
+// (store.Store.Apply), or none of them.
 
 // maxBatchOps is the most operations one batch may hold.
 const maxBatchOps = 1000

@@ -10,9 +10,11 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Conditional requests (API.md section 13): every response that carries
-// one record has its entity tag (store.Record.ETag); PUT R, DELETE R and
-// the restore route honour If-Match, GET R honours If-None-Match.
+// Conditional requests
+// (docs/api.md#15-concurrency-control-and-record-history): every response
+// that carries one record has its entity tag (store.Record.ETag); PUT R,
+// DELETE R and the restore route honour If-Match, GET R honours
+// If-None-Match.
 
 // entityTags is a parsed If-Match or If-None-Match header.
 type entityTags struct {

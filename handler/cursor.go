@@ -19,10 +19,10 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Cursors (API.md section 5, v1.1). A cursor is the position of the last
-// item of a page (store.Position) with a binding to the list it came
-// from, sealed with an HMAC under a key derived from the JWT secret, so
-// that every instance sharing the secret reads it and nothing altered is
+// Cursors (docs/api.md#5-list-queries, v1.1). A cursor is the position of
+// the last item of a page (store.Position) with a binding to the list it
+// came from, sealed with an HMAC under a key derived from the JWT secret,
+// so that every instance sharing the secret reads it and nothing altered is
 // believed. It is opaque base64url:
 //
 //	version (1 byte) | binding (8) | name | id | sort field | tag (16)

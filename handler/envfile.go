@@ -11,10 +11,11 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The environment file of a cluster, GET K?format=env (API.md section 18):
-// one line NAME='value' per record whose name is an environment variable
-// name, sorted by name byte-wise, in POSIX shell single quotes, so that
-// `set -a; . ./file` loads every value byte for byte.
+// The environment file of a cluster, GET K?format=env
+// (docs/api.md#environment-files): one line NAME='value' per record whose
+// name is an environment variable name, sorted by name byte-wise, in POSIX
+// shell single quotes, so that `set -a; . ./file` loads every value byte
+// for byte.
 
 // envContentType is the Content-Type of an environment file.
 const envContentType = "text/plain; charset=utf-8"

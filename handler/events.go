@@ -15,16 +15,16 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The change feed, GET P/events (API.md section 16): Server-Sent Events
-// read from the project's audit log (store.WatchProject), replayed after
-// Last-Event-ID or ?since= and then live. A stream holds no store lock
-// and no connection of the pool while it waits; a client that does not
-// read is dropped once the events held for it fill a bounded buffer
-// (store.ErrLagging) or a write stalls for writeWait. Every recheck it
-// checks again that the caller may still read the project (its path
-// resolved by the store, as any request's) and that its session is live;
-// it ends at the token's expiry, when the project is deleted, and when
-// the handler's Shutdown channel closes. It never sends an event after
+// The change feed, GET P/events (docs/api.md#18-audit-log-and-change-feed):
+// Server-Sent Events read from the project's audit log
+// (store.WatchProject), replayed after Last-Event-ID or ?since= and then
+// live. A stream holds no store lock and no connection of the pool while it
+// waits; a client that does not read is dropped once the events held for it
+// fill a bounded buffer (store.ErrLagging) or a write stalls for writeWait.
+// Every recheck it checks again that the caller may still read the project
+// (its path resolved by the store, as any request's) and that its session
+// is live; it ends at the token's expiry, when the project is deleted, and
+// when the handler's Shutdown channel closes. It never sends an event after
 // the entry that took the caller's access away (cutoff): that entry, when
 // the caller may see it, is its last event, whether the entry reaches the
 // stream first or a recheck finds the access gone first (finish).
@@ -127,10 +127,10 @@ func parseEventsQuery(r *http.Request, v url.Values) (eventsQuery, error) {
 }
 
 // scoped narrows the stream of an API token whose scope is a collection
-// or a cluster to that scope (API.md section 17: it sees only its scope's
-// events): the path names the scope, so that the store's access check
-// covers it, and the filters are the scope's. Filters outside the scope
-// are ErrPermissionDenied.
+// or a cluster to that scope (docs/api.md#17-sharing-and-api-tokens: it
+// sees only its scope's events): the path names the scope, so that the
+// store's access check covers it, and the filters are the scope's. Filters
+// outside the scope are ErrPermissionDenied.
 func scoped(p *store.Path, q *eventsQuery) error {
 	c := p.Caller
 	if c.TokenID == "" || c.Collection == "" {
@@ -167,7 +167,9 @@ func (f *feed) handle() queryHandler {
 		key := p.Caller.ID()
 		if !f.open.acquire(key) {
 			// A place frees when another stream of the caller ends: worth
-			// trying again soon (API.md section 8: every 429 has it).
+			// trying again soon
+			// (docs/api.md#8-limits-rate-limits-and-quotas: every 429 has
+			// it).
 			w.Header().Set(middleware.HeaderRetryAfter, "1")
 			envelope.Error(w, r, &envelope.LimitError{Details: "at most " + strconv.Itoa(f.open.max) +
 				" open change feed streams per user on this server: close one first"})
@@ -297,11 +299,12 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	}
 }
 
-// cutoff names the entries that take a stream's access away (API.md
-// section 16, v1.2): the member.delete naming its user and the
-// token.delete of its API token, committed after the access check that
-// opened it (revision above after: an entry replayed from before took no
-// access the stream had). Such an entry is the last event a stream sends.
+// cutoff names the entries that take a stream's access away
+// (docs/api.md#18-audit-log-and-change-feed, v1.2): the member.delete
+// naming its user and the token.delete of its API token, committed after
+// the access check that opened it (revision above after: an entry replayed
+// from before took no access the stream had). Such an entry is the last
+// event a stream sends.
 type cutoff struct {
 	after    int64
 	username string // of a user caller

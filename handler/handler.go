@@ -1,8 +1,8 @@
-// Package handler implements the routes of the hds HTTP API (API.md
-// section 4) on a net/http ServeMux. routes.go lists every route on one
-// screen; the other files hold one resource each. Handlers decode and
-// validate the request, make one store call where they can, and encode
-// the response through internal/envelope.
+// Package handler implements the routes of the hds HTTP API
+// (docs/api.md#4-routes) on a net/http ServeMux. routes.go lists every
+// route on one screen; the other files hold one resource each. Handlers
+// decode and validate the request, make one store call where they can, and
+// encode the response through internal/envelope.
 package handler
 
 import (
@@ -67,11 +67,12 @@ type Config struct {
 	// Shutdown, when closed, ends every open change feed stream at once
 	// (server shutdown); nil never does.
 	Shutdown <-chan struct{}
-	// Logger receives the audit lines of user changes (API.md section
-	// 24); nil writes none.
+	// Logger receives the audit lines of user changes
+	// (docs/api.md#server-administrators-and-user-accounts-v12); nil writes
+	// none.
 	Logger *slog.Logger
 	// Console serves the browser console at /console/ (package
-	// handler/console, API.md section 19).
+	// handler/console, docs/api.md#19-the-console).
 	Console bool
 }
 

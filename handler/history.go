@@ -12,8 +12,8 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Record history (API.md section 14): GET R/versions, GET R?version=N
-// (records.handleGet) and POST R/restore.
+// Record history (docs/api.md#15-concurrency-control-and-record-history):
+// GET R/versions, GET R?version=N (records.handleGet) and POST R/restore.
 
 // parseVersion reads a version number: a positive decimal integer, digits
 // only, so that 0, -1, +1, 1.0, 1e3 and abc are 400.

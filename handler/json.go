@@ -7,7 +7,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The JSON shapes of API.md section 2.
+// The JSON shapes of docs/api.md#2-data-model.
 
 type projectOut struct {
 	ID              string  `json:"id"`

@@ -134,9 +134,9 @@ func TestPublicHandlerWithoutSealer(t *testing.T) {
 }
 
 // TestPublicHandlerRequiresAuth checks that a Config that leaves
-// AllowAnonymous out requires a token (API.md section 11, v1.2: a field
-// left out is the safe choice), and that AllowAnonymous lets a request
-// without one through.
+// AllowAnonymous out requires a token (docs/api.md#13-the-go-library, v1.2:
+// a field left out is the safe choice), and that AllowAnonymous lets a
+// request without one through.
 func TestPublicHandlerRequiresAuth(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		m := memory.New()

@@ -25,19 +25,20 @@ func sortFields(fields ...store.SortField) map[string]store.SortField {
 	return m
 }
 
-// contractParams are the query parameters of the contract (API.md
-// sections 3 to 5, v1.1 included): each may be given at most once. A
-// parameter added to the API joins this list.
+// contractParams are the query parameters of the contract
+// (docs/api.md#3-record-types-and-values, docs/api.md#4-routes and
+// docs/api.md#5-list-queries, v1.1 included): each may be given at most
+// once. A parameter added to the API joins this list.
 var contractParams = []string{
 	"limit", "offset", "search", "sortBy", "sortOrder", "type", "value", "valueContains",
 	"minValue", "maxValue", "cursor", "count", "reveal", "rename", "version", "format", "mode", "dry_run",
 	"action", "actor", "since", "until", "after", "collection", "cluster",
 }
 
-// parseQuery parses a raw query string strictly (API.md section 1): one
-// that does not parse (a bad '%' escape, a ';' separator) and a contract
-// parameter given twice are 400 INVALID_REQUEST, never dropped or guessed
-// at.
+// parseQuery parses a raw query string strictly
+// (docs/api.md#1-conventions): one that does not parse (a bad '%' escape, a
+// ';' separator) and a contract parameter given twice are 400
+// INVALID_REQUEST, never dropped or guessed at.
 func parseQuery(raw string) (url.Values, error) {
 	v, err := url.ParseQuery(raw)
 	if err != nil {
@@ -52,8 +53,9 @@ func parseQuery(raw string) (url.Values, error) {
 	return v, nil
 }
 
-// parsePage reads limit and offset (API.md section 5): all a history list
-// reads, and the start of every other list's query (parseListQuery).
+// parsePage reads limit and offset (docs/api.md#5-list-queries): all a
+// history list reads, and the start of every other list's query
+// (parseListQuery).
 func parsePage(v url.Values) (store.ListQuery, error) {
 	q := store.NewListQuery()
 	var err error
@@ -76,8 +78,8 @@ func parsePage(v url.Values) (store.ListQuery, error) {
 }
 
 // parseListQuery reads limit, offset, search, sortBy, sortOrder and count
-// (API.md section 5). Unknown parameters are ignored; a bad value of a known one
-// is 400 INVALID_REQUEST.
+// (docs/api.md#5-list-queries). Unknown parameters are ignored; a bad value
+// of a known one is 400 INVALID_REQUEST.
 func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
 	q, err := parsePage(v)
 	if err != nil {
@@ -105,7 +107,8 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 	return q, parseCount(v, &q)
 }
 
-// parseCount reads count (API.md section 5): false sets q.NoCount.
+// parseCount reads count (docs/api.md#5-list-queries): false sets
+// q.NoCount.
 func parseCount(v url.Values, q *store.ListQuery) error {
 	switch c := v.Get("count"); {
 	case !v.Has("count"), c == "true":
@@ -159,8 +162,8 @@ func parseRecordQuery(v url.Values) (store.RecordQuery, error) {
 }
 
 // rangeBound reads the range filter param, when given, as the query text
-// of a value of type t (API.md section 5): a bound that does not fit is
-// 400 VALIDATION_ERROR.
+// of a value of type t (docs/api.md#5-list-queries): a bound that does not
+// fit is 400 VALIDATION_ERROR.
 func rangeBound(v url.Values, param string, t store.DataType) (*store.ValueKey, error) {
 	if !v.Has(param) {
 		return nil, nil

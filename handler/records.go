@@ -26,10 +26,10 @@ type records struct {
 }
 
 // revealed records, when reveal is set, that the request returns
-// credential plain text under p (API.md section 15): one credential.reveal
-// entry per request, naming the record got (nil for the levels of p, down
-// to its cluster). It runs before anything is sent, so that no plain text
-// leaves without its entry.
+// credential plain text under p (docs/api.md#18-audit-log-and-change-feed):
+// one credential.reveal entry per request, naming the record got (nil for
+// the levels of p, down to its cluster). It runs before anything is sent,
+// so that no plain text leaves without its entry.
 func (rec records) revealed(r *http.Request, reveal bool, p store.Path, got *store.Record) error {
 	if !reveal || rec.audit == nil {
 		return nil

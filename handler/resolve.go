@@ -17,10 +17,10 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// References between records (API.md section 21): with resolve=true, GET
-// R, GET K, GET K/records and GET K?format=env show every reference of a
-// STRING value (or of a []STRING element) replaced by the referenced
-// record's current value as text.
+// References between records (docs/api.md#20-references-between-records):
+// with resolve=true, GET R, GET K, GET K/records and GET K?format=env show
+// every reference of a STRING value (or of a []STRING element) replaced by
+// the referenced record's current value as text.
 //
 // A resolver resolves the values of one answer in one pass: it reads
 // each cluster a reference reaches once (Store.FindCluster with its

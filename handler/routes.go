@@ -16,7 +16,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Path prefixes of the resource routes (API.md section 4).
+// Path prefixes of the resource routes (docs/api.md#4-routes).
 const (
 	pathP = "/api/v1/projects/{project}"
 	pathC = pathP + "/collections/{collection}"
@@ -24,7 +24,7 @@ const (
 	pathR = pathK + "/records/{record}"
 )
 
-// New returns the API's router: every route of API.md section 4 and the
+// New returns the API's router: every route of docs/api.md#4-routes and the
 // OpenAPI document that describes them (openapi.go, built from this one
 // table: each route carries its operation), an enveloped 405
 // (with Allow) for a known path with a wrong method, an enveloped 404 for
@@ -123,8 +123,9 @@ func routes(cfg Config) *router {
 		description: "The user the token names: id, username, whether a server administrator, and when the account was created. Needs a token even when authentication is not required; API tokens may not (403).",
 		usersOnly:   true, access: bearer, counted: true, status: 200, success: "Me",
 	})
-	// User administration (API.md section 24): server administrators
-	// only, checked before the body or the query is read.
+	// User administration
+	// (docs/api.md#server-administrators-and-user-accounts-v12): server
+	// administrators only, checked before the body or the query is read.
 	protectAdmin := func(h queryHandler) http.Handler {
 		return authn(byUser(adminOnly(limitBody(withQuery(s, h)))))
 	}

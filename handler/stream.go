@@ -13,12 +13,12 @@ import (
 )
 
 // Lists, cluster data and history are written to the client as they are
-// read (API.md section 8): items are appended to a pooled buffer that is
-// written out whenever it holds chunkBytes, and a value of chunkBytes or
-// more goes to the client straight from where it is, never copied into
-// the buffer. A response therefore holds at most about chunkBytes plus
-// one item, whatever the size of the list, and no store lock is held
-// while it is written (see store.Streamer).
+// read (docs/api.md#8-limits-rate-limits-and-quotas): items are appended to
+// a pooled buffer that is written out whenever it holds chunkBytes, and a
+// value of chunkBytes or more goes to the client straight from where it is,
+// never copied into the buffer. A response therefore holds at most about
+// chunkBytes plus one item, whatever the size of the list, and no store
+// lock is held while it is written (see store.Streamer).
 //
 // Each chunk moves the response's write deadline one write timeout ahead
 // (progress), so that a slow reader of a big answer is cut only when it
@@ -157,8 +157,8 @@ func (s *stream) release() {
 	s.bp, s.b = nil, nil
 }
 
-// streamPage answers a list page (API.md section 5) with the items as
-// items yields them, each appended by add; a failure of either is
+// streamPage answers a list page (docs/api.md#5-list-queries) with the
+// items as items yields them, each appended by add; a failure of either is
 // answered by fail. With a cursor function, items may yield one item
 // more than q.Limit (the store was asked for it): it is not listed, and
 // tells that the page has a next one, whose cursor next makes from the

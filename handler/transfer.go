@@ -23,10 +23,10 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// GET P/export and POST P/import (API.md section 18): a whole project as
-// one JSON document, {"format": "hds/1", "project", "revision",
-// "exported_at", "collections": {NAME: {"clusters": {NAME: {"records":
-// {NAME: {"type", "value"}}}}}}}.
+// GET P/export and POST P/import (docs/api.md#16-batch-export-and-import):
+// a whole project as one JSON document, {"format": "hds/1", "project",
+// "revision", "exported_at", "collections": {NAME: {"clusters": {NAME:
+// {"records": {NAME: {"type", "value"}}}}}}}.
 
 // exportFormat is the format of the export document.
 const exportFormat = "hds/1"
@@ -346,9 +346,9 @@ func at(place string, err error) error {
 }
 
 // checkImport checks the document whole, before the store is asked
-// anything: its format, that every level is there, every name (API.md
-// section 2), every type and every value. It returns the records'
-// values by collection, cluster and record name.
+// anything: its format, that every level is there, every name
+// (docs/api.md#2-data-model), every type and every value. It returns the
+// records' values by collection, cluster and record name.
 func checkImport(doc *importDoc) (map[[3]string]importValue, error) {
 	if doc.Format == nil || *doc.Format != exportFormat {
 		return nil, envelope.BadRequest(`the document's "format" must be "` + exportFormat + `"`)

@@ -12,12 +12,13 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// User administration (API.md section 24): GET /api/v1/auth/me for every
-// user, the /api/v1/users routes for server administrators, and PUT
-// P/owner. The rules of the directory (the last administrator, owners
-// that cannot be deleted, sessions that end) are the store's; these
-// handlers check the caller, decode and validate, and write the audit
-// log lines of user changes.
+// User administration
+// (docs/api.md#server-administrators-and-user-accounts-v12): GET
+// /api/v1/auth/me for every user, the /api/v1/users routes for server
+// administrators, and PUT P/owner. The rules of the directory (the last
+// administrator, owners that cannot be deleted, sessions that end) are the
+// store's; these handlers check the caller, decode and validate, and write
+// the audit log lines of user changes.
 
 // userOut is a user as the /api/v1/users routes show it.
 type userOut struct {
@@ -94,8 +95,8 @@ func (a userAdmin) audit(ctx context.Context, r *http.Request, action, target st
 }
 
 // handleList serves GET /api/v1/users: limit, offset, cursor and search
-// (a substring of the username, as section 5's name search), ordered by
-// username byte-wise.
+// (a substring of the username, as docs/api.md#5-list-queries's name
+// search), ordered by username byte-wise.
 func (a userAdmin) handleList() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		q, err := parsePage(query)

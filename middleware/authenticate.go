@@ -25,11 +25,12 @@ import (
 // as auth.Anonymous, without claims; a request that sends one is checked
 // all the same.
 //
-// A bearer token starting "hds_" is an API token of a project (API.md
-// section 17), looked up by its hash in access (APIToken) instead: one
-// indexed lookup, like the user lookup it replaces, and no cache, so a
-// revoked token is refused on the next request on every instance. The
-// token is then in the context (auth.APITokenFrom) and no user is.
+// A bearer token starting "hds_" is an API token of a project
+// (docs/api.md#17-sharing-and-api-tokens), looked up by its hash in access
+// (APIToken) instead: one indexed lookup, like the user lookup it replaces,
+// and no cache, so a revoked token is refused on the next request on every
+// instance. The token is then in the context (auth.APITokenFrom) and no
+// user is.
 //
 // A refused request is answered by rejected wrapped around the error
 // response, so that it can be counted against the client IP before its

@@ -6,9 +6,9 @@ import (
 )
 
 // NoStore sets Cache-Control: no-store on every response to prefix or a
-// path beneath it, before the request goes on (API.md section 1: the API
-// serves private data and secrets), so that every answer carries it:
-// successes and errors, 404s and 405s from routing, 401s and 429s. A
+// path beneath it, before the request goes on (docs/api.md#1-conventions:
+// the API serves private data and secrets), so that every answer carries
+// it: successes and errors, 404s and 405s from routing, 401s and 429s. A
 // handler may set its own Cache-Control over it.
 func NoStore(prefix string) func(http.Handler) http.Handler {
 	prefix = strings.TrimSuffix(prefix, "/")

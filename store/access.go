@@ -1,7 +1,8 @@
 package store
 
-// Role is a caller's standing on a project (API.md section 17). Each role
-// includes the rights of the ones before it.
+// Role is a caller's standing on a project
+// (docs/api.md#17-sharing-and-api-tokens). Each role includes the rights of
+// the ones before it.
 type Role string
 
 // The roles, weakest first. RoleOwner belongs to the project's creator
@@ -120,9 +121,9 @@ func (c Caller) ID() string {
 }
 
 // Level is a level of the tree an operation works in, for the scope of
-// an API token (API.md section 17): a token narrowed to a collection may
-// run only operations that work within that collection, one narrowed to
-// a cluster only those within that cluster.
+// an API token (docs/api.md#17-sharing-and-api-tokens): a token narrowed to
+// a collection may run only operations that work within that collection,
+// one narrowed to a cluster only those within that cluster.
 type Level int
 
 // The levels, widest first. The zero Level is LevelProject.

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Action names what an audit entry records (API.md section 15).
+// Action names what an audit entry records
+// (docs/api.md#18-audit-log-and-change-feed).
 type Action string
 
 // The actions of the audit log.
@@ -34,7 +35,8 @@ const (
 	ActionProjectTransfer Action = "project.transfer"
 )
 
-// Actions lists every action, in the order API.md section 15 gives them.
+// Actions lists every action, in the order
+// docs/api.md#18-audit-log-and-change-feed gives them.
 var Actions = []Action{
 	ActionProjectCreate, ActionProjectRename,
 	ActionCollectionCreate, ActionCollectionRename, ActionCollectionDelete,
@@ -55,7 +57,8 @@ func (a Action) Valid() bool {
 }
 
 // IsEvent reports whether entries of action a are events of the change
-// feed (API.md section 16): every action but credential.reveal.
+// feed (docs/api.md#18-audit-log-and-change-feed): every action but
+// credential.reveal.
 func (a Action) IsEvent() bool { return a != ActionCredentialReveal }
 
 // AuditEntry is one entry of a project's audit log: who changed (or
@@ -97,9 +100,10 @@ func (e *AuditEntry) Stamp(c Caller) {
 }
 
 // LogAttrs returns the entry's fields as slog attributes, named and
-// written as the JSON fields of API.md section 15 (the time in UTC with
-// six fraction digits, as section 1 says; fields that do not apply nil,
-// so that a JSON handler writes null), after the project's id.
+// written as the JSON fields of docs/api.md#18-audit-log-and-change-feed
+// (the time in UTC with six fraction digits, as docs/api.md#1-conventions
+// says; fields that do not apply nil, so that a JSON handler writes null),
+// after the project's id.
 func (e *AuditEntry) LogAttrs() []slog.Attr {
 	attrs := []slog.Attr{
 		slog.String("project_id", e.ProjectID),
@@ -121,8 +125,8 @@ func (e *AuditEntry) LogAttrs() []slog.Attr {
 	return append(attrs, nullableAttr("target", e.Target), nullableAttr("request_id", e.RequestID))
 }
 
-// auditTimeLayout writes an entry's time as the API does (API.md section
-// 1): UTC, exactly six fraction digits, Z.
+// auditTimeLayout writes an entry's time as the API does
+// (docs/api.md#1-conventions): UTC, exactly six fraction digits, Z.
 const auditTimeLayout = "2006-01-02T15:04:05.000000Z"
 
 // nullableAttr is a string attribute, nil when the string is empty.
@@ -134,8 +138,8 @@ func nullableAttr(k, v string) slog.Attr {
 }
 
 // LogAudit writes each entry to logger (nil: nowhere) at level Info with
-// the message "audit" (API.md section 15). Stores call it once the
-// entries are committed.
+// the message "audit" (docs/api.md#18-audit-log-and-change-feed). Stores
+// call it once the entries are committed.
 func LogAudit(ctx context.Context, logger *slog.Logger, entries ...*AuditEntry) {
 	if logger == nil {
 		return
@@ -181,12 +185,12 @@ func (q AuditQuery) Matches(e *AuditEntry) bool {
 	return true
 }
 
-// AuditLog is the audit log of the projects of a Store (API.md section
-// 15). Every change a Store makes writes its entry itself, in the same
-// atomic step; AuditLog reads the log and records what is not a change:
-// the reveal of credentials. The memory and PostgreSQL stores implement
-// it on the same type as Store; storetest.RunAudit is its conformance
-// suite.
+// AuditLog is the audit log of the projects of a Store
+// (docs/api.md#18-audit-log-and-change-feed). Every change a Store makes
+// writes its entry itself, in the same atomic step; AuditLog reads the log
+// and records what is not a change: the reveal of credentials. The memory
+// and PostgreSQL stores implement it on the same type as Store;
+// storetest.RunAudit is its conformance suite.
 type AuditLog interface {
 	// FindAuditEntries lists the entries of the project p.Project that
 	// match q, newest first, and their number before paging. Path errors
@@ -217,9 +221,9 @@ func UpdateAction(cur, next *Record) Action {
 	return ActionRecordUpdate
 }
 
-// RevealEntry is the credential.reveal entry of a reveal under p (API.md
-// section 15): p.Collection and p.Cluster as given, and the record r when
-// not nil.
+// RevealEntry is the credential.reveal entry of a reveal under p
+// (docs/api.md#18-audit-log-and-change-feed): p.Collection and p.Cluster as
+// given, and the record r when not nil.
 func RevealEntry(p Path, r *Record) AuditEntry {
 	e := AuditEntry{Action: ActionCredentialReveal, Collection: p.Collection, Cluster: p.Cluster}
 	if r != nil {

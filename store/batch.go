@@ -7,9 +7,10 @@ import (
 // OpKind names what an Op of a Batch does.
 type OpKind string
 
-// The kinds of Op. The record kinds are those of API.md section 18's
-// batch; the container kinds serve imports, which create empty
-// collections and clusters and, in replace mode, delete them.
+// The kinds of Op. The record kinds are those of
+// docs/api.md#16-batch-export-and-import's batch; the container kinds serve
+// imports, which create empty collections and clusters and, in replace
+// mode, delete them.
 const (
 	// OpCreate creates the record Op.Record (a name) from Op.New, like
 	// Store.CreateRecord.

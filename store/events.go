@@ -8,11 +8,12 @@ import (
 )
 
 // EventSource delivers the entries of the projects' audit logs as they
-// are committed: the change feed of API.md section 16 reads it. The
-// memory store fans out in process; the PostgreSQL store listens for its
-// commits (LISTEN/NOTIFY), so that it also hears those of other
-// instances sharing the database. storetest.RunEvents is its conformance
-// suite. Implementations must be safe for concurrent use.
+// are committed: the change feed of
+// docs/api.md#18-audit-log-and-change-feed reads it. The memory store fans
+// out in process; the PostgreSQL store listens for its commits
+// (LISTEN/NOTIFY), so that it also hears those of other instances sharing
+// the database. storetest.RunEvents is its conformance suite.
+// Implementations must be safe for concurrent use.
 //
 // Hosts rarely call it directly: WatchProject follows a project from a
 // revision on, without gap or duplicate.

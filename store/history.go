@@ -8,7 +8,8 @@ import (
 )
 
 // DefaultMaxVersions is how many versions of a record, besides the
-// current one, hds keeps by default (API.md section 14).
+// current one, hds keeps by default
+// (docs/api.md#15-concurrency-control-and-record-history).
 const DefaultMaxVersions = 10
 
 // ErrPreconditionFailed reports that a conditional write (Write.IfMatch)

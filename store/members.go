@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Member is a user's role on a project (API.md section 17). The owner is
-// listed as a member with RoleOwner.
+// Member is a user's role on a project
+// (docs/api.md#17-sharing-and-api-tokens). The owner is listed as a member
+// with RoleOwner.
 type Member struct {
 	UserID    string
 	Username  string
@@ -57,12 +58,12 @@ func MemberRole(r Role) bool { return r.Valid() && r != RoleOwner }
 const TouchInterval = time.Minute
 
 // Access keeps who may use a project besides its owner: its members and
-// its API tokens (API.md section 17). Path resolution of the Store on the
-// same type reads them, so a member removed or a token deleted is refused
-// on the very next request, on every instance sharing the storage. The
-// memory and PostgreSQL stores implement it on the same type as Store;
-// storetest.RunAccess is its conformance suite. Implementations must be
-// safe for concurrent use.
+// its API tokens (docs/api.md#17-sharing-and-api-tokens). Path resolution
+// of the Store on the same type reads them, so a member removed or a token
+// deleted is refused on the very next request, on every instance sharing
+// the storage. The memory and PostgreSQL stores implement it on the same
+// type as Store; storetest.RunAccess is its conformance suite.
+// Implementations must be safe for concurrent use.
 //
 // Every method that takes a Path resolves it as the Store does
 // (Path.Check with Path.Need), so a caller without the right gets
@@ -98,15 +99,15 @@ type Access interface {
 	// Expiry is the caller's to check (APIToken.Expired).
 	FindTokenByHash(ctx context.Context, hash []byte) (*APIToken, error)
 	// TransferProject makes the active user username the owner of
-	// p.Project (API.md section 24; p.Need is RightOwn, which a
-	// Caller.ServerAdmin holds on every project) and returns the project
-	// as changed. In one atomic step: the new owner's membership, if any,
-	// goes; the previous owner becomes an admin member (CreatedAt the time
-	// of the transfer); the project's UpdatedAt moves; and the audit entry
-	// project.transfer (Target the new owner's username) is written. An
-	// unknown or disabled user is ErrNotFound (kind "user", named
-	// username). Transferring to the current owner changes nothing and
-	// writes no entry.
+	// p.Project (docs/api.md#server-administrators-and-user-accounts-v12;
+	// p.Need is RightOwn, which a Caller.ServerAdmin holds on every
+	// project) and returns the project as changed. In one atomic step: the
+	// new owner's membership, if any, goes; the previous owner becomes an
+	// admin member (CreatedAt the time of the transfer); the project's
+	// UpdatedAt moves; and the audit entry project.transfer (Target the new
+	// owner's username) is written. An unknown or disabled user is
+	// ErrNotFound (kind "user", named username). Transferring to the
+	// current owner changes nothing and writes no entry.
 	TransferProject(ctx context.Context, p Path, username string) (*Project, error)
 
 	// TouchToken sets the token's LastUsedAt to now, unless it was set

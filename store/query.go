@@ -38,16 +38,17 @@ type ListQuery struct {
 	SortBy SortField
 	// Desc reverses the order of SortBy.
 	Desc bool
-	// NoCount asks the store not to count the matches (API.md section 5,
-	// count=false): the total that FindProjects, FindCollections,
-	// FindClusters, FindRecords and StreamRecords return is then
-	// NotCounted, and no work is spent counting. The zero value counts.
-	// The record history ignores it.
+	// NoCount asks the store not to count the matches
+	// (docs/api.md#5-list-queries, count=false): the total that
+	// FindProjects, FindCollections, FindClusters, FindRecords and
+	// StreamRecords return is then NotCounted, and no work is spent
+	// counting. The zero value counts. The record history ignores it.
 	NoCount bool
-	// After, when not nil, resumes the list after an item (API.md section
-	// 5, cursors): only the matches that sort after After in this query's
-	// order are listed, from the first of them (Offset is then 0). The
-	// total still counts every match. The record history ignores it.
+	// After, when not nil, resumes the list after an item
+	// (docs/api.md#5-list-queries, cursors): only the matches that sort
+	// after After in this query's order are listed, from the first of them
+	// (Offset is then 0). The total still counts every match. The record
+	// history ignores it.
 	After *Position
 }
 
@@ -111,11 +112,11 @@ type RecordQuery struct {
 	// contains it, both sides lower-cased; it is matched literally.
 	ValueContains string
 	// Min and Max, when not nil, keep records whose value lies in the
-	// inclusive range (API.md section 5, minValue and maxValue). They need
-	// Type to be a range type (IsRangeType), and are keys of values of
-	// Type (KeyOf of what Type.ParseText returns). INTEGER and FLOAT
-	// compare numerically and exactly, DATETIME by the instant it denotes,
-	// the others by canonical text byte-wise: see ValueKey.
+	// inclusive range (docs/api.md#5-list-queries, minValue and maxValue).
+	// They need Type to be a range type (IsRangeType), and are keys of
+	// values of Type (KeyOf of what Type.ParseText returns). INTEGER and
+	// FLOAT compare numerically and exactly, DATETIME by the instant it
+	// denotes, the others by canonical text byte-wise: see ValueKey.
 	Min, Max *ValueKey
 }
 
@@ -130,7 +131,8 @@ func IsRangeType(t DataType) bool {
 	return false
 }
 
-// RangeTypes lists the range types, in the order of API.md section 5.
+// RangeTypes lists the range types, in the order of
+// docs/api.md#5-list-queries.
 var RangeTypes = []DataType{Integer, Float, Date, Time, DateTime, String, UUID}
 
 // MatchesSearch reports whether name matches a Search or ValueContains

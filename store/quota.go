@@ -5,12 +5,13 @@ import (
 	"fmt"
 )
 
-// Quotas bound what one user, cluster or project may hold (API.md section
-// 8, config limits.*). A zero field means no bound. Stores check them
-// atomically with the write that would pass them: such a write fails with
-// a *QuotaError and changes nothing. A write that does not grow what a
-// quota counts (a delete, a shorter value) always passes, even when a
-// lowered quota is already passed.
+// Quotas bound what one user, cluster or project may hold
+// (docs/api.md#8-limits-rate-limits-and-quotas, config limits.*). A zero
+// field means no bound. Stores check them atomically with the write that
+// would pass them: such a write fails with a *QuotaError and changes
+// nothing. A write that does not grow what a quota counts (a delete, a
+// shorter value) always passes, even when a lowered quota is already
+// passed.
 type Quotas struct {
 	// MaxRecordsPerCluster bounds the records of one cluster.
 	MaxRecordsPerCluster int
@@ -23,8 +24,9 @@ type Quotas struct {
 	MaxProjectsPerUser int
 }
 
-// DefaultQuotas are the quotas of API.md section 8, which both shipped
-// stores apply unless told otherwise.
+// DefaultQuotas are the quotas of
+// docs/api.md#8-limits-rate-limits-and-quotas, which both shipped stores
+// apply unless told otherwise.
 var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000}
 
 // The names of the quotas, as the configuration spells them.

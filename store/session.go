@@ -8,8 +8,8 @@ import (
 )
 
 // ErrTokenUsed reports that a refresh token was already used: refresh is
-// single-use (API.md section 17), and of two concurrent uses of one token
-// exactly one succeeds.
+// single-use (docs/api.md#17-sharing-and-api-tokens), and of two concurrent
+// uses of one token exactly one succeeds.
 var ErrTokenUsed = errors.New("token already used")
 
 // SessionUser is a user as authentication sees it: the account, and

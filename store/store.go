@@ -127,12 +127,12 @@ type RecordRef struct {
 // a caller can never change stored state through a returned pointer.
 //
 // Every method that changes something also writes the change's audit
-// entry (AuditEntry, API.md section 15) in the same atomic step, by
-// p.Caller, with the project's next revision: project, collection and
-// cluster create, rename (to another name) and delete (of a project: the
-// project's log goes with it), record create, update (record.rename when
-// only the name changed), delete and restore, and one entry per record an
-// Apply changed.
+// entry (AuditEntry, docs/api.md#18-audit-log-and-change-feed) in the same
+// atomic step, by p.Caller, with the project's next revision: project,
+// collection and cluster create, rename (to another name) and delete (of a
+// project: the project's log goes with it), record create, update
+// (record.rename when only the name changed), delete and restore, and one
+// entry per record an Apply changed.
 //
 // Every method that takes a Path returns, in this order of checks:
 // ErrNotFound (as a *NotFoundError naming the first missing level) when
@@ -204,8 +204,10 @@ type Store interface {
 	// to p.Caller.ID(). The state it replaces joins the record's history, which
 	// is then cut to the newest w.MaxVersions versions, in the same
 	// atomic step. A new name taken by a sibling is ErrAlreadyExists.
-	// Preconditions come last (API.md section 13): the order of errors is
-	// ErrNotFound, update's error, ErrAlreadyExists, *PreconditionError.
+	// Preconditions come last
+	// (docs/api.md#15-concurrency-control-and-record-history): the order of
+	// errors is ErrNotFound, update's error, ErrAlreadyExists,
+	// *PreconditionError.
 	UpdateRecord(ctx context.Context, p Path, w Write, update func(*Record) error) (*Record, error)
 	// DeleteRecord deletes the record and its history, when it passes w's
 	// condition (a *PreconditionError otherwise, checked atomically with
@@ -277,9 +279,10 @@ type Store interface {
 // UserDirectory keeps the accounts that may log in. Implementations must
 // be safe for concurrent use and copy values in and out.
 //
-// The last-administrator rule (API.md section 24): once there is an
-// active administrator (an Admin, Active user), a change that would leave
-// none (UpdateUser, SetUserActive, DeleteUser) fails with a
+// The last-administrator rule
+// (docs/api.md#server-administrators-and-user-accounts-v12): once there is
+// an active administrator (an Admin, Active user), a change that would
+// leave none (UpdateUser, SetUserActive, DeleteUser) fails with a
 // *ValidationError whose message is LastAdminRule and changes nothing;
 // the check and the change are one step, so of concurrent changes that
 // would together leave none, at least one fails, on one directory or on

@@ -8,8 +8,9 @@ import (
 // Streamer is implemented by stores that can hand the records of a list,
 // of a cluster and of a record's history to the caller as they are read,
 // so that answering a request never holds a whole list of values in
-// memory (API.md section 8). The handler uses it when the store has it and
-// falls back to the Find methods otherwise; both shipped stores have it.
+// memory (docs/api.md#8-limits-rate-limits-and-quotas). The handler uses it
+// when the store has it and falls back to the Find methods otherwise; both
+// shipped stores have it.
 //
 // Each method checks the path and counts (the int, or the Cluster's
 // RecordCount) before it returns, with the errors of the matching Find

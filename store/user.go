@@ -18,7 +18,8 @@ type User struct {
 	// Active is false for a disabled account, which can neither log in nor
 	// use a token issued before it was disabled.
 	Active bool
-	// Admin is true for a server administrator (API.md section 24), who
+	// Admin is true for a server administrator
+	// (docs/api.md#server-administrators-and-user-accounts-v12), who
 	// manages the users and may transfer any project.
 	Admin bool
 	// SessionGeneration counts the user's password changes
@@ -56,8 +57,8 @@ type UserChange struct {
 
 // LastAdminRule is the message of the *ValidationError a UserDirectory
 // returns for a change that would leave no active administrator where
-// there was one (API.md section 24): demoting, disabling or deleting the
-// last active administrator.
+// there was one (docs/api.md#server-administrators-and-user-accounts-v12):
+// demoting, disabling or deleting the last active administrator.
 const LastAdminRule = "at least one active administrator must remain: make another user an administrator first"
 
 // OwnsProjectsError is the *ValidationError a UserDirectory returns when

@@ -1,7 +1,8 @@
-// Package console serves the browser console of API.md section 19: a few
-// hand-written ES modules, a style sheet and an HTML page, embedded in the
-// module (assets/) and served as they are, with no build step. The console
-// talks to the API only through its public routes, from the same origin.
+// Package console serves the browser console of docs/api.md#19-the-console:
+// a few hand-written ES modules, a style sheet and an HTML page, embedded
+// in the module (assets/) and served as they are, with no build step. The
+// console talks to the API only through its public routes, from the same
+// origin.
 //
 // Every answer carries a Content-Security-Policy that allows scripts,
 // styles and connections from the console's own origin only (no inline

@@ -1,14 +1,14 @@
 package e2e_test
 
-// The role x route matrix of API.md section 17: every route of the served
-// OpenAPI document (built from the route table, so a new route cannot be
-// missed: an operation this file does not classify fails the test), tried
-// by every role, by API tokens of every role, and by scoped tokens, with
-// and without reveal=true. A caller without the right gets 403
-// AUTHORIZATION_FAILED "Insufficient permissions"; one with it never does.
-// Requests are built so that an allowed one changes nothing (missing
-// targets, no bodies, renames to the current name), except DELETE P,
-// which runs last.
+// The role x route matrix of docs/api.md#17-sharing-and-api-tokens: every
+// route of the served OpenAPI document (built from the route table, so a
+// new route cannot be missed: an operation this file does not classify
+// fails the test), tried by every role, by API tokens of every role, and by
+// scoped tokens, with and without reveal=true. A caller without the right
+// gets 403 AUTHORIZATION_FAILED "Insufficient permissions"; one with it
+// never does. Requests are built so that an allowed one changes nothing
+// (missing targets, no bodies, renames to the current name), except DELETE
+// P, which runs last.
 
 import (
 	"context"
@@ -27,9 +27,9 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// routeRight is what a route asks, as section 17 says: a right on the
-// project, the level a token's scope must cover, and whether API tokens
-// may use it at all.
+// routeRight is what a route asks, as docs/api.md#17-sharing-and-api-tokens
+// says: a right on the project, the level a token's scope must cover, and
+// whether API tokens may use it at all.
 type routeRight struct {
 	need      store.Right
 	level     store.Level
@@ -72,7 +72,8 @@ var routeRights = map[string]routeRight{
 	"deleteAPIToken":     {store.RightAdmin, store.LevelProject, true},
 	"listAudit":          {store.RightAdmin, store.LevelProject, true},
 	"transferProject":    {store.RightOwn, store.LevelProject, true},
-	// A scoped API token streams its scope's events (API.md section 17).
+	// A scoped API token streams its scope's events
+	// (docs/api.md#17-sharing-and-api-tokens).
 	"streamEvents": {store.RightRead, store.LevelCluster, false},
 }
 
@@ -85,10 +86,11 @@ var outsideProjects = map[string]bool{
 	"getMe": true,
 }
 
-// adminRoutes are the routes for server administrators only (API.md
-// section 24): every other user and every API token gets 403
-// (TestAccessMatrix tries each with every caller of the matrix, none of
-// them an administrator, and with an administrator).
+// adminRoutes are the routes for server administrators only
+// (docs/api.md#server-administrators-and-user-accounts-v12): every other
+// user and every API token gets 403 (TestAccessMatrix tries each with every
+// caller of the matrix, none of them an administrator, and with an
+// administrator).
 var adminRoutes = map[string]bool{
 	"listUsers": true, "createUser": true, "getUser": true, "updateUser": true, "deleteUser": true,
 }

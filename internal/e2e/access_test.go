@@ -1,10 +1,10 @@
 package e2e_test
 
-// Sharing and API tokens (API.md section 17), black-box on both stores:
-// members and roles, the project list with roles, API tokens (creation,
-// format, scope, expiry, revocation, last_used_at, rate limits per
-// token), every error of the section, and changes that take effect on a
-// second instance sharing the storage.
+// Sharing and API tokens (docs/api.md#17-sharing-and-api-tokens), black-box
+// on both stores: members and roles, the project list with roles, API
+// tokens (creation, format, scope, expiry, revocation, last_used_at, rate
+// limits per token), every error of the section, and changes that take
+// effect on a second instance sharing the storage.
 
 import (
 	"crypto/sha256"
@@ -23,7 +23,8 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// apiTokenRE is the token string of section 17 as built.
+// apiTokenRE is the token string of docs/api.md#17-sharing-and-api-tokens
+// as built.
 var apiTokenRE = regexp.MustCompile(`^hds_[0-9A-Za-z]{43}$`)
 
 const (
@@ -519,8 +520,9 @@ func TestAccessAcrossInstances(t *testing.T) {
 }
 
 // TestAccessAudit: membership and API token changes are in the audit log
-// (API.md section 15), target the username or the token id; neither the
-// audit log nor the server log ever holds a token string or its hash.
+// (docs/api.md#18-audit-log-and-change-feed), target the username or the
+// token id; neither the audit log nor the server log ever holds a token
+// string or its hash.
 func TestAccessAudit(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		var logs syncBuffer
@@ -566,9 +568,10 @@ func alteredToken(tok string) string {
 }
 
 // TestMissingRole: a body without "role" (or with "role": null) misses a
-// required field, 400 INVALID_REQUEST as API.md section 4 says of every
+// required field, 400 INVALID_REQUEST as docs/api.md#4-routes says of every
 // body and as every other route answers a missing field; a role that is
-// given but not one of the roles stays 400 VALIDATION_ERROR (section 17).
+// given but not one of the roles stays 400 VALIDATION_ERROR
+// (docs/api.md#17-sharing-and-api-tokens).
 func TestMissingRole(t *testing.T) {
 	c := newServer(t, memoryKind)
 	alice := c.token("alice")
@@ -596,9 +599,9 @@ func TestMissingRole(t *testing.T) {
 }
 
 // TestAnonymousOwnerName: with require_auth false, a project created
-// without a token belongs to the built-in user anonymous (API.md section
-// 6), and its owner's entry in GET P/members names it; the username was
-// empty, the user not being in the directory.
+// without a token belongs to the built-in user anonymous
+// (docs/api.md#6-authentication), and its owner's entry in GET P/members
+// names it; the username was empty, the user not being in the directory.
 func TestAnonymousOwnerName(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind, hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: true}))
@@ -620,8 +623,9 @@ func TestAnonymousOwnerName(t *testing.T) {
 
 // TestRevealRightsFirst checks that a viewer's reveal=true is 403
 // even when another input of the request is bad: rights come before the
-// request's own input (API.md sections 13 and 17), on the routes that
-// take reveal.
+// request's own input
+// (docs/api.md#15-concurrency-control-and-record-history and
+// docs/api.md#17-sharing-and-api-tokens), on the routes that take reveal.
 func TestRevealRightsFirst(t *testing.T) {
 	c := newServer(t, memoryKind)
 	alice := c.token("alice")

@@ -11,11 +11,12 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// TestAuditRevealWithoutCredential checks API.md section 15 (v1.2): every
-// allowed request with reveal=true on a route that returns record values
-// writes one credential.reveal entry, whether or not the answer held a
-// credential; the same requests without reveal=true, and a reveal=true
-// that is refused, write none.
+// TestAuditRevealWithoutCredential checks
+// docs/api.md#18-audit-log-and-change-feed (v1.2): every allowed request
+// with reveal=true on a route that returns record values writes one
+// credential.reveal entry, whether or not the answer held a credential; the
+// same requests without reveal=true, and a reveal=true that is refused,
+// write none.
 func TestAuditRevealWithoutCredential(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind, hds.WithCredentialKey(testKey))

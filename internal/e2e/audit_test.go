@@ -17,7 +17,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// auditJSON is an audit entry of API.md section 15.
+// auditJSON is an audit entry of docs/api.md#18-audit-log-and-change-feed.
 type auditJSON struct {
 	Revision   int64   `json:"revision"`
 	Time       string  `json:"time"`
@@ -302,10 +302,11 @@ func TestAuditRevealingWrites(t *testing.T) {
 }
 
 // TestAuditLogSameFields checks that the server log's audit line
-// of each entry has the same fields as the entry of GET P/audit (API.md
-// section 15: "message audit, the same fields"): every field, null ones
-// included, with the same values, the time written as section 1 says
-// (six fraction digits, however many of them are zeros).
+// of each entry has the same fields as the entry of GET P/audit
+// (docs/api.md#18-audit-log-and-change-feed: "message audit, the same
+// fields"): every field, null ones included, with the same values, the time
+// written as docs/api.md#1-conventions says (six fraction digits, however
+// many of them are zeros).
 func TestAuditLogSameFields(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		var buf syncBuffer
@@ -345,9 +346,10 @@ func TestAuditLogSameFields(t *testing.T) {
 }
 
 // TestAuditActorToken checks the actor filter's token form: API
-// token ids are UUIDs (API.md section 17), so token:<id> with anything
-// else is an invalid value (section 15: 400 INVALID_REQUEST), and a UUID
-// in any case names the same token, as ids in paths do.
+// token ids are UUIDs (docs/api.md#17-sharing-and-api-tokens), so
+// token:<id> with anything else is an invalid value
+// (docs/api.md#18-audit-log-and-change-feed: 400 INVALID_REQUEST), and a
+// UUID in any case names the same token, as ids in paths do.
 func TestAuditActorToken(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)
@@ -367,9 +369,10 @@ func TestAuditActorToken(t *testing.T) {
 	})
 }
 
-// TestAuditCount checks that the audit log, a list of section 5
-// (API.md section 15), honours count=false as every list does: total is
-// null; a bad count is 400.
+// TestAuditCount checks that the audit log, a list of
+// docs/api.md#5-list-queries (docs/api.md#18-audit-log-and-change-feed),
+// honours count=false as every list does: total is null; a bad count is
+// 400.
 func TestAuditCount(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)

@@ -1,6 +1,7 @@
 package e2e_test
 
-// Authentication (API.md section 6): login, tokens, refresh, AllowAnonymous.
+// Authentication (docs/api.md#6-authentication): login, tokens, refresh,
+// AllowAnonymous.
 
 import (
 	"encoding/json"

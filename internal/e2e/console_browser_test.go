@@ -1,11 +1,11 @@
 package e2e_test
 
-// The console in a real browser (API.md section 19): Debian's chromium,
-// driven over the DevTools protocol by github.com/chromedp/chromedp,
-// against hds.New on httptest mounted under /hds. The tests skip when no
-// chromium is installed, except under HDS_REQUIRE_BROWSER=1 (CI). With
-// HDS_CONSOLE_SCREENSHOTS=DIR they write PNGs of the main screens there
-// (docs/console/ holds the committed ones).
+// The console in a real browser (docs/api.md#19-the-console): Debian's
+// chromium, driven over the DevTools protocol by
+// github.com/chromedp/chromedp, against hds.New on httptest mounted under
+// /hds. The tests skip when no chromium is installed, except under
+// HDS_REQUIRE_BROWSER=1 (CI). With HDS_CONSOLE_SCREENSHOTS=DIR they write
+// PNGs of the main screens there (docs/console/ holds the committed ones).
 
 import (
 	"context"

@@ -1,10 +1,11 @@
 package e2e_test
 
-// The console shows what the caller's role allows (API.md sections 17
-// and 19): a viewer no write button, a reader also reveal, an editor
-// writes but no member or token management, an admin that too, the
-// owner also the project's delete. And a delete from a record list is
-// conditional on the version the list showed (If-Match).
+// The console shows what the caller's role allows
+// (docs/api.md#17-sharing-and-api-tokens and docs/api.md#19-the-console): a
+// viewer no write button, a reader also reveal, an editor writes but no
+// member or token management, an admin that too, the owner also the
+// project's delete. And a delete from a record list is conditional on the
+// version the list showed (If-Match).
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
 package e2e_test
 
-// The console's HTTP side (API.md section 19): where it is served, with
-// which headers, under a mount prefix, and not at all without
+// The console's HTTP side (docs/api.md#19-the-console): where it is served,
+// with which headers, under a mount prefix, and not at all without
 // WithConsole. What it does in a browser is console_browser_test.go.
 
 import (
@@ -21,7 +21,8 @@ import (
 const consoleCSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-// mounted serves h under /hds, as API.md section 1's example mounts it.
+// mounted serves h under /hds, as docs/api.md#1-conventions's example
+// mounts it.
 func mounted(h http.Handler) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/hds/", http.StripPrefix("/hds", h))

@@ -1,6 +1,7 @@
 package e2e_test
 
-// The console's user administration (API.md section 24): a server
+// The console's user administration
+// (docs/api.md#server-administrators-and-user-accounts-v12): a server
 // administrator's Users page (list, search, add, make and unmake
 // administrator, set a password, disable, enable, delete, each refusal
 // shown as the API's message), "My account" for everyone (change my

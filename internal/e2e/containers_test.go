@@ -1,7 +1,8 @@
 package e2e_test
 
-// Projects, collections and clusters (API.md sections 2 and 4): CRUD,
-// rename, cascading delete, not found and ownership.
+// Projects, collections and clusters (docs/api.md#2-data-model and
+// docs/api.md#4-routes): CRUD, rename, cascading delete, not found and
+// ownership.
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 package e2e_test
 
-// CORS (API.md section 9), black-box through hds.New. The middleware is
+// CORS (docs/api.md#9-cors), black-box through hds.New. The middleware is
 // unit-tested in middleware/cors_test.go.
 
 import (

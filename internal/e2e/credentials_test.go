@@ -519,8 +519,9 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 // TestCredRawContents: whatever form a credential comes in, the store
 // holds no plain text of it, and the same secret never seals to the same
 // stored value twice. History is off: a STRING typed into a CREDENTIAL
-// leaves its plain STRING version in the history (API.md section 14 keeps
-// every replaced state); history_test.go covers old credential versions.
+// leaves its plain STRING version in the history
+// (docs/api.md#15-concurrency-control-and-record-history keeps every
+// replaced state); history_test.go covers old credential versions.
 func TestCredRawContents(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		cs := credNewServer(t, kind, hds.WithCredentialKey(testKey), hds.WithMaxVersions(0))

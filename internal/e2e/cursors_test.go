@@ -1,7 +1,7 @@
 package e2e_test
 
-// Cursors (API.md section 5, v1.1): every list's data has next_cursor,
-// and ?cursor= returns the next page.
+// Cursors (docs/api.md#5-list-queries, v1.1): every list's data has
+// next_cursor, and ?cursor= returns the next page.
 
 import (
 	"encoding/base64"
@@ -255,7 +255,8 @@ func TestListCursorLongText(t *testing.T) {
 }
 
 // TestAccessListCursors pages the members, API token and audit lists by
-// cursor (API.md section 5: every list), and checks their cursor errors.
+// cursor (docs/api.md#5-list-queries: every list), and checks their cursor
+// errors.
 func TestAccessListCursors(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)

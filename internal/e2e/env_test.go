@@ -1,6 +1,7 @@
 package e2e_test
 
-// GET K?format=env, the environment file of a cluster (API.md section 18).
+// GET K?format=env, the environment file of a cluster
+// (docs/api.md#environment-files).
 
 import (
 	"bytes"

@@ -18,7 +18,8 @@ import (
 	"github.com/hds-go/hds/store/postgres"
 )
 
-// The conditional requests of API.md section 13.
+// The conditional requests of
+// docs/api.md#15-concurrency-control-and-record-history.
 
 // strongTag is a strong entity tag as RFC 9110 writes one.
 var strongTag = regexp.MustCompile(`^"[\x21\x23-\x7e\x80-\xff]*"$`)
@@ -308,9 +309,9 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 }
 
 // TestPreconditionsLast checks that 412 and 428 come after every
-// other answer (API.md section 13): the request's own input (400),
-// existence (404, a version not kept included) and, as docs/api.md says,
-// a taken name (409), on both stores.
+// other answer (docs/api.md#15-concurrency-control-and-record-history): the
+// request's own input (400), existence (404, a version not kept included)
+// and, as docs/api.md says, a taken name (409), on both stores.
 func TestPreconditionsLast(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		for _, required := range []bool{false, true} {

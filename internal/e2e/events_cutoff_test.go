@@ -1,7 +1,8 @@
 package e2e_test
 
-// Where a change feed stream stops when its caller loses access (API.md
-// section 16, v1.2): never after the entry that took the access away.
+// Where a change feed stream stops when its caller loses access
+// (docs/api.md#18-audit-log-and-change-feed, v1.2): never after the entry
+// that took the access away.
 
 import (
 	"context"

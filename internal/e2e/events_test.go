@@ -499,7 +499,8 @@ func TestEventsDatabaseOutage(t *testing.T) {
 
 // TestEventsAPITokenEnds checks that a change feed opened with an
 // API token ends within a second of the token's revocation and of its
-// expiry (API.md section 16: "when the token expires (or is revoked)").
+// expiry (docs/api.md#18-audit-log-and-change-feed: "when the token expires
+// (or is revoked)").
 func TestEventsAPITokenEnds(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)
@@ -530,8 +531,9 @@ func TestEventsAPITokenEnds(t *testing.T) {
 }
 
 // TestEventsStreamLimitRetryAfter checks that the 429 of one stream
-// too many carries Retry-After, as every 429 does (API.md sections 8 and
-// 16).
+// too many carries Retry-After, as every 429 does
+// (docs/api.md#8-limits-rate-limits-and-quotas and
+// docs/api.md#18-audit-log-and-change-feed).
 func TestEventsStreamLimitRetryAfter(t *testing.T) {
 	c := newServer(t, memoryKind, hds.WithEvents(time.Hour, 1))
 	base := c.serve()
@@ -548,8 +550,9 @@ func TestEventsStreamLimitRetryAfter(t *testing.T) {
 }
 
 // TestEventsLostAccess checks that a stream ends within a second
-// when its caller loses access to the project (API.md section 16): a
-// member removed, on the instance that removed it.
+// when its caller loses access to the project
+// (docs/api.md#18-audit-log-and-change-feed): a member removed, on the
+// instance that removed it.
 func TestEventsLostAccess(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Health (API.md section 10).
+// Health (docs/api.md#10-health).
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestHealth(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		require.EqualValues(t, http.StatusOK, res.StatusCode, "GET /health: status %d, want 200: %s", res.StatusCode, body)
 		assert.Equal(t, jsonType, res.Header.Get("Content-Type"), "GET /health: Content-Type")
-		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, API.md section 10
+		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, docs/api.md#10-health
 		var h struct{ Status, Timestamp, Version string }
 		require.NoError(t, json.Unmarshal(body, &h), "GET /health: %s", body)
 		assert.EqualValues(t, "ok", h.Status, "GET /health: status %q, want ok", h.Status)

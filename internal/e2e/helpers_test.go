@@ -112,13 +112,13 @@ const (
 var testKey = bytes.Repeat([]byte{0x4b}, 32)
 
 var (
-	// timeRE is section 1's timestamp format.
+	// timeRE is docs/api.md#1-conventions's timestamp format.
 	timeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$`)
 	// idRE is a lowercase canonical UUID version 7.
 	idRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 )
 
-// allTypes are the 20 types of API.md section 3.
+// allTypes are the 20 types of docs/api.md#3-record-types-and-values.
 var allTypes = []string{
 	"STRING", "INTEGER", "FLOAT", "BOOLEAN", "DATE", "TIME", "DATETIME", "UUID", "NULL", "CREDENTIAL",
 	"[]STRING", "[]INTEGER", "[]FLOAT", "[]BOOLEAN", "[]DATE", "[]TIME", "[]DATETIME", "[]UUID", "[]NULL", "[]CREDENTIAL",
@@ -262,7 +262,7 @@ func (c *client) token(username string) string {
 	return tok
 }
 
-// envelope is the response envelope of API.md section 7.
+// envelope is the response envelope of docs/api.md#7-errors.
 type envelope struct {
 	Success bool            `json:"success"`
 	Data    json.RawMessage `json:"data"`
@@ -348,8 +348,8 @@ type response struct {
 }
 
 // call sends q, checked as do checks, and returns the response. /health
-// is not enveloped (API.md section 10): it is checked as raw checks, and
-// its body is in env.raw only.
+// is not enveloped (docs/api.md#10-health): it is checked as raw checks,
+// and its body is in env.raw only.
 func (c *client) call(q req) response {
 	c.t.Helper()
 	r := q.build()
@@ -363,9 +363,10 @@ func (c *client) call(q req) response {
 }
 
 // do sends a request and returns the status, headers and envelope. It
-// reports any response that breaks the envelope rules of API.md sections
-// 1 and 7: the content type, the shape of the envelope, a 204 with a
-// body; and any exchange that breaks the OpenAPI document.
+// reports any response that breaks the envelope rules of
+// docs/api.md#1-conventions and docs/api.md#7-errors: the content type, the
+// shape of the envelope, a 204 with a body; and any exchange that breaks
+// the OpenAPI document.
 func (c *client) do(method, target, body, token string) (int, http.Header, envelope) {
 	c.t.Helper()
 	return c.send(request(method, target, body, token))
@@ -521,7 +522,7 @@ func (c *client) mustDo(method, target, body, token string, wantStatus int) enve
 	return env
 }
 
-// The rate limit headers of API.md section 8.
+// The rate limit headers of docs/api.md#8-limits-rate-limits-and-quotas.
 var rateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
 
 // rateHeaders returns the X-RateLimit headers, checking each is set once.
@@ -614,7 +615,7 @@ func (c *client) addRecord(token, kpath, name, typ, value string) recordJSON {
 	return r
 }
 
-// The JSON shapes of API.md section 2.
+// The JSON shapes of docs/api.md#2-data-model.
 type projectJSON struct {
 	ID              string `json:"id"`
 	Name            string `json:"name"`
@@ -673,8 +674,8 @@ func wantFields(t testing.TB, what string, data json.RawMessage, want ...string)
 	assert.Equal(t, slices.Sorted(slices.Values(want)), got, "%s: fields", what)
 }
 
-// wantTimestamps checks that timestamps are in section 1's format and
-// recent.
+// wantTimestamps checks that timestamps are in docs/api.md#1-conventions's
+// format and recent.
 func wantTimestamps(t testing.TB, what string, stamps ...string) {
 	t.Helper()
 	for _, s := range stamps {
@@ -688,9 +689,10 @@ func wantTimestamps(t testing.TB, what string, stamps ...string) {
 	}
 }
 
-// waitPast returns once the clock has passed the timestamp ts (section
-// 1's format, microseconds), so that the next write's timestamp is later
-// than ts: a direct check of the clock, where a sleep would guess.
+// waitPast returns once the clock has passed the timestamp ts
+// (docs/api.md#1-conventions's format, microseconds), so that the next
+// write's timestamp is later than ts: a direct check of the clock, where a
+// sleep would guess.
 func waitPast(t testing.TB, ts string) {
 	t.Helper()
 	at, err := time.Parse(time.RFC3339Nano, ts)

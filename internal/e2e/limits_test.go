@@ -1,10 +1,11 @@
 package e2e_test
 
-// Limits and rate limiting (API.md section 8), black-box through hds.New:
-// which window the headers show, what is counted against whom, client IPs
-// behind proxies, the login throttle, and counters shared by two
-// instances on one Redis or kept locally when the shared store fails.
-// The limiter and the throttle themselves are unit-tested in middleware.
+// Limits and rate limiting (docs/api.md#8-limits-rate-limits-and-quotas),
+// black-box through hds.New: which window the headers show, what is counted
+// against whom, client IPs behind proxies, the login throttle, and counters
+// shared by two instances on one Redis or kept locally when the shared
+// store fails. The limiter and the throttle themselves are unit-tested in
+// middleware.
 
 import (
 	"context"
@@ -128,10 +129,10 @@ func TestRateLimitPerUser(t *testing.T) {
 }
 
 func TestRateLimitBeforeAuthCountedByIP(t *testing.T) {
-	// API.md section 8: what fails before authentication is counted
-	// against the client IP, 404s from routing included (and section 1
-	// makes a non-canonical path a routing 404); /health and preflights
-	// are not counted at all.
+	// docs/api.md#8-limits-rate-limits-and-quotas: what fails before
+	// authentication is counted against the client IP, 404s from routing
+	// included (and docs/api.md#1-conventions makes a non-canonical path a
+	// routing 404); /health and preflights are not counted at all.
 	h := newServer(t, memoryKind, hds.WithRateLimit(1000, 8), hds.WithCORS(testOrigin))
 	steps := []struct {
 		what    string
@@ -450,8 +451,9 @@ func (s *flakyLimiterStore) Increment(ctx context.Context, key string, n int64, 
 }
 
 func TestLimiterStoreFailureFallsBack(t *testing.T) {
-	// API.md section 8 (v1.1): a rate limit store that fails is never a
-	// reason to refuse a request; each instance counts on its own.
+	// docs/api.md#8-limits-rate-limits-and-quotas (v1.1): a rate limit
+	// store that fails is never a reason to refuse a request; each instance
+	// counts on its own.
 	fs := &flakyLimiterStore{Store: limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "prot", CleanUpInterval: time.Minute})}
 	h := newServer(t, memoryKind, hds.WithRateLimitStore(fs), hds.WithCORS(testOrigin))
 	token := h.loginAt(ipA, "alice", "alice-password")

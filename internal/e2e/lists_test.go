@@ -1,7 +1,7 @@
 package e2e_test
 
-// List queries (API.md section 5), and fuzzing the list query parser
-// through the handler.
+// List queries (docs/api.md#5-list-queries), and fuzzing the list query
+// parser through the handler.
 
 import (
 	"encoding/json"
@@ -486,8 +486,8 @@ func FuzzListQuery(f *testing.F) {
 }
 
 // TestLimitMessage: a limit that is not a decimal integer is refused with
-// details that give its range, 1 to 1000 (API.md section 5), not "0 or
-// more", which holds for offset only.
+// details that give its range, 1 to 1000 (docs/api.md#5-list-queries), not
+// "0 or more", which holds for offset only.
 func TestLimitMessage(t *testing.T) {
 	c := newServer(t, memoryKind)
 	alice := c.token("alice")

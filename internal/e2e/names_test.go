@@ -1,6 +1,6 @@
 package e2e_test
 
-// Names (API.md section 2).
+// Names (docs/api.md#2-data-model).
 
 import (
 	"encoding/json"

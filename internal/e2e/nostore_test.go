@@ -1,7 +1,7 @@
 package e2e_test
 
-// Cache-Control (API.md section 1, v1.1): every response under /api/v1/
-// carries Cache-Control: no-store, successes and errors alike.
+// Cache-Control (docs/api.md#1-conventions, v1.1): every response under
+// /api/v1/ carries Cache-Control: no-store, successes and errors alike.
 
 import (
 	"context"

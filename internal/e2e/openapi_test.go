@@ -103,7 +103,7 @@ func (c *client) checkContract(r *http.Request, reqBody []byte, res *http.Respon
 // each as the document's component response of that status describes it.
 func (api *contract) check(mount string, r *http.Request, reqBody []byte, res *http.Response, body []byte) []string {
 	if isPreflight(r) {
-		return nil // CORS (API.md section 9), answered before routing
+		return nil // CORS (docs/api.md#9-cors), answered before routing
 	}
 	vr := r.Clone(context.Background())
 	if mount != "" {
@@ -112,8 +112,9 @@ func (api *contract) check(mount string, r *http.Request, reqBody []byte, res *h
 	}
 	vr.Body = io.NopCloser(bytes.NewReader(reqBody))
 	if len(reqBody) == 0 {
-		// An empty body needs no Content-Type (API.md section 1), which
-		// OpenAPI cannot say: without a body, the header says nothing.
+		// An empty body needs no Content-Type (docs/api.md#1-conventions),
+		// which OpenAPI cannot say: without a body, the header says
+		// nothing.
 		vr.Header.Del("Content-Type")
 	}
 	vres := &http.Response{StatusCode: res.StatusCode, Header: res.Header, Request: vr,
@@ -193,8 +194,9 @@ func isPreflight(r *http.Request) bool {
 }
 
 // canonicalPath reports whether an escaped path has no empty segment and
-// no "." or ".." segment, raw or percent-encoded (API.md section 1): the
-// others are 404 whatever route they resemble.
+// no "." or ".." segment, raw or percent-encoded
+// (docs/api.md#1-conventions): the others are 404 whatever route they
+// resemble.
 func canonicalPath(p string) bool {
 	if !strings.HasPrefix(p, "/") {
 		return false

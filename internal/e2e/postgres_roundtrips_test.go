@@ -12,7 +12,7 @@ import (
 // end, resumed by a cursor (by name, and by value across the types'
 // groups), counted or not, filtered by a pattern or a range (statements
 // sent as written) or matching nothing; and the page and its total are
-// what API.md section 5 says.
+// what docs/api.md#5-list-queries says.
 func TestPostgresListRoundTrips(t *testing.T) {
 	proxy, c := proxiedPostgres(t)
 	c.addUser("carol", "carol-password")

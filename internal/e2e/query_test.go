@@ -1,7 +1,7 @@
 package e2e_test
 
-// Query strings (API.md section 1, v1.1): a query string that does not
-// parse, or a parameter of the contract given twice, is 400
+// Query strings (docs/api.md#1-conventions, v1.1): a query string that does
+// not parse, or a parameter of the contract given twice, is 400
 // INVALID_REQUEST; it is never silently dropped.
 
 import (
@@ -102,10 +102,10 @@ func TestQueryStillAccepted(t *testing.T) {
 	})
 }
 
-// TestMalformedQueryAfterRoutingAndAuth checks the order of API.md
-// section 1: an unknown route or a wrong method keeps its 404 or 405 and a
-// request without a token its 401, whatever the query string; on someone
-// else's project the answer is 403.
+// TestMalformedQueryAfterRoutingAndAuth checks the order of
+// docs/api.md#1-conventions: an unknown route or a wrong method keeps its
+// 404 or 405 and a request without a token its 401, whatever the query
+// string; on someone else's project the answer is 403.
 func TestMalformedQueryAfterRoutingAndAuth(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind)

@@ -12,10 +12,10 @@ import (
 )
 
 // TestQuotaBatch checks the quotas inside POST P/batch and POST P/import
-// on both stores (API.md sections 8 and 18): the batch is 403
-// QUOTA_EXCEEDED, message "Quota exceeded", details "operation N: "
-// followed by the quota, and changes nothing; the import is refused as a
-// whole the same way.
+// on both stores (docs/api.md#8-limits-rate-limits-and-quotas and
+// docs/api.md#16-batch-export-and-import): the batch is 403 QUOTA_EXCEEDED,
+// message "Quota exceeded", details "operation N: " followed by the quota,
+// and changes nothing; the import is refused as a whole the same way.
 func TestQuotaBatch(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind, hds.WithQuotas(store.Quotas{MaxRecordsPerCluster: 2, MaxBytesPerProject: 200}))

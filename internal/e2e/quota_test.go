@@ -14,9 +14,10 @@ import (
 	"github.com/hds-go/hds/store/memory"
 )
 
-// TestQuotas checks the quotas of API.md section 8 over HTTP on both
-// stores: a write that would pass one is 403 QUOTA_EXCEEDED, message
-// "Quota exceeded", details naming the quota, and changes nothing.
+// TestQuotas checks the quotas of
+// docs/api.md#8-limits-rate-limits-and-quotas over HTTP on both stores: a
+// write that would pass one is 403 QUOTA_EXCEEDED, message "Quota
+// exceeded", details naming the quota, and changes nothing.
 func TestQuotas(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c := newServer(t, kind, hds.WithQuotas(store.Quotas{MaxRecordsPerCluster: 2, MaxProjectsPerUser: 2, MaxBytesPerProject: 200}))

@@ -1,7 +1,7 @@
 package e2e_test
 
-// Records (API.md section 4): updates, addressing by id, versions under
-// concurrency (section 2).
+// Records (docs/api.md#4-routes): updates, addressing by id, versions under
+// concurrency (docs/api.md#15-concurrency-control-and-record-history).
 
 import (
 	"fmt"

@@ -1,9 +1,9 @@
 package e2e_test
 
-// References between records (API.md section 21), black-box on every
-// store kind: the three forms, $${, literal text, resolve=true on GET R,
-// GET K, GET K/records and the env form, masking and reveal of values
-// that pulled in a credential, the caller's reach, 422
+// References between records (docs/api.md#20-references-between-records),
+// black-box on every store kind: the three forms, $${, literal text,
+// resolve=true on GET R, GET K, GET K/records and the env form, masking and
+// reveal of values that pulled in a credential, the caller's reach, 422
 // UNRESOLVED_REFERENCE with its exact details, depth and cycles, entity
 // tags, and the routes that carry stored values.
 

@@ -1,7 +1,8 @@
 package e2e_test
 
-// Routing (API.md section 1): unknown routes, 405, non-canonical paths,
-// and the API mounted under a prefix (section 11).
+// Routing (docs/api.md#1-conventions): unknown routes, 405, non-canonical
+// paths, and the API mounted under a prefix
+// (docs/api.md#13-the-go-library).
 
 import (
 	"fmt"

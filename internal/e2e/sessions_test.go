@@ -263,7 +263,7 @@ func TestPasswordChange(t *testing.T) {
 		require.NoError(t, a.users.SetUserActive(t.Context(), "alice", false))
 		wantRefused(t, "a disabled user", third, a, b)
 		require.NoError(t, a.users.SetUserActive(t.Context(), "alice", true))
-		wantRefused(t, "enabled again: the sessions the disable ended stay ended (API.md section 24)", third, a, b)
+		wantRefused(t, "enabled again: the sessions the disable ended stay ended (docs/api.md#server-administrators-and-user-accounts-v12)", third, a, b)
 		require.NoError(t, a.users.DeleteUser(t.Context(), "alice"))
 		wantRefused(t, "a deleted user", third, a, b)
 	})

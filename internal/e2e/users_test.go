@@ -1,7 +1,9 @@
 package e2e_test
 
-// User administration (API.md section 24): GET /api/v1/auth/me, the
-// /api/v1/users routes and PUT P/owner, black-box on every store.
+// User administration
+// (docs/api.md#server-administrators-and-user-accounts-v12): GET
+// /api/v1/auth/me, the /api/v1/users routes and PUT P/owner, black-box on
+// every store.
 
 import (
 	"bytes"
@@ -453,9 +455,10 @@ func TestUsersAuditLog(t *testing.T) {
 	})
 }
 
-// TestUsersDisableByStoreBesideServer is section 17's "at once" for a
-// disable through the store (as the CLI makes it beside a running
-// server): the other instance refuses the session within 1 s.
+// TestUsersDisableByStoreBesideServer is
+// docs/api.md#17-sharing-and-api-tokens's "at once" for a disable through
+// the store (as the CLI makes it beside a running server): the other
+// instance refuses the session within 1 s.
 func TestUsersDisableByStoreBesideServer(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		a, b := twoInstances(t, kind)

@@ -1,8 +1,8 @@
 // Package envelope writes every response of the API in the contract's
 // envelope, reads JSON request bodies strictly, and holds THE table that
-// maps an error to its HTTP status, code and message (API.md section 7).
-// Handlers and middleware never choose a status for an error themselves:
-// they call Error.
+// maps an error to its HTTP status, code and message
+// (docs/api.md#7-errors). Handlers and middleware never choose a status for
+// an error themselves: they call Error.
 package envelope
 
 import (
@@ -88,13 +88,14 @@ func (e *LimitError) Is(target error) bool { return target == ErrRateLimited }
 var ErrRateLimitUnavailable = errors.New("rate limit store unavailable")
 
 // ErrPreconditionRequired is the error for a write without If-Match when
-// concurrency.require_if_match is on (API.md section 13).
+// concurrency.require_if_match is on
+// (docs/api.md#15-concurrency-control-and-record-history).
 var ErrPreconditionRequired = errors.New("precondition required")
 
 // UnresolvedError is a reference between records that cannot be resolved
-// (API.md section 21): 422 UNRESOLVED_REFERENCE whose details name the
-// record of the answer, the reference as written and why, for example
-// `record api_url: ${prod/db/host}: not found`.
+// (docs/api.md#20-references-between-records): 422 UNRESOLVED_REFERENCE
+// whose details name the record of the answer, the reference as written and
+// why, for example `record api_url: ${prod/db/host}: not found`.
 type UnresolvedError struct {
 	Record    string // the name of the record of the answer
 	Reference string // the reference as written, ${...} included
@@ -180,7 +181,7 @@ func detailsOf[E error](err error) string {
 //
 // The error of one operation of a batch (a *store.OpError) is the error
 // that operation would get alone, its details prefixed "operation N: "
-// (API.md section 18).
+// (docs/api.md#16-batch-export-and-import).
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
 		w.WriteHeader(StatusClientClosedRequest)

@@ -25,11 +25,12 @@ func newTree(less func(a, b *record) bool) *tree {
 }
 
 // records holds a cluster's records in one ordered index per sort key of
-// a list (API.md section 5): by name (which also finds a record by name),
-// by id (which also finds it by id), by created_at, by updated_at, and,
-// per type, by value. sortBy=type reads the name index a type at a time.
-// A record is in every index once; ties are broken by name then id, as
-// the lists break them, so that an index's order is a list's order.
+// a list (docs/api.md#5-list-queries): by name (which also finds a record
+// by name), by id (which also finds it by id), by created_at, by
+// updated_at, and, per type, by value. sortBy=type reads the name index a
+// type at a time. A record is in every index once; ties are broken by name
+// then id, as the lists break them, so that an index's order is a list's
+// order.
 type records struct {
 	byName, byID, byCreated, byUpdated *tree
 	// byValue has one tree per type present: the records of that type

@@ -10,9 +10,9 @@ import (
 	"github.com/hds-go/hds/store/memory"
 )
 
-// benchQueries are the lists of API.md section 5 the list benchmarks
-// read: every sort both ways, each filter alone and all at once, and the
-// lists of issue 29.
+// benchQueries are the lists of docs/api.md#5-list-queries the list
+// benchmarks read: every sort both ways, each filter alone and all at once,
+// and the lists of issue 29.
 var benchQueries = []struct {
 	name string
 	q    store.RecordQuery

@@ -119,10 +119,10 @@ func key(v store.DataType, text string) *store.ValueKey {
 	return &k
 }
 
-// TestListsMatchScan checks every list of API.md section 5 read from the
-// indexes against the whole cluster filtered and sorted: every sort and
-// direction, each filter, counted and not, page by page by cursor and by
-// offset.
+// TestListsMatchScan checks every list of docs/api.md#5-list-queries read
+// from the indexes against the whole cluster filtered and sorted: every
+// sort and direction, each filter, counted and not, page by page by cursor
+// and by offset.
 func TestListsMatchScan(t *testing.T) {
 	n := 3000
 	if testing.Short() {

@@ -117,7 +117,8 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
 	if id, ok := parseID(name); ok && k.records.getID(id) != nil {
-		// The segment names that record, so it exists (API.md section 2).
+		// The segment names that record, so it exists
+		// (docs/api.md#2-data-model).
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
 	if err := s.quotas.CheckRecords(k.records.len()); err != nil {

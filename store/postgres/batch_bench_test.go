@@ -11,10 +11,11 @@ import (
 	"github.com/hds-go/hds/store/postgres"
 )
 
-// BenchmarkApplyUpserts applies a batch of 1000 upserts (API.md section
-// 18) in one transaction: 500 update existing records (keeping history),
-// 500 create new ones, in a cluster of its own per iteration; set-based
-// (Apply) and, for comparison, per op (ApplyPerOp).
+// BenchmarkApplyUpserts applies a batch of 1000 upserts
+// (docs/api.md#16-batch-export-and-import) in one transaction: 500 update
+// existing records (keeping history), 500 create new ones, in a cluster of
+// its own per iteration; set-based (Apply) and, for comparison, per op
+// (ApplyPerOp).
 func BenchmarkApplyUpserts(b *testing.B) {
 	for _, path := range []struct {
 		name  string

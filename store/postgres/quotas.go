@@ -8,20 +8,20 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Quotas (store.Quotas, API.md section 8) and the order of locks. Every
-// write in a project runs in one transaction whose first statement locks
-// the project's row (lockProject, FOR NO KEY UPDATE), and only then the
-// rows below it, parents before children: collection, clusters (by id),
-// records (by id). Batches and imports lock the project first too, as do
-// the project's rename and delete. So the writes of one project run one
-// after the other from their first statement to their commit: they cannot
-// deadlock, and every count a write makes after its lock sees everything
-// committed before it (READ COMMITTED takes a new snapshot per
-// statement), so that hds_projects.bytes (migration 0004) stays equal to
-// a recount whatever the interleaving. Migration 0009 recounted the
-// installations whose count had drifted before this order. Projects per
-// owner are counted under a transaction-scoped advisory lock on the
-// owner.
+// Quotas (store.Quotas, docs/api.md#8-limits-rate-limits-and-quotas) and
+// the order of locks. Every write in a project runs in one transaction
+// whose first statement locks the project's row (lockProject, FOR NO KEY
+// UPDATE), and only then the rows below it, parents before children:
+// collection, clusters (by id), records (by id). Batches and imports lock
+// the project first too, as do the project's rename and delete. So the
+// writes of one project run one after the other from their first statement
+// to their commit: they cannot deadlock, and every count a write makes
+// after its lock sees everything committed before it (READ COMMITTED takes
+// a new snapshot per statement), so that hds_projects.bytes (migration
+// 0004) stays equal to a recount whatever the interleaving. Migration 0009
+// recounted the installations whose count had drifted before this order.
+// Projects per owner are counted under a transaction-scoped advisory lock
+// on the owner.
 
 // WithQuotas sets the quotas the store enforces (default
 // store.DefaultQuotas; the zero Quotas enforces none).

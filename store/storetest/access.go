@@ -59,8 +59,9 @@ func testAnonymousOwner(t *testing.T, newStores func(t *testing.T) (AccessStore,
 }
 
 // testAccessAudit: every change of members and tokens writes its entry
-// (API.md section 15), with the username or token id as target; refused
-// changes write none; no entry holds a token or its hash.
+// (docs/api.md#18-audit-log-and-change-feed), with the username or token id
+// as target; refused changes write none; no entry holds a token or its
+// hash.
 func testAccessAudit(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
 	f := newAccessFixture(t, newStores)
 	ctx := t.Context()
@@ -226,7 +227,8 @@ func testProjectList(t *testing.T, newStores func(t *testing.T) (AccessStore, Ac
 	}
 	assert.Equal(t, 1, total)
 	// A deleted user's memberships go with it (a user who owns projects
-	// cannot be deleted: API.md section 24).
+	// cannot be deleted:
+	// docs/api.md#server-administrators-and-user-accounts-v12).
 	require.NoError(t, f.s.DeleteProject(ctx, store.Path{Caller: store.Caller{UserID: f.bob.ID}, Need: store.RightOwn, Project: "bobs"}))
 	require.NoError(t, f.s.DeleteUser(ctx, "bob"))
 	members, total, err := f.s.FindMembers(ctx, f.path(f.alice, store.RightRead), store.NewListQuery())

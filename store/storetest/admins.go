@@ -20,13 +20,13 @@ type UserAdminStore interface {
 	store.Sessions
 }
 
-// RunUserAdmin runs the conformance suite of user administration (API.md
-// section 24): administrators and the last-administrator rule (under
-// concurrency too), UserDirectory.ListUsers and UpdateUser, sessions
-// ended by a disable or a password set and not revived by an enable,
-// DeleteUser refusing an owner and dropping memberships, and
-// Access.TransferProject. newStores must return two handles on one
-// fresh, empty storage, as for RunAccess.
+// RunUserAdmin runs the conformance suite of user administration
+// (docs/api.md#server-administrators-and-user-accounts-v12): administrators
+// and the last-administrator rule (under concurrency too),
+// UserDirectory.ListUsers and UpdateUser, sessions ended by a disable or a
+// password set and not revived by an enable, DeleteUser refusing an owner
+// and dropping memberships, and Access.TransferProject. newStores must
+// return two handles on one fresh, empty storage, as for RunAccess.
 func RunUserAdmin(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {
 	t.Run("AdminFlag", func(t *testing.T) { testAdminFlag(t, newStores) })
 	t.Run("ListUsers", func(t *testing.T) { testListUsers(t, newStores) })

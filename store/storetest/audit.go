@@ -82,9 +82,9 @@ func viewAll(es []*store.AuditEntry) []auditView {
 }
 
 // RunAudit runs the conformance suite of the audit log (store.AuditLog
-// and the entries every change of a store.Store writes, API.md section
-// 15). newStore must return a fresh, empty store; it is called once per
-// subtest.
+// and the entries every change of a store.Store writes,
+// docs/api.md#18-audit-log-and-change-feed). newStore must return a fresh,
+// empty store; it is called once per subtest.
 func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 	t.Run("EveryChange", func(t *testing.T) {
 		s := newStore(t)

@@ -13,8 +13,8 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The rules of Store.Apply (API.md section 18's batch, and the writes of
-// an import) and Store.ExportProject.
+// The rules of Store.Apply (docs/api.md#16-batch-export-and-import's batch,
+// and the writes of an import) and Store.ExportProject.
 
 // keepHistory is the Write of the batches of this suite.
 var keepHistory = store.Write{MaxVersions: store.DefaultMaxVersions}

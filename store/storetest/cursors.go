@@ -1,8 +1,8 @@
 package storetest
 
-// Cursors (API.md section 5, v1.1): ListQuery.After resumes a list after
-// an item, in any order, with any filter, and a walk by cursor never
-// repeats an item nor skips one that exists for the whole walk, while
+// Cursors (docs/api.md#5-list-queries, v1.1): ListQuery.After resumes a
+// list after an item, in any order, with any filter, and a walk by cursor
+// never repeats an item nor skips one that exists for the whole walk, while
 // other items are inserted and deleted.
 
 import (

@@ -22,8 +22,9 @@ type EventStore interface {
 	store.EventSource
 }
 
-// eventWait is how long an event may take to arrive (API.md section 16:
-// within 1 second of its commit), with room for a loaded machine.
+// eventWait is how long an event may take to arrive
+// (docs/api.md#18-audit-log-and-change-feed: within 1 second of its
+// commit), with room for a loaded machine.
 const eventWait = 3 * time.Second
 
 // next returns the watcher's next event, failing the test when none

@@ -14,8 +14,8 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The rules of API.md sections 13 (conditional writes) and 14 (history)
-// as the Store interface states them.
+// The rules of docs/api.md#15-concurrency-control-and-record-history
+// (conditional writes) and 14 (history) as the Store interface states them.
 
 // setValue returns an update func that sets the INTEGER value n.
 func setValue(n int) func(*store.Record) error {

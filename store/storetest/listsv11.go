@@ -1,7 +1,7 @@
 package storetest
 
-// The v1.1 list queries of API.md section 5: NoCount (count=false) and the
-// range filters.
+// The v1.1 list queries of docs/api.md#5-list-queries: NoCount
+// (count=false) and the range filters.
 
 import (
 	"fmt"

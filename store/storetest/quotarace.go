@@ -12,11 +12,12 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// testBytesAfterRaces: the byte count of a project (API.md section 8)
-// equals a recount of what it holds after creates of clusters and records
-// (single writes and batches) race deletes, re-creates and renames of
-// their collection and deletes of their clusters; and deleting every
-// collection then leaves nothing counted.
+// testBytesAfterRaces: the byte count of a project
+// (docs/api.md#8-limits-rate-limits-and-quotas) equals a recount of what it
+// holds after creates of clusters and records (single writes and batches)
+// race deletes, re-creates and renames of their collection and deletes of
+// their clusters; and deleting every collection then leaves nothing
+// counted.
 func testBytesAfterRaces(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
 	const limit = 50_000
 	const rounds = 60
@@ -93,9 +94,10 @@ func testBytesAfterRaces(t *testing.T, newStore func(t *testing.T, q store.Quota
 	assertRoom(t, s, clus("probe", "k"), limit, limit-6, "after deleting every collection")
 }
 
-// recountBytes counts what section 8 counts in the project of pp, through
-// the Store's lists: names of collections, clusters and records, and
-// values (the records it walks keep no versions).
+// recountBytes counts what docs/api.md#8-limits-rate-limits-and-quotas
+// counts in the project of pp, through the Store's lists: names of
+// collections, clusters and records, and values (the records it walks keep
+// no versions).
 func recountBytes(t *testing.T, s store.Store, pp store.Path) int64 {
 	t.Helper()
 	ctx := t.Context()

@@ -15,11 +15,12 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// RunQuotas runs the conformance suite of store.Quotas (API.md section 8):
-// every quota at its boundary, writes refused with a *store.QuotaError that
-// change nothing, space given back by deletes, and concurrent writes at
-// the boundary (exactly the allowed number succeed). newStore must return
-// a fresh, empty store that enforces q.
+// RunQuotas runs the conformance suite of store.Quotas
+// (docs/api.md#8-limits-rate-limits-and-quotas): every quota at its
+// boundary, writes refused with a *store.QuotaError that change nothing,
+// space given back by deletes, and concurrent writes at the boundary
+// (exactly the allowed number succeed). newStore must return a fresh, empty
+// store that enforces q.
 func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
 	t.Run("RecordsPerCluster", func(t *testing.T) {
 		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 3})
@@ -230,12 +231,13 @@ func assertQuota(t *testing.T, err error, quota string, limit int64, what string
 	}
 }
 
-// testBatchQuotas checks the quotas inside Store.Apply (API.md sections 8
-// and 18): a batch whose op would pass one fails as a whole with a
-// *store.OpError of that op wrapping the *store.QuotaError and changes
-// nothing, and the project's byte count stays exact through batches that
-// create, update and delete records, clusters and collections, fail or
-// only try (dry run).
+// testBatchQuotas checks the quotas inside Store.Apply
+// (docs/api.md#8-limits-rate-limits-and-quotas and
+// docs/api.md#16-batch-export-and-import): a batch whose op would pass one
+// fails as a whole with a *store.OpError of that op wrapping the
+// *store.QuotaError and changes nothing, and the project's byte count stays
+// exact through batches that create, update and delete records, clusters
+// and collections, fail or only try (dry run).
 func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
 	t.Run("BatchRecordsPerCluster", func(t *testing.T) {
 		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 3})
