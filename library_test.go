@@ -1,9 +1,8 @@
 package hds_test
 
 // The Go library API (docs/api.md#13-the-go-library): New and its options,
-// durations (docs/api.md#13-the-go-library), and the package example. The
-// black-box HTTP suite, mounting under a prefix included, is the test
-// module internal/e2e.
+// durations, and the package example. The black-box HTTP suite, mounting
+// under a prefix included, is the test module internal/e2e.
 
 import (
 	"fmt"
