@@ -455,10 +455,10 @@ func TestUsersAuditLog(t *testing.T) {
 	})
 }
 
-// TestUsersDisableByStoreBesideServer is
-// docs/api.md#17-sharing-and-api-tokens's "at once" for a disable through
-// the store (as the CLI makes it beside a running server): the other
-// instance refuses the session within 1 s.
+// TestUsersDisableByStoreBesideServer is the "at once" of
+// docs/api.md#server-administrators-and-user-accounts-v12 for a disable
+// through the store (as the CLI makes it beside a running server): the
+// other instance refuses the session within 1 s.
 func TestUsersDisableByStoreBesideServer(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		a, b := twoInstances(t, kind)
