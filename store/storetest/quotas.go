@@ -19,7 +19,8 @@ import (
 // every quota at its boundary, writes refused with a *store.QuotaError that
 // change nothing, space given back by deletes, and concurrent writes at
 // the boundary (exactly the allowed number succeed). newStore must return
-// a fresh, empty store that enforces q.
+// a fresh, empty store that enforces q.Effective() (WithQuotas or
+// SetQuotas of the store applies it).
 func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
 	t.Run("RecordsPerCluster", func(t *testing.T) {
 		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 3})
