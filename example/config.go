@@ -429,7 +429,8 @@ var defaultDatabaseURL = "sqlite:hds-data/hds.db"
 
 // selectStore sets the store kind of cfg.databaseURL: postgres:// and
 // postgresql:// URLs PostgreSQL, sqlite:PATH SQLite, memory: and the
-// empty string the in-memory store; anything else is refused.
+// empty string the in-memory store; anything else is refused, and so is
+// sqlite://..., whose "path" would be at the root of the file system.
 func (cfg *config) selectStore() error {
 	u := cfg.databaseURL
 	switch {
@@ -439,6 +440,10 @@ func (cfg *config) selectStore() error {
 		cfg.storeKind, cfg.sqlitePath = storeSQLite, strings.TrimPrefix(u, "sqlite:")
 		if cfg.sqlitePath == "" {
 			return fmt.Errorf("%s: sqlite: needs the path of the database file, as in sqlite:hds-data/hds.db", cfg.databaseURLFrom)
+		}
+		if strings.HasPrefix(cfg.sqlitePath, "//") {
+			return fmt.Errorf("%s: sqlite: takes a path, not a URL: sqlite:hds-data/hds.db or sqlite:/var/lib/hds/hds.db "+
+				"(sqlite://PATH would be read as the path //PATH, at the root of the file system)", cfg.databaseURLFrom)
 		}
 	default:
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "postgres" && p.Scheme != "postgresql") {

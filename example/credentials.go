@@ -42,22 +42,27 @@ func rotateCredentials(ctx context.Context, cfg *config, after string, e *env) e
 	case storeMemory:
 		return fmt.Errorf("credentials rotate: %s selects the in-memory store, which lives only "+
 			"inside a running server process; configure database_url (or HDS_DATABASE_URL)", cfg.databaseURLFrom)
-	case storeSQLite:
-		// The key kept in keys.json is the primary key, or a previous
-		// one once a key is configured.
-		if _, err := standaloneKeys(cfg); err != nil {
-			return fmt.Errorf("credentials rotate: %w", err)
-		}
 	}
-	if len(cfg.credentialKeys) == 0 {
-		return errors.New("credentials rotate: no credential key is configured: set security.credential_key " +
-			"(or HDS_CREDENTIAL_KEY) to the new key and list the old ones in security.previous_credential_keys")
+	noKey := errors.New("credentials rotate: no credential key is configured: set security.credential_key " +
+		"(or HDS_CREDENTIAL_KEY) to the new key and list the old ones in security.previous_credential_keys")
+	if cfg.storeKind != storeSQLite && len(cfg.credentialKeys) == 0 {
+		return noKey
 	}
 	st, _, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("credentials rotate: %w", err)
 	}
 	defer closeStore()
+	if cfg.storeKind == storeSQLite {
+		// The key kept in keys.json is the primary key, or a previous
+		// one once a key is configured.
+		if _, err := standaloneKeys(ctx, cfg, st); err != nil {
+			return fmt.Errorf("credentials rotate: %w", err)
+		}
+	}
+	if len(cfg.credentialKeys) == 0 {
+		return noKey
+	}
 	p, err := hds.RotateCredentials(ctx, st, hds.Rotation{
 		Primary:   cfg.credentialKeys[0],
 		Previous:  cfg.credentialKeys[1:],

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/store"
 )
 
 // keysFileName is the file, beside the SQLite database, that keeps the
@@ -36,7 +38,11 @@ func keysPath(cfg *config) string { return filepath.Join(filepath.Dir(cfg.sqlite
 // primary key is added to the previous keys, so that what it sealed can
 // still be read (and re-sealed by credentials rotate). It reports whether
 // the file is in use. Keys never appear in its errors.
-func standaloneKeys(cfg *config) (used bool, err error) {
+//
+// A credential key is generated only while the database holds no
+// CREDENTIAL value: one that does lost its key with keys.json (a backup
+// restored without it), and a new key would make every reveal fail.
+func standaloneKeys(ctx context.Context, cfg *config, st store.Store) (used bool, err error) {
 	path := keysPath(cfg)
 	var kf keysFile
 	data, err := os.ReadFile(path)
@@ -59,6 +65,15 @@ func standaloneKeys(cfg *config) (used bool, err error) {
 		cfg.security.JWTSecret, used = kf.JWTSecret, true
 	}
 	if kf.CredentialKey == "" && len(cfg.credentialKeys) == 0 {
+		sealed, err := st.FindCredentialRecords(ctx, "", 1)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", cfg.sqlitePath, err)
+		}
+		if len(sealed) > 0 {
+			return false, fmt.Errorf("%s: no credential_key is configured or kept in %s, but the database holds CREDENTIAL values sealed with one: "+
+				"restore %s from the backup made with the database, or configure security.credential_key "+
+				"(a new key lets the server start; the values sealed with the lost one cannot be read)", cfg.sqlitePath, path, path)
+		}
 		kf.CredentialKey, changed = randomKey(), true
 	}
 	if kf.CredentialKey != "" {

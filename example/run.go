@@ -16,17 +16,19 @@ import (
 	"syscall"
 )
 
-const runUsage = `run [-url URL] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
+const runUsage = `run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
 `
 
 // runRun runs "run [-url URL] -cluster P/C/K -- CMD ARGS...": it fetches
-// the cluster's environment file (GET K?format=env&reveal=true), starts
+// the cluster's environment file (GET K?format=env&reveal=true, with
+// resolve=true unless -resolve=false: references resolved), starts
 // CMD with those variables added to the environment, and exits with CMD's
 // status. No value is ever printed, not even on errors.
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	urlFlag := clientFlags(fs)
 	clusterFlag := fs.String("cluster", "", "the cluster, as `PROJECT/COLLECTION/CLUSTER`")
+	resolveFlag := fs.Bool("resolve", true, "resolve the references between records (false: the values as stored)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -42,7 +44,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	vars, skipped, err := fetchEnv(ctx, c, names[0], names[1], names[2])
+	vars, skipped, err := fetchEnv(ctx, c, names[0], names[1], names[2], *resolveFlag)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -54,11 +56,15 @@ func runRun(ctx context.Context, e *env, args []string) error {
 }
 
 // fetchEnv fetches the environment file of cluster p/c/k, credentials
-// revealed, and returns its variables as NAME=value entries and the
+// revealed, references resolved when resolve is set, and returns its variables as NAME=value entries and the
 // number of records it left out.
-func fetchEnv(ctx context.Context, c *apiClient, p, col, k string) ([]string, int, error) {
+func fetchEnv(ctx context.Context, c *apiClient, p, col, k string, resolve bool) ([]string, int, error) {
 	path := projectPath(p, col, k)
-	resp, err := c.do(ctx, "GET", path, url.Values{"format": {"env"}, "reveal": {"true"}}, nil)
+	query := url.Values{"format": {"env"}, "reveal": {"true"}}
+	if resolve {
+		query.Set("resolve", "true")
+	}
+	resp, err := c.do(ctx, "GET", path, query, nil)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -227,3 +227,40 @@ func TestParseEnvFile(t *testing.T) {
 		assert.ErrorIs(t, err, errMalformedEnv, "%q", bad)
 	}
 }
+
+// TestRunResolves: run resolves the references between records by
+// default (API.md section 21); -resolve=false gives the stored values.
+func TestRunResolves(t *testing.T) {
+	t.Parallel()
+	base, token := clientServer(t)
+	p := base + "/api/v1/projects/p"
+	mustCall(t, "POST", p, token, nil, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/c", token, nil, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/c/clusters/k", token, nil, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/c/clusters/db", token, nil, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/c/clusters/db/records", token,
+		map[string]any{"name": "password", "type": "CREDENTIAL", "value": "pw'1"}, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/c/clusters/k/records", token,
+		map[string]any{"name": "DSN", "type": "STRING", "value": "postgres://app:${db/password}@db/app"}, http.StatusCreated)
+	withToken := map[string]string{"HDS_TOKEN": token}
+	out := filepath.Join(t.TempDir(), "env")
+	script := `env -0 > "$0"`
+
+	_, _, err := runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--", "sh", "-c", script, out}, withToken, "")
+	require.NoError(t, err)
+	assert.Equal(t, "postgres://app:pw'1@db/app", readEnv0(t, out)["DSN"], "resolved and revealed")
+
+	_, _, err = runOnce(t, []string{"run", "-url", base, "-resolve=false", "-cluster", "p/c/k", "--", "sh", "-c", script, out}, withToken, "")
+	require.NoError(t, err)
+	assert.Equal(t, "postgres://app:${db/password}@db/app", readEnv0(t, out)["DSN"], "as stored")
+
+	// A reference that does not resolve: one line, CMD not started.
+	mustCall(t, "POST", p+"/collections/c/clusters/k/records", token,
+		map[string]any{"name": "BROKEN", "type": "STRING", "value": "${nope}"}, http.StatusCreated)
+	stdout, stderr, err := runOnce(t, []string{"run", "-url", base, "-cluster", "p/c/k", "--", "sh", "-c", "echo started"}, withToken, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "422 UNRESOLVED_REFERENCE")
+	assert.Contains(t, err.Error(), "record BROKEN: ${nope}: not found")
+	assert.NotContains(t, stdout, "started")
+	assertNoSecret(t, stdout, stderr, err.Error())
+}

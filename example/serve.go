@@ -69,7 +69,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	case storePostgres:
 		logger.Info("using PostgreSQL (migrated)", "from", cfg.databaseURLFrom)
 	case storeSQLite:
-		if keysUsed, err = standaloneKeys(cfg); err != nil {
+		if keysUsed, err = standaloneKeys(ctx, cfg, st); err != nil {
 			return err
 		}
 		logger.Info("using SQLite (migrated)", "file", cfg.sqlitePath, "from", cfg.databaseURLFrom)

@@ -55,6 +55,11 @@ func TestDatabaseURLSchemes(t *testing.T) {
 		{"sqlite3:x.db", "database_url must be a postgres:// or postgresql:// URL, sqlite:PATH, memory: or empty (the value is not shown, it may hold a password)"},
 		{"memory", "database_url must be a postgres:// or postgresql:// URL, sqlite:PATH, memory: or empty (the value is not shown, it may hold a password)"},
 		{"sqlite:", "database_url: sqlite: needs the path of the database file, as in sqlite:hds-data/hds.db"},
+		// Not a path: sqlite://hds.db would put the database (and keys.json) in /.
+		{"sqlite://hds.db", "database_url: sqlite: takes a path, not a URL: sqlite:hds-data/hds.db or sqlite:/var/lib/hds/hds.db " +
+			"(sqlite://PATH would be read as the path //PATH, at the root of the file system)"},
+		{"sqlite:///var/lib/hds/hds.db", "database_url: sqlite: takes a path, not a URL: sqlite:hds-data/hds.db or sqlite:/var/lib/hds/hds.db " +
+			"(sqlite://PATH would be read as the path //PATH, at the root of the file system)"},
 	} {
 		_, err := loadConfig("", environ(map[string]string{"HDS_DATABASE_URL": tt.url}))
 		require.Error(t, err, tt.url)
@@ -165,5 +170,60 @@ func TestSQLiteBadFiles(t *testing.T) {
 		require.Error(t, err, tt.path)
 		assert.Equal(t, tt.want, err.Error())
 		assert.NotContains(t, err.Error(), "\n")
+	}
+}
+
+// TestSQLiteLostKeys: a database restored without its keys.json (or with
+// one that no longer holds the credential key) while it holds CREDENTIAL
+// values must not start with a new key, which would answer every reveal
+// with a server error; it refuses in one line. A database without such
+// values starts and gets new keys.
+func TestSQLiteLostKeys(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "hds.db")
+	keys := filepath.Join(dir, "keys.json")
+	env := map[string]string{"HDS_DATABASE_URL": "sqlite:" + db, "HDS_ADDR": "127.0.0.1:0"}
+	s := start(t, nil, env)
+	m := regexp.MustCompile(`user "admin" was created with the password:\n\s+(\S+)\n`).FindStringSubmatch(s.stdout.String())
+	require.NotNil(t, m)
+	token := login(t, s.url, "admin", m[1])
+	for _, path := range []string{"/api/v1/projects/demo", "/api/v1/projects/demo/collections/prod", "/api/v1/projects/demo/collections/prod/clusters/db"} {
+		status, body := call(t, "POST", s.url+path, token, nil)
+		require.Equal(t, http.StatusCreated, status, "%s: %v", path, body)
+	}
+	require.NoError(t, s.stop(t))
+
+	// Data but no CREDENTIAL value: without keys.json, new keys are
+	// generated and the server starts.
+	require.NoError(t, os.Remove(keys))
+	s = start(t, nil, env)
+	_, err := os.Stat(keys)
+	require.NoError(t, err, "keys.json is written again")
+	token = login(t, s.url, "admin", m[1])
+	status, body := call(t, "POST", s.url+"/api/v1/projects/demo/collections/prod/clusters/db/records", token,
+		map[string]any{"name": "pw", "type": "CREDENTIAL", "value": "s3cret"})
+	require.Equal(t, http.StatusCreated, status, body)
+	require.NoError(t, s.stop(t))
+
+	want := db + ": no credential_key is configured or kept in " + keys + ", but the database holds CREDENTIAL values sealed with one: " +
+		"restore " + keys + " from the backup made with the database, or configure security.credential_key " +
+		"(a new key lets the server start; the values sealed with the lost one cannot be read)"
+	for _, content := range []string{"", "{}\n"} {
+		if err := os.Remove(keys); !os.IsNotExist(err) {
+			require.NoError(t, err)
+		}
+		if content != "" {
+			require.NoError(t, os.WriteFile(keys, []byte(content), 0o600))
+		}
+		_, _, err := runOnce(t, []string{"serve"}, env, "")
+		require.Error(t, err, "keys.json %q", content)
+		assert.Equal(t, want, err.Error())
+		data, err := os.ReadFile(keys)
+		if content == "" {
+			assert.ErrorIs(t, err, os.ErrNotExist, "no key is written")
+		} else {
+			require.NoError(t, err)
+			assert.Equal(t, content, string(data), "keys.json is left as it was")
+		}
 	}
 }

@@ -101,7 +101,11 @@ const envBuffered = 1 << 20
 // the lines by that record). A failure before anything was written is
 // answered with its error envelope; after that, the response is aborted
 // (see stream.go).
-func (rec records) writeEnvFile(w http.ResponseWriter, r *http.Request, items iter.Seq2[*store.Record, error], p store.Path, reveal bool) {
+//
+// With resolved, items are the records read at once with their references
+// resolved (resolve.go): the second pass walks them again instead of
+// reading the store.
+func (rec records) writeEnvFile(w http.ResponseWriter, r *http.Request, items iter.Seq2[*store.Record, error], p store.Path, reveal, resolved bool) {
 	out := &stream{w: w, r: r, bp: bufPool.Get().(*[]byte)}
 	out.b = (*out.bp)[:0]
 	skipped, whole := 0, true
@@ -130,7 +134,10 @@ func (rec records) writeEnvFile(w http.ResponseWriter, r *http.Request, items it
 		return
 	}
 	out.b = out.b[:0]
-	_, items, err := store.StreamClusterRecords(r.Context(), rec.store, p)
+	var err error
+	if !resolved {
+		_, items, err = store.StreamClusterRecords(r.Context(), rec.store, p)
+	}
 	if err != nil {
 		h.Del(skippedRecordsHeader)
 		out.fail(err)

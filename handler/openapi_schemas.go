@@ -214,7 +214,7 @@ func schemas() obj {
 			envelope.CodeInvalidRequest, envelope.CodeValidation, envelope.CodeAuthentication,
 			envelope.CodeAuthorization, envelope.CodeNotFound, envelope.CodeExists, envelope.CodeRateLimit,
 			envelope.CodeServer, envelope.CodeServiceUnavailable, envelope.CodePreconditionFailed,
-			envelope.CodePreconditionNeeded, envelope.CodeQuotaExceeded},
+			envelope.CodePreconditionNeeded, envelope.CodeQuotaExceeded, envelope.CodeUnresolved},
 			"description": "The error code; each response's description says which codes it carries."},
 		"ErrorDetail": object("What went wrong.", obj{
 			"code":    schemaRef("ErrorCode"),

@@ -1,8 +1,10 @@
 package handler
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -38,7 +40,12 @@ func (rec records) revealed(r *http.Request, reveal bool, p store.Path, got *sto
 // respond writes one record, its value masked or revealed, with its
 // entity tag.
 func (rec records) respond(w http.ResponseWriter, r *http.Request, status int, got *store.Record, reveal bool, message string) {
-	w.Header().Set("ETag", got.ETag())
+	rec.respondTagged(w, r, status, got, got.ETag(), reveal, message)
+}
+
+// respondTagged is respond with the entity tag given.
+func (rec records) respondTagged(w http.ResponseWriter, r *http.Request, status int, got *store.Record, tag string, reveal bool, message string) {
+	w.Header().Set("ETag", tag)
 	err := writeJSON(w, status, message, func(b []byte) ([]byte, error) {
 		v, err := rec.creds.visible(got, reveal)
 		return appendRecord(b, got, v), err
@@ -209,9 +216,16 @@ func checkUpdate(in recordInput) (store.DataType, error) {
 func (rec records) handleGet() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
+		var resolve bool
+		if err == nil {
+			resolve, err = parseResolve(query)
+		}
 		var version int64
 		if err == nil && query.Has("version") {
 			version, err = parseVersion(query.Get("version"))
+			if err == nil && resolve {
+				err = errResolveVersion
+			}
 		}
 		var inm entityTags
 		if err == nil {
@@ -231,8 +245,17 @@ func (rec records) handleGet() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		if inm.matchesNoneOf(got.ETag()) {
-			w.Header().Set("ETag", got.ETag())
+		shown, tag := got, got.ETag()
+		if resolve {
+			rv := rec.newResolver(r.Context(), revealing(pathOf(r), reveal), reveal, nil)
+			if shown, err = rv.answer(got); err != nil {
+				envelope.Error(w, r, err)
+				return
+			}
+			tag = rv.etag(got)
+		}
+		if inm.matchesNoneOf(tag) {
+			w.Header().Set("ETag", tag)
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -240,7 +263,7 @@ func (rec records) handleGet() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		rec.respond(w, r, http.StatusOK, got, reveal, "OK")
+		rec.respondTagged(w, r, http.StatusOK, shown, tag, reveal, "OK")
 	}
 }
 
@@ -347,9 +370,12 @@ func (rec records) handleDelete() queryHandler {
 func (rec records) handleList() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		q, err := parseRecordQuery(query)
-		var reveal bool
+		var reveal, resolve bool
 		if err == nil {
 			reveal, err = parseReveal(query)
+		}
+		if err == nil {
+			resolve, err = parseResolve(query)
 		}
 		p := pathOf(r)
 		var lc *listCursor
@@ -369,6 +395,10 @@ func (rec records) handleList() queryHandler {
 		sq := q
 		sq.Limit++ // one more, to tell whether there is a next page
 		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(p, reveal), sq)
+		var shown map[string]*store.Record // the resolved values, by id
+		if err == nil && resolve {
+			items, shown, err = rec.resolveAll(r.Context(), revealing(p, reveal), reveal, items, q.Limit)
+		}
 		if err == nil {
 			err = rec.revealed(r, reveal, p, nil)
 		}
@@ -377,7 +407,13 @@ func (rec records) handleList() queryHandler {
 			return
 		}
 		streamPage(w, r, total, q.ListQuery, items, func(out *stream, it *store.Record) error {
-			v, err := rec.creds.visible(it, reveal)
+			show := it
+			if s, ok := shown[it.ID]; ok {
+				// The page keeps the stored values: cursors are built
+				// from them.
+				show = s
+			}
+			v, err := rec.creds.visible(show, reveal)
 			if err != nil {
 				return err
 			}
@@ -410,6 +446,10 @@ func recordFilters(q store.RecordQuery) []string {
 func (rec records) handleClusterData() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
+		var resolve bool
+		if err == nil {
+			resolve, err = parseResolve(query)
+		}
 		env := query.Has("format")
 		if err == nil && env && query.Get("format") != formatEnv {
 			err = envelope.BadRequest("format must be env")
@@ -419,7 +459,19 @@ func (rec records) handleClusterData() queryHandler {
 			return
 		}
 		if env {
-			_, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
+			var items iter.Seq2[*store.Record, error]
+			var k *store.Cluster
+			if resolve {
+				k, err = rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
+				if err == nil {
+					err = rec.resolveCluster(r.Context(), revealing(pathOf(r), reveal), reveal, k, true)
+				}
+				if err == nil {
+					items = store.Items(k.Records)
+				}
+			} else {
+				_, items, err = store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
+			}
 			if err == nil {
 				err = rec.revealed(r, reveal, pathOf(r), nil)
 			}
@@ -427,10 +479,24 @@ func (rec records) handleClusterData() queryHandler {
 				envelope.Error(w, r, err)
 				return
 			}
-			rec.writeEnvFile(w, r, items, revealing(pathOf(r), reveal), reveal)
+			rec.writeEnvFile(w, r, items, revealing(pathOf(r), reveal), reveal, resolve)
 			return
 		}
-		k, items, err := store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
+		var k *store.Cluster
+		var items iter.Seq2[*store.Record, error]
+		if resolve {
+			// Every record is read before the first byte: a reference
+			// that does not resolve fails the whole request.
+			k, err = rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
+			if err == nil {
+				err = rec.resolveCluster(r.Context(), revealing(pathOf(r), reveal), reveal, k, false)
+			}
+			if err == nil {
+				items, k.Records = store.Items(k.Records), nil
+			}
+		} else {
+			k, items, err = store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
+		}
 		if err == nil {
 			err = rec.revealed(r, reveal, pathOf(r), nil)
 		}
@@ -457,4 +523,48 @@ func (rec records) handleClusterData() queryHandler {
 		out.b = append(out.b, "}}"...)
 		out.end("OK")
 	}
+}
+
+// resolveAll reads items (a page of the records of the cluster of p) and
+// returns them as they are, in a sequence again, with their resolved
+// copies by id (resolve.go). Only the first limit records are resolved:
+// the one after them only tells whether there is a next page.
+func (rec records) resolveAll(ctx context.Context, p store.Path, reveal bool, items iter.Seq2[*store.Record, error], limit int) (iter.Seq2[*store.Record, error], map[string]*store.Record, error) {
+	var page []*store.Record
+	for it, err := range items {
+		if err != nil {
+			return nil, nil, err
+		}
+		page = append(page, it)
+	}
+	out, err := rec.newResolver(ctx, p, reveal, nil).answerAll(page[:min(len(page), limit)])
+	if err != nil {
+		return nil, nil, err
+	}
+	shown := make(map[string]*store.Record, len(out))
+	for _, r := range out {
+		shown[r.ID] = r
+	}
+	return store.Items(page), shown, nil
+}
+
+// resolveCluster resolves the references of k's records (read with its
+// records) in place. With envOnly, records that the environment file
+// skips are not resolved.
+func (rec records) resolveCluster(ctx context.Context, p store.Path, reveal bool, k *store.Cluster, envOnly bool) error {
+	rv := rec.newResolver(ctx, p, reveal, k)
+	out := make([]*store.Record, len(k.Records))
+	for i, it := range k.Records {
+		if envOnly && !isEnvName(it.Name) {
+			out[i] = it
+			continue
+		}
+		got, err := rv.answer(it)
+		if err != nil {
+			return err
+		}
+		out[i] = got
+	}
+	k.Records = out
+	return nil
 }

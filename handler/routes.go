@@ -258,8 +258,8 @@ func routes(cfg Config) *router {
 	rt.handle("GET "+pathK, protect(rec.handleClusterData()), operation{
 		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
 		description: "data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.",
-		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "format"}, status: 200, success: "ClusterData",
-		errors: underProject,
+		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "resolve", "format"}, status: 200, success: "ClusterData",
+		errors: slices.Concat(underProject, []int{422}),
 	})
 	rt.handle("PUT "+pathK, protect(handleRename(s, clusters)), operation{
 		id: "renameCluster", tag: "clusters", summary: "Rename a cluster",
@@ -278,7 +278,7 @@ func routes(cfg Config) *router {
 		id: "listRecords", tag: "records", summary: "List the records of a cluster",
 		description: "Filters combine with AND. Credential values are masked unless reveal=true, and never matched by value or valueContains.",
 		need:        store.RightRead, access: bearer, counted: true, query: recordQuery, status: 200, success: "RecordList",
-		errors: underProject,
+		errors: slices.Concat(underProject, []int{422}),
 	})
 	rt.handle("POST "+pathK+"/records", protect(rec.handleCreate(true)), operation{
 		id: "createRecord", tag: "records", summary: "Create a record (body form)",
@@ -294,9 +294,9 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("GET "+pathR, protectRead(rec.handleGet()), operation{
 		id: "getRecord", tag: "records", summary: "Get a record",
-		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304 without a body.",
-		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "version"}, headers: []string{"ifNoneMatch"}, status: 200, success: "Record",
-		errors: underProject,
+		description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.",
+		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "resolve", "version"}, headers: []string{"ifNoneMatch"}, status: 200, success: "Record",
+		errors: slices.Concat(underProject, []int{422}),
 		other:  map[int]string{304: "RecordNotModified"},
 	})
 	rt.handle("PUT "+pathR, protect(rec.handleUpdate()), operation{

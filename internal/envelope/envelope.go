@@ -31,6 +31,7 @@ const (
 	CodeServer             = "SERVER_ERROR"
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 	CodeQuotaExceeded      = "QUOTA_EXCEEDED"
+	CodeUnresolved         = "UNRESOLVED_REFERENCE"
 )
 
 // ContentType is the Content-Type of every enveloped response.
@@ -90,6 +91,21 @@ var ErrRateLimitUnavailable = errors.New("rate limit store unavailable")
 // concurrency.require_if_match is on (API.md section 13).
 var ErrPreconditionRequired = errors.New("precondition required")
 
+// UnresolvedError is a reference between records that cannot be resolved
+// (API.md section 21): 422 UNRESOLVED_REFERENCE whose details name the
+// record of the answer, the reference as written and why, for example
+// `record api_url: ${prod/db/host}: not found`.
+type UnresolvedError struct {
+	Record    string // the name of the record of the answer
+	Reference string // the reference as written, ${...} included
+	Reason    string // "not found", "cycle" or "too deep"
+}
+
+// Error returns the details.
+func (e *UnresolvedError) Error() string {
+	return "record " + e.Record + ": " + e.Reference + ": " + e.Reason
+}
+
 // problem is one row of the error table.
 type problem struct {
 	status  int
@@ -104,6 +120,7 @@ type problem struct {
 func classify(err error) (problem, bool) {
 	var reqErr *RequestError
 	var valErr *store.ValidationError
+	var unresolved *UnresolvedError
 	switch {
 	case errors.As(err, &reqErr):
 		return problem{reqErr.Status, CodeInvalidRequest, reqErr.Message, reqErr.Details}, true
@@ -135,6 +152,8 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusPreconditionRequired, CodePreconditionNeeded, "Precondition required", ""}, true
 	case errors.Is(err, store.ErrPreconditionFailed):
 		return problem{http.StatusPreconditionFailed, CodePreconditionFailed, "Precondition failed", detailsOf[*store.PreconditionError](err)}, true
+	case errors.As(err, &unresolved):
+		return problem{http.StatusUnprocessableEntity, CodeUnresolved, "Unresolved reference", unresolved.Error()}, true
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, ErrRateLimitUnavailable):
 		return problem{http.StatusServiceUnavailable, CodeServiceUnavailable, "Service unavailable", ""}, false
 	}

@@ -55,6 +55,7 @@ func TestErrorTable(t *testing.T) {
 		{"exists", wrap(&store.ExistsError{Kind: "project", Name: "web"}), 409, "RESOURCE_EXISTS", "Resource already exists", `project "web" already exists`, false},
 		{"precondition failed", wrap(&store.PreconditionError{Version: 7, ETag: `"x.7"`}), 412, "PRECONDITION_FAILED", "Precondition failed", "current version is 7", false},
 		{"precondition required", envelope.ErrPreconditionRequired, 428, "PRECONDITION_REQUIRED", "Precondition required", "", false},
+		{"unresolved reference", wrap(&envelope.UnresolvedError{Record: "api_url", Reference: "${prod/db/host}", Reason: "not found"}), 422, "UNRESOLVED_REFERENCE", "Unresolved reference", "record api_url: ${prod/db/host}: not found", false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},
 		{"unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
 		{"rate limit store unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", envelope.ErrRateLimitUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},

@@ -20,11 +20,21 @@ import (
 // and may run beside a server, their writes serialised by SQLite's own
 // locking. SQLite's locking alone could not tell the two apart: a server
 // holds no lock while idle.
+//
+// The lock file is named after the file itself, its symbolic links (to
+// the file or to a directory above it) resolved, so that a second server
+// naming the same file by another path is refused too.
 func Lock(path string) (release func(), err error) {
-	name := path + ".lock"
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite %s: cannot make its directory: %w", path, err)
 	}
+	real := path
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		real = p
+	} else if d, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		real = filepath.Join(d, filepath.Base(path)) // the file is not made yet
+	}
+	name := real + ".lock"
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: cannot open the lock file: %w", path, err)

@@ -87,6 +87,27 @@ func TestLock(t *testing.T) {
 	release()
 }
 
+// TestLockThroughSymlinks: a second server that names the same file
+// through a symbolic link, to the file or to its directory, is refused
+// too; the lock is beside the file itself.
+func TestLockThroughSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "data", "hds.db")
+	openAt(t, path)
+	release, err := sqlite.Lock(path)
+	require.NoError(t, err)
+	defer release()
+	fileLink := filepath.Join(dir, "link.db")
+	require.NoError(t, os.Symlink(path, fileLink))
+	dirLink := filepath.Join(dir, "linkdir")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "data"), dirLink))
+	for _, other := range []string{fileLink, filepath.Join(dirLink, "hds.db")} {
+		_, err = sqlite.Lock(other)
+		require.Error(t, err, other)
+		assert.Equal(t, "sqlite "+other+": another hds server is using this database ("+path+".lock is locked)", err.Error())
+	}
+}
+
 // TestWriteLockedIsUnavailable holds the database's write lock from
 // another connection: a write that cannot get it in time is
 // store.ErrUnavailable, and writes nothing.
