@@ -286,19 +286,24 @@ func WithConsole(enabled bool) Option {
 	return func(c *config) { c.console = enabled }
 }
 
-// WithQuotas sets the quotas of docs/api.md#8-limits-rate-limits-and-quotas
-// (config limits.*): the records of a cluster, the bytes of a project
-// (names and values, history included) and the projects of a user; 0 means
-// no bound. A write that would pass one is refused with 403 QUOTA_EXCEEDED
-// and changes nothing. The store enforces them, atomically with the write:
-// New sets them on the store (which must implement store.QuotaSetter, as
-// both shipped stores do; shared by every handler that serves it). Default:
-// the store's own quotas, store.DefaultQuotas (100,000 records, 256 MiB,
-// 1,000 projects) unless the store was built with others.
+// WithQuotas sets the quotas of
+// docs/api.md#8-limits-rate-limits-and-quotas (config limits.*): the
+// records of a cluster, the bytes of a project (names and values, history
+// included) and the projects of a user. A field left 0 keeps its default
+// (store.DefaultQuotas), so that setting one bound does not lift the
+// others; store.Unlimited means no bound (store.NoQuotas lifts all); any
+// other negative is refused. A write that would pass one is refused with
+// 403 QUOTA_EXCEEDED and changes nothing.
+// The store enforces them, atomically with the write: New sets them on
+// the store (which must implement store.QuotaSetter, as both shipped
+// stores do; shared by every handler that serves it). Without the
+// option: the store's own quotas, store.DefaultQuotas (100,000 records,
+// 256 MiB, 1,000 projects) unless the store was built with others.
 func WithQuotas(q store.Quotas) Option {
 	return func(c *config) {
-		if q.MaxRecordsPerCluster < 0 || q.MaxBytesPerProject < 0 || q.MaxProjectsPerUser < 0 {
-			c.fail("WithQuotas: quotas must not be negative")
+		bad := func(v int64) bool { return v < 0 && v != store.Unlimited }
+		if bad(int64(q.MaxRecordsPerCluster)) || bad(q.MaxBytesPerProject) || bad(int64(q.MaxProjectsPerUser)) {
+			c.fail("WithQuotas: a quota must be more than 0, 0 (its default) or store.Unlimited")
 		}
 		c.quotas = &q
 	}

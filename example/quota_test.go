@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
 )
 
 // TestConfigQuotas: the quotas of limits.* reach the store the example
@@ -39,4 +40,25 @@ func TestConfigQuotas(t *testing.T) {
 	if assert.ErrorAs(t, err, &qe, "a 2nd record") {
 		assert.Equal(t, store.QuotaRecordsPerCluster, qe.Quota)
 	}
+}
+
+// TestConfigQuotaZeroMeansNone: a limits.* quota set to 0 means no bound
+// (docs/api.md#8-limits-rate-limits-and-quotas), although a store.Quotas field left 0 takes its
+// default: the store the example opens enforces store.Unlimited there,
+// the configured bound elsewhere.
+func TestConfigQuotaZeroMeansNone(t *testing.T) {
+	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_records_per_cluster": 0, "max_bytes_per_project": 0,
+		"max_projects_per_user": 7}}`), environ(nil))
+	require.NoError(t, err, "loadConfig")
+	st, _, closeFn, err := openStore(t.Context(), cfg)
+	require.NoError(t, err, "openStore")
+	defer closeFn()
+	mem, ok := st.(*memory.Store)
+	require.True(t, ok, "the configuration names the in-memory store, got %T", st)
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: store.Unlimited, MaxProjectsPerUser: 7},
+		mem.Quotas(), "the quotas in force")
+
+	cfg, err = loadConfig(writeConfig(t, `{}`), environ(nil))
+	require.NoError(t, err, "loadConfig")
+	assert.Equal(t, store.DefaultQuotas, cfg.quotas(), "limits.* left out")
 }

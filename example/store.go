@@ -20,11 +20,7 @@ import (
 // no lock: a server takes the SQLite file's lock first (serve), the
 // commands open the file beside it.
 func openStore(ctx context.Context, cfg *config) (st store.Projects, users store.Accounts, closeFn func(), err error) {
-	quotas := store.Quotas{
-		MaxRecordsPerCluster: int(cfg.limits.maxRecordsPerCluster),
-		MaxBytesPerProject:   cfg.limits.maxBytesPerProject,
-		MaxProjectsPerUser:   int(cfg.limits.maxProjectsPerUser),
-	}
+	quotas := cfg.quotas()
 	switch cfg.storeKind {
 	case storeMemory:
 		mem := memory.New(memory.WithQuotas(quotas))
@@ -57,4 +53,21 @@ func redact(err error, rawURL string) string {
 		}
 	}
 	return msg
+}
+
+// quotas returns the store.Quotas of limits.*, where 0 means no bound
+// (docs/api.md#8-limits-rate-limits-and-quotas): a configured 0 is store.Unlimited (a store.Quotas
+// field left 0 would take its default).
+func (cfg *config) quotas() store.Quotas {
+	bound := func(n int64) int64 {
+		if n == 0 {
+			return store.Unlimited
+		}
+		return n
+	}
+	return store.Quotas{
+		MaxRecordsPerCluster: int(bound(cfg.limits.maxRecordsPerCluster)),
+		MaxBytesPerProject:   bound(cfg.limits.maxBytesPerProject),
+		MaxProjectsPerUser:   int(bound(cfg.limits.maxProjectsPerUser)),
+	}
 }

@@ -33,13 +33,17 @@ type Config struct {
 	// configured, and creating or updating CREDENTIAL records is refused.
 	Sealer Sealer
 	// RateLimiter counts requests per user once the token is verified and
-	// per client IP before that; nil means no rate limiting.
+	// per client IP before that. nil: no rate limiting at all (hds.New
+	// and hds.NewHandler always set it; a host building a Config itself
+	// must, or its API is unlimited).
 	RateLimiter *middleware.RateLimiter
 	// SharedLimits is the shared store the RateLimiter and LoginThrottle
 	// count in, which /health reports on; nil when their counters live in
 	// this process only (checks.rate_limit "local").
 	SharedLimits *middleware.FallbackStore
-	// LoginThrottle limits failed logins; nil means no throttling.
+	// LoginThrottle limits failed logins. nil: no throttling at all
+	// (hds.New and hds.NewHandler always set it; a host building a Config
+	// itself must, or passwords can be guessed without a bound).
 	LoginThrottle *middleware.LoginThrottle
 	// ClientIP finds a request's client address.
 	ClientIP middleware.ClientIP

@@ -6,12 +6,13 @@ import (
 )
 
 // Quotas bound what one user, cluster or project may hold
-// (docs/api.md#8-limits-rate-limits-and-quotas, config limits.*). A zero
-// field means no bound. Stores check them atomically with the write that
-// would pass them: such a write fails with a *QuotaError and changes
-// nothing. A write that does not grow what a quota counts (a delete, a
-// shorter value) always passes, even when a lowered quota is already
-// passed.
+// (docs/api.md#8-limits-rate-limits-and-quotas, config limits.*). A field left 0 takes its value in DefaultQuotas,
+// so that a Quotas setting one bound keeps the others; Unlimited means no
+// bound (see Effective). Stores check them
+// atomically with the write that would pass them: such a write fails with
+// a *QuotaError and changes nothing. A write that does not grow what a
+// quota counts (a delete, a shorter value) always passes, even when a
+// lowered quota is already passed.
 type Quotas struct {
 	// MaxRecordsPerCluster bounds the records of one cluster.
 	MaxRecordsPerCluster int
@@ -28,6 +29,30 @@ type Quotas struct {
 // docs/api.md#8-limits-rate-limits-and-quotas, which both shipped stores
 // apply unless told otherwise.
 var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000}
+
+// Unlimited, as the value of a field of Quotas, means no bound. (A field
+// left 0 takes its default: see Quotas.Effective.)
+const Unlimited = -1
+
+// NoQuotas bounds nothing: every field is Unlimited.
+var NoQuotas = Quotas{MaxRecordsPerCluster: Unlimited, MaxBytesPerProject: Unlimited, MaxProjectsPerUser: Unlimited}
+
+// Effective returns the quotas q stands for, as stores enforce them: a
+// field left 0 takes its value in DefaultQuotas, and a negative field
+// (Unlimited) means no bound, which the Check methods read as such.
+// Every shipped store applies it in its WithQuotas and SetQuotas.
+func (q Quotas) Effective() Quotas {
+	if q.MaxRecordsPerCluster == 0 {
+		q.MaxRecordsPerCluster = DefaultQuotas.MaxRecordsPerCluster
+	}
+	if q.MaxBytesPerProject == 0 {
+		q.MaxBytesPerProject = DefaultQuotas.MaxBytesPerProject
+	}
+	if q.MaxProjectsPerUser == 0 {
+		q.MaxProjectsPerUser = DefaultQuotas.MaxProjectsPerUser
+	}
+	return q
+}
 
 // The names of the quotas, as the configuration spells them.
 const (
@@ -66,13 +91,15 @@ func (e *QuotaError) Is(target error) bool { return target == ErrQuotaExceeded }
 
 // QuotaSetter is implemented by stores that enforce Quotas (both shipped
 // stores do); hds.WithQuotas sets them through it. SetQuotas is safe to
-// call while the store serves: writes that start after it use q.
+// call while the store serves: writes that start after it use
+// q.Effective().
 type QuotaSetter interface {
 	SetQuotas(q Quotas)
 }
 
 // CheckRecords returns the *QuotaError of a cluster that holds n records
-// and would get one more, or nil.
+// and would get one more, or nil. The Check methods read q as it is: a
+// field 0 or less bounds nothing (call Effective first).
 func (q Quotas) CheckRecords(n int) error {
 	if q.MaxRecordsPerCluster > 0 && n >= q.MaxRecordsPerCluster {
 		return &QuotaError{Quota: QuotaRecordsPerCluster, Limit: int64(q.MaxRecordsPerCluster)}

@@ -51,7 +51,7 @@ func newBenchFixture(b testing.TB, kind storeKind, bigRecords int) *benchFixture
 		hds.WithCredentialKey(testKey),
 		hds.WithRateLimit(1<<40, 1<<40), // counted, never refused
 		hds.WithLoginThrottle(1<<40, 1<<40, time.Hour),
-		hds.WithQuotas(store.Quotas{}), // a fast create runs past 100,000 records in a cluster
+		hds.WithQuotas(store.NoQuotas), // a fast create runs past 100,000 records in a cluster
 		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	f := &benchFixture{h: h, st: st, db: db}
 	f.token = f.login(b)

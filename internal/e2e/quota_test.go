@@ -96,8 +96,8 @@ func TestQuotaDefaults(t *testing.T) {
 	require.Error(t, err, "WithQuotas on a store without quotas")
 	assert.True(t, strings.HasPrefix(err.Error(), "hds: "), err.Error())
 	assert.Contains(t, err.Error(), "WithQuotas")
-	_, err = hds.NewHandler(hds.WithQuotas(store.Quotas{MaxProjectsPerUser: -1}))
-	assert.ErrorContains(t, err, "WithQuotas", "a negative quota")
+	_, err = hds.NewHandler(hds.WithQuotas(store.Quotas{MaxProjectsPerUser: -2}))
+	assert.ErrorContains(t, err, "WithQuotas", "a negative quota other than store.Unlimited")
 }
 
 // plainStore hides every method of a store but store.Projects'.

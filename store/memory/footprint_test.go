@@ -23,7 +23,7 @@ func BenchmarkFootprint(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		base := liveHeap()
-		s := New(WithQuotas(store.Quotas{}))
+		s := New(WithQuotas(store.NoQuotas))
 		p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
 		for _, err := range []error{
 			func() error { _, err := s.CreateProject(ctx, p); return err }(),

@@ -21,7 +21,7 @@ func BenchmarkMillionRecords(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		s := memory.New(memory.WithQuotas(store.Quotas{})) // no record quota
+		s := memory.New(memory.WithQuotas(store.NoQuotas)) // no record quota
 		p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
 		for _, err := range []error{
 			func() error { _, err := s.CreateProject(ctx, p); return err }(),

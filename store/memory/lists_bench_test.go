@@ -67,7 +67,7 @@ func benchValue(i int) (store.DataType, json.RawMessage) {
 func benchCluster(b *testing.B, n int) (*memory.Store, store.Path) {
 	b.Helper()
 	ctx := context.Background()
-	s := memory.New(memory.WithQuotas(store.Quotas{}))
+	s := memory.New(memory.WithQuotas(store.NoQuotas))
 	p := store.Path{Project: "p", Collection: "c", Cluster: "k"}
 	for _, err := range []error{
 		func() error { _, err := s.CreateProject(ctx, p); return err }(),

@@ -20,7 +20,7 @@ import (
 func listCluster(t *testing.T, n int) (*Store, *cluster) {
 	t.Helper()
 	ctx := context.Background()
-	s := New(WithQuotas(store.Quotas{}))
+	s := New(WithQuotas(store.NoQuotas))
 	calls := 0
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.Now = func() time.Time { calls++; return base.Add(time.Duration(calls/300) * time.Second) }

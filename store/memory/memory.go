@@ -86,10 +86,11 @@ var (
 // Option configures a Store.
 type Option func(*Store)
 
-// WithQuotas sets the quotas the store enforces (default
-// store.DefaultQuotas; the zero Quotas enforces none).
+// WithQuotas sets the quotas the store enforces, q.Effective() (default
+// store.DefaultQuotas; a field left 0 keeps its default, store.Unlimited
+// means no bound).
 func WithQuotas(q store.Quotas) Option {
-	return func(s *Store) { s.quotas = q }
+	return func(s *Store) { s.quotas = q.Effective() }
 }
 
 // New returns an empty store.
@@ -110,11 +111,19 @@ func New(opts ...Option) *Store {
 	return s
 }
 
-// SetQuotas implements store.QuotaSetter.
+// SetQuotas implements store.QuotaSetter: the store enforces q.Effective().
 func (s *Store) SetQuotas(q store.Quotas) {
 	s.lock()
 	defer s.unlock()
-	s.quotas = q
+	s.quotas = q.Effective()
+}
+
+// Quotas returns the quotas the store enforces (store.Quotas.Effective of
+// those it was given).
+func (s *Store) Quotas() store.Quotas {
+	s.lock()
+	defer s.unlock()
+	return s.quotas
 }
 
 // grow adds delta bytes to the project, or returns the *QuotaError of

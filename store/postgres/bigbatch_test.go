@@ -22,7 +22,7 @@ func TestBigBatchWithinTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a big batch")
 	}
-	s := postgres.New(pgtest.New(t), postgres.WithTimeout(500*time.Millisecond), postgres.WithQuotas(store.Quotas{}))
+	s := postgres.New(pgtest.New(t), postgres.WithTimeout(500*time.Millisecond), postgres.WithQuotas(store.NoQuotas))
 	ctx := t.Context()
 	pp := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj"}
 	_, err := s.CreateProject(ctx, pp)

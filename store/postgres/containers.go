@@ -322,7 +322,7 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 	}
 	quotas := s.currentQuotas()
 	err = s.inTx(ctx, func(q queryer) error {
-		if quotas.MaxProjectsPerUser != 0 {
+		if quotas.MaxProjectsPerUser > 0 {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
 			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {

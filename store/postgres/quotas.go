@@ -23,14 +23,18 @@ import (
 // Projects per owner are counted under a transaction-scoped advisory lock
 // on the owner.
 
-// WithQuotas sets the quotas the store enforces (default
-// store.DefaultQuotas; the zero Quotas enforces none).
+// WithQuotas sets the quotas the store enforces, q.Effective() (default
+// store.DefaultQuotas; a field left 0 keeps its default, store.Unlimited
+// means no bound).
 func WithQuotas(q store.Quotas) Option {
-	return func(s *Store) { s.quotas.Store(&q) }
+	return func(s *Store) { s.SetQuotas(q) }
 }
 
-// SetQuotas implements store.QuotaSetter.
-func (s *Store) SetQuotas(q store.Quotas) { s.quotas.Store(&q) }
+// SetQuotas implements store.QuotaSetter: the store enforces q.Effective().
+func (s *Store) SetQuotas(q store.Quotas) {
+	q = q.Effective()
+	s.quotas.Store(&q)
+}
 
 var _ store.QuotaSetter = (*Store)(nil)
 

@@ -72,7 +72,7 @@ func fillCluster(b *testing.B, s store.Store) store.Path {
 	b.Helper()
 	ctx := context.Background()
 	if qs, ok := s.(store.QuotaSetter); ok {
-		qs.SetQuotas(store.Quotas{})
+		qs.SetQuotas(store.NoQuotas)
 	}
 	p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
 	if _, err := s.CreateProject(ctx, p); err != nil {

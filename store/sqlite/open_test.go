@@ -209,7 +209,7 @@ func TestMigrationRunnerUpgrade(t *testing.T) {
 // writes.
 func TestDiskFullIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	s := open(t, sqlite.WithQuotas(store.Quotas{}))
+	s := open(t, sqlite.WithQuotas(store.NoQuotas))
 	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)

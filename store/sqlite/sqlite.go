@@ -102,9 +102,10 @@ type Option func(*Store)
 // written.
 func WithTimeout(d time.Duration) Option { return func(s *Store) { s.timeout = d } }
 
-// WithQuotas sets the quotas the store enforces (default
-// store.DefaultQuotas; the zero Quotas enforces none).
-func WithQuotas(q store.Quotas) Option { return func(s *Store) { s.quotas.Store(&q) } }
+// WithQuotas sets the quotas the store enforces, q.Effective() (default
+// store.DefaultQuotas; a field left 0 keeps its default, store.Unlimited
+// means no bound).
+func WithQuotas(q store.Quotas) Option { return func(s *Store) { s.SetQuotas(q) } }
 
 // WithSynchronousNormal trades durability on power loss for speed
 // (PRAGMA synchronous=NORMAL): a write answered survives the process
@@ -219,8 +220,11 @@ func (s *Store) Close() error {
 	return err
 }
 
-// SetQuotas implements store.QuotaSetter.
-func (s *Store) SetQuotas(q store.Quotas) { s.quotas.Store(&q) }
+// SetQuotas implements store.QuotaSetter: the store enforces q.Effective().
+func (s *Store) SetQuotas(q store.Quotas) {
+	q = q.Effective()
+	s.quotas.Store(&q)
+}
 
 // SetAuditLogger implements store.AuditLogSetter.
 func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }

@@ -16,11 +16,12 @@ import (
 )
 
 // RunQuotas runs the conformance suite of store.Quotas
-// (docs/api.md#8-limits-rate-limits-and-quotas): every quota at its
-// boundary, writes refused with a *store.QuotaError that change nothing,
-// space given back by deletes, and concurrent writes at the boundary
-// (exactly the allowed number succeed). newStore must return a fresh, empty
-// store that enforces q.
+// (docs/api.md#8-limits-rate-limits-and-quotas):
+// every quota at its boundary, writes refused with a *store.QuotaError that
+// change nothing, space given back by deletes, and concurrent writes at
+// the boundary (exactly the allowed number succeed). newStore must return
+// a fresh, empty store that enforces q.Effective() (WithQuotas or
+// SetQuotas of the store applies it).
 func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
 	t.Run("RecordsPerCluster", func(t *testing.T) {
 		s := newStore(t, store.Quotas{MaxRecordsPerCluster: 3})
@@ -126,13 +127,28 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		mustRecord(t, s, other, store.String, big)
 	})
 
-	t.Run("ZeroMeansNone", func(t *testing.T) {
-		s := newStore(t, store.Quotas{})
+	t.Run("UnlimitedMeansNone", func(t *testing.T) {
+		s := newStore(t, store.NoQuotas)
 		f := newFixture(t, s)
 		for i := range 5 {
 			mustProject(t, s, owner, fmt.Sprint("p", i))
 			mustRecord(t, s, setLevel(f.path(3), 3, fmt.Sprint("r", i)), store.String, `"`+strings.Repeat("z", 1000)+`"`)
 		}
+	})
+
+	// store.Unlimited lifts only its own bound: with records per cluster
+	// unlimited, projects per user at 2 and the bytes quota left 0 (its
+	// default, store.Quotas.Effective; store/quota_test.go), records
+	// pass and the 3rd project is refused.
+	t.Run("UnlimitedLiftsOnlyItsBound", func(t *testing.T) {
+		s := newStore(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxProjectsPerUser: 2})
+		f := newFixture(t, s)
+		for i := range 5 {
+			mustRecord(t, s, setLevel(f.path(3), 3, fmt.Sprint("r", i)), store.String, `"`+strings.Repeat("z", 1000)+`"`)
+		}
+		mustProject(t, s, owner, "second")
+		_, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "third"})
+		assertQuota(t, err, store.QuotaProjectsPerUser, 2, "a 3rd project at MaxProjectsPerUser 2")
 	})
 
 	t.Run("ConcurrentAtBoundary", func(t *testing.T) {
@@ -208,7 +224,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 	t.Run("BytesAfterRaces", func(t *testing.T) { testBytesAfterRaces(t, newStore) })
 
 	t.Run("SetQuotas", func(t *testing.T) {
-		s := newStore(t, store.Quotas{})
+		s := newStore(t, store.NoQuotas)
 		qs, ok := s.(store.QuotaSetter)
 		if !ok {
 			return // the quotas come from the constructor only

@@ -1,0 +1,33 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/hds-go/hds/store"
+)
+
+// TestQuotasEffective checks the meaning of a Quotas field: 0 takes its
+// value in DefaultQuotas (setting one bound keeps the others), Unlimited
+// bounds nothing, any other value is the bound.
+func TestQuotasEffective(t *testing.T) {
+	d := store.DefaultQuotas
+	assert.Equal(t, d, store.Quotas{}.Effective(), "the zero Quotas")
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: 10, MaxBytesPerProject: d.MaxBytesPerProject, MaxProjectsPerUser: d.MaxProjectsPerUser},
+		store.Quotas{MaxRecordsPerCluster: 10}.Effective(), "only MaxRecordsPerCluster set")
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5, MaxProjectsPerUser: d.MaxProjectsPerUser},
+		store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5}.Effective(), "Unlimited and a bound")
+	assert.Equal(t, store.NoQuotas, store.NoQuotas.Effective(), "NoQuotas")
+
+	// What the stores check: the effective quotas of the zero Quotas
+	// bound at the defaults; Unlimited bounds nothing.
+	z := store.Quotas{}.Effective()
+	assert.Error(t, z.CheckRecords(d.MaxRecordsPerCluster), "records at the default")
+	assert.Error(t, z.CheckProjects(d.MaxProjectsPerUser), "projects at the default")
+	assert.Error(t, z.CheckBytes(d.MaxBytesPerProject, 1), "bytes past the default")
+	n := store.NoQuotas.Effective()
+	assert.NoError(t, n.CheckRecords(1<<30), "records, Unlimited")
+	assert.NoError(t, n.CheckProjects(1<<30), "projects, Unlimited")
+	assert.NoError(t, n.CheckBytes(1<<40, 1<<40), "bytes, Unlimited")
+}
