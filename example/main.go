@@ -21,7 +21,7 @@
 // (docs/api.md#14-the-standalone-server), at -url or HDS_URL with the token
 // in HDS_TOKEN:
 //
-//	go run ./example run [-url URL] -cluster P/C/K -- CMD ARGS...
+//	go run ./example run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...
 //	go run ./example export [-url URL] [-reveal] P > file.json
 //	go run ./example import [-url URL] [-replace] [-dry-run] P < file.json
 //

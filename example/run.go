@@ -19,7 +19,7 @@ import (
 const runUsage = `run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
 `
 
-// runRun runs "run [-url URL] -cluster P/C/K -- CMD ARGS...": it fetches
+// runRun runs "run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...": it fetches
 // the cluster's environment file (GET K?format=env&reveal=true, with
 // resolve=true unless -resolve=false: references resolved), starts
 // CMD with those variables added to the environment, and exits with CMD's
