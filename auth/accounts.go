@@ -15,11 +15,16 @@ const MaxUsernameRunes = 128
 // CheckUsername applies the rules of a new account's username
 // (docs/api.md#server-administrators-and-user-accounts-v12): 1 to 128 code
 // points of valid UTF-8, no control characters, no leading or trailing
-// white space. The error names the rule broken and is safe to show.
+// white space; and, where the contract is silent, not "." or "..", which
+// no path can address (a "." or ".." segment is 404 before routing), so
+// such a user could never be read, changed or deleted. The error names the
+// rule broken and is safe to show.
 func CheckUsername(name string) error {
 	switch {
 	case name == "":
 		return errors.New("username must not be empty")
+	case name == "." || name == "..":
+		return errors.New(`username must not be "." or ".." (no path can name them)`)
 	case !utf8.ValidString(name):
 		return errors.New("username must be valid UTF-8")
 	case utf8.RuneCountInString(name) > MaxUsernameRunes:

@@ -281,10 +281,14 @@ func setPassword(ctx context.Context, users store.UserDirectory, username, passw
 }
 
 // checkUsername requires a non-empty username without control characters
-// or surrounding white space.
+// or surrounding white space, and not "." or ".." (auth.CheckUsername's
+// rules, worded for the command line).
 func checkUsername(name string) error {
 	if name == "" {
 		return errors.New("the username must not be empty")
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("the username %q is not allowed: no path can name it", name)
 	}
 	if !utf8.ValidString(name) {
 		return errors.New("the username must be valid UTF-8")

@@ -138,7 +138,7 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("POST /api/v1/users", protectAdmin(ua.handleCreate()), operation{
 		id: "createUser", tag: "users", summary: "Add a user",
-		description: "Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no leading or trailing white space; password: not empty, at most 72 bytes; admin: optional, default false. A broken rule is 400 VALIDATION_ERROR naming it; a taken username is 409.",
+		description: "Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no leading or trailing white space, not \".\" or \"..\"; password: not empty, at most 72 bytes; admin: optional, default false. A broken rule is 400 VALIDATION_ERROR naming it; a taken username is 409.",
 		usersOnly:   true, access: bearer, counted: true, body: "UserCreate", status: 201, success: "User",
 		errors: []int{400, 403, 409},
 	})

@@ -203,6 +203,8 @@ func TestUsersCreateGetList(t *testing.T) {
 		wantDetails(t, "a taken username", env, `user "carol" already exists`)
 		for _, bad := range []struct{ body, details string }{
 			{`{"username":"","password":"p"}`, "username must not be empty"},
+			{`{"username":".","password":"p"}`, `username must not be "." or ".." (no path can name them)`},
+			{`{"username":"..","password":"p"}`, `username must not be "." or ".." (no path can name them)`},
 			{`{"username":" lead","password":"p"}`, "username must not begin or end with white space"},
 			{`{"username":"trail\u00a0","password":"p"}`, "username must not begin or end with white space"},
 			{`{"username":"tab\tin","password":"p"}`, "username must not contain control characters"},

@@ -106,6 +106,15 @@ type Invoker interface {
 	//
 	// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	CreateRecordAt(ctx context.Context, params CreateRecordAtParams) (CreateRecordAtRes, error)
+	// CreateUser invokes createUser operation.
+	//
+	// Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no
+	// leading or trailing white space, not "." or ".."; password: not empty, at most 72 bytes; admin:
+	// optional, default false. A broken rule is 400 VALIDATION_ERROR naming it; a taken username is 409.
+	// For users only: an API token is 403.
+	//
+	// POST /api/v1/users
+	CreateUser(ctx context.Context, request *UserCreateRequest) (CreateUserRes, error)
 	// DeleteAPIToken invokes deleteAPIToken operation.
 	//
 	// Admins and the owner only. The token is refused from the next request on, on every instance. An
@@ -147,6 +156,15 @@ type Invoker interface {
 	//
 	// DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	DeleteRecord(ctx context.Context, params DeleteRecordParams) (DeleteRecordRes, error)
+	// DeleteUser invokes deleteUser operation.
+	//
+	// Server administrators only. Every session of the user ends at once and its memberships go; the API
+	// tokens it created stay with their projects. A user who still owns projects is 400 VALIDATION_ERROR
+	// (details say how many: transfer or delete them first, or disable the user); so is the last active
+	// administrator. An unknown username is 404. For users only: an API token is 403.
+	//
+	// DELETE /api/v1/users/{username}
+	DeleteUser(ctx context.Context, params DeleteUserParams) (DeleteUserRes, error)
 	// ExportProject invokes exportProject operation.
 	//
 	// The bare document (not enveloped), an attachment: every collection, cluster and record from one
@@ -178,6 +196,14 @@ type Invoker interface {
 	//
 	// GET /health
 	GetHealth(ctx context.Context) (GetHealthRes, error)
+	// GetMe invokes getMe operation.
+	//
+	// The user the token names: id, username, whether a server administrator, and when the account was
+	// created. Needs a token even when authentication is not required; API tokens may not (403). For users
+	// only: an API token is 403.
+	//
+	// GET /api/v1/auth/me
+	GetMe(ctx context.Context) (GetMeRes, error)
 	// GetOpenAPI invokes getOpenAPI operation.
 	//
 	// Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names
@@ -195,11 +221,18 @@ type Invoker interface {
 	//
 	// {record} is the record's id when a record of the cluster has that id, its name otherwise. With
 	// ?version=N, the record as it was at version N (404 when that version is not kept or never reached).
-	// The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304
-	// without a body.
+	// The ETag header names the record's state (with resolve=true, also the state of every record the
+	// answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	GetRecord(ctx context.Context, params GetRecordParams) (GetRecordRes, error)
+	// GetUser invokes getUser operation.
+	//
+	// Server administrators only. An unknown username is 404. In a path a username is percent-encoded. For
+	// users only: an API token is 403.
+	//
+	// GET /api/v1/users/{username}
+	GetUser(ctx context.Context, params GetUserParams) (GetUserRes, error)
 	// ImportProject invokes importProject operation.
 	//
 	// Merge (default) creates and updates what the document holds and keeps what it lacks; replace also
@@ -267,6 +300,14 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records
 	ListRecords(ctx context.Context, params ListRecordsParams) (ListRecordsRes, error)
+	// ListUsers invokes listUsers operation.
+	//
+	// Server administrators only (others and API tokens: 403). Every account, ordered by username
+	// byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and
+	// \ are literal). For users only: an API token is 403.
+	//
+	// GET /api/v1/users
+	ListUsers(ctx context.Context, params ListUsersParams) (ListUsersRes, error)
 	// Login invokes login operation.
 	//
 	// Exchanges a username and password for a token. A wrong password, an unknown user and a disabled
@@ -346,6 +387,14 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects/{project}/events
 	StreamEvents(ctx context.Context, params StreamEventsParams) (StreamEventsRes, error)
+	// TransferProject invokes transferProject operation.
+	//
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the
+	// previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is
+	// 404. For users only: an API token is 403.
+	//
+	// PUT /api/v1/projects/{project}/owner
+	TransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (TransferProjectRes, error)
 	// UpdateRecord invokes updateRecord operation.
 	//
 	// Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of
@@ -356,6 +405,15 @@ type Invoker interface {
 	//
 	// PUT /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	UpdateRecord(ctx context.Context, request OptRecordUpdateRequest, params UpdateRecordParams) (UpdateRecordRes, error)
+	// UpdateUser invokes updateUser operation.
+	//
+	// Server administrators only. Any of admin, disabled and password, at least one, in one step. A
+	// password set or a disable ends every session of the user at once, on every instance; enabling the
+	// user again revives none of them. Demoting or disabling the last active administrator is 400
+	// VALIDATION_ERROR; an unknown username is 404. For users only: an API token is 403.
+	//
+	// PUT /api/v1/users/{username}
+	UpdateUser(ctx context.Context, request *UserUpdateRequest, params UpdateUserParams) (UpdateUserRes, error)
 }
 
 // Client implements OAS client.
@@ -1863,6 +1921,97 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, params CreateRecordAtPa
 	return result, nil
 }
 
+// CreateUser invokes createUser operation.
+//
+// Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no
+// leading or trailing white space, not "." or ".."; password: not empty, at most 72 bytes; admin:
+// optional, default false. A broken rule is 400 VALIDATION_ERROR naming it; a taken username is 409.
+// For users only: an API token is 403.
+//
+// POST /api/v1/users
+func (c *Client) CreateUser(ctx context.Context, request *UserCreateRequest) (CreateUserRes, error) {
+	res, err := c.sendCreateUser(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateUser(ctx context.Context, request *UserCreateRequest) (res CreateUserRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/users"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateUserRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, CreateUserOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateUserResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteAPIToken invokes deleteAPIToken operation.
 //
 // Admins and the owner only. The token is refused from the next request on, on every instance. An
@@ -2636,6 +2785,103 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 	return result, nil
 }
 
+// DeleteUser invokes deleteUser operation.
+//
+// Server administrators only. Every session of the user ends at once and its memberships go; the API
+// tokens it created stay with their projects. A user who still owns projects is 400 VALIDATION_ERROR
+// (details say how many: transfer or delete them first, or disable the user); so is the last active
+// administrator. An unknown username is 404. For users only: an API token is 403.
+//
+// DELETE /api/v1/users/{username}
+func (c *Client) DeleteUser(ctx context.Context, params DeleteUserParams) (DeleteUserRes, error) {
+	res, err := c.sendDeleteUser(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteUser(ctx context.Context, params DeleteUserParams) (res DeleteUserRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/api/v1/users/"
+	{
+		// Encode "username" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "username",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Username))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, DeleteUserOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteUserResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ExportProject invokes exportProject operation.
 //
 // The bare document (not enveloped), an attachment: every collection, cluster and record from one
@@ -2852,6 +3098,23 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Reveal.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "resolve" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "resolve",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Resolve.Get(); ok {
 				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil
@@ -3101,6 +3364,84 @@ func (c *Client) sendGetHealth(ctx context.Context) (res GetHealthRes, err error
 	return result, nil
 }
 
+// GetMe invokes getMe operation.
+//
+// The user the token names: id, username, whether a server administrator, and when the account was
+// created. Needs a token even when authentication is not required; API tokens may not (403). For users
+// only: an API token is 403.
+//
+// GET /api/v1/auth/me
+func (c *Client) GetMe(ctx context.Context) (GetMeRes, error) {
+	res, err := c.sendGetMe(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetMe(ctx context.Context) (res GetMeRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/auth/me"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, GetMeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetMeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetOpenAPI invokes getOpenAPI operation.
 //
 // Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names
@@ -3246,8 +3587,8 @@ func (c *Client) sendGetProject(ctx context.Context, params GetProjectParams) (r
 //
 // {record} is the record's id when a record of the cluster has that id, its name otherwise. With
 // ?version=N, the record as it was at version N (404 when that version is not kept or never reached).
-// The ETag header names the record's state; with If-None-Match naming it (or *) the answer is 304
-// without a body.
+// The ETag header names the record's state (with resolve=true, also the state of every record the
+// answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 func (c *Client) GetRecord(ctx context.Context, params GetRecordParams) (GetRecordRes, error) {
@@ -3368,6 +3709,23 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 		}
 	}
 	{
+		// Encode "resolve" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "resolve",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Resolve.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
 		// Encode "version" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
 			Name:    "version",
@@ -3454,6 +3812,101 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 	}()
 
 	result, err := decodeGetRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetUser invokes getUser operation.
+//
+// Server administrators only. An unknown username is 404. In a path a username is percent-encoded. For
+// users only: an API token is 403.
+//
+// GET /api/v1/users/{username}
+func (c *Client) GetUser(ctx context.Context, params GetUserParams) (GetUserRes, error) {
+	res, err := c.sendGetUser(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetUser(ctx context.Context, params GetUserParams) (res GetUserRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/api/v1/users/"
+	{
+		// Encode "username" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "username",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Username))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, GetUserOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5297,6 +5750,23 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 			return res, errors.Wrap(err, "encode query")
 		}
 	}
+	{
+		// Encode "resolve" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "resolve",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Resolve.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "GET", u)
@@ -5351,6 +5821,155 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 	}()
 
 	result, err := decodeListRecordsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListUsers invokes listUsers operation.
+//
+// Server administrators only (others and API tokens: 403). Every account, ordered by username
+// byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and
+// \ are literal). For users only: an API token is 403.
+//
+// GET /api/v1/users
+func (c *Client) ListUsers(ctx context.Context, params ListUsersParams) (ListUsersRes, error) {
+	res, err := c.sendListUsers(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListUsers(ctx context.Context, params ListUsersParams) (res ListUsersRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/users"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Offset.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "search" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "search",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Search.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ListUsersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListUsersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6602,6 +7221,118 @@ func (c *Client) sendStreamEvents(ctx context.Context, params StreamEventsParams
 	return result, nil
 }
 
+// TransferProject invokes transferProject operation.
+//
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the
+// previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is
+// 404. For users only: an API token is 403.
+//
+// PUT /api/v1/projects/{project}/owner
+func (c *Client) TransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (TransferProjectRes, error) {
+	res, err := c.sendTransferProject(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendTransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (res TransferProjectRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/owner"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTransferProjectRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, TransferProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTransferProjectResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateRecord invokes updateRecord operation.
 //
 // Any of ?value=V&type=T&rename=NEW, or a body with any of {"value", "type", "name"}, not both; all of
@@ -6874,6 +7605,115 @@ func (c *Client) sendUpdateRecord(ctx context.Context, request OptRecordUpdateRe
 	}()
 
 	result, err := decodeUpdateRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateUser invokes updateUser operation.
+//
+// Server administrators only. Any of admin, disabled and password, at least one, in one step. A
+// password set or a disable ends every session of the user at once, on every instance; enabling the
+// user again revives none of them. Demoting or disabling the last active administrator is 400
+// VALIDATION_ERROR; an unknown username is 404. For users only: an API token is 403.
+//
+// PUT /api/v1/users/{username}
+func (c *Client) UpdateUser(ctx context.Context, request *UserUpdateRequest, params UpdateUserParams) (UpdateUserRes, error) {
+	res, err := c.sendUpdateUser(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateUser(ctx context.Context, request *UserUpdateRequest, params UpdateUserParams) (res UpdateUserRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/api/v1/users/"
+	{
+		// Encode "username" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "username",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Username))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateUserRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, UpdateUserOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateUserResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

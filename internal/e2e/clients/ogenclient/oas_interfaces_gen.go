@@ -45,6 +45,10 @@ type CreateRecordRes interface {
 	createRecordRes()
 }
 
+type CreateUserRes interface {
+	createUserRes()
+}
+
 type DeleteAPITokenRes interface {
 	deleteAPITokenRes()
 }
@@ -69,6 +73,10 @@ type DeleteRecordRes interface {
 	deleteRecordRes()
 }
 
+type DeleteUserRes interface {
+	deleteUserRes()
+}
+
 type ExportProjectRes interface {
 	exportProjectRes()
 }
@@ -85,6 +93,10 @@ type GetHealthRes interface {
 	getHealthRes()
 }
 
+type GetMeRes interface {
+	getMeRes()
+}
+
 type GetOpenAPIRes interface {
 	getOpenAPIRes()
 }
@@ -95,6 +107,10 @@ type GetProjectRes interface {
 
 type GetRecordRes interface {
 	getRecordRes()
+}
+
+type GetUserRes interface {
+	getUserRes()
 }
 
 type ImportProjectRes interface {
@@ -133,6 +149,10 @@ type ListRecordsRes interface {
 	listRecordsRes()
 }
 
+type ListUsersRes interface {
+	listUsersRes()
+}
+
 type LoginRes interface {
 	loginRes()
 }
@@ -169,6 +189,14 @@ type StreamEventsRes interface {
 	streamEventsRes()
 }
 
+type TransferProjectRes interface {
+	transferProjectRes()
+}
+
 type UpdateRecordRes interface {
 	updateRecordRes()
+}
+
+type UpdateUserRes interface {
+	updateUserRes()
 }

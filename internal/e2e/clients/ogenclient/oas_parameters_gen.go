@@ -139,6 +139,12 @@ type DeleteRecordParams struct {
 	Record Name
 }
 
+// DeleteUserParams is parameters of deleteUser operation.
+type DeleteUserParams struct {
+	// A user's username.
+	Username string
+}
+
 // ExportProjectParams is parameters of exportProject operation.
 type ExportProjectParams struct {
 	// True returns credential values in plain text instead of masked.
@@ -151,6 +157,11 @@ type ExportProjectParams struct {
 type GetClusterDataParams struct {
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
+	// True replaces every reference (${NAME}, ${CLUSTER/NAME}, ${COLLECTION/CLUSTER/NAME}) in STRING and
+	// []STRING values by the referenced record's current value as text; a value that pulled in a
+	// credential is masked unless reveal=true. A reference that cannot be resolved is 422. Not with
+	// version (400).
+	Resolve OptBool `json:",omitempty,omitzero"`
 	// Env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
 	Format OptFormatQuery `json:",omitempty,omitzero"`
 	// The project's name.
@@ -179,6 +190,11 @@ type GetProjectParams struct {
 type GetRecordParams struct {
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
+	// True replaces every reference (${NAME}, ${CLUSTER/NAME}, ${COLLECTION/CLUSTER/NAME}) in STRING and
+	// []STRING values by the referenced record's current value as text; a value that pulled in a
+	// credential is masked unless reveal=true. A reference that cannot be resolved is 422. Not with
+	// version (400).
+	Resolve OptBool `json:",omitempty,omitzero"`
 	// A version of the record, a positive decimal integer: the record as it was then.
 	Version OptInt `json:",omitempty,omitzero"`
 	//  - or a comma-separated list of entity tags: 304 when the record's ETag is among them.
@@ -191,6 +207,12 @@ type GetRecordParams struct {
 	Cluster Name
 	// The record's id, if a record of the cluster has that id; its name otherwise.
 	Record Name
+}
+
+// GetUserParams is parameters of getUser operation.
+type GetUserParams struct {
+	// A user's username.
+	Username string
 }
 
 // ImportProjectParams is parameters of importProject operation.
@@ -361,12 +383,31 @@ type ListRecordsParams struct {
 	MaxValue OptString `json:",omitempty,omitzero"`
 	// True returns credential values in plain text instead of masked.
 	Reveal OptBool `json:",omitempty,omitzero"`
+	// True replaces every reference (${NAME}, ${CLUSTER/NAME}, ${COLLECTION/CLUSTER/NAME}) in STRING and
+	// []STRING values by the referenced record's current value as text; a value that pulled in a
+	// credential is masked unless reveal=true. A reference that cannot be resolved is 422. Not with
+	// version (400).
+	Resolve OptBool `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.
 	Collection Name
 	// The cluster's name.
 	Cluster Name
+}
+
+// ListUsersParams is parameters of listUsers operation.
+type ListUsersParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// Case-insensitive substring of the name; %, _ and \ are literal.
+	Search OptString `json:",omitempty,omitzero"`
+	// The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and
+	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
+	// INVALID_REQUEST.
+	Cursor OptString `json:",omitempty,omitzero"`
 }
 
 // PutMemberParams is parameters of putMember operation.
@@ -442,6 +483,12 @@ type StreamEventsParams struct {
 	Project Name
 }
 
+// TransferProjectParams is parameters of transferProject operation.
+type TransferProjectParams struct {
+	// The project's name.
+	Project Name
+}
+
 // UpdateRecordParams is parameters of updateRecord operation.
 type UpdateRecordParams struct {
 	// The value as text (path form; not with a body): STRING, DATE, TIME, DATETIME, UUID and CREDENTIAL as
@@ -465,4 +512,10 @@ type UpdateRecordParams struct {
 	Cluster Name
 	// The record's id, if a record of the cluster has that id; its name otherwise.
 	Record Name
+}
+
+// UpdateUserParams is parameters of updateUser operation.
+type UpdateUserParams struct {
+	// A user's username.
+	Username string
 }

@@ -168,6 +168,20 @@ func encodeCreateRecordRequest(
 	return nil
 }
 
+func encodeCreateUserRequest(
+	req *UserCreateRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeImportProjectRequest(
 	req *ImportDocument,
 	r *http.Request,
@@ -290,6 +304,20 @@ func encodeRestoreRecordRequest(
 	return nil
 }
 
+func encodeTransferProjectRequest(
+	req *OwnerPutRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeUpdateRecordRequest(
 	req OptRecordUpdateRequest,
 	r *http.Request,
@@ -304,6 +332,20 @@ func encodeUpdateRecordRequest(
 		if req.Set {
 			req.Encode(e)
 		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateUserRequest(
+	req *UserUpdateRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)

@@ -715,6 +715,7 @@ const (
 	AuditActionQueryMemberDelete     AuditActionQuery = "member.delete"
 	AuditActionQueryTokenCreate      AuditActionQuery = "token.create"
 	AuditActionQueryTokenDelete      AuditActionQuery = "token.delete"
+	AuditActionQueryProjectTransfer  AuditActionQuery = "project.transfer"
 )
 
 // AllValues returns all AuditActionQuery values.
@@ -738,6 +739,7 @@ func (AuditActionQuery) AllValues() []AuditActionQuery {
 		AuditActionQueryMemberDelete,
 		AuditActionQueryTokenCreate,
 		AuditActionQueryTokenDelete,
+		AuditActionQueryProjectTransfer,
 	}
 }
 
@@ -779,6 +781,8 @@ func (s AuditActionQuery) MarshalText() ([]byte, error) {
 	case AuditActionQueryTokenCreate:
 		return []byte(s), nil
 	case AuditActionQueryTokenDelete:
+		return []byte(s), nil
+	case AuditActionQueryProjectTransfer:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -841,6 +845,9 @@ func (s *AuditActionQuery) UnmarshalText(data []byte) error {
 		return nil
 	case AuditActionQueryTokenDelete:
 		*s = AuditActionQueryTokenDelete
+		return nil
+	case AuditActionQueryProjectTransfer:
+		*s = AuditActionQueryProjectTransfer
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1013,6 +1020,7 @@ const (
 	AuditEntryActionMemberDelete     AuditEntryAction = "member.delete"
 	AuditEntryActionTokenCreate      AuditEntryAction = "token.create"
 	AuditEntryActionTokenDelete      AuditEntryAction = "token.delete"
+	AuditEntryActionProjectTransfer  AuditEntryAction = "project.transfer"
 )
 
 // AllValues returns all AuditEntryAction values.
@@ -1036,6 +1044,7 @@ func (AuditEntryAction) AllValues() []AuditEntryAction {
 		AuditEntryActionMemberDelete,
 		AuditEntryActionTokenCreate,
 		AuditEntryActionTokenDelete,
+		AuditEntryActionProjectTransfer,
 	}
 }
 
@@ -1077,6 +1086,8 @@ func (s AuditEntryAction) MarshalText() ([]byte, error) {
 	case AuditEntryActionTokenCreate:
 		return []byte(s), nil
 	case AuditEntryActionTokenDelete:
+		return []byte(s), nil
+	case AuditEntryActionProjectTransfer:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1139,6 +1150,9 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 		return nil
 	case AuditEntryActionTokenDelete:
 		*s = AuditEntryActionTokenDelete
+		return nil
+	case AuditEntryActionProjectTransfer:
+		*s = AuditEntryActionProjectTransfer
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1376,17 +1390,20 @@ func (*BadRequestResponseHeaders) createProjectAtRes()    {}
 func (*BadRequestResponseHeaders) createProjectRes()      {}
 func (*BadRequestResponseHeaders) createRecordAtRes()     {}
 func (*BadRequestResponseHeaders) createRecordRes()       {}
+func (*BadRequestResponseHeaders) createUserRes()         {}
 func (*BadRequestResponseHeaders) deleteAPITokenRes()     {}
 func (*BadRequestResponseHeaders) deleteClusterRes()      {}
 func (*BadRequestResponseHeaders) deleteCollectionRes()   {}
 func (*BadRequestResponseHeaders) deleteMemberRes()       {}
 func (*BadRequestResponseHeaders) deleteProjectRes()      {}
 func (*BadRequestResponseHeaders) deleteRecordRes()       {}
+func (*BadRequestResponseHeaders) deleteUserRes()         {}
 func (*BadRequestResponseHeaders) exportProjectRes()      {}
 func (*BadRequestResponseHeaders) getClusterDataRes()     {}
 func (*BadRequestResponseHeaders) getCollectionRes()      {}
 func (*BadRequestResponseHeaders) getProjectRes()         {}
 func (*BadRequestResponseHeaders) getRecordRes()          {}
+func (*BadRequestResponseHeaders) getUserRes()            {}
 func (*BadRequestResponseHeaders) importProjectRes()      {}
 func (*BadRequestResponseHeaders) listAPITokensRes()      {}
 func (*BadRequestResponseHeaders) listAuditRes()          {}
@@ -1396,6 +1413,7 @@ func (*BadRequestResponseHeaders) listMembersRes()        {}
 func (*BadRequestResponseHeaders) listProjectsRes()       {}
 func (*BadRequestResponseHeaders) listRecordVersionsRes() {}
 func (*BadRequestResponseHeaders) listRecordsRes()        {}
+func (*BadRequestResponseHeaders) listUsersRes()          {}
 func (*BadRequestResponseHeaders) loginRes()              {}
 func (*BadRequestResponseHeaders) logoutRes()             {}
 func (*BadRequestResponseHeaders) putMemberRes()          {}
@@ -1405,7 +1423,9 @@ func (*BadRequestResponseHeaders) renameCollectionRes()   {}
 func (*BadRequestResponseHeaders) renameProjectRes()      {}
 func (*BadRequestResponseHeaders) restoreRecordRes()      {}
 func (*BadRequestResponseHeaders) streamEventsRes()       {}
+func (*BadRequestResponseHeaders) transferProjectRes()    {}
 func (*BadRequestResponseHeaders) updateRecordRes()       {}
+func (*BadRequestResponseHeaders) updateUserRes()         {}
 
 // One operation of a batch. name (a new name) is for update only; if_match is an ETag header value,
 // quotes included (update, upsert and delete). create and upsert need type; a value left out is null.
@@ -2849,6 +2869,7 @@ func (*ConflictResponseHeaders) createProjectAtRes()    {}
 func (*ConflictResponseHeaders) createProjectRes()      {}
 func (*ConflictResponseHeaders) createRecordAtRes()     {}
 func (*ConflictResponseHeaders) createRecordRes()       {}
+func (*ConflictResponseHeaders) createUserRes()         {}
 func (*ConflictResponseHeaders) importProjectRes()      {}
 func (*ConflictResponseHeaders) renameClusterRes()      {}
 func (*ConflictResponseHeaders) renameCollectionRes()   {}
@@ -2872,6 +2893,7 @@ const (
 	ErrorCodePRECONDITIONFAILED   ErrorCode = "PRECONDITION_FAILED"
 	ErrorCodePRECONDITIONREQUIRED ErrorCode = "PRECONDITION_REQUIRED"
 	ErrorCodeQUOTAEXCEEDED        ErrorCode = "QUOTA_EXCEEDED"
+	ErrorCodeUNRESOLVEDREFERENCE  ErrorCode = "UNRESOLVED_REFERENCE"
 )
 
 // AllValues returns all ErrorCode values.
@@ -2889,6 +2911,7 @@ func (ErrorCode) AllValues() []ErrorCode {
 		ErrorCodePRECONDITIONFAILED,
 		ErrorCodePRECONDITIONREQUIRED,
 		ErrorCodeQUOTAEXCEEDED,
+		ErrorCodeUNRESOLVEDREFERENCE,
 	}
 }
 
@@ -2918,6 +2941,8 @@ func (s ErrorCode) MarshalText() ([]byte, error) {
 	case ErrorCodePRECONDITIONREQUIRED:
 		return []byte(s), nil
 	case ErrorCodeQUOTAEXCEEDED:
+		return []byte(s), nil
+	case ErrorCodeUNRESOLVEDREFERENCE:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -2962,6 +2987,9 @@ func (s *ErrorCode) UnmarshalText(data []byte) error {
 		return nil
 	case ErrorCodeQUOTAEXCEEDED:
 		*s = ErrorCodeQUOTAEXCEEDED
+		return nil
+	case ErrorCodeUNRESOLVEDREFERENCE:
+		*s = ErrorCodeUNRESOLVEDREFERENCE
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -3415,17 +3443,20 @@ func (*ForbiddenResponseHeaders) createProjectAtRes()    {}
 func (*ForbiddenResponseHeaders) createProjectRes()      {}
 func (*ForbiddenResponseHeaders) createRecordAtRes()     {}
 func (*ForbiddenResponseHeaders) createRecordRes()       {}
+func (*ForbiddenResponseHeaders) createUserRes()         {}
 func (*ForbiddenResponseHeaders) deleteAPITokenRes()     {}
 func (*ForbiddenResponseHeaders) deleteClusterRes()      {}
 func (*ForbiddenResponseHeaders) deleteCollectionRes()   {}
 func (*ForbiddenResponseHeaders) deleteMemberRes()       {}
 func (*ForbiddenResponseHeaders) deleteProjectRes()      {}
 func (*ForbiddenResponseHeaders) deleteRecordRes()       {}
+func (*ForbiddenResponseHeaders) deleteUserRes()         {}
 func (*ForbiddenResponseHeaders) exportProjectRes()      {}
 func (*ForbiddenResponseHeaders) getClusterDataRes()     {}
 func (*ForbiddenResponseHeaders) getCollectionRes()      {}
 func (*ForbiddenResponseHeaders) getProjectRes()         {}
 func (*ForbiddenResponseHeaders) getRecordRes()          {}
+func (*ForbiddenResponseHeaders) getUserRes()            {}
 func (*ForbiddenResponseHeaders) importProjectRes()      {}
 func (*ForbiddenResponseHeaders) listAPITokensRes()      {}
 func (*ForbiddenResponseHeaders) listAuditRes()          {}
@@ -3434,13 +3465,16 @@ func (*ForbiddenResponseHeaders) listCollectionsRes()    {}
 func (*ForbiddenResponseHeaders) listMembersRes()        {}
 func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
 func (*ForbiddenResponseHeaders) listRecordsRes()        {}
+func (*ForbiddenResponseHeaders) listUsersRes()          {}
 func (*ForbiddenResponseHeaders) putMemberRes()          {}
 func (*ForbiddenResponseHeaders) renameClusterRes()      {}
 func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
 func (*ForbiddenResponseHeaders) renameProjectRes()      {}
 func (*ForbiddenResponseHeaders) restoreRecordRes()      {}
 func (*ForbiddenResponseHeaders) streamEventsRes()       {}
+func (*ForbiddenResponseHeaders) transferProjectRes()    {}
 func (*ForbiddenResponseHeaders) updateRecordRes()       {}
+func (*ForbiddenResponseHeaders) updateUserRes()         {}
 
 type FormatQuery string
 
@@ -4323,6 +4357,155 @@ func (s *LoginRequest) SetUsername(val string) {
 	s.Username = val
 }
 
+// The caller.
+// Ref: #/components/schemas/Me
+type Me struct {
+	// A server administrator.
+	Admin     bool      `json:"admin"`
+	CreatedAt Timestamp `json:"created_at"`
+	ID        string    `json:"id"`
+	Username  string    `json:"username"`
+}
+
+// GetAdmin returns the value of Admin.
+func (s *Me) GetAdmin() bool {
+	return s.Admin
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Me) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetID returns the value of ID.
+func (s *Me) GetID() string {
+	return s.ID
+}
+
+// GetUsername returns the value of Username.
+func (s *Me) GetUsername() string {
+	return s.Username
+}
+
+// SetAdmin sets the value of Admin.
+func (s *Me) SetAdmin(val bool) {
+	s.Admin = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Me) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetID sets the value of ID.
+func (s *Me) SetID(val string) {
+	s.ID = val
+}
+
+// SetUsername sets the value of Username.
+func (s *Me) SetUsername(val string) {
+	s.Username = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/MeEnvelope
+type MeEnvelope struct {
+	Data    Me      `json:"data"`
+	Message Message `json:"message"`
+	Success bool    `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *MeEnvelope) GetData() Me {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *MeEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *MeEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *MeEnvelope) SetData(val Me) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *MeEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *MeEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// MeResponseHeaders wraps MeEnvelope with response headers.
+type MeResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            MeEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *MeResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *MeResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *MeResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *MeResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *MeResponseHeaders) GetResponse() MeEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *MeResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *MeResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *MeResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *MeResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *MeResponseHeaders) SetResponse(val MeEnvelope) {
+	s.Response = val
+}
+
+func (*MeResponseHeaders) getMeRes() {}
+
 // A member of a project; the owner is listed with role owner.
 // Ref: #/components/schemas/Member
 type Member struct {
@@ -4875,6 +5058,51 @@ func (o NilName) Or(d Name) Name {
 	return d
 }
 
+// NewNilProjectRole returns new NilProjectRole with value set to v.
+func NewNilProjectRole(v ProjectRole) NilProjectRole {
+	return NilProjectRole{
+		Value: v,
+	}
+}
+
+// NilProjectRole is nullable ProjectRole.
+type NilProjectRole struct {
+	Value ProjectRole
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilProjectRole) SetTo(v ProjectRole) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilProjectRole) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilProjectRole) SetToNull() {
+	o.Null = true
+	var v ProjectRole
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilProjectRole) Get() (v ProjectRole, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilProjectRole) Or(d ProjectRole) ProjectRole {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewNilRecordItem returns new NilRecordItem with value set to v.
 func NewNilRecordItem(v RecordItem) NilRecordItem {
 	return NilRecordItem{
@@ -5064,6 +5292,7 @@ func (*NoContentResponse) deleteCollectionRes() {}
 func (*NoContentResponse) deleteMemberRes()     {}
 func (*NoContentResponse) deleteProjectRes()    {}
 func (*NoContentResponse) deleteRecordRes()     {}
+func (*NoContentResponse) deleteUserRes()       {}
 
 // NotFoundResponseHeaders wraps ErrorEnvelope with response headers.
 type NotFoundResponseHeaders struct {
@@ -5138,11 +5367,13 @@ func (*NotFoundResponseHeaders) deleteCollectionRes()   {}
 func (*NotFoundResponseHeaders) deleteMemberRes()       {}
 func (*NotFoundResponseHeaders) deleteProjectRes()      {}
 func (*NotFoundResponseHeaders) deleteRecordRes()       {}
+func (*NotFoundResponseHeaders) deleteUserRes()         {}
 func (*NotFoundResponseHeaders) exportProjectRes()      {}
 func (*NotFoundResponseHeaders) getClusterDataRes()     {}
 func (*NotFoundResponseHeaders) getCollectionRes()      {}
 func (*NotFoundResponseHeaders) getProjectRes()         {}
 func (*NotFoundResponseHeaders) getRecordRes()          {}
+func (*NotFoundResponseHeaders) getUserRes()            {}
 func (*NotFoundResponseHeaders) importProjectRes()      {}
 func (*NotFoundResponseHeaders) listAPITokensRes()      {}
 func (*NotFoundResponseHeaders) listAuditRes()          {}
@@ -5157,7 +5388,9 @@ func (*NotFoundResponseHeaders) renameCollectionRes()   {}
 func (*NotFoundResponseHeaders) renameProjectRes()      {}
 func (*NotFoundResponseHeaders) restoreRecordRes()      {}
 func (*NotFoundResponseHeaders) streamEventsRes()       {}
+func (*NotFoundResponseHeaders) transferProjectRes()    {}
 func (*NotFoundResponseHeaders) updateRecordRes()       {}
+func (*NotFoundResponseHeaders) updateUserRes()         {}
 
 // Ref: #/components/responses/NotModifiedResponse
 type NotModifiedResponse struct {
@@ -6277,6 +6510,22 @@ func (s *OtherErrorResponseStatusCodeWithHeaders) SetResponse(val ErrorEnvelope)
 func (*OtherErrorResponseStatusCodeWithHeaders) getHealthRes()  {}
 func (*OtherErrorResponseStatusCodeWithHeaders) getOpenAPIRes() {}
 
+// The new owner's username.
+// Ref: #/components/schemas/OwnerPutRequest
+type OwnerPutRequest struct {
+	Username string `json:"username"`
+}
+
+// GetUsername returns the value of Username.
+func (s *OwnerPutRequest) GetUsername() string {
+	return s.Username
+}
+
+// SetUsername sets the value of Username.
+func (s *OwnerPutRequest) SetUsername(val string) {
+	s.Username = val
+}
+
 // The current password and the new one.
 // Ref: #/components/schemas/PasswordChangeRequest
 type PasswordChangeRequest struct {
@@ -6468,9 +6717,10 @@ type Project struct {
 	Name            Name      `json:"name"`
 	// The owner's user id ("anonymous" for the anonymous user).
 	OwnerID string `json:"owner_id"`
-	// The caller's role on the project (for an API token, the token's role).
-	Role      ProjectRole `json:"role"`
-	UpdatedAt Timestamp   `json:"updated_at"`
+	// The caller's role on the project (for an API token, the token's role); null only in the answer to
+	// PUT P/owner by a server administrator who holds no role on the project.
+	Role      NilProjectRole `json:"role"`
+	UpdatedAt Timestamp      `json:"updated_at"`
 }
 
 // GetCollectionCount returns the value of CollectionCount.
@@ -6499,7 +6749,7 @@ func (s *Project) GetOwnerID() string {
 }
 
 // GetRole returns the value of Role.
-func (s *Project) GetRole() ProjectRole {
+func (s *Project) GetRole() NilProjectRole {
 	return s.Role
 }
 
@@ -6534,7 +6784,7 @@ func (s *Project) SetOwnerID(val string) {
 }
 
 // SetRole sets the value of Role.
-func (s *Project) SetRole(val ProjectRole) {
+func (s *Project) SetRole(val NilProjectRole) {
 	s.Role = val
 }
 
@@ -6805,8 +7055,10 @@ func (*ProjectResponseHeaders) createProjectAtRes() {}
 func (*ProjectResponseHeaders) createProjectRes()   {}
 func (*ProjectResponseHeaders) getProjectRes()      {}
 func (*ProjectResponseHeaders) renameProjectRes()   {}
+func (*ProjectResponseHeaders) transferProjectRes() {}
 
-// The caller's role on the project (for an API token, the token's role).
+// The caller's role on the project (for an API token, the token's role); null only in the answer to
+// PUT P/owner by a server administrator who holds no role on the project.
 type ProjectRole string
 
 const (
@@ -8479,17 +8731,21 @@ func (*UnauthorizedResponseHeaders) createProjectAtRes()    {}
 func (*UnauthorizedResponseHeaders) createProjectRes()      {}
 func (*UnauthorizedResponseHeaders) createRecordAtRes()     {}
 func (*UnauthorizedResponseHeaders) createRecordRes()       {}
+func (*UnauthorizedResponseHeaders) createUserRes()         {}
 func (*UnauthorizedResponseHeaders) deleteAPITokenRes()     {}
 func (*UnauthorizedResponseHeaders) deleteClusterRes()      {}
 func (*UnauthorizedResponseHeaders) deleteCollectionRes()   {}
 func (*UnauthorizedResponseHeaders) deleteMemberRes()       {}
 func (*UnauthorizedResponseHeaders) deleteProjectRes()      {}
 func (*UnauthorizedResponseHeaders) deleteRecordRes()       {}
+func (*UnauthorizedResponseHeaders) deleteUserRes()         {}
 func (*UnauthorizedResponseHeaders) exportProjectRes()      {}
 func (*UnauthorizedResponseHeaders) getClusterDataRes()     {}
 func (*UnauthorizedResponseHeaders) getCollectionRes()      {}
+func (*UnauthorizedResponseHeaders) getMeRes()              {}
 func (*UnauthorizedResponseHeaders) getProjectRes()         {}
 func (*UnauthorizedResponseHeaders) getRecordRes()          {}
+func (*UnauthorizedResponseHeaders) getUserRes()            {}
 func (*UnauthorizedResponseHeaders) importProjectRes()      {}
 func (*UnauthorizedResponseHeaders) listAPITokensRes()      {}
 func (*UnauthorizedResponseHeaders) listAuditRes()          {}
@@ -8499,6 +8755,7 @@ func (*UnauthorizedResponseHeaders) listMembersRes()        {}
 func (*UnauthorizedResponseHeaders) listProjectsRes()       {}
 func (*UnauthorizedResponseHeaders) listRecordVersionsRes() {}
 func (*UnauthorizedResponseHeaders) listRecordsRes()        {}
+func (*UnauthorizedResponseHeaders) listUsersRes()          {}
 func (*UnauthorizedResponseHeaders) loginRes()              {}
 func (*UnauthorizedResponseHeaders) logoutRes()             {}
 func (*UnauthorizedResponseHeaders) putMemberRes()          {}
@@ -8508,4 +8765,473 @@ func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}
 func (*UnauthorizedResponseHeaders) renameProjectRes()      {}
 func (*UnauthorizedResponseHeaders) restoreRecordRes()      {}
 func (*UnauthorizedResponseHeaders) streamEventsRes()       {}
+func (*UnauthorizedResponseHeaders) transferProjectRes()    {}
 func (*UnauthorizedResponseHeaders) updateRecordRes()       {}
+func (*UnauthorizedResponseHeaders) updateUserRes()         {}
+
+// UnresolvedReferenceResponseHeaders wraps ErrorEnvelope with response headers.
+type UnresolvedReferenceResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ErrorEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *UnresolvedReferenceResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *UnresolvedReferenceResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *UnresolvedReferenceResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *UnresolvedReferenceResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *UnresolvedReferenceResponseHeaders) GetResponse() ErrorEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *UnresolvedReferenceResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *UnresolvedReferenceResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *UnresolvedReferenceResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *UnresolvedReferenceResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UnresolvedReferenceResponseHeaders) SetResponse(val ErrorEnvelope) {
+	s.Response = val
+}
+
+func (*UnresolvedReferenceResponseHeaders) getClusterDataRes() {}
+func (*UnresolvedReferenceResponseHeaders) getRecordRes()      {}
+func (*UnresolvedReferenceResponseHeaders) listRecordsRes()    {}
+
+// A user account, as server administrators see it.
+// Ref: #/components/schemas/User
+type User struct {
+	// A server administrator.
+	Admin     bool      `json:"admin"`
+	CreatedAt Timestamp `json:"created_at"`
+	// A disabled user cannot log in; its sessions ended when it was disabled.
+	Disabled bool   `json:"disabled"`
+	ID       string `json:"id"`
+	Username string `json:"username"`
+}
+
+// GetAdmin returns the value of Admin.
+func (s *User) GetAdmin() bool {
+	return s.Admin
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *User) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *User) GetDisabled() bool {
+	return s.Disabled
+}
+
+// GetID returns the value of ID.
+func (s *User) GetID() string {
+	return s.ID
+}
+
+// GetUsername returns the value of Username.
+func (s *User) GetUsername() string {
+	return s.Username
+}
+
+// SetAdmin sets the value of Admin.
+func (s *User) SetAdmin(val bool) {
+	s.Admin = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *User) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *User) SetDisabled(val bool) {
+	s.Disabled = val
+}
+
+// SetID sets the value of ID.
+func (s *User) SetID(val string) {
+	s.ID = val
+}
+
+// SetUsername sets the value of Username.
+func (s *User) SetUsername(val string) {
+	s.Username = val
+}
+
+// A new user; admin defaults to false.
+// Ref: #/components/schemas/UserCreateRequest
+type UserCreateRequest struct {
+	Admin OptBool `json:"admin"`
+	// At most 72 bytes.
+	Password string `json:"password"`
+	// 1 to 128 characters of valid UTF-8, no control characters, no leading or trailing white space, not
+	// "." or "..".
+	Username string `json:"username"`
+}
+
+// GetAdmin returns the value of Admin.
+func (s *UserCreateRequest) GetAdmin() OptBool {
+	return s.Admin
+}
+
+// GetPassword returns the value of Password.
+func (s *UserCreateRequest) GetPassword() string {
+	return s.Password
+}
+
+// GetUsername returns the value of Username.
+func (s *UserCreateRequest) GetUsername() string {
+	return s.Username
+}
+
+// SetAdmin sets the value of Admin.
+func (s *UserCreateRequest) SetAdmin(val OptBool) {
+	s.Admin = val
+}
+
+// SetPassword sets the value of Password.
+func (s *UserCreateRequest) SetPassword(val string) {
+	s.Password = val
+}
+
+// SetUsername sets the value of Username.
+func (s *UserCreateRequest) SetUsername(val string) {
+	s.Username = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/UserEnvelope
+type UserEnvelope struct {
+	Data    User    `json:"data"`
+	Message Message `json:"message"`
+	Success bool    `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *UserEnvelope) GetData() User {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *UserEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *UserEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *UserEnvelope) SetData(val User) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *UserEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *UserEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// next_cursor, sent back as ?cursor=, returns the next page; it is null on the page that holds the
+// last item.
+// Ref: #/components/schemas/UserList
+type UserList struct {
+	Items      []User    `json:"items"`
+	Limit      int       `json:"limit"`
+	NextCursor NilString `json:"next_cursor"`
+	Offset     int       `json:"offset"`
+	Total      NilInt    `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *UserList) GetItems() []User {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *UserList) GetLimit() int {
+	return s.Limit
+}
+
+// GetNextCursor returns the value of NextCursor.
+func (s *UserList) GetNextCursor() NilString {
+	return s.NextCursor
+}
+
+// GetOffset returns the value of Offset.
+func (s *UserList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *UserList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *UserList) SetItems(val []User) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *UserList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetNextCursor sets the value of NextCursor.
+func (s *UserList) SetNextCursor(val NilString) {
+	s.NextCursor = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *UserList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *UserList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/UserListEnvelope
+type UserListEnvelope struct {
+	Data    UserList `json:"data"`
+	Message Message  `json:"message"`
+	Success bool     `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *UserListEnvelope) GetData() UserList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *UserListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *UserListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *UserListEnvelope) SetData(val UserList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *UserListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *UserListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// UserListResponseHeaders wraps UserListEnvelope with response headers.
+type UserListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            UserListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *UserListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *UserListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *UserListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *UserListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *UserListResponseHeaders) GetResponse() UserListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *UserListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *UserListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *UserListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *UserListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UserListResponseHeaders) SetResponse(val UserListEnvelope) {
+	s.Response = val
+}
+
+func (*UserListResponseHeaders) listUsersRes() {}
+
+// UserResponseHeaders wraps UserEnvelope with response headers.
+type UserResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            UserEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *UserResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *UserResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *UserResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *UserResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *UserResponseHeaders) GetResponse() UserEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *UserResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *UserResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *UserResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *UserResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UserResponseHeaders) SetResponse(val UserEnvelope) {
+	s.Response = val
+}
+
+func (*UserResponseHeaders) createUserRes() {}
+func (*UserResponseHeaders) getUserRes()    {}
+func (*UserResponseHeaders) updateUserRes() {}
+
+// What to change: any of admin, disabled and password, at least one.
+// Ref: #/components/schemas/UserUpdateRequest
+type UserUpdateRequest struct {
+	Admin    OptBool `json:"admin"`
+	Disabled OptBool `json:"disabled"`
+	// At most 72 bytes.
+	Password OptString `json:"password"`
+}
+
+// GetAdmin returns the value of Admin.
+func (s *UserUpdateRequest) GetAdmin() OptBool {
+	return s.Admin
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *UserUpdateRequest) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetPassword returns the value of Password.
+func (s *UserUpdateRequest) GetPassword() OptString {
+	return s.Password
+}
+
+// SetAdmin sets the value of Admin.
+func (s *UserUpdateRequest) SetAdmin(val OptBool) {
+	s.Admin = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *UserUpdateRequest) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetPassword sets the value of Password.
+func (s *UserUpdateRequest) SetPassword(val OptString) {
+	s.Password = val
+}
