@@ -120,6 +120,12 @@ func RunSessionChecks(t *testing.T, newStore func(t *testing.T) SessionCheckStor
 				return p
 			}},
 			{"deleted user", func(t *testing.T, s SessionCheckStore, _ *store.User, p store.Path) store.Path {
+				// A user who owns projects cannot be deleted: bob takes p
+				// over first (alice stays an admin member until her delete).
+				acc, ok := s.(store.Access)
+				require.True(t, ok, "the store keeps members (store.Access)")
+				_, err := acc.TransferProject(t.Context(), store.Path{Project: p.Project, Need: store.RightOwn}, "bob")
+				require.NoError(t, err, "transfer p to bob")
 				require.NoError(t, s.DeleteUser(t.Context(), "alice"))
 				return p
 			}},
