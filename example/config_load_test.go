@@ -213,7 +213,7 @@ func TestConfigErrors(t *testing.T) {
 		},
 		{name: "empty password", config: `{"users": [{"username": "alice"}]}`, want: "the password must not be empty"},
 		{name: "empty username", config: `{"users": [{"password": "x"}]}`, want: "users[0]: the username must not be empty"},
-		{name: "dot username", config: `{"users": [{"username": "..", "password": "x"}]}`, want: `users[0]: the username ".." is not allowed: no path can name it`},
+		{name: "dot username", config: `{"users": [{"username": "..", "password": "x"}]}`, want: `users[0]: the username must not be "." or ".." (no path can name them)`},
 		{
 			name:   "user listed twice",
 			config: `{"users": [{"username": "alice", "password": "a"}, {"username": "alice", "password": "b"}]}`,

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/store"
@@ -280,27 +278,11 @@ func setPassword(ctx context.Context, users store.UserDirectory, username, passw
 	return err
 }
 
-// checkUsername requires a non-empty username without control characters
-// or surrounding white space, and not "." or ".." (auth.CheckUsername's
-// rules, worded for the command line).
+// checkUsername applies auth.CheckUsername's rules (the ones the users
+// API applies), worded for the command line.
 func checkUsername(name string) error {
-	if name == "" {
-		return errors.New("the username must not be empty")
-	}
-	if name == "." || name == ".." {
-		return fmt.Errorf("the username %q is not allowed: no path can name it", name)
-	}
-	if !utf8.ValidString(name) {
-		return errors.New("the username must be valid UTF-8")
-	}
-	if strings.ContainsFunc(name, unicode.IsControl) {
-		return fmt.Errorf("the username %q must not contain control characters", name)
-	}
-	if strings.TrimSpace(name) != name {
-		return fmt.Errorf("the username %q must not begin or end with white space", name)
-	}
-	if utf8.RuneCountInString(name) > auth.MaxUsernameRunes {
-		return fmt.Errorf("the username must be at most %d characters long", auth.MaxUsernameRunes)
+	if err := auth.CheckUsername(name); err != nil {
+		return fmt.Errorf("the %w", err)
 	}
 	return nil
 }
