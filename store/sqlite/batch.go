@@ -19,6 +19,9 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		if err != nil {
 			return err
 		}
+		if err := b.CheckRevision(pr.Revision); err != nil {
+			return err
+		}
 		results = make([]store.OpResult, len(b.Ops))
 		for i, op := range b.Ops {
 			res, err := t.apply(pr, p.Caller, b, op)

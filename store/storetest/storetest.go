@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("Batches", func(t *testing.T) { testBatches(t, newStore) })
 	t.Run("Exports", func(t *testing.T) { testExports(t, newStore) })
+	t.Run("Comparisons", func(t *testing.T) { testComparisons(t, newStore) })
 	t.Run("Streaming", func(t *testing.T) { testStreaming(t, newStore) })
 	t.Run("Ping", func(t *testing.T) {
 		assert.NoError(t, newStore(t).Ping(t.Context()), "Ping on a healthy store")
