@@ -13,7 +13,7 @@ import (
 
 // compareSide is the statement part that reads one side of a comparison,
 // named by $1 (a collection's id) or $2 (a cluster's id): its records
-// with their cluster's name ('' for a cluster, whose name the merge does
+// with their cluster's name (” for a cluster, whose name the merge does
 // not compare).
 func compareSide(side store.Side, arg string) string {
 	if side.Cluster != "" {
