@@ -12,9 +12,9 @@ import (
 )
 
 // compareSide is the statement part that reads one side of a comparison,
-// named by $1 (a collection's id) or $2 (a cluster's id): its records
-// with their cluster's name (” for a cluster, whose name the merge does
-// not compare).
+// whose collection's or cluster's id is the parameter arg: its records
+// with their cluster's name (an empty one for a cluster, whose name the
+// merge does not compare).
 func compareSide(side store.Side, arg string) string {
 	if side.Cluster != "" {
 		return `SELECT ''::text COLLATE "C" AS cluster, r.id, r.name, r.type, r.value, r.version, r.created_at, r.updated_at, r.updated_by
