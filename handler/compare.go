@@ -355,13 +355,14 @@ func checkPromote(body *promoteBody) (store.Side, store.Side, map[string]bool, e
 }
 
 // planPromote compares from with to in one snapshot: the result the
-// promote has, the ops that make it so, and the snapshot's revision (the
+// promote has, the ops that make it so (the deletes first, then the
+// creates and updates, each in the comparison's order), and the snapshot's revision (the
 // result's, which applying the ops replaces). names, when not nil, are the
 // only records it considers.
 func (rec records) planPromote(r *http.Request, p store.Path, from, to store.Side, names map[string]bool,
 	deletes bool) (importResult, []store.Op, int64, error) {
 	res := importResult{Changes: []importChange{}}
-	var ops []store.Op
+	var deleteOps, ops []store.Op
 	first := true
 	err := store.Compare(r.Context(), rec.store, p, from, to, func(pr store.Pair) error {
 		if first {
@@ -413,10 +414,16 @@ func (rec records) planPromote(r *http.Request, p store.Path, from, to store.Sid
 			}
 		}
 		res.Changes = append(res.Changes, importChange{Action: action, Collection: to.Collection, Cluster: cluster, Record: pr.Name})
-		ops = append(ops, op)
+		if op.Kind == store.OpDelete {
+			deleteOps = append(deleteOps, op)
+		} else {
+			ops = append(ops, op)
+		}
 		return nil
 	})
-	return res, ops, res.Revision, err
+	// Deletes go first, as an import's do, so that what they free counts
+	// for the quotas of what follows.
+	return res, append(deleteOps, ops...), res.Revision, err
 }
 
 // copySealed returns the value of r as the record with id must hold it:
