@@ -24,6 +24,8 @@
 //	go run ./example run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...
 //	go run ./example export [-url URL] [-reveal] P > file.json
 //	go run ./example import [-url URL] [-replace] [-dry-run] P < file.json
+//	go run ./example diff [-url URL] [-reveal] [-unchanged] P FROM TO
+//	go run ./example promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO
 //
 // Configuration comes from the JSON file given with -config and from the
 // environment variables HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
@@ -34,8 +36,8 @@
 // table), config.go (the configuration file and its checks), store.go
 // (opening the configured store), serve.go (the server), users.go (the
 // user commands), credentials.go (credentials rotate), client.go (what
-// the client commands share), run.go (run) and transfer.go (export and
-// import). A new command
+// the client commands share), run.go (run), transfer.go (export and
+// import) and compare.go (diff and promote). A new command
 // family adds its file and one row to commands.
 package main
 
@@ -109,6 +111,8 @@ var commands = []commandFamily{
 	{name: "run", usage: runUsage, run: runRun, flags: true},
 	{name: "export", usage: exportUsage, run: runExport, flags: true},
 	{name: "import", usage: importUsage, run: runImport, flags: true},
+	{name: "diff", usage: diffUsage, run: runDiff, flags: true},
+	{name: "promote", usage: promoteUsage, run: runPromote, flags: true},
 }
 
 // usageError is a bad command line (docs/api.md#14-the-standalone-server:
@@ -142,8 +146,8 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "-
 
 const envUsage = `
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
-HDS_CREDENTIAL_KEY, HDS_REDIS_URL. The client commands (run, export, import)
-read HDS_URL (when -url is not given) and HDS_TOKEN, and no configuration.
+HDS_CREDENTIAL_KEY, HDS_REDIS_URL. The client commands (run, export, import,
+diff, promote) read HDS_URL (when -url is not given) and HDS_TOKEN, and no configuration.
 
 Flags:
 `
