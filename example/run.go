@@ -15,7 +15,7 @@ import (
 )
 
 const runUsage = `run [-url URL] [-resolve=false] [-timeout D] [-cache FILE] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
-run -watch [-signal SIG] [-grace D] [-debounce D] [...] -cluster P/C/K -- CMD ARGS...   restart CMD when they change
+run -watch [-signal SIG] [-grace D] [-debounce D] [other run flags] -cluster P/C/K -- CMD ARGS...   and restart CMD when they change
 `
 
 // runTarget is what run fetches: the environment of one cluster.
