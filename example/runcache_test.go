@@ -152,7 +152,7 @@ func TestRunCacheErrors(t *testing.T) {
 		{"bad duration", []string{"-watch", "-url", base, "-grace", "soon"}, withKey(testCacheKey),
 			`run: invalid value "soon" for flag -grace: parse error (usage: example run -h)`},
 		{"bad watch", []string{"-watch=maybe", "-url", base}, withKey(testCacheKey),
-			`run: invalid boolean value "maybe" for flag -watch: parse error (usage: example run -h)`},
+			`run: invalid boolean value "maybe" for -watch: parse error (usage: example run -h)`},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			args := append([]string{"run"}, tc.args...)
