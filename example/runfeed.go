@@ -32,6 +32,13 @@ const (
 	feedMaxWait   = 30 * time.Second
 )
 
+// feedIdle is how long a stream may stay silent before run takes it for
+// broken and reconnects: the server sends a keep-alive every
+// events.keepalive (default 15s), so only a connection that died without
+// a word (a dropped NAT entry) stays silent that long; a reconnection
+// misses nothing either way.
+const feedIdle = 2 * time.Minute
+
 // feed follows the change feed of one project.
 type feed struct {
 	c       *apiClient
@@ -71,7 +78,7 @@ func (f *feed) follow(ctx context.Context) {
 		}
 		if err == nil {
 			wait = feedFirstWait
-			err = f.read(ctx, body, &last)
+			_ = f.read(ctx, body, &last)
 			body.Close()
 		}
 		if ctx.Err() != nil {
@@ -87,7 +94,7 @@ func (f *feed) follow(ctx context.Context) {
 }
 
 // connect opens the stream, after revision since unless since is "".
-func (f *feed) connect(ctx context.Context, since string) (io.ReadCloser, error) {
+func (f *feed) connect(ctx context.Context, since string) (*cancelOnClose, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", f.c.base+f.path, nil)
 	if err != nil {
 		return nil, err
@@ -121,6 +128,12 @@ func (f *feed) connect(ctx context.Context, since string) (io.ReadCloser, error)
 	return &cancelOnClose{ReadCloser: resp.Body, cancel: func() { cancel(nil) }}, nil
 }
 
+// silence cuts a stream (cancels its request) when nothing came for
+// feedIdle; heard starts the wait again.
+type silence struct{ timer *time.Timer }
+
+func (s silence) heard() { s.timer.Reset(feedIdle) }
+
 // cancelOnClose cancels the request's context when its body is closed.
 type cancelOnClose struct {
 	io.ReadCloser
@@ -135,7 +148,9 @@ func (c *cancelOnClose) Close() error {
 
 // read passes on the events of an open stream until it ends, keeping the
 // revision of the last one in last.
-func (f *feed) read(ctx context.Context, body io.Reader, last *int64) error {
+func (f *feed) read(ctx context.Context, body *cancelOnClose, last *int64) error {
+	idle := silence{time.AfterFunc(feedIdle, body.cancel)}
+	defer idle.timer.Stop()
 	r := bufio.NewReader(body)
 	var id, data string
 	for {
@@ -143,6 +158,7 @@ func (f *feed) read(ctx context.Context, body io.Reader, last *int64) error {
 		if err != nil {
 			return err
 		}
+		idle.heard()
 		line = strings.TrimRight(line, "\r\n")
 		if line != "" {
 			field, value, _ := strings.Cut(line, ":")

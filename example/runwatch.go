@@ -71,8 +71,9 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 	if err != nil {
 		return err
 	}
-	if firstErr != nil && !unreachable(firstErr) {
-		// The environment came, the feed was refused.
+	if firstErr != nil && accessLost(firstErr) {
+		// The environment came, the feed was refused. (Anything else, a
+		// 429 for one, the feed retries.)
 		return fmt.Errorf("run: %w", firstErr)
 	}
 	w := &watcher{e: e, t: t, command: command, opts: opts, vars: vars, following: true}
