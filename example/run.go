@@ -37,7 +37,7 @@ type watchOptions struct {
 }
 
 // runRun runs "run [flags] -cluster P/C/K -- CMD ARGS..."
-// (docs/api.md#20-programs-that-follow-their-configuration): it fetches
+// (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache): it fetches
 // the cluster's environment file (GET K?format=env&reveal=true, with
 // resolve=true unless -resolve=false: references resolved), starts
 // CMD with those variables added to the environment, and exits with CMD's

@@ -12,7 +12,7 @@ import (
 )
 
 // The offline cache of run -cache
-// (docs/api.md#20-programs-that-follow-their-configuration): the
+// (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache): the
 // environment of the last successful fetch, sealed with AES-256-GCM under
 // HDS_CACHE_KEY (internal/sealing, with the cluster as the additional
 // authenticated data), so that CMD can start while the server cannot be

@@ -14,7 +14,7 @@ import (
 )
 
 // The change feed as run -watch follows it
-// (docs/api.md#16-change-feed): GET P/events, read as Server-Sent Events,
+// (docs/api.md#18-audit-log-and-change-feed): GET P/events, read as Server-Sent Events,
 // reconnected after a break with Last-Event-ID so that no change is
 // missed.
 

@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// The process side of run (docs/api.md#20-programs-that-follow-their-configuration):
+// The process side of run (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache):
 // starting CMD, passing signals on and reporting its exit status.
 
 // exitError ends the program with code, after printing err when it is
@@ -98,7 +98,7 @@ func notifySignals() (signals chan os.Signal, stop func()) {
 }
 
 // passedOn reports whether run passes s on to CMD
-// (docs/api.md#20-programs-that-follow-their-configuration).
+// (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache).
 func passedOn(s os.Signal) bool { return s == os.Interrupt || s == syscall.SIGTERM }
 
 // runCommand starts command with vars added to the process's

@@ -13,7 +13,7 @@ import (
 	"github.com/hds-go/hds/internal/refs"
 )
 
-// run -watch (docs/api.md#20-programs-that-follow-their-configuration):
+// run -watch (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache):
 // CMD restarted when the environment it was started with changes.
 
 // clusterKey names a cluster of the project.
@@ -233,7 +233,7 @@ func (w *watcher) matters(ev feedEvent) bool {
 // reach returns the clusters the environment is built from: the
 // cluster's own and, when references are resolved, every cluster a
 // reference reaches, followed through the values of the records they
-// name (docs/api.md#21-references-between-records). Values are read as
+// name (docs/api.md#20-references-between-records). Values are read as
 // stored and masked (a credential is never scanned for references); a
 // cluster that cannot be read is watched all the same.
 func reach(ctx context.Context, t *runTarget) map[clusterKey]bool {
