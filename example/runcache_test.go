@@ -199,7 +199,7 @@ func TestRunWatchFromCache(t *testing.T) {
 	assert.Equal(t, "1", first.vars["APP_A"], "from the cache")
 	assert.Contains(t, r.stderr.String(), "hds: the server cannot be reached (GET /api/v1/projects/p/collections/c/clusters/k: 503 SERVICE_UNAVAILABLE: Service unavailable): starting from the cache "+cache)
 
-	front.mend()
+	front.mend(t, "")
 	second := log.waitStarts(2)
 	assert.Equal(t, "2", second.vars["APP_A"])
 	r.waitStderr(t, restartLine(rev))

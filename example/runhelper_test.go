@@ -248,6 +248,7 @@ type breaker struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	broken bool
+	target *url.URL // the server behind
 }
 
 // newBreaker starts a proxy of backend.
@@ -257,9 +258,15 @@ func newBreaker(t *testing.T, backend string, broken bool) *breaker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1 // events as they come
-	b := &breaker{broken: broken}
+	b := &breaker{broken: broken, target: target}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			pr.SetURL(b.target)
+		},
+		FlushInterval: -1, // events as they come
+	}
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		broken := b.broken
@@ -285,9 +292,17 @@ func (b *breaker) cut() {
 	b.srv.CloseClientConnections()
 }
 
-// mend lets requests through again.
-func (b *breaker) mend() {
+// mend lets requests through again, to backend when not "".
+func (b *breaker) mend(t *testing.T, backend string) {
+	t.Helper()
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if backend != "" {
+		target, err := url.Parse(backend)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.target = target
+	}
 	b.broken = false
-	b.mu.Unlock()
 }

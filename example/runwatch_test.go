@@ -168,18 +168,56 @@ func TestRunWatchFeedBreak(t *testing.T) {
 	// A break before any event.
 	front.cut()
 	rev := setRecord(t, base, token, "k", "APP_A", "2", http.StatusOK)
-	front.mend()
+	front.mend(t, "")
 	assert.Equal(t, "2", log.waitStarts(2).vars["APP_A"])
 	r.waitStderr(t, restartLine(rev))
 
 	// A break after one: the stream goes on after it.
 	front.cut()
 	rev = setRecord(t, base, token, "k", "APP_A", "3", http.StatusOK)
-	front.mend()
+	front.mend(t, "")
 	third := log.waitStarts(3)
 	assert.Equal(t, "3", third.vars["APP_A"])
 	r.waitStderr(t, restartLine(rev))
 
+	require.NoError(t, syscall.Kill(third.pid, syscall.SIGUSR2))
+	assert.Equal(t, 3, r.wait(t))
+}
+
+// TestRunWatchServerRestart: the server stops (ending the stream) and a
+// new one starts on the same SQLite file; a change made on the new server
+// before run gets through again reaches CMD.
+func TestRunWatchServerRestart(t *testing.T) {
+	t.Parallel()
+	config := writeConfig(t, `{
+  "database_url": "sqlite:`+filepath.Join(t.TempDir(), "hds.db")+`",
+  "security": {"jwt_secret": "`+testJWTSecret+`", "credential_key": "`+testKey+`"},
+  "rate_limit": {"per_minute": 1000000, "per_hour": 1000000},
+  "users": [{"username": "alice", "password": "`+testPassword+`"}]
+}`)
+	env := map[string]string{"HDS_ADDR": "127.0.0.1:0"}
+	first := start(t, []string{"-config", config}, env)
+	token := login(t, first.url, "alice", testPassword)
+	watchFixture(t, first.url, token)
+	front := newBreaker(t, first.url, false)
+	log := childLog{t: t, path: filepath.Join(t.TempDir(), "log")}
+	r := startRun(t, log, append([]string{"run", "-watch", "-url", front.url, "-cluster", "p/c/k",
+		"-debounce", "100ms", "--"}, childCommand(t, log.path, "die")...), map[string]string{"HDS_TOKEN": token})
+	log.waitStarts(1)
+	rev := setRecord(t, first.url, token, "k", "APP_A", "2", http.StatusOK)
+	log.waitStarts(2)
+	r.waitStderr(t, restartLine(rev))
+
+	// The server goes; run's reconnections get 503 until the new one is
+	// behind the proxy.
+	front.cut()
+	require.NoError(t, first.stop(t))
+	second := start(t, []string{"-config", config}, env)
+	rev = setRecord(t, second.url, token, "db", "host", "h2", http.StatusOK)
+	front.mend(t, second.url)
+	third := log.waitStarts(3)
+	assert.Equal(t, map[string]string{"APP_A": "2", "APP_DSN": "postgres://h2/app"}, third.vars)
+	r.waitStderr(t, restartLine(rev))
 	require.NoError(t, syscall.Kill(third.pid, syscall.SIGUSR2))
 	assert.Equal(t, 3, r.wait(t))
 }
