@@ -44,7 +44,8 @@ func helperMain() {
 // variables as JSON) once its signals are caught, and "signal PID NAME"
 // for each signal. SIGUSR2 makes it exit with status 3 (CMD ending on its
 // own). In mode "die" any other signal ends it, as that signal (its
-// status is 128+N); in mode "stubborn" it ignores them.
+// status is 128+N; SIGUSR1 with exit status 128+N); in mode "stubborn" it
+// ignores them.
 func childMain(log, mode string) {
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -63,11 +64,17 @@ func childMain(log, mode string) {
 		if sig == syscall.SIGUSR2 {
 			os.Exit(3)
 		}
-		if mode == "die" {
-			signal.Reset(sig)
-			_ = syscall.Kill(pid, sig)
-			time.Sleep(time.Minute)
+		if mode != "die" {
+			continue
 		}
+		if sig == syscall.SIGUSR1 {
+			os.Exit(128 + int(sig)) // the runtime takes no action on a SIGUSR1 it does not catch
+		}
+		// SIGTERM, SIGINT, SIGHUP and SIGQUIT end a Go program that does
+		// not catch them, as that signal.
+		signal.Reset(sig)
+		_ = syscall.Kill(pid, sig)
+		time.Sleep(time.Minute)
 	}
 }
 
