@@ -91,7 +91,7 @@ func TestRunWatch(t *testing.T) {
 	watchFixture(t, base, token)
 	log := childLog{t: t, path: filepath.Join(t.TempDir(), "log")}
 	r := startRun(t, log, append([]string{"run", "-watch", "-url", base, "-cluster", "p/c/k", "-signal", "USR1",
-		"-debounce", "2s", "--"}, childCommand(t, log.path, "die")...), map[string]string{"HDS_TOKEN": token})
+		"-debounce", "3s", "--"}, childCommand(t, log.path, "die")...), map[string]string{"HDS_TOKEN": token})
 
 	first := log.waitStarts(1)
 	assert.Equal(t, map[string]string{"APP_A": "1", "APP_DSN": "postgres://h1/app"}, first.vars)
@@ -117,9 +117,11 @@ func TestRunWatch(t *testing.T) {
 
 	// A burst: one restart, with the newest environment, naming the last
 	// change.
-	setRecord(t, base, token, "k", "APP_A", "3", http.StatusOK)
-	setRecord(t, base, token, "k", "APP_A", "4", http.StatusOK)
-	rev = setRecord(t, base, token, "k", "APP_B", "5", http.StatusCreated)
+	records := base + "/api/v1/projects/p/collections/c/clusters/k/records/"
+	mustCall(t, "PUT", records+"APP_A", token, map[string]any{"value": "3"}, http.StatusOK)
+	mustCall(t, "PUT", records+"APP_A", token, map[string]any{"value": "4"}, http.StatusOK)
+	mustCall(t, "POST", records+"APP_B", token, map[string]any{"type": "STRING", "value": "5"}, http.StatusCreated)
+	rev = newestRevision(t, base, token, "")
 	fourth := log.waitStarts(4)
 	assert.Equal(t, map[string]string{"APP_A": "4", "APP_B": "5", "APP_DSN": "postgres://h2/app"}, fourth.vars)
 	r.waitStderr(t, restartLine(rev))
