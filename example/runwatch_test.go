@@ -126,6 +126,16 @@ func TestRunWatch(t *testing.T) {
 	assert.Equal(t, map[string]string{"APP_A": "4", "APP_B": "5", "APP_DSN": "postgres://h2/app"}, fourth.vars)
 	r.waitStderr(t, restartLine(rev))
 
+	// A reference that does not resolve: said in one line, CMD kept; once
+	// it is gone, the environment is as before: no restart.
+	mustCall(t, "POST", records+"APP_BROKEN", token, map[string]any{"type": "STRING", "value": "${nope}"}, http.StatusCreated)
+	r.waitStderr(t, "hds: cannot fetch the configuration (GET /api/v1/projects/p/collections/c/clusters/k: "+
+		"422 UNRESOLVED_REFERENCE: Unresolved reference: record APP_BROKEN: ${nope}: not found): "+
+		childCommand(t, log.path, "die")[0]+" keeps running as it is\n")
+	fetched = reveals(t, base, token)
+	mustCall(t, "DELETE", records+"APP_BROKEN", token, nil, http.StatusNoContent)
+	log.waitUntil("a fetch after the delete", func() bool { return reveals(t, base, token) > fetched })
+
 	// CMD ends on its own: run ends with its status.
 	require.NoError(t, syscall.Kill(fourth.pid, syscall.SIGUSR2))
 	assert.Equal(t, 3, r.wait(t))
