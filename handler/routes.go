@@ -352,7 +352,7 @@ func routes(cfg Config) *router {
 		need:        store.RightRead, access: bearer, counted: true, query: []string{"diffFrom", "diffTo", "unchanged", "reveal"}, status: 200, success: "Diff",
 		errors: underProject,
 	})
-	rt.handle("POST "+pathP+"/promote", protectImport(rec.handlePromote()), operation{
+	rt.handle("POST "+pathP+"/promote", protect(rec.handlePromote()), operation{
 		id: "promote", tag: "projects", summary: "Make one collection or cluster hold what another holds",
 		description: "Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.",
 		need:        store.RightWrite, access: bearer, counted: true, body: "Promote", status: 200, success: "PromoteResult",
