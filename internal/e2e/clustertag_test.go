@@ -79,7 +79,9 @@ func TestClusterTag(t *testing.T) {
 			assert.Equal(t, cur, c.clusterTag(t, what, K, "", alice), "%s changed the cluster's tag", what)
 		}
 
-		changes("POST R", func() { c.mustDo("POST", pathR("web", "prod", "k", "host")+"?type=STRING&value=db", "", alice, http.StatusCreated) })
+		changes("POST R", func() {
+			c.mustDo("POST", pathR("web", "prod", "k", "host")+"?type=STRING&value=db", "", alice, http.StatusCreated)
+		})
 		changes("PUT R to the same value", func() { c.mustDo("PUT", R+"?value=1", "", alice, http.StatusOK) })
 		changes("PUT R to another value", func() { c.mustDo("PUT", R+"?value=2", "", alice, http.StatusOK) })
 		changes("PUT R rename", func() { c.mustDo("PUT", R+"?rename=port2", "", alice, http.StatusOK) })
