@@ -619,6 +619,10 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 	})
 }
 
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
+
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (_ *store.Cluster, err error) {
 	ctx, end := s.call(ctx)

@@ -12579,7 +12579,7 @@ func (r DeleteClusterResponse) ContentType() string {
 
 // GetClusterDataResponse200Headers the declared response headers of an HTTP 200 response for GetClusterData
 type GetClusterDataResponse200Headers struct {
-	ETag                string
+	ETag                *string
 	XHdsSkippedRecords  *int
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
@@ -12589,7 +12589,7 @@ type GetClusterDataResponse200Headers struct {
 
 // GetClusterDataResponse304Headers the declared response headers of an HTTP 304 response for GetClusterData
 type GetClusterDataResponse304Headers struct {
-	ETag                string
+	ETag                *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -23462,10 +23462,10 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 		var headers GetClusterDataResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = value
+			headers.ETag = &value
 		}
 		if values := rsp.Header.Values("X-Hds-Skipped-Records"); len(values) > 0 {
 			var value int
@@ -23507,10 +23507,10 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 		var headers GetClusterDataResponse304Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = value
+			headers.ETag = &value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
