@@ -6,7 +6,7 @@
 
 import * as api from './api.js';
 import { parse, href } from './router.js';
-import { h, replace, toast, errorBox, errorText } from './dom.js';
+import { h, replace, toast, errorBox, errorText, dropToasts } from './dom.js';
 import { Feed } from './feed.js';
 import { can } from './rights.js';
 import { loginView } from './views/login.js';
@@ -37,6 +37,7 @@ let renders = 0;
 async function render() {
   const mine = ++renders;
   for (const f of cleanups.splice(0)) f();
+  dropToasts(); // a notice belongs to the page it was shown on
   const route = parse();
   header(route);
   if (!api.session()) {
@@ -65,6 +66,21 @@ async function render() {
     if (mine !== renders) return;
   }
   const ctx = { route, feed, role, me, can: right => can(role, right), onCleanup: f => cleanups.push(f), rerender: render };
+  // A collection's or a cluster's page is drawn once it is known to
+  // exist: a missing one (misspelled, or deleted) shows its error alone,
+  // without the buttons that would edit it. A record's page finds out
+  // by reading the record.
+  if (route.collection != null && route.record == null) {
+    try {
+      if (route.cluster != null) await api.get(api.resourcePath(route) + '/records', { limit: 1 });
+      else await api.get(api.resourcePath(route));
+    } catch (e) {
+      if (mine !== renders) return;
+      replace(main, projectBar(ctx), h('div.view', errorBox(e, render)));
+      return;
+    }
+    if (mine !== renders) return;
+  }
   let el;
   try {
     el = view(route)(ctx);
