@@ -219,7 +219,7 @@ func TestConsoleBrowserPapercuts(t *testing.T) {
 	t.Run("notices do not outlive their page", func(t *testing.T) {
 		b.t = t
 		b.goTo("#/p/shop/c/prod/k/api/r/from-bob")
-		b.run(chromedp.WaitVisible(chromedp.CSS(`section.editor form`)))
+		b.waitFor(`!!document.querySelector('section.editor .card-head')?.textContent.includes('from-bob')`)
 		b.set(`.value-slot textarea`, "changed")
 		b.save(2)
 		b.waitFor(`document.querySelector('#toasts').textContent.includes('Saved: version 2')`)
@@ -229,6 +229,7 @@ func TestConsoleBrowserPapercuts(t *testing.T) {
 
 		// A notice of what made the page change goes along with it.
 		b.goTo("#/p/shop/c/prod/k/api/r/from-bob")
+		b.waitFor(`!!document.querySelector('section.editor .card-head')?.textContent.includes('from-bob')`)
 		b.button("Delete record")
 		b.click(`dialog button[type=submit]`)
 		b.waitFor(`location.hash === '#/p/shop/c/prod/k/api'`)
