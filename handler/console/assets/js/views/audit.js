@@ -96,7 +96,7 @@ export function auditView({ route, feed, me, onCleanup }) {
     actor = id;
     list.restart();
   }
-  const who = h('input', { type: 'search', list: 'audit-who', placeholder: 'Who: username or token name', 'aria-label': 'User or token',
+  const who = h('input', { type: 'search', list: 'audit-who', placeholder: 'Username or token name', 'aria-label': 'User or token',
     autocomplete: 'off', onfocus: () => { names().catch(() => {}); }, onchange: pickActor,
     onkeydown: e => { if (e.key === 'Enter') pickActor(); } });
   const since = h('input', { type: 'date', 'aria-label': 'Since', title: 'From the start of this day', onchange: () => list.restart() });
