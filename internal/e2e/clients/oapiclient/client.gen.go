@@ -3954,7 +3954,7 @@ type ClientInterface interface {
 
 	// TransferProjectWithBody Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3963,7 +3963,7 @@ type ClientInterface interface {
 
 	// TransferProject Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5106,7 +5106,7 @@ func (c *Client) PutMember(ctx context.Context, project ProjectPath, username Us
 
 // TransferProjectWithBody Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5125,7 +5125,7 @@ func (c *Client) TransferProjectWithBody(ctx context.Context, project ProjectPat
 
 // TransferProject Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9412,7 +9412,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithBodyWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9421,7 +9421,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17348,7 +17348,7 @@ func (c *ClientWithResponses) PutMemberWithResponse(ctx context.Context, project
 
 // TransferProjectWithBodyWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17363,7 +17363,7 @@ func (c *ClientWithResponses) TransferProjectWithBodyWithResponse(ctx context.Co
 
 // TransferProjectWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
