@@ -302,10 +302,17 @@ func TestPromoteClusters(t *testing.T) {
 		alice := c.token("alice")
 		stagingAndProd(c, alice)
 
+		clusterTag := func() string {
+			_, h, _ := c.do("GET", pathK("web", "prod", "app"), "", alice)
+			return h.Get("ETag")
+		}
+		tag := clusterTag()
+		require.NotEmpty(t, tag, "GET K has an ETag")
 		// records narrows; names the comparison does not list are ignored.
 		s := c.promote(t, "web", `{"from":"staging/app","to":"prod/app","records":["host","pw","same","old","nope"],"delete":true}`, alice)
 		assert.Equal(t, []string{"update prod/app/host", "delete prod/app/old", "update prod/app/pw"}, s.changeList(), "only the records named")
 		assert.Equal(t, 1, s.Unchanged, "same is unchanged")
+		assert.NotEqual(t, tag, clusterTag(), "the promote changed the cluster's ETag")
 		d := c.diff(t, "web", "from=staging/app&to=prod/app&reveal=true", alice)
 		assert.Equal(t, []string{
 			`app/Zed added {"type":"NULL","value":null,"version":1} null`,
