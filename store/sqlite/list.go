@@ -79,11 +79,15 @@ func (l *list) afterKey(alias string, q store.ListQuery, col string, key any) {
 	case q.SortBy == store.SortName && !q.Desc:
 		l.cond("("+name+", "+id+") > (?, ?)", pos.Name, pos.ID)
 	case q.SortBy == store.SortName:
-		l.cond("("+name+" < ? OR ("+name+" = ? AND "+id+" > ?))", pos.Name, pos.Name, pos.ID)
+		// The first condition is the range an index on name, read
+		// backwards, starts at.
+		l.cond(name+" <= ? AND ("+name+" < ? OR "+id+" > ?)", pos.Name, pos.Name, pos.ID)
 	case !q.Desc:
 		l.cond("("+col+", "+name+", "+id+") > (?, ?, ?)", key, pos.Name, pos.ID)
 	default:
-		l.cond("("+col+" < ? OR ("+col+" = ? AND ("+name+", "+id+") > (?, ?)))", key, key, pos.Name, pos.ID)
+		// The first condition is the range a descending index on col
+		// starts at.
+		l.cond(col+" <= ? AND ("+col+" < ? OR ("+name+", "+id+") > (?, ?))", key, key, pos.Name, pos.ID)
 	}
 }
 

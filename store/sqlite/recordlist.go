@@ -1,0 +1,243 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hds-go/hds/store"
+)
+
+// A record list (docs/api.md#5-list-queries) is a count and a page. The
+// filters on columns (type, value, range) and every sort, both ways, are
+// index ranges in the list's order (migrations 0001 and 0002). The
+// substring filters, search and valueContains, are not: a page of them is
+// read one of two ways, whichever costs less for the number of matches.
+//
+//   - In order: the sort column's index is read in the list's order and
+//     each record checked until the page is full. Cheap when matches are
+//     many; when they are few, or all at one end of the order, it reads
+//     most of the cluster's records.
+//   - From the matches: the records that match are found first (in the
+//     trigram index hds_records_text for a pattern of 3 characters or
+//     more, else by reading the names in hds_records_name_lower), then
+//     read and sorted. It reads as many records as match.
+//
+// The count tells which: the matches are read from the matches when they
+// are no more than half of the cluster (plus the page), so that neither
+// way ever reads more than about half of the cluster's records.
+
+// minTrigram is the shortest pattern the trigram index finds: shorter
+// ones are matched by reading the texts.
+const minTrigram = 3
+
+// longText is the longest text, in characters, hds_records_text holds
+// (migration 0002): valueContains reads longer ones.
+const longText = "4096"
+
+// textFilter is a substring filter of a record list: the lower-cased
+// pattern and the column of hds_records (and of hds_records_text) holding
+// the lower-cased text it is found in.
+type textFilter struct {
+	col, pattern string
+}
+
+// indexed reports whether hds_records_text finds f's matches.
+func (f textFilter) indexed() bool { return utf8.RuneCountInString(f.pattern) >= minTrigram }
+
+// phrase is f's pattern as an FTS5 query: one string, whose trigrams must
+// follow each other, so that it matches exactly the texts that contain
+// the pattern. Inside the quotes only '"' is special, doubled.
+func (f textFilter) phrase() string {
+	return `"` + strings.ReplaceAll(f.pattern, `"`, `""`) + `"`
+}
+
+// read adds f to l as a condition on the records r, checked by reading
+// each record's text.
+func (f textFilter) read(l *list) {
+	l.cond("instr(r."+f.col+", ?) > 0", f.pattern)
+}
+
+// matches is a statement that selects the rowids of the records of the
+// cluster id that match f, found in indexes: through hds_records_text
+// (and hds_records_long_text) when f is indexed, else by reading the
+// texts (the names in hds_records_name_lower, the values in the table).
+func (f textFilter) matches(id string) (string, []any) {
+	if !f.indexed() {
+		return "SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND instr(x." + f.col + ", ?) > 0", []any{id, f.pattern}
+	}
+	q := "SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND x.seq IN (SELECT rowid FROM hds_records_text WHERE " +
+		f.col + " MATCH ?)"
+	if f.col == "name_lower" {
+		return q, []any{id, f.phrase()}
+	}
+	return q + " UNION ALL SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND length(x.vtext_lower) > " + longText +
+		" AND instr(x.vtext_lower, ?) > 0", []any{id, f.phrase(), id, f.pattern}
+}
+
+// recordList is a record list's filters.
+type recordList struct {
+	q     store.RecordQuery
+	k     *clus
+	texts []textFilter
+}
+
+// newRecordList returns the filters of q on k's records.
+func newRecordList(k *clus, q store.RecordQuery) *recordList {
+	rl := &recordList{q: q, k: k}
+	if q.Search != "" {
+		rl.texts = append(rl.texts, textFilter{"name_lower", lower(q.Search)})
+	}
+	if q.ValueContains != "" {
+		rl.texts = append(rl.texts, textFilter{"vtext_lower", lower(q.ValueContains)})
+	}
+	return rl
+}
+
+// columns adds the filters on columns (the cluster, type, value and
+// range) to l.
+func (rl *recordList) columns(l *list) {
+	q := rl.q
+	l.cond("r.cluster_id = ?", rl.k.ID)
+	if q.Type != "" {
+		l.cond("r.type = ?", string(q.Type))
+	}
+	if q.HasValue {
+		l.cond("r.vtext = ?", q.Value)
+	}
+	if q.Min != nil {
+		l.cond("r.type = ? AND r.rkey >= ?", string(q.Type), rkey(q.Type, *q.Min))
+	}
+	if q.Max != nil {
+		l.cond("r.type = ? AND r.rkey <= ?", string(q.Type), rkey(q.Type, *q.Max))
+	}
+}
+
+// matching adds the substring filters to l, each as the rowids of its
+// matches.
+func (rl *recordList) matching(l *list) {
+	for _, f := range rl.texts {
+		q, args := f.matches(rl.k.ID)
+		l.cond("r.rowid IN ("+q+")", args...)
+	}
+}
+
+// countRecords counts the matches: from the cluster's counter when
+// nothing filters, from the indexes that find the matches of a substring
+// filter alone, else reading the matches' records.
+func (t *tx) countRecords(rl *recordList) (int, error) {
+	var l list
+	rl.columns(&l)
+	var n int
+	switch {
+	case len(l.where) == 1 && len(rl.texts) == 0:
+		return int(rl.k.records), nil
+	case len(l.where) == 1 && len(rl.texts) == 1:
+		q, args := rl.texts[0].matches(rl.k.ID)
+		err := t.row(`SELECT count(*) FROM (`+q+`)`, args...).Scan(&n)
+		return n, err
+	}
+	rl.matching(&l)
+	err := t.row(`SELECT count(*) FROM hds_records r`+l.whereClause(), l.args...).Scan(&n)
+	return n, err
+}
+
+// estimate is, when the list is not counted, a bound of the matches of
+// the substring filters that chooses how the page is read: the trigram
+// index's matches in every cluster (texts too long for it left out), or
+// the cluster's records when it does not find them.
+func (t *tx) estimate(rl *recordList) (int, error) {
+	best := int(rl.k.records)
+	for _, f := range rl.texts {
+		if !f.indexed() {
+			continue
+		}
+		var n int
+		if err := t.row(`SELECT count(*) FROM hds_records_text WHERE `+f.col+` MATCH ?`, f.phrase()).Scan(&n); err != nil {
+			return 0, err
+		}
+		best = min(best, n)
+	}
+	return best, nil
+}
+
+// fromMatches reports whether a page with matches of the substring
+// filters is read from the matches rather than in order.
+func (rl *recordList) fromMatches(matches int) bool {
+	q := rl.q
+	if len(rl.texts) == 0 {
+		return false
+	}
+	if len(rl.texts) == 1 && !rl.texts[0].indexed() && rl.texts[0].col == "name_lower" && q.SortBy == store.SortName {
+		// In name order, hds_records_name_lower checks each name
+		// without reading its record.
+		return false
+	}
+	return 2*matches <= int(rl.k.records)+q.Offset+q.Limit
+}
+
+// FindRecords implements store.Store: one statement counts, one reads
+// the page, each served by an index.
+func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQuery) ([]*store.Record, int, error) {
+	var items []*store.Record
+	total := store.NotCounted
+	err := s.read(ctx, func(t *tx) error {
+		k, err := t.cluster(p)
+		if err != nil {
+			return err
+		}
+		rl := newRecordList(k, q)
+		matches := int(k.records)
+		if !q.NoCount {
+			if total, err = t.countRecords(rl); err != nil {
+				return err
+			}
+			matches = total
+		} else if len(rl.texts) > 0 {
+			if matches, err = t.estimate(rl); err != nil {
+				return err
+			}
+		}
+		items = []*store.Record{}
+		if matches == 0 {
+			return nil
+		}
+		var l list
+		rl.columns(&l)
+		if rl.fromMatches(matches) {
+			rl.matching(&l)
+		} else {
+			for _, f := range rl.texts {
+				f.read(&l)
+			}
+		}
+		col := sortColumn("r", q.SortBy)
+		var key any
+		if q.After != nil {
+			key = positionKey(q.SortBy, q.After)
+		}
+		if q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime {
+			// Within one such type the range key orders as the value
+			// key does: hds_records_range serves the filter, the
+			// range and the order.
+			col = "r.rkey"
+			l.cond("r.rkey IS NOT NULL")
+			if q.After != nil {
+				key = rkey(q.Type, q.After.Key)
+			}
+		}
+		if q.After != nil {
+			l.afterKey("r", q.ListQuery, col, key)
+		}
+		order, page := orderPageBy("r", q.ListQuery, col)
+		return t.eachRecord(`SELECT `+recordCols+` FROM hds_records r`+l.whereClause()+order, append(l.args, page...),
+			func(r *store.Record) error {
+				items = append(items, r)
+				return nil
+			})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return items, total, nil
+}
