@@ -76,6 +76,10 @@ func (l *list) afterKey(alias string, q store.ListQuery, col string, key any) {
 	pos := q.After
 	name, id := alias+".name", alias+".id"
 	switch {
+	case q.SortBy == store.SortID && !q.Desc:
+		l.cond(col+" > ?", key) // ids are unique: no ties
+	case q.SortBy == store.SortID:
+		l.cond(col+" < ?", key)
 	case q.SortBy == store.SortName && !q.Desc:
 		l.cond("("+name+", "+id+") > (?, ?)", pos.Name, pos.ID)
 	case q.SortBy == store.SortName:
@@ -111,10 +115,12 @@ func orderPageBy(alias string, q store.ListQuery, col string) (string, []any) {
 		dir = " DESC"
 	}
 	order := " ORDER BY " + col + dir
-	if q.SortBy != store.SortName {
-		order += ", " + alias + ".name, " + alias + ".id"
-	} else {
+	switch q.SortBy {
+	case store.SortID: // ids are unique: no ties
+	case store.SortName:
 		order += ", " + alias + ".id"
+	default:
+		order += ", " + alias + ".name, " + alias + ".id"
 	}
 	return order + " LIMIT ? OFFSET ?", []any{q.Limit, q.Offset}
 }

@@ -10,22 +10,15 @@ import (
 
 // A record list (docs/api.md#5-list-queries) is a count and a page. The
 // filters on columns (type, value, range) and every sort, both ways, are
-// index ranges in the list's order (migrations 0001 and 0002). The
-// substring filters, search and valueContains, are not: a page of them is
-// read one of two ways, whichever costs less for the number of matches.
-//
-//   - In order: the sort column's index is read in the list's order and
-//     each record checked until the page is full. Cheap when matches are
-//     many; when they are few, or all at one end of the order, it reads
-//     most of the cluster's records.
-//   - From the matches: the records that match are found first (in the
-//     trigram index hds_records_text for a pattern of 3 characters or
-//     more, else by reading the names in hds_records_name_lower), then
-//     read and sorted. It reads as many records as match.
-//
-// The count tells which: the matches are read from the matches when they
-// are no more than half of the cluster (plus the page), so that neither
-// way ever reads more than about half of the cluster's records.
+// index ranges in the list's order (migrations 0001 and 0002). A
+// substring filter, search or valueContains, is the set of its matches'
+// rowids, found in an index: the trigram index hds_records_text for a
+// pattern of 3 characters or more, else the names in
+// hds_records_name_lower (the values in the table). The count counts the
+// set; the page either reads the sort column's index in order, checking
+// each rowid against the set without reading the record, or reads the
+// set's records and sorts them, whichever the planner finds cheaper. So
+// no list reads the record of a row that does not match.
 
 // minTrigram is the shortest pattern the trigram index finds: shorter
 // ones are matched by reading the texts.
@@ -50,12 +43,6 @@ func (f textFilter) indexed() bool { return utf8.RuneCountInString(f.pattern) >=
 // the pattern. Inside the quotes only '"' is special, doubled.
 func (f textFilter) phrase() string {
 	return `"` + strings.ReplaceAll(f.pattern, `"`, `""`) + `"`
-}
-
-// read adds f to l as a condition on the records r, checked by reading
-// each record's text.
-func (f textFilter) read(l *list) {
-	l.cond("instr(r."+f.col+", ?) > 0", f.pattern)
 }
 
 // matches is a statement that selects the rowids of the records of the
@@ -142,40 +129,6 @@ func (t *tx) countRecords(rl *recordList) (int, error) {
 	return n, err
 }
 
-// estimate is, when the list is not counted, a bound of the matches of
-// the substring filters that chooses how the page is read: the trigram
-// index's matches in every cluster (texts too long for it left out), or
-// the cluster's records when it does not find them.
-func (t *tx) estimate(rl *recordList) (int, error) {
-	best := int(rl.k.records)
-	for _, f := range rl.texts {
-		if !f.indexed() {
-			continue
-		}
-		var n int
-		if err := t.row(`SELECT count(*) FROM hds_records_text WHERE `+f.col+` MATCH ?`, f.phrase()).Scan(&n); err != nil {
-			return 0, err
-		}
-		best = min(best, n)
-	}
-	return best, nil
-}
-
-// fromMatches reports whether a page with matches of the substring
-// filters is read from the matches rather than in order.
-func (rl *recordList) fromMatches(matches int) bool {
-	q := rl.q
-	if len(rl.texts) == 0 {
-		return false
-	}
-	if len(rl.texts) == 1 && !rl.texts[0].indexed() && rl.texts[0].col == "name_lower" && q.SortBy == store.SortName {
-		// In name order, hds_records_name_lower checks each name
-		// without reading its record.
-		return false
-	}
-	return 2*matches <= int(rl.k.records)+q.Offset+q.Limit
-}
-
 // FindRecords implements store.Store: one statement counts, one reads
 // the page, each served by an index.
 func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQuery) ([]*store.Record, int, error) {
@@ -187,30 +140,18 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			return err
 		}
 		rl := newRecordList(k, q)
-		matches := int(k.records)
 		if !q.NoCount {
 			if total, err = t.countRecords(rl); err != nil {
 				return err
 			}
-			matches = total
-		} else if len(rl.texts) > 0 {
-			if matches, err = t.estimate(rl); err != nil {
-				return err
-			}
 		}
 		items = []*store.Record{}
-		if matches == 0 {
+		if total == 0 {
 			return nil
 		}
 		var l list
 		rl.columns(&l)
-		if rl.fromMatches(matches) {
-			rl.matching(&l)
-		} else {
-			for _, f := range rl.texts {
-				f.read(&l)
-			}
-		}
+		rl.matching(&l)
 		col := sortColumn("r", q.SortBy)
 		var key any
 		if q.After != nil {
