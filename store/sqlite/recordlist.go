@@ -14,11 +14,19 @@ import (
 // substring filter, search or valueContains, is the set of its matches'
 // rowids, found in an index: the trigram index hds_records_text for a
 // pattern of 3 characters or more, else the names in
-// hds_records_name_lower (the values in the table). The count counts the
-// set; the page either reads the sort column's index in order, checking
-// each rowid against the set without reading the record, or reads the
-// set's records and sorts them, whichever the planner finds cheaper. So
-// no list reads the record of a row that does not match.
+// hds_records_name_lower (the values in the table).
+//
+// The count counts the matches first; the page is then read one of two
+// ways, chosen by that count rather than left to the planner (which,
+// without statistics, takes every index range for a few rows):
+//
+//   - From the matches, when they are few: the filter's index (the set
+//     of rowids, the range, the value) finds them, and their records
+//     are read and sorted.
+//   - In order, when they are many: the index of the list's order is
+//     read from the start (or the cursor) until the page is full, each
+//     entry checked against the filters; a substring filter is checked
+//     by rowid, without reading the record.
 
 // minTrigram is the shortest pattern the trigram index finds: shorter
 // ones are matched by reading the texts.
@@ -50,8 +58,15 @@ func (f textFilter) phrase() string {
 // (and hds_records_long_text) when f is indexed, else by reading the
 // texts (the names in hds_records_name_lower, the values in the table).
 func (f textFilter) matches(id string) (string, []any) {
-	if !f.indexed() {
-		return "SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND instr(x." + f.col + ", ?) > 0", []any{id, f.pattern}
+	switch {
+	case !f.indexed() && f.col == "name_lower":
+		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_name_lower WHERE x.cluster_id = ? AND instr(x.name_lower, ?) > 0",
+			[]any{id, f.pattern}
+	case !f.indexed():
+		// The records in id order (about the order they were written
+		// in, which is the table's).
+		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_cluster_id WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
+			[]any{id, f.pattern}
 	}
 	q := "SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND x.seq IN (SELECT rowid FROM hds_records_text WHERE " +
 		f.col + " MATCH ?)"
@@ -129,6 +144,56 @@ func (t *tx) countRecords(rl *recordList) (int, error) {
 	return n, err
 }
 
+// fromMatches reports whether the page of a list with this many matches
+// is read from the matches rather than in order: when they are filtered
+// (by more than the cluster and type, which the indexes of every order
+// lead with) and no more than a tenth of the cluster, or of a few pages.
+func (rl *recordList) fromMatches(matches int) bool {
+	q := rl.q
+	if q.NoCount || (len(rl.texts) == 0 && !q.HasValue && q.Min == nil && q.Max == nil) {
+		return false
+	}
+	return matches <= max(int(rl.k.records)/10, 4*(q.Offset+q.Limit))
+}
+
+// orderIndex is the index that reads the list in order, sorted by col.
+func (rl *recordList) orderIndex(col string) string {
+	q := rl.q
+	desc := ""
+	if q.Desc {
+		desc = "_desc"
+	}
+	if col == "r.rkey" {
+		return "hds_records_range" + desc
+	}
+	if q.Type != "" {
+		switch q.SortBy {
+		case store.SortID:
+			return "hds_records_type_id"
+		case store.SortCreatedAt:
+			return "hds_records_type_created" + desc
+		case store.SortUpdatedAt:
+			return "hds_records_type_updated" + desc
+		case store.SortValue:
+			return "hds_records_type_value" + desc
+		}
+		return "hds_records_type" // by name, and by type: one type
+	}
+	switch q.SortBy {
+	case store.SortID:
+		return "hds_records_cluster_id"
+	case store.SortCreatedAt:
+		return "hds_records_created" + desc
+	case store.SortUpdatedAt:
+		return "hds_records_updated" + desc
+	case store.SortValue:
+		return "hds_records_value" + desc
+	case store.SortType:
+		return "hds_records_type" + desc
+	}
+	return "hds_records_name_lower"
+}
+
 // FindRecords implements store.Store: one statement counts, one reads
 // the page, each served by an index.
 func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQuery) ([]*store.Record, int, error) {
@@ -140,10 +205,12 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			return err
 		}
 		rl := newRecordList(k, q)
+		matches := 0
 		if !q.NoCount {
 			if total, err = t.countRecords(rl); err != nil {
 				return err
 			}
+			matches = total
 		}
 		items = []*store.Record{}
 		if total == 0 {
@@ -170,8 +237,15 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		if q.After != nil {
 			l.afterKey("r", q.ListQuery, col, key)
 		}
+		from := " FROM hds_records r INDEXED BY " + rl.orderIndex(col)
+		if rl.fromMatches(matches) {
+			// "+" makes the order an expression no index serves: the
+			// planner reads the matches by the filters alone, then
+			// sorts them.
+			from, col = " FROM hds_records r", "+"+col
+		}
 		order, page := orderPageBy("r", q.ListQuery, col)
-		return t.eachRecord(`SELECT `+recordCols+` FROM hds_records r`+l.whereClause()+order, append(l.args, page...),
+		return t.eachRecord(`SELECT `+recordCols+from+l.whereClause()+order, append(l.args, page...),
 			func(r *store.Record) error {
 				items = append(items, r)
 				return nil
