@@ -81,11 +81,9 @@ func (l *list) afterKey(alias string, q store.ListQuery, col string, key any) {
 	case q.SortBy == store.SortID:
 		l.cond(col+" < ?", key)
 	case q.SortBy == store.SortName && !q.Desc:
-		l.cond("("+name+", "+id+") > (?, ?)", pos.Name, pos.ID)
+		l.cond(name+" > ?", pos.Name) // names are unique in their parent: no ties
 	case q.SortBy == store.SortName:
-		// The first condition is the range an index on name, read
-		// backwards, starts at.
-		l.cond(name+" <= ? AND ("+name+" < ? OR "+id+" > ?)", pos.Name, pos.Name, pos.ID)
+		l.cond(name+" < ?", pos.Name)
 	case !q.Desc:
 		l.cond("("+col+", "+name+", "+id+") > (?, ?, ?)", key, pos.Name, pos.ID)
 	default:
@@ -116,9 +114,7 @@ func orderPageBy(alias string, q store.ListQuery, col string) (string, []any) {
 	}
 	order := " ORDER BY " + col + dir
 	switch q.SortBy {
-	case store.SortID: // ids are unique: no ties
-	case store.SortName:
-		order += ", " + alias + ".id"
+	case store.SortID, store.SortName: // unique (names in their parent): no ties
 	default:
 		order += ", " + alias + ".name, " + alias + ".id"
 	}

@@ -56,15 +56,18 @@ func (f textFilter) phrase() string {
 // matches is a statement that selects the rowids of the records of the
 // cluster id that match f, found in indexes: through hds_records_text
 // (and hds_records_long_text) when f is indexed, else by reading the
-// texts (the names in hds_records_name_lower, the values in the table).
-func (f textFilter) matches(id string) (string, []any) {
+// texts (the names in hds_records_name_lower, the values in the table:
+// all of it, in the table's order, when scan is true, else the cluster's
+// records by hds_records_cluster_id).
+func (f textFilter) matches(id string, scan bool) (string, []any) {
 	switch {
 	case !f.indexed() && f.col == "name_lower":
 		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_name_lower WHERE x.cluster_id = ? AND instr(x.name_lower, ?) > 0",
 			[]any{id, f.pattern}
+	case !f.indexed() && scan:
+		return "SELECT x.rowid FROM hds_records x NOT INDEXED WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
+			[]any{id, f.pattern}
 	case !f.indexed():
-		// The records in id order (about the order they were written
-		// in, which is the table's).
 		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_cluster_id WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
 			[]any{id, f.pattern}
 	}
@@ -82,6 +85,10 @@ type recordList struct {
 	q     store.RecordQuery
 	k     *clus
 	texts []textFilter
+	// scan is whether the cluster holds at least half of the records
+	// of every cluster: the values a short valueContains reads are then
+	// read from the whole table, in its order, rather than looked up.
+	scan bool
 }
 
 // newRecordList returns the filters of q on k's records.
@@ -97,21 +104,26 @@ func newRecordList(k *clus, q store.RecordQuery) *recordList {
 }
 
 // columns adds the filters on columns (the cluster, type, value and
-// range) to l.
-func (rl *recordList) columns(l *list) {
+// range) to l; with checked, as conditions no index serves ("+"), only
+// checked on each record read.
+func (rl *recordList) columns(l *list, checked bool) {
 	q := rl.q
-	l.cond("r.cluster_id = ?", rl.k.ID)
+	r := "r."
+	if checked {
+		r = "+r."
+	}
+	l.cond(r+"cluster_id = ?", rl.k.ID)
 	if q.Type != "" {
-		l.cond("r.type = ?", string(q.Type))
+		l.cond(r+"type = ?", string(q.Type))
 	}
 	if q.HasValue {
-		l.cond("r.vtext = ?", q.Value)
+		l.cond(r+"vtext = ?", q.Value)
 	}
 	if q.Min != nil {
-		l.cond("r.type = ? AND r.rkey >= ?", string(q.Type), rkey(q.Type, *q.Min))
+		l.cond(r+"type = ? AND "+r+"rkey >= ?", string(q.Type), rkey(q.Type, *q.Min))
 	}
 	if q.Max != nil {
-		l.cond("r.type = ? AND r.rkey <= ?", string(q.Type), rkey(q.Type, *q.Max))
+		l.cond(r+"type = ? AND "+r+"rkey <= ?", string(q.Type), rkey(q.Type, *q.Max))
 	}
 }
 
@@ -119,7 +131,7 @@ func (rl *recordList) columns(l *list) {
 // matches.
 func (rl *recordList) matching(l *list) {
 	for _, f := range rl.texts {
-		q, args := f.matches(rl.k.ID)
+		q, args := f.matches(rl.k.ID, rl.scan)
 		l.cond("r.rowid IN ("+q+")", args...)
 	}
 }
@@ -129,13 +141,13 @@ func (rl *recordList) matching(l *list) {
 // filter alone, else reading the matches' records.
 func (t *tx) countRecords(rl *recordList) (int, error) {
 	var l list
-	rl.columns(&l)
+	rl.columns(&l, false)
 	var n int
 	switch {
 	case len(l.where) == 1 && len(rl.texts) == 0:
 		return int(rl.k.records), nil
 	case len(l.where) == 1 && len(rl.texts) == 1:
-		q, args := rl.texts[0].matches(rl.k.ID)
+		q, args := rl.texts[0].matches(rl.k.ID, rl.scan)
 		err := t.row(`SELECT count(*) FROM (`+q+`)`, args...).Scan(&n)
 		return n, err
 	}
@@ -205,6 +217,15 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			return err
 		}
 		rl := newRecordList(k, q)
+		for _, f := range rl.texts {
+			if f.col == "vtext_lower" && !f.indexed() {
+				var last int // the highest seq: about the records of every cluster
+				if err := t.row(`SELECT coalesce(max(seq), 0) FROM hds_records`).Scan(&last); err != nil {
+					return err
+				}
+				rl.scan = 2*k.records >= last
+			}
+		}
 		matches := 0
 		if !q.NoCount {
 			if total, err = t.countRecords(rl); err != nil {
@@ -216,8 +237,11 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		if total == 0 {
 			return nil
 		}
+		// From the matches of a substring filter: the set of their
+		// rowids finds them, the other filters are checked.
+		fromSet := rl.fromMatches(matches) && len(rl.texts) > 0
 		var l list
-		rl.columns(&l)
+		rl.columns(&l, fromSet)
 		rl.matching(&l)
 		col := sortColumn("r", q.SortBy)
 		var key any
