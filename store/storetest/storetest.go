@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RecordLists", func(t *testing.T) { testRecordLists(t, newStore) })
 	t.Run("ListsV11", func(t *testing.T) { testListsV11(t, newStore) })
 	t.Run("Cursors", func(t *testing.T) { testCursors(t, newStore) })
+	t.Run("Substrings", func(t *testing.T) { testSubstrings(t, newStore) })
 	t.Run("CredentialRecords", func(t *testing.T) { testCredentialRecords(t, newStore) })
 	t.Run("LargeValues", func(t *testing.T) { testLargeValues(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
