@@ -160,4 +160,3 @@ func testSubstrings(t *testing.T, newStore func(t *testing.T) store.Store) {
 		check(t, f, cs)
 	})
 }
-
