@@ -26,7 +26,12 @@ import (
 //   - In order, when they are many: the index of the list's order is
 //     read from the start (or the cursor) until the page is full, each
 //     entry checked against the filters; a substring filter is checked
-//     by rowid, without reading the record.
+//     by rowid, without reading the record, or, when half of the
+//     cluster or more matches (so that about every other record read
+//     is a match), by reading the text, which spares finding the set.
+//
+// A cluster that holds every record (the common case of one box) counts
+// the trigram index's matches without looking each one up.
 
 // minTrigram is the shortest pattern the trigram index finds: shorter
 // ones are matched by reading the texts.
@@ -147,13 +152,40 @@ func (t *tx) countRecords(rl *recordList) (int, error) {
 	case len(l.where) == 1 && len(rl.texts) == 0:
 		return int(rl.k.records), nil
 	case len(l.where) == 1 && len(rl.texts) == 1:
-		q, args := rl.texts[0].matches(rl.k.ID, rl.scan)
+		f := rl.texts[0]
+		q, args := f.matches(rl.k.ID, rl.scan)
+		if f.indexed() {
+			alone, err := t.alone(rl.k)
+			if err != nil {
+				return 0, err
+			}
+			if alone {
+				// The trigram index holds the records of this
+				// cluster only: its matches are the cluster's,
+				// counted without looking each up.
+				q, args = `SELECT rowid FROM hds_records_text WHERE `+f.col+` MATCH ?`, []any{f.phrase()}
+				if f.col == "vtext_lower" {
+					q += ` UNION ALL SELECT x.rowid FROM hds_records x WHERE length(x.vtext_lower) > ` + longText +
+						` AND instr(x.vtext_lower, ?) > 0`
+					args = append(args, f.pattern)
+				}
+			}
+		}
 		err := t.row(`SELECT count(*) FROM (`+q+`)`, args...).Scan(&n)
 		return n, err
 	}
 	rl.matching(&l)
 	err := t.row(`SELECT count(*) FROM hds_records r`+l.whereClause(), l.args...).Scan(&n)
 	return n, err
+}
+
+// alone reports whether k holds every record of the database (the
+// clusters' counters, which limits.max_records_per_cluster reads, say
+// so).
+func (t *tx) alone(k *clus) (bool, error) {
+	var all int
+	err := t.row(`SELECT coalesce(sum(records), 0) FROM hds_clusters`).Scan(&all)
+	return all == k.records, err
 }
 
 // fromMatches reports whether the page of a list with this many matches
@@ -242,7 +274,15 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		fromSet := rl.fromMatches(matches) && len(rl.texts) > 0
 		var l list
 		rl.columns(&l, fromSet)
-		rl.matching(&l)
+		if !q.NoCount && !fromSet && 2*matches >= k.records {
+			// Half of the cluster or more: read in order, about one
+			// record in two matches; finding the set would cost more.
+			for _, f := range rl.texts {
+				l.cond("instr(r."+f.col+", ?) > 0", f.pattern)
+			}
+		} else {
+			rl.matching(&l)
+		}
 		col := sortColumn("r", q.SortBy)
 		var key any
 		if q.After != nil {
