@@ -2,9 +2,7 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,8 +14,8 @@ import (
 	"github.com/hds-go/hds/store/sqlite"
 )
 
-// TestMigrateListSpeed upgrades a database made by schema 1, with
-// records in it, to migration 0002: the records it held are found by
+// TestMigrateListSpeed upgrades a database made by schema 2, with
+// records in it, to migration 0003: the records it held are found by
 // search and valueContains (through the trigram index it builds, and
 // past it for a long text) in every order, records written after it are
 // numbered after them, and the index follows renames, new values,
@@ -25,18 +23,12 @@ import (
 func TestMigrateListSpeed(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hds.db")
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	schema, err := fs.ReadFile(sqlite.Migrations, "migrations/0001_schema.sql")
+	prev, err := sqlite.Open(ctx, path, sqlite.WithMigrationsTo("migrations/0002_cluster_state.sql"))
 	require.NoError(t, err)
 	exec := func(query string, args ...any) {
 		t.Helper()
-		_, err := db.ExecContext(ctx, query, args...)
-		require.NoError(t, err, query)
+		require.NoError(t, prev.Exec(ctx, query, args...), query)
 	}
-	exec(`CREATE TABLE hds_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`)
-	exec(string(schema))
-	exec(`INSERT INTO hds_schema_migrations VALUES ('migrations/0001_schema.sql', 0)`)
 	exec(`INSERT INTO hds_projects (id, name, name_lower, owner_id, created_at, updated_at) VALUES ('p1', 'p', 'p', 'u', 1, 1)`)
 	exec(`INSERT INTO hds_collections (id, project_id, name, name_lower, created_at, updated_at) VALUES ('c1', 'p1', 'c', 'c', 1, 1)`)
 	exec(`INSERT INTO hds_clusters (id, collection_id, name, name_lower, created_at, updated_at, records) VALUES ('k1', 'c1', 'k', 'k', 1, 1, 4)`)
@@ -57,7 +49,7 @@ func TestMigrateListSpeed(t *testing.T) {
 			bytes, created_at, updated_at, updated_by) VALUES (?, 'k1', ?, ?, ?, ?, 1, ?, ?, ?, ?, 0, ?, ?, 'u')`,
 			r.id, r.name, strings.ToLower(r.name), string(r.typ), r.value, vtext, vlower, vk, rk, i+1, i+1)
 	}
-	require.NoError(t, db.Close())
+	require.NoError(t, prev.Close())
 
 	s := openAt(t, path)
 	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
@@ -97,6 +89,9 @@ func TestMigrateListSpeed(t *testing.T) {
 	seq, err := s.QueryString(ctx, `SELECT seq FROM hds_records WHERE name = 'epsilon'`)
 	require.NoError(t, err)
 	assert.Equal(t, "5", seq, "numbered after the records the migration numbered")
+	unnumbered, err := s.QueryString(ctx, `SELECT count(*) FROM hds_records WHERE seq IS NULL`)
+	require.NoError(t, err)
+	assert.Equal(t, "0", unnumbered)
 	assert.Equal(t, []string{"Alpha", "epsilon"}, find(contains("world", store.SortName, false)))
 
 	_, err = s.UpdateRecord(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "Alpha"}, store.Write{},

@@ -10,7 +10,7 @@ import (
 
 // A record list (docs/api.md#5-list-queries) is a count and a page. The
 // filters on columns (type, value, range) and every sort, both ways, are
-// index ranges in the list's order (migrations 0001 and 0002). A
+// index ranges in the list's order (migrations 0001 and 0003). A
 // substring filter, search or valueContains, is the set of its matches'
 // rowids, found in an index: the trigram index hds_records_text for a
 // pattern of 3 characters or more, else the names in
@@ -38,7 +38,7 @@ import (
 const minTrigram = 3
 
 // longText is the longest text, in characters, hds_records_text holds
-// (migration 0002): valueContains reads longer ones.
+// (migration 0003): valueContains reads longer ones.
 const longText = "4096"
 
 // textFilter is a substring filter of a record list: the lower-cased

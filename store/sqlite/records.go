@@ -144,7 +144,7 @@ func (t *tx) createRecord(k *clus, name string, in *store.Record, c store.Caller
 		CreatedAt: t.now, UpdatedAt: t.now, UpdatedBy: c.ID()}
 	vk, rk, vtext, vlower := recordKeys(r.Type, r.Value)
 	n := size(r.Name, r.Value)
-	// seq numbers the record in hds_records_text (migration 0002).
+	// seq numbers the record in hds_records_text (migration 0003).
 	if _, err := t.exec(`INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower,
 		vkey, rkey, bytes, created_at, updated_at, updated_by, seq) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?,
 		(SELECT coalesce(max(seq), 0) + 1 FROM hds_records))`,

@@ -1,4 +1,4 @@
--- hds SQLite schema, version 2: record lists served from indexes in
+-- hds SQLite schema, version 3: record lists served from indexes in
 -- every order and for the substring filters (API.md section 5).
 
 -- seq is the record's number in hds_records_text: a record's rowid is
