@@ -322,10 +322,13 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 	}
 	quotas := s.currentQuotas()
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockOwnerRow(ctx, p.Caller.UserID); err != nil {
+			return err
+		}
 		if quotas.MaxProjectsPerUser > 0 {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
-			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {
+			if err := q.lockOwner(ctx, p.Caller.UserID); err != nil {
 				return err
 			}
 			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, p.Caller.UserID)

@@ -3957,7 +3957,7 @@ type ClientInterface interface {
 
 	// TransferProjectWithBody Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3966,7 +3966,7 @@ type ClientInterface interface {
 
 	// TransferProject Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5109,7 +5109,7 @@ func (c *Client) PutMember(ctx context.Context, project ProjectPath, username Us
 
 // TransferProjectWithBody Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5128,7 +5128,7 @@ func (c *Client) TransferProjectWithBody(ctx context.Context, project ProjectPat
 
 // TransferProject Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9430,7 +9430,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithBodyWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9439,7 +9439,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17378,7 +17378,7 @@ func (c *ClientWithResponses) PutMemberWithResponse(ctx context.Context, project
 
 // TransferProjectWithBodyWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17393,7 +17393,7 @@ func (c *ClientWithResponses) TransferProjectWithBodyWithResponse(ctx context.Co
 
 // TransferProjectWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
