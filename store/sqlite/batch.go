@@ -19,13 +19,13 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		if err != nil {
 			return err
 		}
-		results = make([]store.OpResult, len(b.Ops))
-		for i, op := range b.Ops {
-			res, err := t.apply(pr, p.Caller, b, op)
+		results = make([]store.OpResult, b.Len())
+		for i := range results {
+			res, err := t.apply(pr, p.Caller, b, b.Op(i))
 			if err != nil {
 				return &store.OpError{Index: i, Err: err}
 			}
-			results[i] = res
+			results[i] = b.Result(res)
 		}
 		if b.DryRun {
 			t.written = nil
