@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -492,11 +491,8 @@ func sameValue(t store.DataType, a, b json.RawMessage) bool {
 // {"created", "updated", "deleted", "unchanged", "changes", "revision"}
 // in the success envelope.
 func (pl *importPlan) answer(w http.ResponseWriter, r *http.Request, message string) {
-	w.Header().Set("Content-Type", envelope.ContentType)
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(progressWriter{w, r}, 32<<10)
-	b := make([]byte, 0, 512)
-	b = append(b, `{"success":true,"data":{"created":`...)
+	a := startAnswer(w, r, http.StatusOK)
+	b := append(a.b, `{"created":`...)
 	b = strconv.AppendInt(b, int64(pl.created), 10)
 	b = append(b, `,"updated":`...)
 	b = strconv.AppendInt(b, int64(pl.updated), 10)
@@ -504,9 +500,10 @@ func (pl *importPlan) answer(w http.ResponseWriter, r *http.Request, message str
 	b = strconv.AppendInt(b, int64(pl.deleted), 10)
 	b = append(b, `,"unchanged":`...)
 	b = strconv.AppendInt(b, int64(pl.unchanged), 10)
-	b = append(b, `,"changes":[`...)
+	a.b = append(b, `,"changes":[`...)
 	first := true
 	change := func(ch importChange) {
+		b := a.b
 		if !first {
 			b = append(b, ',')
 		}
@@ -519,11 +516,8 @@ func (pl *importPlan) answer(w http.ResponseWriter, r *http.Request, message str
 		b = jsonstr.Append(b, ch.Cluster)
 		b = append(b, `,"record":`...)
 		b = jsonstr.Append(b, ch.Record)
-		b = append(b, '}')
-		if len(b) >= 16<<10 {
-			_, _ = bw.Write(b) // a write error shows at Flush
-			b = b[:0]
-		}
+		a.b = append(b, '}')
+		a.more()
 	}
 	gone := pl.gone
 	for _, at := range pl.writes {
@@ -543,11 +537,8 @@ func (pl *importPlan) answer(w http.ResponseWriter, r *http.Request, message str
 	for _, ch := range gone {
 		change(ch)
 	}
-	b = append(b, `],"revision":`...)
-	b = strconv.AppendInt(b, pl.revision, 10)
-	b = append(b, `},"message":`...)
-	b = jsonstr.Append(b, message)
-	b = append(b, "}\n"...)
-	_, _ = bw.Write(b)
-	_ = bw.Flush() // the client went away
+	a.b = append(a.b, `],"revision":`...)
+	a.b = strconv.AppendInt(a.b, pl.revision, 10)
+	a.b = append(a.b, '}')
+	a.end(message)
 }
