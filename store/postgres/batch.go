@@ -12,8 +12,9 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// setChunk is how many ops one set-based run holds at most.
-const setChunk = 5000
+// setChunk is how many ops one set-based run holds at most (a variable
+// so that the tests cross its bounds with small batches).
+var setChunk = 5000
 
 // errDryRun rolls back the transaction of a dry-run batch.
 var errDryRun = errors.New("dry run")

@@ -11,10 +11,11 @@ import (
 var errRollback = errors.New("dry run")
 
 // Apply implements store.Store: every op runs in one write transaction,
-// which a failure (or a dry run) rolls back whole.
+// which a failure (or a dry run) rolls back whole. Its deadline grows
+// with the number of ops (writeFor).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
 	var results []store.OpResult
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeFor(ctx, b.Len(), func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err

@@ -358,6 +358,23 @@ func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	return s.writeNoDeadline(ctx, f)
 }
 
+// opTime is the time a call whose work grows with n items (the ops of a
+// batch or an import) gets per item on top of the timeout, so that a
+// body within limits.max_import_bytes has the time it needs (150,000
+// records: 150 s more), as the PostgreSQL store does.
+const opTime = time.Millisecond
+
+// writeFor is write for a call of n items: its deadline is the timeout
+// plus opTime per item.
+func (s *Store) writeFor(ctx context.Context, n int, f func(t *tx) error) error {
+	if s.timeout <= 0 {
+		return s.write(ctx, f)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Duration(n)*opTime)
+	defer cancel()
+	return s.writeNoDeadline(ctx, f)
+}
+
 // writeNoDeadline is write bounded by ctx alone (migrations, which may
 // take longer than one call).
 func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error {
