@@ -163,7 +163,17 @@ func (in *importDoc) tree() *docTree {
 
 // sortByName sorts s by the names name gives.
 func sortByName[T any](s []T, name func(*T) string) {
-	slices.SortFunc(s, func(a, b T) int { return strings.Compare(name(&a), name(&b)) })
+	// Sorted by index, so that no element is copied to be compared.
+	idx := make([]int32, len(s))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(name(&s[a]), name(&s[b])) })
+	sorted := make([]T, len(s))
+	for i, j := range idx {
+		sorted[i] = s[j]
+	}
+	copy(s, sorted)
 }
 
 // findByName returns the index of the element of s, sorted by name,
