@@ -99,11 +99,13 @@ func BenchmarkBatchBig(b *testing.B) {
 }
 
 // benchBigBody times send after setup, each round, and reports the peak
-// heap growth during send (heap-MB, x-body) and what it allocated per
-// body byte (alloc-x-body). The heap is sampled as heapGrowth does,
-// without a memory limit.
+// heap growth during send (heap-MB, x-body), what it allocated per body
+// byte (alloc-x-body) and what the heap still holds after it, collected
+// (kept-x-body: the memory store's new records and audit entries). The
+// heap is sampled as heapGrowth does, without a memory limit.
 func benchBigBody(b *testing.B, body string, setup, send func()) {
 	var peak, alloc uint64
+	var kept int64
 	rounds := 0
 	for b.Loop() {
 		b.StopTimer()
@@ -117,10 +119,14 @@ func benchBigBody(b *testing.B, body string, setup, send func()) {
 		runtime.ReadMemStats(&after)
 		peak = max(peak, growth)
 		alloc += after.TotalAlloc - before.TotalAlloc
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		kept = max(kept, int64(after.HeapAlloc)-int64(before.HeapAlloc))
 		rounds++
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "heap-MB")
 	b.ReportMetric(float64(peak)/float64(len(body)), "x-body")
 	b.ReportMetric(float64(alloc)/float64(rounds)/float64(len(body)), "alloc-x-body")
+	b.ReportMetric(float64(kept)/float64(len(body)), "kept-x-body")
 }
