@@ -100,7 +100,7 @@ func (rec records) handleImport() queryHandler {
 				pl.revision = applied[0].Revision
 			}
 			var oe *store.OpError
-			if errors.As(err, &oe) {
+			if errors.As(err, &oe) && !errors.Is(err, store.ErrUnavailable) {
 				err = oe.Err // the ops are the plan's, not the client's
 			}
 			raced := errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAlreadyExists)
