@@ -14,7 +14,7 @@ import (
 
 // setChunk is how many ops one set-based run holds at most (a variable
 // so that the tests cross its bounds with small batches).
-var setChunk = 5000
+var setChunk = 2000
 
 // errDryRun rolls back the transaction of a dry-run batch.
 var errDryRun = errors.New("dry run")
