@@ -120,7 +120,7 @@ func postImport(t *testing.T, url, tok, body string) string {
 // the body. Before issue 24 an import held 25 to 55 times its body; the
 // memory store keeps what it imports (records, indexes and audit
 // entries: about 4 times such a body) in the heap.
-const importHeapFactor = 12
+const importHeapFactor = 14
 
 // TestImportHeap imports a document of 30,000 small records and two of
 // 512 KiB (about 3.7 MB) into a new project of each store, and fails when
