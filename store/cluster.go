@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Cluster groups records inside a collection. Its name is unique within
 // its collection.
@@ -12,7 +15,26 @@ type Cluster struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	RecordCount int
+	// State counts the changes of the cluster's stored state
+	// (docs/api.md#cluster-tags): a store adds at least 1 to it, in the
+	// transaction of the change, with every create, update (to the same
+	// value too), rename, restore and delete of one of its records, by
+	// whatever write path (single writes, batches, imports, promotions),
+	// and with every rename of the cluster, its collection or its project
+	// to another name; nothing else changes it (not reads, nor key
+	// rotation, nor changes elsewhere). It never goes back, so that
+	// ETag names each state of the cluster once. A new cluster starts at
+	// 0.
+	State int64
 	// Records holds every record of the cluster when it was asked for
 	// (Store.FindCluster with records true), in name order; nil otherwise.
 	Records []*Record
+}
+
+// ETag returns the entity tag of the cluster's stored state, as GET K
+// and GET K?format=env give it (docs/api.md#cluster-tags): a strong tag
+// made of the cluster's id and State, so that no other cluster and no
+// other state of this one has it.
+func (k *Cluster) ETag() string {
+	return `"` + k.ID + ".k" + strconv.FormatInt(k.State, 10) + `"`
 }

@@ -599,12 +599,12 @@ func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name,
 
 // --- clusters ---
 
-const clusterColumns = `k.id, k.name, k.created_at, k.updated_at,
+const clusterColumns = `k.id, k.name, k.created_at, k.updated_at, k.state,
 	(SELECT count(*) FROM hds_records r WHERE r.cluster_id = k.id)`
 
 func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any) (*store.Cluster, error) {
 	k := store.Cluster{Project: p.Project, Collection: p.Collection}
-	err := row.Scan(append([]any{&k.ID, &k.Name, &k.CreatedAt, &k.UpdatedAt, &k.RecordCount}, extra...)...)
+	err := row.Scan(append([]any{&k.ID, &k.Name, &k.CreatedAt, &k.UpdatedAt, &k.State, &k.RecordCount}, extra...)...)
 	k.CreatedAt, k.UpdatedAt = k.CreatedAt.UTC(), k.UpdatedAt.UTC()
 	return &k, err
 }

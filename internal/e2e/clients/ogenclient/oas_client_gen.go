@@ -178,7 +178,9 @@ type Invoker interface {
 	// Data maps every record name to its value; credential values are masked unless reveal=true. With
 	// format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
 	// lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
-	// others.
+	// others. The ETag header names the cluster's stored state, the same for both forms, masked or
+	// revealed (with resolve=true, also the state of every record the answer was built from); with
+	// If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 	GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error)
@@ -3007,7 +3009,9 @@ func (c *Client) sendExportProject(ctx context.Context, params ExportProjectPara
 // Data maps every record name to its value; credential values are masked unless reveal=true. With
 // format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
 // lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
-// others.
+// others. The ETag header names the cluster's stored state, the same for both forms, masked or
+// revealed (with resolve=true, also the state of every record the answer was built from); with
+// If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 func (c *Client) GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error) {
@@ -3144,6 +3148,22 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
