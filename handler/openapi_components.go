@@ -310,7 +310,7 @@ func headers() obj {
 			"schema": obj{"type": "string", "minLength": 1}},
 		"SkippedRecords": obj{"description": "With format=env: how many records the environment file leaves out because their names are not environment variable names (0 when none).",
 			"schema": obj{"type": "integer", "minimum": 0}},
-		"ClusterETag": obj{"description": "The strong entity tag of the cluster's stored state: it changes with every create, update, rename, restore and delete of a record of the cluster and every rename of the cluster, its collection or its project, and with nothing else; no other cluster or earlier state has it. With resolve=true it also covers every record the answer was built from. Opaque.", "required": true,
+		"ClusterETag": obj{"description": "The strong entity tag of the cluster's stored state: it changes with every create, update, rename, restore and delete of a record of the cluster and every rename of the cluster, its collection or its project, and with nothing else; no other cluster or earlier state has it. With resolve=true it also covers every record the answer was built from. Opaque. Absent only when hds serves a store of its host's own that does not keep the cluster's state (store.ClusterStateKeeper): then no 304 either.", "required": false,
 			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},
 		"RecordETag": obj{"description": "The strong entity tag of the record's state: it changes with every change of the record and is never used again; opaque.", "required": true,
 			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},

@@ -486,14 +486,19 @@ func (rec records) handleClusterData() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		if notModified(w, inm, tag) {
+		if !store.KeepsClusterState(rec.store) {
+			tag = "" // no tag rather than one that would not change
+		}
+		if tag != "" && notModified(w, inm, tag) {
 			return
 		}
 		if err := rec.revealed(r, reveal, pathOf(r), nil); err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		w.Header().Set("ETag", tag)
+		if tag != "" {
+			w.Header().Set("ETag", tag)
+		}
 		if env {
 			rec.writeEnvFile(w, r, items, p, reveal, resolve)
 			return

@@ -368,7 +368,7 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("PUT "+pathP+"/owner", protect(acc.handleTransfer()), operation{
 		id: "transferProject", tag: "projects", summary: "Give the project to another user",
-		description: "The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404.",
+		description: "The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes.",
 		need:        store.RightOwn, usersOnly: true, access: bearer, counted: true, body: "OwnerPut", status: 200, success: "Project",
 		errors: underProject,
 	})

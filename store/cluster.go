@@ -31,6 +31,25 @@ type Cluster struct {
 	Records []*Record
 }
 
+// ClusterStateKeeper is the optional capability of a Store that keeps
+// Cluster.State as its doc says. hds gives GET K and its environment file
+// a tag, and answers their If-None-Match, only for a store that has it
+// and says true: a store that left State at 0 would name every state of
+// a cluster with one tag, and a client polling with If-None-Match would
+// be told 304 about a cluster that changed. The memory, PostgreSQL and
+// SQLite stores have it.
+type ClusterStateKeeper interface {
+	// KeepsClusterState reports whether the store keeps Cluster.State.
+	KeepsClusterState() bool
+}
+
+// KeepsClusterState reports whether s keeps Cluster.State
+// (ClusterStateKeeper).
+func KeepsClusterState(s Store) bool {
+	k, ok := s.(ClusterStateKeeper)
+	return ok && k.KeepsClusterState()
+}
+
 // ETag returns the entity tag of the cluster's stored state, as GET K
 // and GET K?format=env give it (docs/api.md#cluster-tags): a strong tag
 // made of the cluster's id and State, so that no other cluster and no

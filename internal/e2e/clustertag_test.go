@@ -303,3 +303,25 @@ func TestClusterTagTwoInstances(t *testing.T) {
 		tag = got
 	}
 }
+
+// stateless is a store that does not say it keeps Cluster.State, as a
+// host's own store may be: its State never moves.
+type stateless struct{ store.Store }
+
+// TestClusterTagStatelessStore: on a store without
+// store.ClusterStateKeeper, GET K carries no ETag and answers 200 to any
+// If-None-Match, so that a client polling with the tag it once had is
+// never told 304 about a cluster that changed.
+func TestClusterTagStatelessStore(t *testing.T) {
+	c := newServerWrapped(t, memoryKind, func(st store.Store) store.Store { return stateless{st} })
+	alice := c.token("alice")
+	c.tree(alice, "web", "prod", "k")
+	K := pathK("web", "prod", "k")
+	c.addRecord(alice, K, "port", "INTEGER", "1")
+	for _, form := range []string{"", "?format=env", "?resolve=true", "?format=env&resolve=true"} {
+		status, h, body := c.getRaw(t, K+form, alice, "*")
+		assert.Equal(t, http.StatusOK, status, "GET K%s, If-None-Match *: status", form)
+		assert.NotEmpty(t, body, "GET K%s: a body", form)
+		assert.Empty(t, h.Get("ETag"), "GET K%s: no tag", form)
+	}
+}

@@ -271,6 +271,10 @@ func (s *Store) FindClusters(_ context.Context, p store.Path, q store.ListQuery)
 	return items, total, nil
 }
 
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
+
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(_ context.Context, p store.Path, records bool) (*store.Cluster, error) {
 	s.mu.RLock()

@@ -322,10 +322,13 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 	}
 	quotas := s.currentQuotas()
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockOwnerRow(ctx, p.Caller.UserID); err != nil {
+			return err
+		}
 		if quotas.MaxProjectsPerUser > 0 {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
-			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {
+			if err := q.lockOwner(ctx, p.Caller.UserID); err != nil {
 				return err
 			}
 			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, p.Caller.UserID)
@@ -618,6 +621,10 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 			func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
 	})
 }
+
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
 
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (_ *store.Cluster, err error) {

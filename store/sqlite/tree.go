@@ -577,6 +577,10 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, q store.ListQuer
 	return items, total, nil
 }
 
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
+
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(ctx context.Context, p store.Path, records bool) (*store.Cluster, error) {
 	var out *store.Cluster

@@ -20,6 +20,7 @@ import (
 func testClusterState(t *testing.T, newStore func(t *testing.T) store.Store) {
 	f := newFixture(t, newStore(t))
 	s, ctx := f.s, f.ctx
+	require.True(t, store.KeepsClusterState(s), "the store says it keeps Cluster.State (store.ClusterStateKeeper), so that hds serves cluster tags")
 	hist := store.Write{MaxVersions: 10}
 	// Elsewhere: a second cluster of the collection, and a second
 	// collection with a cluster of the fixture cluster's name.

@@ -3957,7 +3957,7 @@ type ClientInterface interface {
 
 	// TransferProjectWithBody Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3966,7 +3966,7 @@ type ClientInterface interface {
 
 	// TransferProject Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5109,7 +5109,7 @@ func (c *Client) PutMember(ctx context.Context, project ProjectPath, username Us
 
 // TransferProjectWithBody Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5128,7 +5128,7 @@ func (c *Client) TransferProjectWithBody(ctx context.Context, project ProjectPat
 
 // TransferProject Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9430,7 +9430,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithBodyWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9439,7 +9439,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12579,7 +12579,7 @@ func (r DeleteClusterResponse) ContentType() string {
 
 // GetClusterDataResponse200Headers the declared response headers of an HTTP 200 response for GetClusterData
 type GetClusterDataResponse200Headers struct {
-	ETag                string
+	ETag                *string
 	XHdsSkippedRecords  *int
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
@@ -12589,7 +12589,7 @@ type GetClusterDataResponse200Headers struct {
 
 // GetClusterDataResponse304Headers the declared response headers of an HTTP 304 response for GetClusterData
 type GetClusterDataResponse304Headers struct {
-	ETag                string
+	ETag                *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -17378,7 +17378,7 @@ func (c *ClientWithResponses) PutMemberWithResponse(ctx context.Context, project
 
 // TransferProjectWithBodyWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17393,7 +17393,7 @@ func (c *ClientWithResponses) TransferProjectWithBodyWithResponse(ctx context.Co
 
 // TransferProjectWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23462,10 +23462,10 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 		var headers GetClusterDataResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = value
+			headers.ETag = &value
 		}
 		if values := rsp.Header.Values("X-Hds-Skipped-Records"); len(values) > 0 {
 			var value int
@@ -23507,10 +23507,10 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 		var headers GetClusterDataResponse304Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = value
+			headers.ETag = &value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int

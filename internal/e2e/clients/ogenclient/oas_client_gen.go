@@ -393,7 +393,8 @@ type Invoker interface {
 	//
 	// The owner, or a server administrator (for any project). The named active user becomes the owner; the
 	// previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is
-	// 404. For users only: an API token is 403.
+	// 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and
+	// nothing changes. For users only: an API token is 403.
 	//
 	// PUT /api/v1/projects/{project}/owner
 	TransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (TransferProjectRes, error)
@@ -7245,7 +7246,8 @@ func (c *Client) sendStreamEvents(ctx context.Context, params StreamEventsParams
 //
 // The owner, or a server administrator (for any project). The named active user becomes the owner; the
 // previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is
-// 404. For users only: an API token is 403.
+// 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and
+// nothing changes. For users only: an API token is 403.
 //
 // PUT /api/v1/projects/{project}/owner
 func (c *Client) TransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (TransferProjectRes, error) {

@@ -39553,43 +39553,55 @@ func decodeGetClusterDataResponse(resp *http.Response) (res GetClusterDataRes, _
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							val, err := d.DecodeValue()
-							if err != nil {
+							var wrapperDotETagVal string
+							if err := func() error {
+								val, err := d.DecodeValue()
+								if err != nil {
+									return err
+								}
+
+								c, err := conv.ToString(val)
+								if err != nil {
+									return err
+								}
+
+								wrapperDotETagVal = c
+								return nil
+							}(); err != nil {
 								return err
 							}
-
-							c, err := conv.ToString(val)
-							if err != nil {
-								return err
-							}
-
-							wrapper.ETag = c
+							wrapper.ETag.SetTo(wrapperDotETagVal)
 							return nil
 						}); err != nil {
 							return err
 						}
 						if err := func() error {
-							if err := (validate.String{
-								MinLength:     0,
-								MinLengthSet:  false,
-								MaxLength:     0,
-								MaxLengthSet:  false,
-								Email:         false,
-								Hostname:      false,
-								Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
-								MinNumeric:    0,
-								MinNumericSet: false,
-								MaxNumeric:    0,
-								MaxNumericSet: false,
-							}).Validate(string(wrapper.ETag)); err != nil {
-								return errors.Wrap(err, "string")
+							if value, ok := wrapper.ETag.Get(); ok {
+								if err := func() error {
+									if err := (validate.String{
+										MinLength:     0,
+										MinLengthSet:  false,
+										MaxLength:     0,
+										MaxLengthSet:  false,
+										Email:         false,
+										Hostname:      false,
+										Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
+										MinNumeric:    0,
+										MinNumericSet: false,
+										MaxNumeric:    0,
+										MaxNumericSet: false,
+									}).Validate(string(value)); err != nil {
+										return errors.Wrap(err, "string")
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
 							}
 							return nil
 						}(); err != nil {
 							return err
 						}
-					} else {
-						return err
 					}
 					return nil
 				}(); err != nil {
@@ -39917,43 +39929,55 @@ func decodeGetClusterDataResponse(resp *http.Response) (res GetClusterDataRes, _
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							val, err := d.DecodeValue()
-							if err != nil {
+							var wrapperDotETagVal string
+							if err := func() error {
+								val, err := d.DecodeValue()
+								if err != nil {
+									return err
+								}
+
+								c, err := conv.ToString(val)
+								if err != nil {
+									return err
+								}
+
+								wrapperDotETagVal = c
+								return nil
+							}(); err != nil {
 								return err
 							}
-
-							c, err := conv.ToString(val)
-							if err != nil {
-								return err
-							}
-
-							wrapper.ETag = c
+							wrapper.ETag.SetTo(wrapperDotETagVal)
 							return nil
 						}); err != nil {
 							return err
 						}
 						if err := func() error {
-							if err := (validate.String{
-								MinLength:     0,
-								MinLengthSet:  false,
-								MaxLength:     0,
-								MaxLengthSet:  false,
-								Email:         false,
-								Hostname:      false,
-								Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
-								MinNumeric:    0,
-								MinNumericSet: false,
-								MaxNumeric:    0,
-								MaxNumericSet: false,
-							}).Validate(string(wrapper.ETag)); err != nil {
-								return errors.Wrap(err, "string")
+							if value, ok := wrapper.ETag.Get(); ok {
+								if err := func() error {
+									if err := (validate.String{
+										MinLength:     0,
+										MinLengthSet:  false,
+										MaxLength:     0,
+										MaxLengthSet:  false,
+										Email:         false,
+										Hostname:      false,
+										Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
+										MinNumeric:    0,
+										MinNumericSet: false,
+										MaxNumeric:    0,
+										MaxNumericSet: false,
+									}).Validate(string(value)); err != nil {
+										return errors.Wrap(err, "string")
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
 							}
 							return nil
 						}(); err != nil {
 							return err
 						}
-					} else {
-						return err
 					}
 					return nil
 				}(); err != nil {
@@ -40277,43 +40301,55 @@ func decodeGetClusterDataResponse(resp *http.Response) (res GetClusterDataRes, _
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						val, err := d.DecodeValue()
-						if err != nil {
+						var wrapperDotETagVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							wrapperDotETagVal = c
+							return nil
+						}(); err != nil {
 							return err
 						}
-
-						c, err := conv.ToString(val)
-						if err != nil {
-							return err
-						}
-
-						wrapper.ETag = c
+						wrapper.ETag.SetTo(wrapperDotETagVal)
 						return nil
 					}); err != nil {
 						return err
 					}
 					if err := func() error {
-						if err := (validate.String{
-							MinLength:     0,
-							MinLengthSet:  false,
-							MaxLength:     0,
-							MaxLengthSet:  false,
-							Email:         false,
-							Hostname:      false,
-							Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
-							MinNumeric:    0,
-							MinNumericSet: false,
-							MaxNumeric:    0,
-							MaxNumericSet: false,
-						}).Validate(string(wrapper.ETag)); err != nil {
-							return errors.Wrap(err, "string")
+						if value, ok := wrapper.ETag.Get(); ok {
+							if err := func() error {
+								if err := (validate.String{
+									MinLength:     0,
+									MinLengthSet:  false,
+									MaxLength:     0,
+									MaxLengthSet:  false,
+									Email:         false,
+									Hostname:      false,
+									Regex:         regexMap["^\"[\\x21\\x23-\\x7e]+\"$"],
+									MinNumeric:    0,
+									MinNumericSet: false,
+									MaxNumeric:    0,
+									MaxNumericSet: false,
+								}).Validate(string(value)); err != nil {
+									return errors.Wrap(err, "string")
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
 						}
 						return nil
 					}(); err != nil {
 						return err
 					}
-				} else {
-					return err
 				}
 				return nil
 			}(); err != nil {

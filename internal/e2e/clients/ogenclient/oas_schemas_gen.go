@@ -2033,7 +2033,7 @@ func (s *ClusterDataEnvelope) SetSuccess(val bool) {
 
 // ClusterDataEnvelopeHeaders wraps ClusterDataEnvelope with response headers.
 type ClusterDataEnvelopeHeaders struct {
-	ETag                string
+	ETag                OptString
 	XHdsSkippedRecords  OptInt
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
@@ -2043,7 +2043,7 @@ type ClusterDataEnvelopeHeaders struct {
 }
 
 // GetETag returns the value of ETag.
-func (s *ClusterDataEnvelopeHeaders) GetETag() string {
+func (s *ClusterDataEnvelopeHeaders) GetETag() OptString {
 	return s.ETag
 }
 
@@ -2078,7 +2078,7 @@ func (s *ClusterDataEnvelopeHeaders) GetResponse() ClusterDataEnvelope {
 }
 
 // SetETag sets the value of ETag.
-func (s *ClusterDataEnvelopeHeaders) SetETag(val string) {
+func (s *ClusterDataEnvelopeHeaders) SetETag(val OptString) {
 	s.ETag = val
 }
 
@@ -2135,7 +2135,7 @@ func (s ClusterDataResponseTextPlain) Read(p []byte) (n int, err error) {
 
 // ClusterDataResponseTextPlainHeaders wraps ClusterDataResponseTextPlain with response headers.
 type ClusterDataResponseTextPlainHeaders struct {
-	ETag                string
+	ETag                OptString
 	XHdsSkippedRecords  OptInt
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
@@ -2145,7 +2145,7 @@ type ClusterDataResponseTextPlainHeaders struct {
 }
 
 // GetETag returns the value of ETag.
-func (s *ClusterDataResponseTextPlainHeaders) GetETag() string {
+func (s *ClusterDataResponseTextPlainHeaders) GetETag() OptString {
 	return s.ETag
 }
 
@@ -2180,7 +2180,7 @@ func (s *ClusterDataResponseTextPlainHeaders) GetResponse() ClusterDataResponseT
 }
 
 // SetETag sets the value of ETag.
-func (s *ClusterDataResponseTextPlainHeaders) SetETag(val string) {
+func (s *ClusterDataResponseTextPlainHeaders) SetETag(val OptString) {
 	s.ETag = val
 }
 
@@ -2417,7 +2417,7 @@ func (*ClusterListResponseHeaders) listClustersRes() {}
 
 // Ref: #/components/responses/ClusterNotModifiedResponse
 type ClusterNotModifiedResponse struct {
-	ETag                string
+	ETag                OptString
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
 	XRateLimitReset     OptInt
@@ -2425,7 +2425,7 @@ type ClusterNotModifiedResponse struct {
 }
 
 // GetETag returns the value of ETag.
-func (s *ClusterNotModifiedResponse) GetETag() string {
+func (s *ClusterNotModifiedResponse) GetETag() OptString {
 	return s.ETag
 }
 
@@ -2450,7 +2450,7 @@ func (s *ClusterNotModifiedResponse) GetXRequestID() string {
 }
 
 // SetETag sets the value of ETag.
-func (s *ClusterNotModifiedResponse) SetETag(val string) {
+func (s *ClusterNotModifiedResponse) SetETag(val OptString) {
 	s.ETag = val
 }
 
