@@ -267,6 +267,28 @@ type promoteBody struct {
 	IfRevision *int64   `json:"if_revision"`
 }
 
+// promoteChange is one entry of a promote's change list.
+type promoteChange struct {
+	Action     string `json:"action"`
+	Collection string `json:"collection"`
+	Cluster    string `json:"cluster"`
+	Record     string `json:"record"`
+}
+
+// promoteResult is the answer of POST P/promote, shaped as an import's
+// (docs/api.md#16-batch-export-and-import).
+type promoteResult struct {
+	Created   int             `json:"created"`
+	Updated   int             `json:"updated"`
+	Deleted   int             `json:"deleted"`
+	Unchanged int             `json:"unchanged"`
+	Changes   []promoteChange `json:"changes"`
+	// Revision is the project's audit revision after the promote: the
+	// newest entry it wrote, or, when it wrote none (a dry run, nothing
+	// to change), the revision of the snapshot it was planned on.
+	Revision int64 `json:"revision"`
+}
+
 // promoteAttempts is how often a promote without if_revision is planned
 // again when the project changed between its snapshot and its write.
 const promoteAttempts = 3
@@ -293,7 +315,7 @@ func (rec records) handlePromote() queryHandler {
 			return
 		}
 		p := pathOf(r)
-		var res importResult
+		var res promoteResult
 		for attempt := 1; ; attempt++ {
 			var ops []store.Op
 			var revision int64
@@ -360,8 +382,8 @@ func checkPromote(body *promoteBody) (store.Side, store.Side, map[string]bool, e
 // result's, which applying the ops replaces). names, when not nil, are the
 // only records it considers.
 func (rec records) planPromote(r *http.Request, p store.Path, from, to store.Side, names map[string]bool,
-	deletes bool) (importResult, []store.Op, int64, error) {
-	res := importResult{Changes: []importChange{}}
+	deletes bool) (promoteResult, []store.Op, int64, error) {
+	res := promoteResult{Changes: []promoteChange{}}
 	var deleteOps, ops []store.Op
 	first := true
 	err := store.Compare(r.Context(), rec.store, p, from, to, func(pr store.Pair) error {
@@ -413,7 +435,7 @@ func (rec records) planPromote(r *http.Request, p store.Path, from, to store.Sid
 				return nil
 			}
 		}
-		res.Changes = append(res.Changes, importChange{Action: action, Collection: to.Collection, Cluster: cluster, Record: pr.Name})
+		res.Changes = append(res.Changes, promoteChange{Action: action, Collection: to.Collection, Cluster: cluster, Record: pr.Name})
 		if op.Kind == store.OpDelete {
 			deleteOps = append(deleteOps, op)
 		} else {
