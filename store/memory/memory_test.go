@@ -51,3 +51,10 @@ func TestUserAdminConformance(t *testing.T) {
 		return s, s
 	})
 }
+
+func TestWebhooksConformance(t *testing.T) {
+	storetest.RunWebhooks(t, func(t *testing.T) (storetest.WebhookStore, storetest.WebhookStore) {
+		s := memory.New()
+		return s, s
+	})
+}
