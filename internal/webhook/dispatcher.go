@@ -242,7 +242,11 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.Claim) {
 		if attempts >= d.cfg.MaxAttempts {
 			a.Status = store.DeliveryFailed
 		} else {
-			a.Status, a.NextAttemptAt = store.DeliveryPending, time.Now().Add(d.backoff(attempts))
+			wait := d.backoff(attempts)
+			a.Status, a.NextAttemptAt = store.DeliveryPending, time.Now().Add(wait)
+			// Read the outbox again when it is due, rather than at the
+			// next poll after.
+			time.AfterFunc(wait, d.Wake)
 		}
 	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
@@ -294,13 +298,11 @@ func (d *Dispatcher) post(ctx context.Context, c *store.Claim) (int, error) {
 // no secret: the URL is the webhook's own.
 func describe(err error, timeout time.Duration) error {
 	var ue interface{ Timeout() bool }
+	var fe *ForbiddenError
 	switch {
-	case errors.Is(err, ErrForbidden):
-		var oe *net.OpError
-		if errors.As(err, &oe) && oe.Err != nil {
-			return errors.New("refused by the request forgery guard: " + innermost(oe.Err).Error())
-		}
-		return errors.New("refused by the request forgery guard")
+	case errors.As(err, &fe):
+		return errors.New("refused by the request forgery guard: " + fe.Error() +
+			" (webhooks.allow_private_addresses is off)")
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ue) && ue.Timeout():
 		return fmt.Errorf("no answer within %s", timeout)
 	}

@@ -48,8 +48,21 @@ func Forbidden(ip netip.Addr) string {
 	return ""
 }
 
-// ErrForbidden is the error of a connection the guard refused.
+// ErrForbidden is the error of a connection the guard refused; the
+// error itself is a *ForbiddenError.
 var ErrForbidden = errors.New("forbidden address")
+
+// ForbiddenError is a connection the guard refused: Address, and Why.
+type ForbiddenError struct {
+	Address string
+	Why     string
+}
+
+// Error says which address was refused and why.
+func (e *ForbiddenError) Error() string { return e.Address + " is " + e.Why }
+
+// Is reports whether target is ErrForbidden.
+func (e *ForbiddenError) Is(target error) bool { return target == ErrForbidden }
 
 // Control is a net.Dialer Control hook: it refuses a connection to a
 // forbidden address, whatever name it was dialled by, so that a name
@@ -61,10 +74,10 @@ func (g Guard) Control(_, address string, _ syscall.RawConn) error {
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: %s", ErrForbidden, address)
+		return &ForbiddenError{Address: address, Why: "not an IP address"}
 	}
 	if why := Forbidden(ap.Addr()); why != "" {
-		return fmt.Errorf("%w: %s is %s", ErrForbidden, ap.Addr(), why)
+		return &ForbiddenError{Address: ap.Addr().Unmap().String(), Why: why}
 	}
 	return nil
 }
