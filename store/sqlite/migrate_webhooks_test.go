@@ -1,0 +1,60 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/sqlite"
+)
+
+// TestMigrateWebhooks upgrades a database made by schema version 1 (the
+// one before migration 0002, webhooks), with a project and its audit log
+// in it: the data stays, and a webhook created after the upgrade receives
+// the entries written after it.
+func TestMigrateWebhooks(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hds.db")
+	db, err := sql.Open("sqlite", path+"?_pragma=foreign_keys(1)")
+	require.NoError(t, err)
+	schema, err := sqlite.Migrations.ReadFile("migrations/0001_schema.sql")
+	require.NoError(t, err)
+	proj := store.NewID()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`CREATE TABLE hds_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`, nil},
+		{string(schema), nil},
+		{`INSERT INTO hds_schema_migrations (name, applied_at) VALUES ('migrations/0001_schema.sql', 0)`, nil},
+		{`INSERT INTO hds_projects (id, name, name_lower, owner_id, created_at, updated_at, revision) VALUES (?, 'web', 'web', 'alice', 0, 0, 1)`, []any{proj}},
+		{`INSERT INTO hds_audit (project_id, revision, at, action, actor, project) VALUES (?, 1, 0, 'project.create', 'alice', 'web')`, []any{proj}},
+	} {
+		_, err := db.ExecContext(ctx, q.sql, q.args...)
+		require.NoError(t, err, "fill the version 1 schema: %.60s", q.sql)
+	}
+	require.NoError(t, db.Close())
+
+	s, err := sqlite.Open(ctx, path)
+	require.NoError(t, err, "Open upgrades the file")
+	t.Cleanup(func() { s.Close() })
+	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "web", Need: store.RightAdmin}
+	h, err := s.CreateWebhook(ctx, p, &store.Webhook{URL: "https://hooks.example", Secret: []byte("0123456789abcdef"), CreatedBy: "alice"})
+	require.NoError(t, err, "CreateWebhook after the upgrade")
+	_, err = s.CreateCollection(ctx, store.Path{Caller: p.Caller, Project: "web", Collection: "c"})
+	require.NoError(t, err)
+	entries, _, err := s.FindAuditEntries(ctx, p, store.AuditQuery{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "the old entry is kept; webhook.create and collection.create follow")
+	ds, _, err := s.FindDeliveries(ctx, p, h.ID, store.NewListQuery())
+	require.NoError(t, err)
+	if assert.Len(t, ds, 1) {
+		assert.Equal(t, int64(3), ds[0].Revision)
+		assert.Equal(t, store.ActionCollectionCreate, ds[0].Action)
+	}
+}
