@@ -49,6 +49,10 @@ type CreateUserRes interface {
 	createUserRes()
 }
 
+type CreateWebhookRes interface {
+	createWebhookRes()
+}
+
 type DeleteAPITokenRes interface {
 	deleteAPITokenRes()
 }
@@ -75,6 +79,10 @@ type DeleteRecordRes interface {
 
 type DeleteUserRes interface {
 	deleteUserRes()
+}
+
+type DeleteWebhookRes interface {
+	deleteWebhookRes()
 }
 
 type ExportProjectRes interface {
@@ -111,6 +119,10 @@ type GetRecordRes interface {
 
 type GetUserRes interface {
 	getUserRes()
+}
+
+type GetWebhookRes interface {
+	getWebhookRes()
 }
 
 type ImportProjectRes interface {
@@ -153,12 +165,24 @@ type ListUsersRes interface {
 	listUsersRes()
 }
 
+type ListWebhookDeliveriesRes interface {
+	listWebhookDeliveriesRes()
+}
+
+type ListWebhooksRes interface {
+	listWebhooksRes()
+}
+
 type LoginRes interface {
 	loginRes()
 }
 
 type LogoutRes interface {
 	logoutRes()
+}
+
+type PingWebhookRes interface {
+	pingWebhookRes()
 }
 
 type PutMemberRes interface {
