@@ -64,6 +64,29 @@ func (pr *project) unoutbox(revision int64) {
 	}
 }
 
+// KeptDeliveries is how many finished (succeeded or failed) deliveries
+// the memory store keeps of each webhook, the newest: memory is the only
+// place it keeps them. Pending deliveries are always kept.
+const KeptDeliveries = 1000
+
+// trim drops the oldest finished deliveries beyond KeptDeliveries.
+func (h *hook) trim() {
+	finished := 0
+	for _, d := range h.deliveries {
+		if d.Status != store.DeliveryPending {
+			finished++
+		}
+	}
+	for i := 0; finished > KeptDeliveries && i < len(h.deliveries); {
+		if h.deliveries[i].Status != store.DeliveryPending {
+			h.deliveries = slices.Delete(h.deliveries, i, i+1)
+			finished--
+			continue
+		}
+		i++
+	}
+}
+
 // hook returns the project's webhook id.
 func (pr *project) hook(id string) (*hook, error) {
 	for _, h := range pr.hooks {
@@ -240,6 +263,8 @@ func (s *Store) FinishAttempt(_ context.Context, id, owner string, a store.Attem
 				if a.Status == store.DeliveryPending {
 					t := a.NextAttemptAt.UTC().Truncate(time.Microsecond)
 					d.NextAttemptAt = &t
+				} else {
+					h.trim()
 				}
 				return nil
 			}
