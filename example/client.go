@@ -82,13 +82,66 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, errors.Unwrap(err)) // *url.Error repeats the URL
+		return nil, &unreachableError{fmt.Errorf("%s %s: %w", method, path, unwrapURLError(err))}
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, c.failure(method, path, resp)
+	return nil, classify(c.failure(method, path, resp), resp.StatusCode)
+}
+
+// unwrapURLError returns the error inside a *url.Error, which repeats the
+// URL (it may carry a password).
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// apiError is an answer of the server that is not a success.
+type apiError struct {
+	status int
+	err    error // one line: the route, the status and the envelope's code, message and details
+}
+
+func (e *apiError) Error() string { return e.err.Error() }
+
+// unreachableError is a server that cannot be reached: no connection, no
+// answer in time, a response cut short, or a 5xx answer.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// classify wraps the failure err of an answer with status: an
+// apiError, inside an unreachableError for a 5xx.
+func classify(err error, status int) error {
+	var wrapped error = &apiError{status: status, err: err}
+	if status >= 500 {
+		wrapped = &unreachableError{wrapped}
+	}
+	return wrapped
+}
+
+// unreachable reports whether err says that the server cannot be
+// reached (run -cache falls back to the cache then).
+func unreachable(err error) bool {
+	var ue *unreachableError
+	return errors.As(err, &ue)
+}
+
+// accessLost reports whether err is a 401, 403 or 404 answer: the access
+// was taken away (or never given), and run never falls back to the cache.
+func accessLost(err error) bool {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden || ae.status == http.StatusNotFound
 }
 
 // failure describes an error response in one line.

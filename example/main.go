@@ -21,7 +21,8 @@
 // (docs/api.md#14-the-standalone-server), at -url or HDS_URL with the token
 // in HDS_TOKEN:
 //
-//	go run ./example run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...
+//	go run ./example run [-url URL] [-resolve=false] [-timeout D] [-cache FILE] -cluster P/C/K -- CMD ARGS...
+//	go run ./example run -watch [-signal SIG] [-grace D] [-debounce D] [...] -cluster P/C/K -- CMD ARGS...
 //	go run ./example export [-url URL] [-reveal] P > file.json
 //	go run ./example import [-url URL] [-replace] [-dry-run] P < file.json
 //
@@ -34,8 +35,10 @@
 // table), config.go (the configuration file and its checks), store.go
 // (opening the configured store), serve.go (the server), users.go (the
 // user commands), credentials.go (credentials rotate), client.go (what
-// the client commands share), run.go (run) and transfer.go (export and
-// import). A new command
+// the client commands share), run.go (run: its flags, the fetch and the
+// fallback to the cache), runproc.go (CMD, its signals and status),
+// runcache.go (the sealed cache), runfeed.go (the change feed),
+// runwatch.go (run -watch) and transfer.go (export and import). A new command
 // family adds its file and one row to commands.
 package main
 

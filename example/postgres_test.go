@@ -18,6 +18,7 @@ import (
 // HDS_TEST_DATABASE_URL is set and skip otherwise (see internal/pgtest).
 
 func TestMain(m *testing.M) {
+	helperMain() // the test binary as CMD or as the example (runhelper_test.go)
 	// A test that names no store gets the in-memory store, as every test
 	// did before the standalone default
 	// (docs/api.md#14-the-standalone-server), which store_test.go tests on

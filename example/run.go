@@ -8,27 +8,54 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
-const runUsage = `run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
+const runUsage = `run [-url URL] [-resolve=false] [-timeout D] [-cache FILE] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
+run -watch [-signal SIG] [-grace D] [-debounce D] [other run flags] -cluster P/C/K -- CMD ARGS...   and restart CMD when they change
 `
 
-// runRun runs "run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...": it fetches
+// runTarget is what run fetches: the environment of one cluster.
+type runTarget struct {
+	c            *apiClient
+	p, col, k    string
+	resolve      bool
+	timeout      time.Duration // of each fetch
+	cache        *envCache     // nil without -cache
+	clusterFlag  string        // P/C/K as given
+	skippedShown bool
+}
+
+// watchOptions are the flags of run -watch.
+type watchOptions struct {
+	signal   syscall.Signal
+	grace    time.Duration
+	debounce time.Duration
+}
+
+// runRun runs "run [flags] -cluster P/C/K -- CMD ARGS..."
+// (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache): it fetches
 // the cluster's environment file (GET K?format=env&reveal=true, with
 // resolve=true unless -resolve=false: references resolved), starts
 // CMD with those variables added to the environment, and exits with CMD's
-// status. No value is ever printed, not even on errors.
+// status. With -cache it keeps the environment sealed in a file and
+// starts from it when the server cannot be reached; with -watch it
+// follows the change feed and restarts CMD when its environment changes.
+// No value is ever printed, not even on errors.
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	urlFlag := clientFlags(fs)
 	clusterFlag := fs.String("cluster", "", "the cluster, as `PROJECT/COLLECTION/CLUSTER`")
 	resolveFlag := fs.Bool("resolve", true, "resolve the references between records (false: the values as stored)")
+	timeoutFlag := fs.Duration("timeout", 10*time.Second, "how long to wait for the server's answer to a fetch")
+	cacheFlag := fs.String("cache", "", "keep the environment in this `FILE`, sealed with $HDS_CACHE_KEY, and start from it when the server cannot be reached")
+	watchFlag := fs.Bool("watch", false, "follow the project's changes and restart CMD when its environment changes")
+	signalFlag := fs.String("signal", "TERM", "with -watch, the `SIGNAL` that asks CMD to stop for a restart: TERM, INT, HUP, QUIT, USR1 or USR2")
+	graceFlag := fs.Duration("grace", 10*time.Second, "with -watch, how long CMD may take to stop before it is killed")
+	debounceFlag := fs.Duration("debounce", time.Second, "with -watch, how long to wait after the last change of a burst")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -40,19 +67,94 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(command) == 0 {
 		return usagef("run: give the command to run after --")
 	}
+	var watchOnly []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "signal" || f.Name == "grace" || f.Name == "debounce" {
+			watchOnly = append(watchOnly, "-"+f.Name)
+		}
+	})
+	if !*watchFlag && len(watchOnly) > 0 {
+		return usagef("run: %s only applies with -watch", watchOnly[0])
+	}
+	sig, ok := restartSignals[strings.TrimPrefix(*signalFlag, "SIG")]
+	if !ok {
+		return usagef("run: -signal must be one of TERM, INT, HUP, QUIT, USR1, USR2, got %q", *signalFlag)
+	}
+	switch {
+	case *graceFlag < 0:
+		return usagef("run: -grace must not be negative, got %s", *graceFlag)
+	case *debounceFlag < 0:
+		return usagef("run: -debounce must not be negative, got %s", *debounceFlag)
+	case *timeoutFlag <= 0:
+		return usagef("run: -timeout must be longer than zero, got %s", *timeoutFlag)
+	}
 	c, err := newAPIClient(e, *urlFlag)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	vars, skipped, err := fetchEnv(ctx, c, names[0], names[1], names[2], *resolveFlag)
-	if err != nil {
-		return fmt.Errorf("run: %w", err)
+	t := &runTarget{c: c, p: names[0], col: names[1], k: names[2], resolve: *resolveFlag, timeout: *timeoutFlag,
+		clusterFlag: *clusterFlag}
+	if *cacheFlag != "" {
+		if t.cache, err = newEnvCache(e, *cacheFlag, *clusterFlag); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
 	}
-	if skipped > 0 {
-		fmt.Fprintf(e.stderr, "run: %d records of %s left out: their names are not environment variable names\n",
-			skipped, *clusterFlag)
+	if *watchFlag {
+		return runWatch(ctx, e, t, command, watchOptions{signal: sig, grace: *graceFlag, debounce: *debounceFlag})
+	}
+	vars, _, err := t.firstEnv(ctx, e)
+	if err != nil {
+		return err
 	}
 	return runCommand(e, command, vars)
+}
+
+// fetch fetches the environment within the time-out, writes it to the
+// cache, and says once when records were left out.
+func (t *runTarget) fetch(ctx context.Context, e *env) ([]string, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, fmt.Errorf("no answer within %s", t.timeout))
+	defer cancel()
+	vars, skipped, err := fetchEnv(ctx, t.c, t.p, t.col, t.k, t.resolve)
+	if err != nil {
+		if ctx.Err() != nil && context.Cause(ctx) != nil && unreachable(err) {
+			err = &unreachableError{fmt.Errorf("GET %s: %w", projectPath(t.p, t.col, t.k), context.Cause(ctx))}
+		}
+		return nil, err
+	}
+	if skipped > 0 && !t.skippedShown {
+		t.skippedShown = true
+		fmt.Fprintf(e.stderr, "run: %d records of %s left out: their names are not environment variable names\n",
+			skipped, t.clusterFlag)
+	}
+	if t.cache != nil {
+		if err := t.cache.write(vars, time.Now()); err != nil {
+			return vars, err
+		}
+	}
+	return vars, nil
+}
+
+// firstEnv is the environment CMD starts with: fetched, or, when the
+// server cannot be reached and there is a cache, the cached one (saying
+// so on stderr). fromCache reports the latter.
+func (t *runTarget) firstEnv(ctx context.Context, e *env) (vars []string, fromCache bool, err error) {
+	vars, err = t.fetch(ctx, e)
+	switch {
+	case err == nil:
+		return vars, false, nil
+	case vars != nil: // fetched, but the cache could not be written
+		return nil, false, fmt.Errorf("run: %w", err)
+	case t.cache == nil || !unreachable(err):
+		return nil, false, fmt.Errorf("run: %w", err)
+	}
+	vars, at, cerr := t.cache.read()
+	if cerr != nil {
+		return nil, false, fmt.Errorf("run: the server cannot be reached (%v) and %w", err, cerr)
+	}
+	age := max(time.Since(at), 0) / time.Second
+	fmt.Fprintf(e.stderr, "hds: the server cannot be reached (%v): starting from the cache %s, written %d seconds ago\n",
+		err, t.cache.path, age)
+	return vars, true, nil
 }
 
 // fetchEnv fetches the environment file of cluster p/c/k, credentials
@@ -71,7 +173,7 @@ func fetchEnv(ctx context.Context, c *apiClient, p, col, k string, resolve bool)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, 0, fmt.Errorf("GET %s: %w", path, err)
+		return nil, 0, &unreachableError{fmt.Errorf("GET %s: %w", path, err)}
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		return nil, 0, fmt.Errorf("GET %s: the server did not answer with an environment file (Content-Type %q): "+
@@ -139,72 +241,4 @@ func isEnvName(name []byte) bool {
 		}
 	}
 	return len(name) > 0
-}
-
-// exitError ends the program with code, after printing err when it is
-// not nil (main does both).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err != nil {
-		return e.err.Error()
-	}
-	return "exit status " + strconv.Itoa(e.code)
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// runCommand starts command with vars added to the process's environment
-// (a variable of the cluster wins over one of the same name), waits for
-// it and returns nil when it succeeds, or an exitError with its status:
-// its exit code, 128+N when signal N ended it (as shells report it), 127
-// when it cannot be found and 126 when it cannot be started. While it
-// runs, SIGINT, SIGQUIT and SIGHUP (which a terminal sends to the whole
-// process group, the command included) do not end this process, and
-// SIGTERM is passed on to the command.
-func runCommand(e *env, command []string, vars []string) error {
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = append(os.Environ(), vars...) // for duplicate names, exec uses the last
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP)
-	defer signal.Stop(signals)
-	if err := cmd.Start(); err != nil {
-		code := 126
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		return &exitError{code: code, err: fmt.Errorf("run: %w", err)}
-	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case s := <-signals:
-				if s == syscall.SIGTERM {
-					_ = cmd.Process.Signal(s)
-				}
-			case <-done:
-				return
-			}
-		}
-	}()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ee):
-		code := ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		return &exitError{code: code}
-	}
-	// Copying the command's output failed (our stdout went away).
-	return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
 }

@@ -68,7 +68,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"user", "-h"}, []string{"example [-config FILE] user add [-admin] NAME", "example [-config FILE] user admin NAME true|false"}},
 		{[]string{"credentials", "-h"}, []string{"example [-config FILE] credentials rotate [AFTER_ID]"}},
 		{[]string{"serve", "-h"}, []string{"example [-config FILE] [serve]"}},
-		{[]string{"run", "-h"}, []string{"example [-config FILE] run [-url URL] [-resolve=false] -cluster P/C/K -- CMD ARGS...", "-cluster PROJECT/COLLECTION/CLUSTER", "-resolve"}},
+		{[]string{"run", "-h"}, []string{"example [-config FILE] run [-url URL] [-resolve=false] [-timeout D] [-cache FILE] -cluster P/C/K -- CMD ARGS...",
+			"example [-config FILE] run -watch [-signal SIG] [-grace D] [-debounce D] [other run flags] -cluster P/C/K -- CMD ARGS...",
+			"-cluster PROJECT/COLLECTION/CLUSTER", "-resolve", "-watch", "-cache FILE", "-signal SIGNAL"}},
 		{[]string{"export", "-url", "http://x", "-h"}, []string{"example [-config FILE] export [-url URL] [-reveal] P", "-reveal"}},
 		{[]string{"import", "--help"}, []string{"example [-config FILE] import [-url URL] [-replace] [-dry-run] P", "-dry-run"}},
 	} {

@@ -23,7 +23,7 @@ import (
 // costs a page at a time.
 const (
 	inlineBytes     = 4 << 10
-	batchBytes      = 4 << 20
+	batchBytes      = 1 << 20
 	clusterPageRows = 500
 )
 
