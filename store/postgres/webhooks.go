@@ -12,7 +12,7 @@ import (
 
 var _ store.Webhooks = (*Store)(nil)
 
-// The outbox is written by a trigger on hds_audit (migration 0011): every
+// The outbox is written by a trigger on hds_audit (migration 0012): every
 // audit entry a webhook receives gets its pending delivery in the
 // statement, and so the transaction, that writes the entry.
 

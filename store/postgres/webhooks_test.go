@@ -34,13 +34,13 @@ func TestWebhooks(t *testing.T) {
 }
 
 // TestMigrateWebhooks upgrades a database filled under the schema before
-// migration 0011 (webhooks): its projects and audit logs stay, a webhook
+// migration 0012 (webhooks): its projects and audit logs stay, a webhook
 // created after the upgrade receives the entries written after it, and
 // a delivery id is a version 7 UUID made by the database.
 func TestMigrateWebhooks(t *testing.T) {
 	db := emptyDatabase(t)
 	ctx := context.Background()
-	migrateBefore(t, db, "0011")
+	migrateBefore(t, db, "0012")
 	proj := store.NewID()
 	for _, q := range []struct {
 		sql  string

@@ -3,7 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"io/fs"
+	"path"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,34 +16,45 @@ import (
 	"github.com/hds-go/hds/store/sqlite"
 )
 
-// TestMigrateWebhooks upgrades a database made by schema version 1 (the
-// one before migration 0002, webhooks), with a project and its audit log
-// in it: the data stays, and a webhook created after the upgrade receives
-// the entries written after it.
+// TestMigrateWebhooks upgrades a database made by the schema before
+// migration 0003 (webhooks), with a project and its audit log in it: the
+// data stays, and a webhook created after the upgrade receives the
+// entries written after it.
 func TestMigrateWebhooks(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hds.db")
-	db, err := sql.Open("sqlite", path+"?_pragma=foreign_keys(1)")
+	file := filepath.Join(t.TempDir(), "hds.db")
+	db, err := sql.Open("sqlite", file+"?_pragma=foreign_keys(1)")
 	require.NoError(t, err)
-	schema, err := sqlite.Migrations.ReadFile("migrations/0001_schema.sql")
+	_, err = db.ExecContext(ctx, `CREATE TABLE hds_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`)
 	require.NoError(t, err)
+	names, err := fs.Glob(sqlite.Migrations, "migrations/*.sql")
+	require.NoError(t, err)
+	slices.Sort(names)
+	for _, name := range names {
+		if path.Base(name) >= "0003" {
+			break
+		}
+		body, err := sqlite.Migrations.ReadFile(name)
+		require.NoError(t, err)
+		_, err = db.ExecContext(ctx, string(body))
+		require.NoError(t, err, name)
+		_, err = db.ExecContext(ctx, `INSERT INTO hds_schema_migrations (name, applied_at) VALUES (?, 0)`, name)
+		require.NoError(t, err)
+	}
 	proj := store.NewID()
 	for _, q := range []struct {
 		sql  string
 		args []any
 	}{
-		{`CREATE TABLE hds_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`, nil},
-		{string(schema), nil},
-		{`INSERT INTO hds_schema_migrations (name, applied_at) VALUES ('migrations/0001_schema.sql', 0)`, nil},
 		{`INSERT INTO hds_projects (id, name, name_lower, owner_id, created_at, updated_at, revision) VALUES (?, 'web', 'web', 'alice', 0, 0, 1)`, []any{proj}},
 		{`INSERT INTO hds_audit (project_id, revision, at, action, actor, project) VALUES (?, 1, 0, 'project.create', 'alice', 'web')`, []any{proj}},
 	} {
 		_, err := db.ExecContext(ctx, q.sql, q.args...)
-		require.NoError(t, err, "fill the version 1 schema: %.60s", q.sql)
+		require.NoError(t, err, "fill the old schema: %.60s", q.sql)
 	}
 	require.NoError(t, db.Close())
 
-	s, err := sqlite.Open(ctx, path)
+	s, err := sqlite.Open(ctx, file)
 	require.NoError(t, err, "Open upgrades the file")
 	t.Cleanup(func() { s.Close() })
 	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "web", Need: store.RightAdmin}

@@ -1,4 +1,4 @@
--- hds schema, version 11: webhooks and the outbox of their deliveries
+-- hds schema, version 12: webhooks and the outbox of their deliveries
 -- (API.md section 23).
 
 -- A project's webhooks; deleted with the project. actions empty: every
