@@ -17,7 +17,7 @@ import (
 )
 
 // TestMigrateWebhooks upgrades a database made by the schema before
-// migration 0003 (webhooks), with a project and its audit log in it: the
+// migration 0004 (webhooks), with a project and its audit log in it: the
 // data stays, and a webhook created after the upgrade receives the
 // entries written after it.
 func TestMigrateWebhooks(t *testing.T) {
@@ -31,7 +31,7 @@ func TestMigrateWebhooks(t *testing.T) {
 	require.NoError(t, err)
 	slices.Sort(names)
 	for _, name := range names {
-		if path.Base(name) >= "0003" {
+		if path.Base(name) >= "0004" {
 			break
 		}
 		body, err := sqlite.Migrations.ReadFile(name)

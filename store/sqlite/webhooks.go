@@ -12,7 +12,7 @@ import (
 var _ store.Webhooks = (*Store)(nil)
 
 // webhooksMigration is the migration that adds the webhooks' tables.
-const webhooksMigration = "migrations/0003_webhooks.sql"
+const webhooksMigration = "migrations/0004_webhooks.sql"
 
 const webhookCols = `w.id, w.project_id, w.url, w.actions, w.collection, w.cluster, w.secret, w.created_at, w.created_by`
 

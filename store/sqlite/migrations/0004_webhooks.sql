@@ -1,4 +1,4 @@
--- hds SQLite schema, version 3: webhooks and the outbox of their
+-- hds SQLite schema, version 4: webhooks and the outbox of their
 -- deliveries (API.md section 23).
 
 -- A project's webhooks; deleted with the project. actions are the
