@@ -83,6 +83,11 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 			c.fail("WithQuotas: the store does not enforce quotas (it implements no store.QuotaSetter)")
 		}
 	}
+	if c.webhooks.Enabled && c.store != nil {
+		if _, ok := c.store.(store.Webhooks); !ok {
+			c.fail("WithWebhooks: the store keeps no webhooks (it implements no store.Webhooks)")
+		}
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("hds: %w", err)
 	}
@@ -144,6 +149,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		MaxStreamsPerUser: c.maxStreams,
 		Shutdown:          c.shutdown,
 		Console:           c.console,
+		Webhooks:          c.webhooksConfig(),
 	})
 	if c.security.AllowAnonymous {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
@@ -190,6 +196,17 @@ func (c *config) tokens() *auth.Tokens {
 		c.fail("Security: %v", err)
 	}
 	return t
+}
+
+// webhooksConfig is the handler's webhook configuration: nil when they
+// are off.
+func (c *config) webhooksConfig() *handler.Webhooks {
+	w := c.webhooks
+	if !w.Enabled {
+		return nil
+	}
+	return &handler.Webhooks{Timeout: w.Timeout, MaxBackoff: w.MaxBackoff, MaxAttempts: w.MaxAttempts,
+		AllowPrivateAddresses: w.AllowPrivateAddresses}
 }
 
 // keyring builds the credential keyring, or nil without a key.

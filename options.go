@@ -44,6 +44,7 @@ type config struct {
 	maxStreams      int
 	shutdown        <-chan struct{}
 	console         bool
+	webhooks        Webhooks
 	errs            []error
 }
 
@@ -385,4 +386,54 @@ func WithEvents(keepalive time.Duration, maxStreamsPerUser int) Option {
 // Default: streams end only with their connection.
 func WithShutdown(ctx context.Context) Option {
 	return func(c *config) { c.shutdown = ctx.Done() }
+}
+
+// Webhooks configures the webhooks of docs/api.md#22-webhooks
+// (WithWebhooks). The zero value is off; every other field left zero
+// takes its default.
+type Webhooks struct {
+	// Enabled serves the webhook routes and sends their deliveries
+	// (config webhooks.enabled). Default false: the routes are 404.
+	Enabled bool
+	// Timeout bounds one attempt at a delivery: a 2xx answer within it
+	// succeeds (webhooks.timeout). Default 10s.
+	Timeout time.Duration
+	// MaxBackoff bounds the wait between two attempts, which starts at
+	// 1s and doubles (webhooks.max_backoff). Default 1h.
+	MaxBackoff time.Duration
+	// MaxAttempts is how many attempts a delivery gets before it is
+	// recorded as failed (webhooks.max_attempts). Default 10.
+	MaxAttempts int
+	// AllowPrivateAddresses lets webhooks reach loopback, private,
+	// link-local, multicast and unspecified addresses
+	// (webhooks.allow_private_addresses). Default false: such a url is
+	// refused on create, and a connection to such an address fails.
+	AllowPrivateAddresses bool
+}
+
+// Defaults of Webhooks.
+const (
+	DefaultWebhookTimeout     = 10 * time.Second
+	DefaultWebhookMaxBackoff  = time.Hour
+	DefaultWebhookMaxAttempts = 10
+)
+
+// WithWebhooks configures webhooks (docs/api.md#22-webhooks): with
+// w.Enabled, admins create webhooks under their projects, and every
+// change-feed event they ask for is POSTed to them, signed, at least
+// once, by a dispatcher that runs until the WithShutdown context is done
+// (for the life of the process without it). The store must implement
+// store.Webhooks (the memory, SQLite and PostgreSQL stores do); on
+// PostgreSQL, instances sharing the database share the sending. Default:
+// off, the routes are 404.
+func WithWebhooks(w Webhooks) Option {
+	return func(c *config) {
+		if w.Timeout < 0 || w.MaxBackoff < 0 {
+			c.fail("WithWebhooks: durations must not be negative")
+		}
+		if w.MaxAttempts < 0 {
+			c.fail("WithWebhooks: MaxAttempts must not be negative, got %d", w.MaxAttempts)
+		}
+		c.webhooks = w
+	}
 }

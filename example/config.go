@@ -33,6 +33,7 @@ type fileConfig struct {
 	Events      eventsConfig      `json:"events"`
 	Limits      limitsConfig      `json:"limits"`
 	Console     consoleConfig     `json:"console"`
+	Webhooks    webhooksConfig    `json:"webhooks"`
 	Users       []userConfig      `json:"users"`
 }
 
@@ -102,6 +103,16 @@ type limitsConfig struct {
 
 type consoleConfig struct {
 	Enabled *bool `json:"enabled"`
+}
+
+// webhooksConfig is docs/api.md#22-webhooks: on by default here, unlike
+// in the library.
+type webhooksConfig struct {
+	Enabled               *bool  `json:"enabled"`
+	Timeout               string `json:"timeout"`
+	MaxBackoff            string `json:"max_backoff"`
+	MaxAttempts           *int   `json:"max_attempts"`
+	AllowPrivateAddresses *bool  `json:"allow_private_addresses"`
 }
 
 type userConfig struct {
@@ -180,6 +191,8 @@ type config struct {
 	eventsMaxStreamsPerUser int
 	limits                  limitSettings
 	consoleEnabled          bool
+	// webhooks are the webhooks.* keys.
+	webhooks hds.Webhooks
 }
 
 // dbSettings are the database.* keys.
@@ -282,6 +295,9 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		setDuration(&cfg.server.writeTimeout, "server.write_timeout", fc.Server.WriteTimeout, defaultWriteTimeout),
 		setDuration(&cfg.loginWindow, "rate_limit.login_window", rl.LoginWindow, hds.DefaultLoginWindow),
 		setDuration(&cfg.eventsKeepalive, "events.keepalive", fc.Events.Keepalive, defaultEventsKeepalive),
+		setNumber(&cfg.webhooks.MaxAttempts, "webhooks.max_attempts", fc.Webhooks.MaxAttempts, hds.DefaultWebhookMaxAttempts, 1),
+		setDuration(&cfg.webhooks.Timeout, "webhooks.timeout", fc.Webhooks.Timeout, hds.DefaultWebhookTimeout),
+		setDuration(&cfg.webhooks.MaxBackoff, "webhooks.max_backoff", fc.Webhooks.MaxBackoff, hds.DefaultWebhookMaxBackoff),
 	}
 	// hds.WithLoginThrottle checks the login throttle.
 	cfg.loginFailuresPerUser, cfg.loginFailuresPerIP = hds.DefaultLoginFailuresPerUser, hds.DefaultLoginFailuresPerIP
@@ -293,6 +309,8 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 	}
 	cfg.requireIfMatch = fc.Concurrency.RequireIfMatch != nil && *fc.Concurrency.RequireIfMatch
 	cfg.consoleEnabled = fc.Console.Enabled == nil || *fc.Console.Enabled
+	cfg.webhooks.Enabled = fc.Webhooks.Enabled == nil || *fc.Webhooks.Enabled
+	cfg.webhooks.AllowPrivateAddresses = fc.Webhooks.AllowPrivateAddresses != nil && *fc.Webhooks.AllowPrivateAddresses
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds"
 )
 
 // TestConfigV11Keys: every key of docs/api.md#14-the-standalone-server
@@ -25,6 +27,8 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, limitSettings{maxImportBytes: 16 << 20, maxRecordsPerCluster: 100_000,
 			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000}, cfg.limits, "limits.*")
 		assert.True(t, cfg.consoleEnabled, "console.enabled")
+		assert.Equal(t, hds.Webhooks{Enabled: true, Timeout: 10 * time.Second, MaxBackoff: time.Hour, MaxAttempts: 10},
+			cfg.webhooks, "webhooks.*: on in the example, private addresses refused")
 	})
 
 	t.Run("every key set", func(t *testing.T) {
@@ -35,6 +39,7 @@ func TestConfigV11Keys(t *testing.T) {
   "limits": {"max_import_bytes": 1048576, "max_records_per_cluster": 0, "max_bytes_per_project": 1073741824,
              "max_projects_per_user": 7},
   "console": {"enabled": false},
+  "webhooks": {"enabled": false, "timeout": "3s", "max_backoff": "5m", "max_attempts": 4, "allow_private_addresses": true},
   "database": {"max_open_conns": 8, "timeout": "2s"},
   "server": {"max_connections": 50, "idle_timeout": "30s", "read_header_timeout": "2s", "read_timeout": "1m",
              "write_timeout": "45s", "max_header_bytes": 8192}
@@ -51,6 +56,8 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, limitSettings{maxImportBytes: 1 << 20, maxRecordsPerCluster: 0,
 			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7}, cfg.limits, "limits.*")
 		assert.False(t, cfg.consoleEnabled, "console.enabled")
+		assert.Equal(t, hds.Webhooks{Timeout: 3 * time.Second, MaxBackoff: 5 * time.Minute, MaxAttempts: 4,
+			AllowPrivateAddresses: true}, cfg.webhooks, "webhooks.*")
 	})
 
 	for _, tt := range []struct{ name, config, want string }{
@@ -70,6 +77,10 @@ func TestConfigV11Keys(t *testing.T) {
 		{"zero connections", `{"server": {"max_connections": 0}}`, "server.max_connections must be a positive number, got 0"},
 		{"zero header bytes", `{"server": {"max_header_bytes": 0}}`, "server.max_header_bytes must be a positive number, got 0"},
 		{"negative idle timeout", `{"server": {"idle_timeout": "-1s"}}`, "server.idle_timeout: duration must not be negative"},
+		{"webhooks.enabled not a boolean", `{"webhooks": {"enabled": 1}}`, `field "webhooks.enabled" must be true or false`},
+		{"zero webhook attempts", `{"webhooks": {"max_attempts": 0}}`, "webhooks.max_attempts must be a positive number, got 0"},
+		{"zero webhook timeout", `{"webhooks": {"timeout": "0s"}}`, `webhooks.timeout must be longer than zero, got "0s"`},
+		{"bad webhook backoff", `{"webhooks": {"max_backoff": "soon"}}`, `webhooks.max_backoff: invalid duration "soon"`},
 		{"zero read header timeout", `{"server": {"read_header_timeout": "0s"}}`, `server.read_header_timeout must be longer than zero, got "0s"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

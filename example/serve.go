@@ -90,6 +90,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithEvents(cfg.eventsKeepalive, cfg.eventsMaxStreamsPerUser),
 		hds.WithShutdown(streams),
 		hds.WithConsole(cfg.consoleEnabled),
+		hds.WithWebhooks(cfg.webhooks),
 	}
 	// database.timeout and the quotas of limits.* are the store's
 	// (openStore).

@@ -78,6 +78,11 @@ type Config struct {
 	// Console serves the browser console at /console/ (package
 	// handler/console, docs/api.md#19-the-console).
 	Console bool
+	// Webhooks, when not nil, serves the webhook routes
+	// (docs/api.md#22-webhooks) and runs their dispatcher until Shutdown
+	// is closed (for ever when Shutdown is nil). nil: webhooks are off
+	// and their routes are 404.
+	Webhooks *Webhooks
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before

@@ -229,6 +229,7 @@ func openAPIDocument(routes []route, version string, requireAuth bool) obj {
 			obj{"name": "members", "description": "Who may use a project: members with roles, and API tokens for programs."},
 			obj{"name": "users", "description": "User accounts, for server administrators."},
 			obj{"name": "audit", "description": "Who changed what (the audit log), and the changes as they happen (the change feed)."},
+			obj{"name": "webhooks", "description": "Changes POSTed to other services as they happen, signed (when webhooks are enabled)."},
 		},
 		"security": security,
 		"paths":    paths,

@@ -160,6 +160,7 @@ func requestBodies() obj {
 		"UserCreate":     {"The new user.", "UserCreateRequest", true},
 		"UserUpdate":     {"What to change.", "UserUpdateRequest", true},
 		"OwnerPut":       {"The new owner.", "OwnerPutRequest", true},
+		"WebhookCreate":  {"The new webhook's url, actions, scope and secret.", "WebhookCreateRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -220,6 +221,12 @@ var successResponses = map[string]successResponse{
 	"User":         {description: "The user.", schema: "UserEnvelope"},
 	"UserList":     {description: "A page of users, by username.", schema: "UserListEnvelope"},
 	"Me":           {description: "The caller.", schema: "MeEnvelope"},
+	"WebhookCreated": {description: "The new webhook, with its secret: shown this once.", schema: "WebhookCreatedEnvelope",
+		extra: []string{"Cache-Control", "NoStore"}},
+	"Webhook":      {description: "The webhook, without its secret.", schema: "WebhookEnvelope"},
+	"WebhookList":  {description: "A page of the project's webhooks, oldest first, without their secrets.", schema: "WebhookListEnvelope"},
+	"PingQueued":   {description: "The ping delivery, sent at once.", schema: "DeliveryEnvelope"},
+	"DeliveryList": {description: "A page of the webhook's deliveries, newest first.", schema: "DeliveryListEnvelope"},
 }
 
 func responses() obj {

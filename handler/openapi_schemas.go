@@ -240,12 +240,14 @@ func schemas() obj {
 	addTransferSchemas(s, object, body, count)
 	addAccessSchemas(s, object, body, list)
 	addUserSchemas(s, object, body, list)
+	addWebhookSchemas(s, object, body, history)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
 		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "Diff", "AuditList",
-		"Member", "MemberList", "APITokenCreated", "APITokenList", "User", "UserList", "Me"} {
+		"Member", "MemberList", "APITokenCreated", "APITokenList", "User", "UserList", "Me",
+		"Webhook", "WebhookCreated", "WebhookList", "Delivery", "DeliveryList"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
 	return s

@@ -25,7 +25,7 @@ import (
 // registered with: a unique operationId, a summary, a tag, a success
 // response, and error statuses that have a response.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	rt := routes(Config{})
+	rt := routes(Config{Webhooks: &Webhooks{}})
 	registered := map[string]bool{}
 	ids := map[string]string{}
 	for _, r := range rt.routes {
@@ -53,7 +53,7 @@ func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // opOf returns the operation of a registered pattern.
 func opOf(pattern string) operation {
-	for _, r := range routes(Config{}).routes {
+	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
 		if r.pattern == pattern {
 			return r.op
 		}
@@ -64,7 +64,7 @@ func opOf(pattern string) operation {
 // serveDocument fetches the document from a router of the given setting.
 func serveDocument(t *testing.T, requireAuth bool) []byte {
 	t.Helper()
-	h := New(Config{Version: "1.2.3", AllowAnonymous: !requireAuth})
+	h := New(Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {
@@ -185,7 +185,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 	}
 	slices.Sort(documented)
 	var registered []string
-	for _, r := range routes(Config{}).routes {
+	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
 		registered = append(registered, r.pattern)
 	}
 	slices.Sort(registered)
@@ -258,7 +258,7 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 			seen[key] = section + "." + name
 		}
 	}
-	for _, r := range routes(Config{}).routes {
+	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
 		id := upperFirst(r.op.id)
 		for _, suffix := range []string{"", "Params", "Response", "JSONRequestBody", "JSONBody", "Res", "Req", "OK"} {
 			assert.Empty(t, seen[normalize(id+suffix)], "operation %s: a generated type %s%s is also %s", r.op.id, id, suffix, seen[normalize(id+suffix)])

@@ -29,7 +29,13 @@ const (
 // table: each route carries its operation), an enveloped 405
 // (with Allow) for a known path with a wrong method, an enveloped 404 for
 // anything else, and no redirects for non-canonical paths.
-func New(cfg Config) http.Handler { return routes(cfg).finish() }
+func New(cfg Config) http.Handler {
+	rt := routes(cfg)
+	for _, run := range rt.background {
+		go run()
+	}
+	return rt.finish()
+}
 
 // routes registers every route on a new router.
 func routes(cfg Config) *router {
@@ -404,6 +410,9 @@ func routes(cfg Config) *router {
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 204, success: "NoContent",
 		errors: underProject,
 	})
+	if cfg.Webhooks != nil {
+		addWebhookRoutes(rt, cfg, protect)
+	}
 	if src, ok := s.(store.EventSource); ok {
 		f := &feed{store: s, src: src, sessions: cfg.Sessions, access: cfg.Access, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
 			shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}}}
@@ -451,6 +460,9 @@ type router struct {
 	// console, when set, serves console.Prefix and beneath, before the
 	// canonical-path check (its page is a path with a trailing slash).
 	console http.Handler
+	// background is the work New starts with the router (the webhook
+	// dispatcher); each runs until Config.Shutdown is closed.
+	background []func()
 }
 
 // route is one registered "METHOD /path" pattern and the operation the

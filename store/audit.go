@@ -33,6 +33,11 @@ const (
 	// ActionProjectTransfer (v1.2) records a change of the project's
 	// owner (Access.TransferProject); Target is the new owner's username.
 	ActionProjectTransfer Action = "project.transfer"
+	// ActionWebhookCreate and ActionWebhookDelete (v1.2) record the
+	// creation and deletion of a webhook (docs/api.md#22-webhooks);
+	// Target is the webhook's id.
+	ActionWebhookCreate Action = "webhook.create"
+	ActionWebhookDelete Action = "webhook.delete"
 )
 
 // Actions lists every action, in the order
@@ -43,7 +48,7 @@ var Actions = []Action{
 	ActionClusterCreate, ActionClusterRename, ActionClusterDelete,
 	ActionRecordCreate, ActionRecordUpdate, ActionRecordRename, ActionRecordDelete, ActionRecordRestore,
 	ActionCredentialReveal, ActionMemberPut, ActionMemberDelete, ActionTokenCreate, ActionTokenDelete,
-	ActionProjectTransfer,
+	ActionProjectTransfer, ActionWebhookCreate, ActionWebhookDelete,
 }
 
 // Valid reports whether a is one of Actions.

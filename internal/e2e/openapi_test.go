@@ -221,14 +221,16 @@ func readBody(r *http.Request) []byte {
 }
 
 // TestOpenAPIDocumentValidates checks the document hds.New serves, with a
-// token required and not, against the OpenAPI 3.1 specification's JSON
+// token required and not (and webhooks on, so that every route is in
+// it), against the OpenAPI 3.1 specification's JSON
 // Schema and builds its model (every $ref resolved). (Moved from
 // handler/openapi_test.go with the validator, which the library's module
 // does not require; the document's own consistency is checked there.)
 func TestOpenAPIDocumentValidates(t *testing.T) {
 	for _, requireAuth := range []bool{true, false} {
 		t.Run(fmt.Sprintf("require_auth=%v", requireAuth), func(t *testing.T) {
-			h := hds.New(hds.WithLogger(quietLogger), hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: !requireAuth}))
+			h := hds.New(hds.WithLogger(quietLogger), hds.WithSecurity(hds.Security{JWTSecret: testSecret, AllowAnonymous: !requireAuth}),
+				hds.WithWebhooks(hds.Webhooks{Enabled: true}), hds.WithShutdown(t.Context())) // every route in the document
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 			require.Equal(t, http.StatusOK, rec.Code, "GET /api/v1/openapi.json: %s", rec.Body)

@@ -59,6 +59,9 @@ type project struct {
 	// log is the project's audit log, oldest first: log[i] has revision
 	// i+1 (Project.Revision is len(log)).
 	log []*store.AuditEntry
+	// hooks are the project's webhooks, oldest first, with their
+	// outboxes (store.Webhooks).
+	hooks []*hook
 }
 
 type collection struct {
@@ -182,6 +185,7 @@ func (s *Store) audit(pr *project, c store.Caller, e store.AuditEntry) *store.Au
 	e.Stamp(c)
 	pr.log = append(pr.log, &e)
 	s.written = append(s.written, &e)
+	s.outbox(pr, &e)
 	return &e
 }
 
@@ -190,6 +194,7 @@ func (s *Store) audit(pr *project, c store.Caller, e store.AuditEntry) *store.Au
 func (s *Store) unaudit(pr *project, revision int64) {
 	pr.log = pr.log[:revision]
 	pr.Revision = revision
+	pr.unoutbox(revision)
 	s.written = slices.DeleteFunc(s.written, func(e *store.AuditEntry) bool {
 		return e.ProjectID == pr.ID && e.Revision > revision
 	})

@@ -71,3 +71,7 @@ func TestAccessConformance(t *testing.T) {
 func TestUserAdminConformance(t *testing.T) {
 	storetest.RunUserAdmin(t, func(t *testing.T) (storetest.UserAdminStore, storetest.UserAdminStore) { return pair(t) })
 }
+
+func TestWebhooksConformance(t *testing.T) {
+	storetest.RunWebhooks(t, func(t *testing.T) (storetest.WebhookStore, storetest.WebhookStore) { return pair(t) })
+}

@@ -169,7 +169,7 @@ func (t *tx) audit(pr *proj, c store.Caller, e store.AuditEntry) error {
 		return err
 	}
 	t.written = append(t.written, &e)
-	return nil
+	return t.outbox(&e)
 }
 
 // size is what a name and a value count against the project's quota.

@@ -16,6 +16,7 @@ package clients
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -30,9 +31,11 @@ import (
 //go:generate go tool ogen -loglevel error -config ogen.yaml -target ogenclient -package ogenclient -clean openapi.json
 
 // Document returns the OpenAPI document that hds.New serves with its
-// default options (a token required), indented.
+// default options (a token required) and webhooks on, indented.
 func Document() ([]byte, error) {
-	h := hds.New(hds.WithLogger(slog.New(slog.DiscardHandler)))
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop() // the webhook dispatcher
+	h := hds.New(hds.WithLogger(slog.New(slog.DiscardHandler)), hds.WithWebhooks(hds.Webhooks{Enabled: true}), hds.WithShutdown(ctx))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {

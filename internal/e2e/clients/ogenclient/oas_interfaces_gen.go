@@ -49,6 +49,10 @@ type CreateUserRes interface {
 	createUserRes()
 }
 
+type CreateWebhookRes interface {
+	createWebhookRes()
+}
+
 type DeleteAPITokenRes interface {
 	deleteAPITokenRes()
 }
@@ -75,6 +79,10 @@ type DeleteRecordRes interface {
 
 type DeleteUserRes interface {
 	deleteUserRes()
+}
+
+type DeleteWebhookRes interface {
+	deleteWebhookRes()
 }
 
 type DiffProjectRes interface {
@@ -117,6 +125,10 @@ type GetUserRes interface {
 	getUserRes()
 }
 
+type GetWebhookRes interface {
+	getWebhookRes()
+}
+
 type ImportProjectRes interface {
 	importProjectRes()
 }
@@ -157,12 +169,24 @@ type ListUsersRes interface {
 	listUsersRes()
 }
 
+type ListWebhookDeliveriesRes interface {
+	listWebhookDeliveriesRes()
+}
+
+type ListWebhooksRes interface {
+	listWebhooksRes()
+}
+
 type LoginRes interface {
 	loginRes()
 }
 
 type LogoutRes interface {
 	logoutRes()
+}
+
+type PingWebhookRes interface {
+	pingWebhookRes()
 }
 
 type PromoteRes interface {

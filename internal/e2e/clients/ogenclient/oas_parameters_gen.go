@@ -84,6 +84,12 @@ type CreateRecordAtParams struct {
 	Record Name
 }
 
+// CreateWebhookParams is parameters of createWebhook operation.
+type CreateWebhookParams struct {
+	// The project's name.
+	Project Name
+}
+
 // DeleteAPITokenParams is parameters of deleteAPIToken operation.
 type DeleteAPITokenParams struct {
 	// The project's name.
@@ -143,6 +149,14 @@ type DeleteRecordParams struct {
 type DeleteUserParams struct {
 	// A user's username.
 	Username string
+}
+
+// DeleteWebhookParams is parameters of deleteWebhook operation.
+type DeleteWebhookParams struct {
+	// The project's name.
+	Project Name
+	// An API token's id.
+	ID string
 }
 
 // DiffProjectParams is parameters of diffProject operation.
@@ -231,6 +245,14 @@ type GetRecordParams struct {
 type GetUserParams struct {
 	// A user's username.
 	Username string
+}
+
+// GetWebhookParams is parameters of getWebhook operation.
+type GetWebhookParams struct {
+	// The project's name.
+	Project Name
+	// An API token's id.
+	ID string
 }
 
 // ImportProjectParams is parameters of importProject operation.
@@ -426,6 +448,36 @@ type ListUsersParams struct {
 	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
 	// INVALID_REQUEST.
 	Cursor OptString `json:",omitempty,omitzero"`
+}
+
+// ListWebhookDeliveriesParams is parameters of listWebhookDeliveries operation.
+type ListWebhookDeliveriesParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+	// An API token's id.
+	ID string
+}
+
+// ListWebhooksParams is parameters of listWebhooks operation.
+type ListWebhooksParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
+// PingWebhookParams is parameters of pingWebhook operation.
+type PingWebhookParams struct {
+	// The project's name.
+	Project Name
+	// An API token's id.
+	ID string
 }
 
 // PromoteParams is parameters of promote operation.

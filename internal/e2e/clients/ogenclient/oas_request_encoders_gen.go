@@ -182,6 +182,20 @@ func encodeCreateUserRequest(
 	return nil
 }
 
+func encodeCreateWebhookRequest(
+	req *WebhookCreateRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeImportProjectRequest(
 	req *ImportDocument,
 	r *http.Request,

@@ -716,6 +716,8 @@ const (
 	AuditActionQueryTokenCreate      AuditActionQuery = "token.create"
 	AuditActionQueryTokenDelete      AuditActionQuery = "token.delete"
 	AuditActionQueryProjectTransfer  AuditActionQuery = "project.transfer"
+	AuditActionQueryWebhookCreate    AuditActionQuery = "webhook.create"
+	AuditActionQueryWebhookDelete    AuditActionQuery = "webhook.delete"
 )
 
 // AllValues returns all AuditActionQuery values.
@@ -740,6 +742,8 @@ func (AuditActionQuery) AllValues() []AuditActionQuery {
 		AuditActionQueryTokenCreate,
 		AuditActionQueryTokenDelete,
 		AuditActionQueryProjectTransfer,
+		AuditActionQueryWebhookCreate,
+		AuditActionQueryWebhookDelete,
 	}
 }
 
@@ -783,6 +787,10 @@ func (s AuditActionQuery) MarshalText() ([]byte, error) {
 	case AuditActionQueryTokenDelete:
 		return []byte(s), nil
 	case AuditActionQueryProjectTransfer:
+		return []byte(s), nil
+	case AuditActionQueryWebhookCreate:
+		return []byte(s), nil
+	case AuditActionQueryWebhookDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -848,6 +856,12 @@ func (s *AuditActionQuery) UnmarshalText(data []byte) error {
 		return nil
 	case AuditActionQueryProjectTransfer:
 		*s = AuditActionQueryProjectTransfer
+		return nil
+	case AuditActionQueryWebhookCreate:
+		*s = AuditActionQueryWebhookCreate
+		return nil
+	case AuditActionQueryWebhookDelete:
+		*s = AuditActionQueryWebhookDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1021,6 +1035,8 @@ const (
 	AuditEntryActionTokenCreate      AuditEntryAction = "token.create"
 	AuditEntryActionTokenDelete      AuditEntryAction = "token.delete"
 	AuditEntryActionProjectTransfer  AuditEntryAction = "project.transfer"
+	AuditEntryActionWebhookCreate    AuditEntryAction = "webhook.create"
+	AuditEntryActionWebhookDelete    AuditEntryAction = "webhook.delete"
 )
 
 // AllValues returns all AuditEntryAction values.
@@ -1045,6 +1061,8 @@ func (AuditEntryAction) AllValues() []AuditEntryAction {
 		AuditEntryActionTokenCreate,
 		AuditEntryActionTokenDelete,
 		AuditEntryActionProjectTransfer,
+		AuditEntryActionWebhookCreate,
+		AuditEntryActionWebhookDelete,
 	}
 }
 
@@ -1088,6 +1106,10 @@ func (s AuditEntryAction) MarshalText() ([]byte, error) {
 	case AuditEntryActionTokenDelete:
 		return []byte(s), nil
 	case AuditEntryActionProjectTransfer:
+		return []byte(s), nil
+	case AuditEntryActionWebhookCreate:
+		return []byte(s), nil
+	case AuditEntryActionWebhookDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1153,6 +1175,12 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 		return nil
 	case AuditEntryActionProjectTransfer:
 		*s = AuditEntryActionProjectTransfer
+		return nil
+	case AuditEntryActionWebhookCreate:
+		*s = AuditEntryActionWebhookCreate
+		return nil
+	case AuditEntryActionWebhookDelete:
+		*s = AuditEntryActionWebhookDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1379,55 +1407,61 @@ func (s *BadRequestResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
-func (*BadRequestResponseHeaders) applyBatchRes()         {}
-func (*BadRequestResponseHeaders) changePasswordRes()     {}
-func (*BadRequestResponseHeaders) createAPITokenRes()     {}
-func (*BadRequestResponseHeaders) createClusterAtRes()    {}
-func (*BadRequestResponseHeaders) createClusterRes()      {}
-func (*BadRequestResponseHeaders) createCollectionAtRes() {}
-func (*BadRequestResponseHeaders) createCollectionRes()   {}
-func (*BadRequestResponseHeaders) createProjectAtRes()    {}
-func (*BadRequestResponseHeaders) createProjectRes()      {}
-func (*BadRequestResponseHeaders) createRecordAtRes()     {}
-func (*BadRequestResponseHeaders) createRecordRes()       {}
-func (*BadRequestResponseHeaders) createUserRes()         {}
-func (*BadRequestResponseHeaders) deleteAPITokenRes()     {}
-func (*BadRequestResponseHeaders) deleteClusterRes()      {}
-func (*BadRequestResponseHeaders) deleteCollectionRes()   {}
-func (*BadRequestResponseHeaders) deleteMemberRes()       {}
-func (*BadRequestResponseHeaders) deleteProjectRes()      {}
-func (*BadRequestResponseHeaders) deleteRecordRes()       {}
-func (*BadRequestResponseHeaders) deleteUserRes()         {}
-func (*BadRequestResponseHeaders) diffProjectRes()        {}
-func (*BadRequestResponseHeaders) exportProjectRes()      {}
-func (*BadRequestResponseHeaders) getClusterDataRes()     {}
-func (*BadRequestResponseHeaders) getCollectionRes()      {}
-func (*BadRequestResponseHeaders) getProjectRes()         {}
-func (*BadRequestResponseHeaders) getRecordRes()          {}
-func (*BadRequestResponseHeaders) getUserRes()            {}
-func (*BadRequestResponseHeaders) importProjectRes()      {}
-func (*BadRequestResponseHeaders) listAPITokensRes()      {}
-func (*BadRequestResponseHeaders) listAuditRes()          {}
-func (*BadRequestResponseHeaders) listClustersRes()       {}
-func (*BadRequestResponseHeaders) listCollectionsRes()    {}
-func (*BadRequestResponseHeaders) listMembersRes()        {}
-func (*BadRequestResponseHeaders) listProjectsRes()       {}
-func (*BadRequestResponseHeaders) listRecordVersionsRes() {}
-func (*BadRequestResponseHeaders) listRecordsRes()        {}
-func (*BadRequestResponseHeaders) listUsersRes()          {}
-func (*BadRequestResponseHeaders) loginRes()              {}
-func (*BadRequestResponseHeaders) logoutRes()             {}
-func (*BadRequestResponseHeaders) promoteRes()            {}
-func (*BadRequestResponseHeaders) putMemberRes()          {}
-func (*BadRequestResponseHeaders) refreshTokenRes()       {}
-func (*BadRequestResponseHeaders) renameClusterRes()      {}
-func (*BadRequestResponseHeaders) renameCollectionRes()   {}
-func (*BadRequestResponseHeaders) renameProjectRes()      {}
-func (*BadRequestResponseHeaders) restoreRecordRes()      {}
-func (*BadRequestResponseHeaders) streamEventsRes()       {}
-func (*BadRequestResponseHeaders) transferProjectRes()    {}
-func (*BadRequestResponseHeaders) updateRecordRes()       {}
-func (*BadRequestResponseHeaders) updateUserRes()         {}
+func (*BadRequestResponseHeaders) applyBatchRes()            {}
+func (*BadRequestResponseHeaders) changePasswordRes()        {}
+func (*BadRequestResponseHeaders) createAPITokenRes()        {}
+func (*BadRequestResponseHeaders) createClusterAtRes()       {}
+func (*BadRequestResponseHeaders) createClusterRes()         {}
+func (*BadRequestResponseHeaders) createCollectionAtRes()    {}
+func (*BadRequestResponseHeaders) createCollectionRes()      {}
+func (*BadRequestResponseHeaders) createProjectAtRes()       {}
+func (*BadRequestResponseHeaders) createProjectRes()         {}
+func (*BadRequestResponseHeaders) createRecordAtRes()        {}
+func (*BadRequestResponseHeaders) createRecordRes()          {}
+func (*BadRequestResponseHeaders) createUserRes()            {}
+func (*BadRequestResponseHeaders) createWebhookRes()         {}
+func (*BadRequestResponseHeaders) deleteAPITokenRes()        {}
+func (*BadRequestResponseHeaders) deleteClusterRes()         {}
+func (*BadRequestResponseHeaders) deleteCollectionRes()      {}
+func (*BadRequestResponseHeaders) deleteMemberRes()          {}
+func (*BadRequestResponseHeaders) deleteProjectRes()         {}
+func (*BadRequestResponseHeaders) deleteRecordRes()          {}
+func (*BadRequestResponseHeaders) deleteUserRes()            {}
+func (*BadRequestResponseHeaders) deleteWebhookRes()         {}
+func (*BadRequestResponseHeaders) diffProjectRes()           {}
+func (*BadRequestResponseHeaders) exportProjectRes()         {}
+func (*BadRequestResponseHeaders) getClusterDataRes()        {}
+func (*BadRequestResponseHeaders) getCollectionRes()         {}
+func (*BadRequestResponseHeaders) getProjectRes()            {}
+func (*BadRequestResponseHeaders) getRecordRes()             {}
+func (*BadRequestResponseHeaders) getUserRes()               {}
+func (*BadRequestResponseHeaders) getWebhookRes()            {}
+func (*BadRequestResponseHeaders) importProjectRes()         {}
+func (*BadRequestResponseHeaders) listAPITokensRes()         {}
+func (*BadRequestResponseHeaders) listAuditRes()             {}
+func (*BadRequestResponseHeaders) listClustersRes()          {}
+func (*BadRequestResponseHeaders) listCollectionsRes()       {}
+func (*BadRequestResponseHeaders) listMembersRes()           {}
+func (*BadRequestResponseHeaders) listProjectsRes()          {}
+func (*BadRequestResponseHeaders) listRecordVersionsRes()    {}
+func (*BadRequestResponseHeaders) listRecordsRes()           {}
+func (*BadRequestResponseHeaders) listUsersRes()             {}
+func (*BadRequestResponseHeaders) listWebhookDeliveriesRes() {}
+func (*BadRequestResponseHeaders) listWebhooksRes()          {}
+func (*BadRequestResponseHeaders) loginRes()                 {}
+func (*BadRequestResponseHeaders) logoutRes()                {}
+func (*BadRequestResponseHeaders) pingWebhookRes()           {}
+func (*BadRequestResponseHeaders) promoteRes()               {}
+func (*BadRequestResponseHeaders) putMemberRes()             {}
+func (*BadRequestResponseHeaders) refreshTokenRes()          {}
+func (*BadRequestResponseHeaders) renameClusterRes()         {}
+func (*BadRequestResponseHeaders) renameCollectionRes()      {}
+func (*BadRequestResponseHeaders) renameProjectRes()         {}
+func (*BadRequestResponseHeaders) restoreRecordRes()         {}
+func (*BadRequestResponseHeaders) streamEventsRes()          {}
+func (*BadRequestResponseHeaders) transferProjectRes()       {}
+func (*BadRequestResponseHeaders) updateRecordRes()          {}
+func (*BadRequestResponseHeaders) updateUserRes()            {}
 
 // One operation of a batch. name (a new name) is for update only; if_match is an ETag header value,
 // quotes included (update, upsert and delete). create and upsert need type; a value left out is null.
@@ -2961,6 +2995,522 @@ func (*ConflictResponseHeaders) renameCollectionRes()   {}
 func (*ConflictResponseHeaders) renameProjectRes()      {}
 func (*ConflictResponseHeaders) updateRecordRes()       {}
 
+// One event on its way to a webhook.
+// Ref: #/components/schemas/Delivery
+type Delivery struct {
+	Action    DeliveryAction `json:"action"`
+	Attempts  int            `json:"attempts"`
+	CreatedAt Timestamp      `json:"created_at"`
+	// The X-Hds-Delivery header: the same on every attempt.
+	ID uuid.UUID `json:"id"`
+	// Why the last attempt failed; null when none did.
+	LastError NilString `json:"last_error"`
+	// The HTTP status of the last answer; null when none came.
+	LastStatusCode NilInt       `json:"last_status_code"`
+	NextAttemptAt  NilTimestamp `json:"next_attempt_at"`
+	// The event's revision; null for a ping.
+	Revision NilInt         `json:"revision"`
+	Status   DeliveryStatus `json:"status"`
+}
+
+// GetAction returns the value of Action.
+func (s *Delivery) GetAction() DeliveryAction {
+	return s.Action
+}
+
+// GetAttempts returns the value of Attempts.
+func (s *Delivery) GetAttempts() int {
+	return s.Attempts
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Delivery) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetID returns the value of ID.
+func (s *Delivery) GetID() uuid.UUID {
+	return s.ID
+}
+
+// GetLastError returns the value of LastError.
+func (s *Delivery) GetLastError() NilString {
+	return s.LastError
+}
+
+// GetLastStatusCode returns the value of LastStatusCode.
+func (s *Delivery) GetLastStatusCode() NilInt {
+	return s.LastStatusCode
+}
+
+// GetNextAttemptAt returns the value of NextAttemptAt.
+func (s *Delivery) GetNextAttemptAt() NilTimestamp {
+	return s.NextAttemptAt
+}
+
+// GetRevision returns the value of Revision.
+func (s *Delivery) GetRevision() NilInt {
+	return s.Revision
+}
+
+// GetStatus returns the value of Status.
+func (s *Delivery) GetStatus() DeliveryStatus {
+	return s.Status
+}
+
+// SetAction sets the value of Action.
+func (s *Delivery) SetAction(val DeliveryAction) {
+	s.Action = val
+}
+
+// SetAttempts sets the value of Attempts.
+func (s *Delivery) SetAttempts(val int) {
+	s.Attempts = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Delivery) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetID sets the value of ID.
+func (s *Delivery) SetID(val uuid.UUID) {
+	s.ID = val
+}
+
+// SetLastError sets the value of LastError.
+func (s *Delivery) SetLastError(val NilString) {
+	s.LastError = val
+}
+
+// SetLastStatusCode sets the value of LastStatusCode.
+func (s *Delivery) SetLastStatusCode(val NilInt) {
+	s.LastStatusCode = val
+}
+
+// SetNextAttemptAt sets the value of NextAttemptAt.
+func (s *Delivery) SetNextAttemptAt(val NilTimestamp) {
+	s.NextAttemptAt = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *Delivery) SetRevision(val NilInt) {
+	s.Revision = val
+}
+
+// SetStatus sets the value of Status.
+func (s *Delivery) SetStatus(val DeliveryStatus) {
+	s.Status = val
+}
+
+type DeliveryAction string
+
+const (
+	DeliveryActionProjectCreate    DeliveryAction = "project.create"
+	DeliveryActionProjectRename    DeliveryAction = "project.rename"
+	DeliveryActionCollectionCreate DeliveryAction = "collection.create"
+	DeliveryActionCollectionRename DeliveryAction = "collection.rename"
+	DeliveryActionCollectionDelete DeliveryAction = "collection.delete"
+	DeliveryActionClusterCreate    DeliveryAction = "cluster.create"
+	DeliveryActionClusterRename    DeliveryAction = "cluster.rename"
+	DeliveryActionClusterDelete    DeliveryAction = "cluster.delete"
+	DeliveryActionRecordCreate     DeliveryAction = "record.create"
+	DeliveryActionRecordUpdate     DeliveryAction = "record.update"
+	DeliveryActionRecordRename     DeliveryAction = "record.rename"
+	DeliveryActionRecordDelete     DeliveryAction = "record.delete"
+	DeliveryActionRecordRestore    DeliveryAction = "record.restore"
+	DeliveryActionMemberPut        DeliveryAction = "member.put"
+	DeliveryActionMemberDelete     DeliveryAction = "member.delete"
+	DeliveryActionTokenCreate      DeliveryAction = "token.create"
+	DeliveryActionTokenDelete      DeliveryAction = "token.delete"
+	DeliveryActionProjectTransfer  DeliveryAction = "project.transfer"
+	DeliveryActionWebhookCreate    DeliveryAction = "webhook.create"
+	DeliveryActionWebhookDelete    DeliveryAction = "webhook.delete"
+	DeliveryActionPing             DeliveryAction = "ping"
+)
+
+// AllValues returns all DeliveryAction values.
+func (DeliveryAction) AllValues() []DeliveryAction {
+	return []DeliveryAction{
+		DeliveryActionProjectCreate,
+		DeliveryActionProjectRename,
+		DeliveryActionCollectionCreate,
+		DeliveryActionCollectionRename,
+		DeliveryActionCollectionDelete,
+		DeliveryActionClusterCreate,
+		DeliveryActionClusterRename,
+		DeliveryActionClusterDelete,
+		DeliveryActionRecordCreate,
+		DeliveryActionRecordUpdate,
+		DeliveryActionRecordRename,
+		DeliveryActionRecordDelete,
+		DeliveryActionRecordRestore,
+		DeliveryActionMemberPut,
+		DeliveryActionMemberDelete,
+		DeliveryActionTokenCreate,
+		DeliveryActionTokenDelete,
+		DeliveryActionProjectTransfer,
+		DeliveryActionWebhookCreate,
+		DeliveryActionWebhookDelete,
+		DeliveryActionPing,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s DeliveryAction) MarshalText() ([]byte, error) {
+	switch s {
+	case DeliveryActionProjectCreate:
+		return []byte(s), nil
+	case DeliveryActionProjectRename:
+		return []byte(s), nil
+	case DeliveryActionCollectionCreate:
+		return []byte(s), nil
+	case DeliveryActionCollectionRename:
+		return []byte(s), nil
+	case DeliveryActionCollectionDelete:
+		return []byte(s), nil
+	case DeliveryActionClusterCreate:
+		return []byte(s), nil
+	case DeliveryActionClusterRename:
+		return []byte(s), nil
+	case DeliveryActionClusterDelete:
+		return []byte(s), nil
+	case DeliveryActionRecordCreate:
+		return []byte(s), nil
+	case DeliveryActionRecordUpdate:
+		return []byte(s), nil
+	case DeliveryActionRecordRename:
+		return []byte(s), nil
+	case DeliveryActionRecordDelete:
+		return []byte(s), nil
+	case DeliveryActionRecordRestore:
+		return []byte(s), nil
+	case DeliveryActionMemberPut:
+		return []byte(s), nil
+	case DeliveryActionMemberDelete:
+		return []byte(s), nil
+	case DeliveryActionTokenCreate:
+		return []byte(s), nil
+	case DeliveryActionTokenDelete:
+		return []byte(s), nil
+	case DeliveryActionProjectTransfer:
+		return []byte(s), nil
+	case DeliveryActionWebhookCreate:
+		return []byte(s), nil
+	case DeliveryActionWebhookDelete:
+		return []byte(s), nil
+	case DeliveryActionPing:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *DeliveryAction) UnmarshalText(data []byte) error {
+	switch DeliveryAction(data) {
+	case DeliveryActionProjectCreate:
+		*s = DeliveryActionProjectCreate
+		return nil
+	case DeliveryActionProjectRename:
+		*s = DeliveryActionProjectRename
+		return nil
+	case DeliveryActionCollectionCreate:
+		*s = DeliveryActionCollectionCreate
+		return nil
+	case DeliveryActionCollectionRename:
+		*s = DeliveryActionCollectionRename
+		return nil
+	case DeliveryActionCollectionDelete:
+		*s = DeliveryActionCollectionDelete
+		return nil
+	case DeliveryActionClusterCreate:
+		*s = DeliveryActionClusterCreate
+		return nil
+	case DeliveryActionClusterRename:
+		*s = DeliveryActionClusterRename
+		return nil
+	case DeliveryActionClusterDelete:
+		*s = DeliveryActionClusterDelete
+		return nil
+	case DeliveryActionRecordCreate:
+		*s = DeliveryActionRecordCreate
+		return nil
+	case DeliveryActionRecordUpdate:
+		*s = DeliveryActionRecordUpdate
+		return nil
+	case DeliveryActionRecordRename:
+		*s = DeliveryActionRecordRename
+		return nil
+	case DeliveryActionRecordDelete:
+		*s = DeliveryActionRecordDelete
+		return nil
+	case DeliveryActionRecordRestore:
+		*s = DeliveryActionRecordRestore
+		return nil
+	case DeliveryActionMemberPut:
+		*s = DeliveryActionMemberPut
+		return nil
+	case DeliveryActionMemberDelete:
+		*s = DeliveryActionMemberDelete
+		return nil
+	case DeliveryActionTokenCreate:
+		*s = DeliveryActionTokenCreate
+		return nil
+	case DeliveryActionTokenDelete:
+		*s = DeliveryActionTokenDelete
+		return nil
+	case DeliveryActionProjectTransfer:
+		*s = DeliveryActionProjectTransfer
+		return nil
+	case DeliveryActionWebhookCreate:
+		*s = DeliveryActionWebhookCreate
+		return nil
+	case DeliveryActionWebhookDelete:
+		*s = DeliveryActionWebhookDelete
+		return nil
+	case DeliveryActionPing:
+		*s = DeliveryActionPing
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// The success envelope.
+// Ref: #/components/schemas/DeliveryEnvelope
+type DeliveryEnvelope struct {
+	Data    Delivery `json:"data"`
+	Message Message  `json:"message"`
+	Success bool     `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *DeliveryEnvelope) GetData() Delivery {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *DeliveryEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *DeliveryEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *DeliveryEnvelope) SetData(val Delivery) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *DeliveryEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *DeliveryEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// Ref: #/components/schemas/DeliveryList
+type DeliveryList struct {
+	Items  []Delivery `json:"items"`
+	Limit  int        `json:"limit"`
+	Offset int        `json:"offset"`
+	Total  NilInt     `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *DeliveryList) GetItems() []Delivery {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *DeliveryList) GetLimit() int {
+	return s.Limit
+}
+
+// GetOffset returns the value of Offset.
+func (s *DeliveryList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *DeliveryList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *DeliveryList) SetItems(val []Delivery) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *DeliveryList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *DeliveryList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *DeliveryList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/DeliveryListEnvelope
+type DeliveryListEnvelope struct {
+	Data    DeliveryList `json:"data"`
+	Message Message      `json:"message"`
+	Success bool         `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *DeliveryListEnvelope) GetData() DeliveryList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *DeliveryListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *DeliveryListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *DeliveryListEnvelope) SetData(val DeliveryList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *DeliveryListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *DeliveryListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// DeliveryListResponseHeaders wraps DeliveryListEnvelope with response headers.
+type DeliveryListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            DeliveryListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *DeliveryListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *DeliveryListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *DeliveryListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *DeliveryListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *DeliveryListResponseHeaders) GetResponse() DeliveryListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *DeliveryListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *DeliveryListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *DeliveryListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *DeliveryListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *DeliveryListResponseHeaders) SetResponse(val DeliveryListEnvelope) {
+	s.Response = val
+}
+
+func (*DeliveryListResponseHeaders) listWebhookDeliveriesRes() {}
+
+type DeliveryStatus string
+
+const (
+	DeliveryStatusPending   DeliveryStatus = "pending"
+	DeliveryStatusSucceeded DeliveryStatus = "succeeded"
+	DeliveryStatusFailed    DeliveryStatus = "failed"
+)
+
+// AllValues returns all DeliveryStatus values.
+func (DeliveryStatus) AllValues() []DeliveryStatus {
+	return []DeliveryStatus{
+		DeliveryStatusPending,
+		DeliveryStatusSucceeded,
+		DeliveryStatusFailed,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s DeliveryStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case DeliveryStatusPending:
+		return []byte(s), nil
+	case DeliveryStatusSucceeded:
+		return []byte(s), nil
+	case DeliveryStatusFailed:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *DeliveryStatus) UnmarshalText(data []byte) error {
+	switch DeliveryStatus(data) {
+	case DeliveryStatusPending:
+		*s = DeliveryStatusPending
+		return nil
+	case DeliveryStatusSucceeded:
+		*s = DeliveryStatusSucceeded
+		return nil
+	case DeliveryStatusFailed:
+		*s = DeliveryStatusFailed
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // A comparison of two collections or two clusters, from one snapshot.
 // Ref: #/components/schemas/Diff
 type Diff struct {
@@ -3883,50 +4433,56 @@ func (s *ForbiddenResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
-func (*ForbiddenResponseHeaders) applyBatchRes()         {}
-func (*ForbiddenResponseHeaders) createAPITokenRes()     {}
-func (*ForbiddenResponseHeaders) createClusterAtRes()    {}
-func (*ForbiddenResponseHeaders) createClusterRes()      {}
-func (*ForbiddenResponseHeaders) createCollectionAtRes() {}
-func (*ForbiddenResponseHeaders) createCollectionRes()   {}
-func (*ForbiddenResponseHeaders) createProjectAtRes()    {}
-func (*ForbiddenResponseHeaders) createProjectRes()      {}
-func (*ForbiddenResponseHeaders) createRecordAtRes()     {}
-func (*ForbiddenResponseHeaders) createRecordRes()       {}
-func (*ForbiddenResponseHeaders) createUserRes()         {}
-func (*ForbiddenResponseHeaders) deleteAPITokenRes()     {}
-func (*ForbiddenResponseHeaders) deleteClusterRes()      {}
-func (*ForbiddenResponseHeaders) deleteCollectionRes()   {}
-func (*ForbiddenResponseHeaders) deleteMemberRes()       {}
-func (*ForbiddenResponseHeaders) deleteProjectRes()      {}
-func (*ForbiddenResponseHeaders) deleteRecordRes()       {}
-func (*ForbiddenResponseHeaders) deleteUserRes()         {}
-func (*ForbiddenResponseHeaders) diffProjectRes()        {}
-func (*ForbiddenResponseHeaders) exportProjectRes()      {}
-func (*ForbiddenResponseHeaders) getClusterDataRes()     {}
-func (*ForbiddenResponseHeaders) getCollectionRes()      {}
-func (*ForbiddenResponseHeaders) getProjectRes()         {}
-func (*ForbiddenResponseHeaders) getRecordRes()          {}
-func (*ForbiddenResponseHeaders) getUserRes()            {}
-func (*ForbiddenResponseHeaders) importProjectRes()      {}
-func (*ForbiddenResponseHeaders) listAPITokensRes()      {}
-func (*ForbiddenResponseHeaders) listAuditRes()          {}
-func (*ForbiddenResponseHeaders) listClustersRes()       {}
-func (*ForbiddenResponseHeaders) listCollectionsRes()    {}
-func (*ForbiddenResponseHeaders) listMembersRes()        {}
-func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
-func (*ForbiddenResponseHeaders) listRecordsRes()        {}
-func (*ForbiddenResponseHeaders) listUsersRes()          {}
-func (*ForbiddenResponseHeaders) promoteRes()            {}
-func (*ForbiddenResponseHeaders) putMemberRes()          {}
-func (*ForbiddenResponseHeaders) renameClusterRes()      {}
-func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
-func (*ForbiddenResponseHeaders) renameProjectRes()      {}
-func (*ForbiddenResponseHeaders) restoreRecordRes()      {}
-func (*ForbiddenResponseHeaders) streamEventsRes()       {}
-func (*ForbiddenResponseHeaders) transferProjectRes()    {}
-func (*ForbiddenResponseHeaders) updateRecordRes()       {}
-func (*ForbiddenResponseHeaders) updateUserRes()         {}
+func (*ForbiddenResponseHeaders) applyBatchRes()            {}
+func (*ForbiddenResponseHeaders) createAPITokenRes()        {}
+func (*ForbiddenResponseHeaders) createClusterAtRes()       {}
+func (*ForbiddenResponseHeaders) createClusterRes()         {}
+func (*ForbiddenResponseHeaders) createCollectionAtRes()    {}
+func (*ForbiddenResponseHeaders) createCollectionRes()      {}
+func (*ForbiddenResponseHeaders) createProjectAtRes()       {}
+func (*ForbiddenResponseHeaders) createProjectRes()         {}
+func (*ForbiddenResponseHeaders) createRecordAtRes()        {}
+func (*ForbiddenResponseHeaders) createRecordRes()          {}
+func (*ForbiddenResponseHeaders) createUserRes()            {}
+func (*ForbiddenResponseHeaders) createWebhookRes()         {}
+func (*ForbiddenResponseHeaders) deleteAPITokenRes()        {}
+func (*ForbiddenResponseHeaders) deleteClusterRes()         {}
+func (*ForbiddenResponseHeaders) deleteCollectionRes()      {}
+func (*ForbiddenResponseHeaders) deleteMemberRes()          {}
+func (*ForbiddenResponseHeaders) deleteProjectRes()         {}
+func (*ForbiddenResponseHeaders) deleteRecordRes()          {}
+func (*ForbiddenResponseHeaders) deleteUserRes()            {}
+func (*ForbiddenResponseHeaders) deleteWebhookRes()         {}
+func (*ForbiddenResponseHeaders) diffProjectRes()           {}
+func (*ForbiddenResponseHeaders) exportProjectRes()         {}
+func (*ForbiddenResponseHeaders) getClusterDataRes()        {}
+func (*ForbiddenResponseHeaders) getCollectionRes()         {}
+func (*ForbiddenResponseHeaders) getProjectRes()            {}
+func (*ForbiddenResponseHeaders) getRecordRes()             {}
+func (*ForbiddenResponseHeaders) getUserRes()               {}
+func (*ForbiddenResponseHeaders) getWebhookRes()            {}
+func (*ForbiddenResponseHeaders) importProjectRes()         {}
+func (*ForbiddenResponseHeaders) listAPITokensRes()         {}
+func (*ForbiddenResponseHeaders) listAuditRes()             {}
+func (*ForbiddenResponseHeaders) listClustersRes()          {}
+func (*ForbiddenResponseHeaders) listCollectionsRes()       {}
+func (*ForbiddenResponseHeaders) listMembersRes()           {}
+func (*ForbiddenResponseHeaders) listRecordVersionsRes()    {}
+func (*ForbiddenResponseHeaders) listRecordsRes()           {}
+func (*ForbiddenResponseHeaders) listUsersRes()             {}
+func (*ForbiddenResponseHeaders) listWebhookDeliveriesRes() {}
+func (*ForbiddenResponseHeaders) listWebhooksRes()          {}
+func (*ForbiddenResponseHeaders) pingWebhookRes()           {}
+func (*ForbiddenResponseHeaders) promoteRes()               {}
+func (*ForbiddenResponseHeaders) putMemberRes()             {}
+func (*ForbiddenResponseHeaders) renameClusterRes()         {}
+func (*ForbiddenResponseHeaders) renameCollectionRes()      {}
+func (*ForbiddenResponseHeaders) renameProjectRes()         {}
+func (*ForbiddenResponseHeaders) restoreRecordRes()         {}
+func (*ForbiddenResponseHeaders) streamEventsRes()          {}
+func (*ForbiddenResponseHeaders) transferProjectRes()       {}
+func (*ForbiddenResponseHeaders) updateRecordRes()          {}
+func (*ForbiddenResponseHeaders) updateUserRes()            {}
 
 type FormatQuery string
 
@@ -5790,6 +6346,7 @@ func (*NoContentResponse) deleteMemberRes()     {}
 func (*NoContentResponse) deleteProjectRes()    {}
 func (*NoContentResponse) deleteRecordRes()     {}
 func (*NoContentResponse) deleteUserRes()       {}
+func (*NoContentResponse) deleteWebhookRes()    {}
 
 // NotFoundResponseHeaders wraps ErrorEnvelope with response headers.
 type NotFoundResponseHeaders struct {
@@ -5850,46 +6407,52 @@ func (s *NotFoundResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
-func (*NotFoundResponseHeaders) applyBatchRes()         {}
-func (*NotFoundResponseHeaders) createAPITokenRes()     {}
-func (*NotFoundResponseHeaders) createClusterAtRes()    {}
-func (*NotFoundResponseHeaders) createClusterRes()      {}
-func (*NotFoundResponseHeaders) createCollectionAtRes() {}
-func (*NotFoundResponseHeaders) createCollectionRes()   {}
-func (*NotFoundResponseHeaders) createRecordAtRes()     {}
-func (*NotFoundResponseHeaders) createRecordRes()       {}
-func (*NotFoundResponseHeaders) deleteAPITokenRes()     {}
-func (*NotFoundResponseHeaders) deleteClusterRes()      {}
-func (*NotFoundResponseHeaders) deleteCollectionRes()   {}
-func (*NotFoundResponseHeaders) deleteMemberRes()       {}
-func (*NotFoundResponseHeaders) deleteProjectRes()      {}
-func (*NotFoundResponseHeaders) deleteRecordRes()       {}
-func (*NotFoundResponseHeaders) deleteUserRes()         {}
-func (*NotFoundResponseHeaders) diffProjectRes()        {}
-func (*NotFoundResponseHeaders) exportProjectRes()      {}
-func (*NotFoundResponseHeaders) getClusterDataRes()     {}
-func (*NotFoundResponseHeaders) getCollectionRes()      {}
-func (*NotFoundResponseHeaders) getProjectRes()         {}
-func (*NotFoundResponseHeaders) getRecordRes()          {}
-func (*NotFoundResponseHeaders) getUserRes()            {}
-func (*NotFoundResponseHeaders) importProjectRes()      {}
-func (*NotFoundResponseHeaders) listAPITokensRes()      {}
-func (*NotFoundResponseHeaders) listAuditRes()          {}
-func (*NotFoundResponseHeaders) listClustersRes()       {}
-func (*NotFoundResponseHeaders) listCollectionsRes()    {}
-func (*NotFoundResponseHeaders) listMembersRes()        {}
-func (*NotFoundResponseHeaders) listRecordVersionsRes() {}
-func (*NotFoundResponseHeaders) listRecordsRes()        {}
-func (*NotFoundResponseHeaders) promoteRes()            {}
-func (*NotFoundResponseHeaders) putMemberRes()          {}
-func (*NotFoundResponseHeaders) renameClusterRes()      {}
-func (*NotFoundResponseHeaders) renameCollectionRes()   {}
-func (*NotFoundResponseHeaders) renameProjectRes()      {}
-func (*NotFoundResponseHeaders) restoreRecordRes()      {}
-func (*NotFoundResponseHeaders) streamEventsRes()       {}
-func (*NotFoundResponseHeaders) transferProjectRes()    {}
-func (*NotFoundResponseHeaders) updateRecordRes()       {}
-func (*NotFoundResponseHeaders) updateUserRes()         {}
+func (*NotFoundResponseHeaders) applyBatchRes()            {}
+func (*NotFoundResponseHeaders) createAPITokenRes()        {}
+func (*NotFoundResponseHeaders) createClusterAtRes()       {}
+func (*NotFoundResponseHeaders) createClusterRes()         {}
+func (*NotFoundResponseHeaders) createCollectionAtRes()    {}
+func (*NotFoundResponseHeaders) createCollectionRes()      {}
+func (*NotFoundResponseHeaders) createRecordAtRes()        {}
+func (*NotFoundResponseHeaders) createRecordRes()          {}
+func (*NotFoundResponseHeaders) createWebhookRes()         {}
+func (*NotFoundResponseHeaders) deleteAPITokenRes()        {}
+func (*NotFoundResponseHeaders) deleteClusterRes()         {}
+func (*NotFoundResponseHeaders) deleteCollectionRes()      {}
+func (*NotFoundResponseHeaders) deleteMemberRes()          {}
+func (*NotFoundResponseHeaders) deleteProjectRes()         {}
+func (*NotFoundResponseHeaders) deleteRecordRes()          {}
+func (*NotFoundResponseHeaders) deleteUserRes()            {}
+func (*NotFoundResponseHeaders) deleteWebhookRes()         {}
+func (*NotFoundResponseHeaders) diffProjectRes()           {}
+func (*NotFoundResponseHeaders) exportProjectRes()         {}
+func (*NotFoundResponseHeaders) getClusterDataRes()        {}
+func (*NotFoundResponseHeaders) getCollectionRes()         {}
+func (*NotFoundResponseHeaders) getProjectRes()            {}
+func (*NotFoundResponseHeaders) getRecordRes()             {}
+func (*NotFoundResponseHeaders) getUserRes()               {}
+func (*NotFoundResponseHeaders) getWebhookRes()            {}
+func (*NotFoundResponseHeaders) importProjectRes()         {}
+func (*NotFoundResponseHeaders) listAPITokensRes()         {}
+func (*NotFoundResponseHeaders) listAuditRes()             {}
+func (*NotFoundResponseHeaders) listClustersRes()          {}
+func (*NotFoundResponseHeaders) listCollectionsRes()       {}
+func (*NotFoundResponseHeaders) listMembersRes()           {}
+func (*NotFoundResponseHeaders) listRecordVersionsRes()    {}
+func (*NotFoundResponseHeaders) listRecordsRes()           {}
+func (*NotFoundResponseHeaders) listWebhookDeliveriesRes() {}
+func (*NotFoundResponseHeaders) listWebhooksRes()          {}
+func (*NotFoundResponseHeaders) pingWebhookRes()           {}
+func (*NotFoundResponseHeaders) promoteRes()               {}
+func (*NotFoundResponseHeaders) putMemberRes()             {}
+func (*NotFoundResponseHeaders) renameClusterRes()         {}
+func (*NotFoundResponseHeaders) renameCollectionRes()      {}
+func (*NotFoundResponseHeaders) renameProjectRes()         {}
+func (*NotFoundResponseHeaders) restoreRecordRes()         {}
+func (*NotFoundResponseHeaders) streamEventsRes()          {}
+func (*NotFoundResponseHeaders) transferProjectRes()       {}
+func (*NotFoundResponseHeaders) updateRecordRes()          {}
+func (*NotFoundResponseHeaders) updateUserRes()            {}
 
 // Ref: #/components/responses/NotModifiedResponse
 type NotModifiedResponse struct {
@@ -7068,6 +7631,67 @@ func (s *PathNameRequest) GetName() OptName {
 func (s *PathNameRequest) SetName(val OptName) {
 	s.Name = val
 }
+
+// PingQueuedResponseHeaders wraps DeliveryEnvelope with response headers.
+type PingQueuedResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            DeliveryEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *PingQueuedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *PingQueuedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *PingQueuedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *PingQueuedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *PingQueuedResponseHeaders) GetResponse() DeliveryEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *PingQueuedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *PingQueuedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *PingQueuedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *PingQueuedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *PingQueuedResponseHeaders) SetResponse(val DeliveryEnvelope) {
+	s.Response = val
+}
+
+func (*PingQueuedResponseHeaders) pingWebhookRes() {}
 
 // PreconditionFailedResponseHeaders wraps ErrorEnvelope with response headers.
 type PreconditionFailedResponseHeaders struct {
@@ -9418,56 +10042,62 @@ func (s *UnauthorizedResponseHeaders) SetResponse(val ErrorEnvelope) {
 	s.Response = val
 }
 
-func (*UnauthorizedResponseHeaders) applyBatchRes()         {}
-func (*UnauthorizedResponseHeaders) changePasswordRes()     {}
-func (*UnauthorizedResponseHeaders) createAPITokenRes()     {}
-func (*UnauthorizedResponseHeaders) createClusterAtRes()    {}
-func (*UnauthorizedResponseHeaders) createClusterRes()      {}
-func (*UnauthorizedResponseHeaders) createCollectionAtRes() {}
-func (*UnauthorizedResponseHeaders) createCollectionRes()   {}
-func (*UnauthorizedResponseHeaders) createProjectAtRes()    {}
-func (*UnauthorizedResponseHeaders) createProjectRes()      {}
-func (*UnauthorizedResponseHeaders) createRecordAtRes()     {}
-func (*UnauthorizedResponseHeaders) createRecordRes()       {}
-func (*UnauthorizedResponseHeaders) createUserRes()         {}
-func (*UnauthorizedResponseHeaders) deleteAPITokenRes()     {}
-func (*UnauthorizedResponseHeaders) deleteClusterRes()      {}
-func (*UnauthorizedResponseHeaders) deleteCollectionRes()   {}
-func (*UnauthorizedResponseHeaders) deleteMemberRes()       {}
-func (*UnauthorizedResponseHeaders) deleteProjectRes()      {}
-func (*UnauthorizedResponseHeaders) deleteRecordRes()       {}
-func (*UnauthorizedResponseHeaders) deleteUserRes()         {}
-func (*UnauthorizedResponseHeaders) diffProjectRes()        {}
-func (*UnauthorizedResponseHeaders) exportProjectRes()      {}
-func (*UnauthorizedResponseHeaders) getClusterDataRes()     {}
-func (*UnauthorizedResponseHeaders) getCollectionRes()      {}
-func (*UnauthorizedResponseHeaders) getMeRes()              {}
-func (*UnauthorizedResponseHeaders) getProjectRes()         {}
-func (*UnauthorizedResponseHeaders) getRecordRes()          {}
-func (*UnauthorizedResponseHeaders) getUserRes()            {}
-func (*UnauthorizedResponseHeaders) importProjectRes()      {}
-func (*UnauthorizedResponseHeaders) listAPITokensRes()      {}
-func (*UnauthorizedResponseHeaders) listAuditRes()          {}
-func (*UnauthorizedResponseHeaders) listClustersRes()       {}
-func (*UnauthorizedResponseHeaders) listCollectionsRes()    {}
-func (*UnauthorizedResponseHeaders) listMembersRes()        {}
-func (*UnauthorizedResponseHeaders) listProjectsRes()       {}
-func (*UnauthorizedResponseHeaders) listRecordVersionsRes() {}
-func (*UnauthorizedResponseHeaders) listRecordsRes()        {}
-func (*UnauthorizedResponseHeaders) listUsersRes()          {}
-func (*UnauthorizedResponseHeaders) loginRes()              {}
-func (*UnauthorizedResponseHeaders) logoutRes()             {}
-func (*UnauthorizedResponseHeaders) promoteRes()            {}
-func (*UnauthorizedResponseHeaders) putMemberRes()          {}
-func (*UnauthorizedResponseHeaders) refreshTokenRes()       {}
-func (*UnauthorizedResponseHeaders) renameClusterRes()      {}
-func (*UnauthorizedResponseHeaders) renameCollectionRes()   {}
-func (*UnauthorizedResponseHeaders) renameProjectRes()      {}
-func (*UnauthorizedResponseHeaders) restoreRecordRes()      {}
-func (*UnauthorizedResponseHeaders) streamEventsRes()       {}
-func (*UnauthorizedResponseHeaders) transferProjectRes()    {}
-func (*UnauthorizedResponseHeaders) updateRecordRes()       {}
-func (*UnauthorizedResponseHeaders) updateUserRes()         {}
+func (*UnauthorizedResponseHeaders) applyBatchRes()            {}
+func (*UnauthorizedResponseHeaders) changePasswordRes()        {}
+func (*UnauthorizedResponseHeaders) createAPITokenRes()        {}
+func (*UnauthorizedResponseHeaders) createClusterAtRes()       {}
+func (*UnauthorizedResponseHeaders) createClusterRes()         {}
+func (*UnauthorizedResponseHeaders) createCollectionAtRes()    {}
+func (*UnauthorizedResponseHeaders) createCollectionRes()      {}
+func (*UnauthorizedResponseHeaders) createProjectAtRes()       {}
+func (*UnauthorizedResponseHeaders) createProjectRes()         {}
+func (*UnauthorizedResponseHeaders) createRecordAtRes()        {}
+func (*UnauthorizedResponseHeaders) createRecordRes()          {}
+func (*UnauthorizedResponseHeaders) createUserRes()            {}
+func (*UnauthorizedResponseHeaders) createWebhookRes()         {}
+func (*UnauthorizedResponseHeaders) deleteAPITokenRes()        {}
+func (*UnauthorizedResponseHeaders) deleteClusterRes()         {}
+func (*UnauthorizedResponseHeaders) deleteCollectionRes()      {}
+func (*UnauthorizedResponseHeaders) deleteMemberRes()          {}
+func (*UnauthorizedResponseHeaders) deleteProjectRes()         {}
+func (*UnauthorizedResponseHeaders) deleteRecordRes()          {}
+func (*UnauthorizedResponseHeaders) deleteUserRes()            {}
+func (*UnauthorizedResponseHeaders) deleteWebhookRes()         {}
+func (*UnauthorizedResponseHeaders) diffProjectRes()           {}
+func (*UnauthorizedResponseHeaders) exportProjectRes()         {}
+func (*UnauthorizedResponseHeaders) getClusterDataRes()        {}
+func (*UnauthorizedResponseHeaders) getCollectionRes()         {}
+func (*UnauthorizedResponseHeaders) getMeRes()                 {}
+func (*UnauthorizedResponseHeaders) getProjectRes()            {}
+func (*UnauthorizedResponseHeaders) getRecordRes()             {}
+func (*UnauthorizedResponseHeaders) getUserRes()               {}
+func (*UnauthorizedResponseHeaders) getWebhookRes()            {}
+func (*UnauthorizedResponseHeaders) importProjectRes()         {}
+func (*UnauthorizedResponseHeaders) listAPITokensRes()         {}
+func (*UnauthorizedResponseHeaders) listAuditRes()             {}
+func (*UnauthorizedResponseHeaders) listClustersRes()          {}
+func (*UnauthorizedResponseHeaders) listCollectionsRes()       {}
+func (*UnauthorizedResponseHeaders) listMembersRes()           {}
+func (*UnauthorizedResponseHeaders) listProjectsRes()          {}
+func (*UnauthorizedResponseHeaders) listRecordVersionsRes()    {}
+func (*UnauthorizedResponseHeaders) listRecordsRes()           {}
+func (*UnauthorizedResponseHeaders) listUsersRes()             {}
+func (*UnauthorizedResponseHeaders) listWebhookDeliveriesRes() {}
+func (*UnauthorizedResponseHeaders) listWebhooksRes()          {}
+func (*UnauthorizedResponseHeaders) loginRes()                 {}
+func (*UnauthorizedResponseHeaders) logoutRes()                {}
+func (*UnauthorizedResponseHeaders) pingWebhookRes()           {}
+func (*UnauthorizedResponseHeaders) promoteRes()               {}
+func (*UnauthorizedResponseHeaders) putMemberRes()             {}
+func (*UnauthorizedResponseHeaders) refreshTokenRes()          {}
+func (*UnauthorizedResponseHeaders) renameClusterRes()         {}
+func (*UnauthorizedResponseHeaders) renameCollectionRes()      {}
+func (*UnauthorizedResponseHeaders) renameProjectRes()         {}
+func (*UnauthorizedResponseHeaders) restoreRecordRes()         {}
+func (*UnauthorizedResponseHeaders) streamEventsRes()          {}
+func (*UnauthorizedResponseHeaders) transferProjectRes()       {}
+func (*UnauthorizedResponseHeaders) updateRecordRes()          {}
+func (*UnauthorizedResponseHeaders) updateUserRes()            {}
 
 // UnresolvedReferenceResponseHeaders wraps ErrorEnvelope with response headers.
 type UnresolvedReferenceResponseHeaders struct {
@@ -9935,3 +10565,1078 @@ func (s *UserUpdateRequest) SetDisabled(val OptBool) {
 func (s *UserUpdateRequest) SetPassword(val OptString) {
 	s.Password = val
 }
+
+// A webhook of a project; collection and cluster are its scope (null: not narrowed).
+// Ref: #/components/schemas/Webhook
+type Webhook struct {
+	// The actions it receives; every action of the change feed unless it was created with a list.
+	Actions    []WebhookActionsItem `json:"actions"`
+	Cluster    NilName              `json:"cluster"`
+	Collection NilName              `json:"collection"`
+	CreatedAt  Timestamp            `json:"created_at"`
+	ID         ID                   `json:"id"`
+	URL        string               `json:"url"`
+}
+
+// GetActions returns the value of Actions.
+func (s *Webhook) GetActions() []WebhookActionsItem {
+	return s.Actions
+}
+
+// GetCluster returns the value of Cluster.
+func (s *Webhook) GetCluster() NilName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *Webhook) GetCollection() NilName {
+	return s.Collection
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Webhook) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetID returns the value of ID.
+func (s *Webhook) GetID() ID {
+	return s.ID
+}
+
+// GetURL returns the value of URL.
+func (s *Webhook) GetURL() string {
+	return s.URL
+}
+
+// SetActions sets the value of Actions.
+func (s *Webhook) SetActions(val []WebhookActionsItem) {
+	s.Actions = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *Webhook) SetCluster(val NilName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *Webhook) SetCollection(val NilName) {
+	s.Collection = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Webhook) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetID sets the value of ID.
+func (s *Webhook) SetID(val ID) {
+	s.ID = val
+}
+
+// SetURL sets the value of URL.
+func (s *Webhook) SetURL(val string) {
+	s.URL = val
+}
+
+type WebhookActionsItem string
+
+const (
+	WebhookActionsItemProjectCreate    WebhookActionsItem = "project.create"
+	WebhookActionsItemProjectRename    WebhookActionsItem = "project.rename"
+	WebhookActionsItemCollectionCreate WebhookActionsItem = "collection.create"
+	WebhookActionsItemCollectionRename WebhookActionsItem = "collection.rename"
+	WebhookActionsItemCollectionDelete WebhookActionsItem = "collection.delete"
+	WebhookActionsItemClusterCreate    WebhookActionsItem = "cluster.create"
+	WebhookActionsItemClusterRename    WebhookActionsItem = "cluster.rename"
+	WebhookActionsItemClusterDelete    WebhookActionsItem = "cluster.delete"
+	WebhookActionsItemRecordCreate     WebhookActionsItem = "record.create"
+	WebhookActionsItemRecordUpdate     WebhookActionsItem = "record.update"
+	WebhookActionsItemRecordRename     WebhookActionsItem = "record.rename"
+	WebhookActionsItemRecordDelete     WebhookActionsItem = "record.delete"
+	WebhookActionsItemRecordRestore    WebhookActionsItem = "record.restore"
+	WebhookActionsItemMemberPut        WebhookActionsItem = "member.put"
+	WebhookActionsItemMemberDelete     WebhookActionsItem = "member.delete"
+	WebhookActionsItemTokenCreate      WebhookActionsItem = "token.create"
+	WebhookActionsItemTokenDelete      WebhookActionsItem = "token.delete"
+	WebhookActionsItemProjectTransfer  WebhookActionsItem = "project.transfer"
+	WebhookActionsItemWebhookCreate    WebhookActionsItem = "webhook.create"
+	WebhookActionsItemWebhookDelete    WebhookActionsItem = "webhook.delete"
+)
+
+// AllValues returns all WebhookActionsItem values.
+func (WebhookActionsItem) AllValues() []WebhookActionsItem {
+	return []WebhookActionsItem{
+		WebhookActionsItemProjectCreate,
+		WebhookActionsItemProjectRename,
+		WebhookActionsItemCollectionCreate,
+		WebhookActionsItemCollectionRename,
+		WebhookActionsItemCollectionDelete,
+		WebhookActionsItemClusterCreate,
+		WebhookActionsItemClusterRename,
+		WebhookActionsItemClusterDelete,
+		WebhookActionsItemRecordCreate,
+		WebhookActionsItemRecordUpdate,
+		WebhookActionsItemRecordRename,
+		WebhookActionsItemRecordDelete,
+		WebhookActionsItemRecordRestore,
+		WebhookActionsItemMemberPut,
+		WebhookActionsItemMemberDelete,
+		WebhookActionsItemTokenCreate,
+		WebhookActionsItemTokenDelete,
+		WebhookActionsItemProjectTransfer,
+		WebhookActionsItemWebhookCreate,
+		WebhookActionsItemWebhookDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookActionsItem) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookActionsItemProjectCreate:
+		return []byte(s), nil
+	case WebhookActionsItemProjectRename:
+		return []byte(s), nil
+	case WebhookActionsItemCollectionCreate:
+		return []byte(s), nil
+	case WebhookActionsItemCollectionRename:
+		return []byte(s), nil
+	case WebhookActionsItemCollectionDelete:
+		return []byte(s), nil
+	case WebhookActionsItemClusterCreate:
+		return []byte(s), nil
+	case WebhookActionsItemClusterRename:
+		return []byte(s), nil
+	case WebhookActionsItemClusterDelete:
+		return []byte(s), nil
+	case WebhookActionsItemRecordCreate:
+		return []byte(s), nil
+	case WebhookActionsItemRecordUpdate:
+		return []byte(s), nil
+	case WebhookActionsItemRecordRename:
+		return []byte(s), nil
+	case WebhookActionsItemRecordDelete:
+		return []byte(s), nil
+	case WebhookActionsItemRecordRestore:
+		return []byte(s), nil
+	case WebhookActionsItemMemberPut:
+		return []byte(s), nil
+	case WebhookActionsItemMemberDelete:
+		return []byte(s), nil
+	case WebhookActionsItemTokenCreate:
+		return []byte(s), nil
+	case WebhookActionsItemTokenDelete:
+		return []byte(s), nil
+	case WebhookActionsItemProjectTransfer:
+		return []byte(s), nil
+	case WebhookActionsItemWebhookCreate:
+		return []byte(s), nil
+	case WebhookActionsItemWebhookDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookActionsItem) UnmarshalText(data []byte) error {
+	switch WebhookActionsItem(data) {
+	case WebhookActionsItemProjectCreate:
+		*s = WebhookActionsItemProjectCreate
+		return nil
+	case WebhookActionsItemProjectRename:
+		*s = WebhookActionsItemProjectRename
+		return nil
+	case WebhookActionsItemCollectionCreate:
+		*s = WebhookActionsItemCollectionCreate
+		return nil
+	case WebhookActionsItemCollectionRename:
+		*s = WebhookActionsItemCollectionRename
+		return nil
+	case WebhookActionsItemCollectionDelete:
+		*s = WebhookActionsItemCollectionDelete
+		return nil
+	case WebhookActionsItemClusterCreate:
+		*s = WebhookActionsItemClusterCreate
+		return nil
+	case WebhookActionsItemClusterRename:
+		*s = WebhookActionsItemClusterRename
+		return nil
+	case WebhookActionsItemClusterDelete:
+		*s = WebhookActionsItemClusterDelete
+		return nil
+	case WebhookActionsItemRecordCreate:
+		*s = WebhookActionsItemRecordCreate
+		return nil
+	case WebhookActionsItemRecordUpdate:
+		*s = WebhookActionsItemRecordUpdate
+		return nil
+	case WebhookActionsItemRecordRename:
+		*s = WebhookActionsItemRecordRename
+		return nil
+	case WebhookActionsItemRecordDelete:
+		*s = WebhookActionsItemRecordDelete
+		return nil
+	case WebhookActionsItemRecordRestore:
+		*s = WebhookActionsItemRecordRestore
+		return nil
+	case WebhookActionsItemMemberPut:
+		*s = WebhookActionsItemMemberPut
+		return nil
+	case WebhookActionsItemMemberDelete:
+		*s = WebhookActionsItemMemberDelete
+		return nil
+	case WebhookActionsItemTokenCreate:
+		*s = WebhookActionsItemTokenCreate
+		return nil
+	case WebhookActionsItemTokenDelete:
+		*s = WebhookActionsItemTokenDelete
+		return nil
+	case WebhookActionsItemProjectTransfer:
+		*s = WebhookActionsItemProjectTransfer
+		return nil
+	case WebhookActionsItemWebhookCreate:
+		*s = WebhookActionsItemWebhookCreate
+		return nil
+	case WebhookActionsItemWebhookDelete:
+		*s = WebhookActionsItemWebhookDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A new webhook. actions: a list of change-feed actions (default all); collection, and cluster with
+// it, narrow its scope; secret: 16 to 256 bytes (a random one when left out).
+// Ref: #/components/schemas/WebhookCreateRequest
+type WebhookCreateRequest struct {
+	Actions    []WebhookCreateRequestActionsItem `json:"actions"`
+	Cluster    OptName                           `json:"cluster"`
+	Collection OptName                           `json:"collection"`
+	Secret     OptString                         `json:"secret"`
+	URL        string                            `json:"url"`
+}
+
+// GetActions returns the value of Actions.
+func (s *WebhookCreateRequest) GetActions() []WebhookCreateRequestActionsItem {
+	return s.Actions
+}
+
+// GetCluster returns the value of Cluster.
+func (s *WebhookCreateRequest) GetCluster() OptName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *WebhookCreateRequest) GetCollection() OptName {
+	return s.Collection
+}
+
+// GetSecret returns the value of Secret.
+func (s *WebhookCreateRequest) GetSecret() OptString {
+	return s.Secret
+}
+
+// GetURL returns the value of URL.
+func (s *WebhookCreateRequest) GetURL() string {
+	return s.URL
+}
+
+// SetActions sets the value of Actions.
+func (s *WebhookCreateRequest) SetActions(val []WebhookCreateRequestActionsItem) {
+	s.Actions = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *WebhookCreateRequest) SetCluster(val OptName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *WebhookCreateRequest) SetCollection(val OptName) {
+	s.Collection = val
+}
+
+// SetSecret sets the value of Secret.
+func (s *WebhookCreateRequest) SetSecret(val OptString) {
+	s.Secret = val
+}
+
+// SetURL sets the value of URL.
+func (s *WebhookCreateRequest) SetURL(val string) {
+	s.URL = val
+}
+
+type WebhookCreateRequestActionsItem string
+
+const (
+	WebhookCreateRequestActionsItemProjectCreate    WebhookCreateRequestActionsItem = "project.create"
+	WebhookCreateRequestActionsItemProjectRename    WebhookCreateRequestActionsItem = "project.rename"
+	WebhookCreateRequestActionsItemCollectionCreate WebhookCreateRequestActionsItem = "collection.create"
+	WebhookCreateRequestActionsItemCollectionRename WebhookCreateRequestActionsItem = "collection.rename"
+	WebhookCreateRequestActionsItemCollectionDelete WebhookCreateRequestActionsItem = "collection.delete"
+	WebhookCreateRequestActionsItemClusterCreate    WebhookCreateRequestActionsItem = "cluster.create"
+	WebhookCreateRequestActionsItemClusterRename    WebhookCreateRequestActionsItem = "cluster.rename"
+	WebhookCreateRequestActionsItemClusterDelete    WebhookCreateRequestActionsItem = "cluster.delete"
+	WebhookCreateRequestActionsItemRecordCreate     WebhookCreateRequestActionsItem = "record.create"
+	WebhookCreateRequestActionsItemRecordUpdate     WebhookCreateRequestActionsItem = "record.update"
+	WebhookCreateRequestActionsItemRecordRename     WebhookCreateRequestActionsItem = "record.rename"
+	WebhookCreateRequestActionsItemRecordDelete     WebhookCreateRequestActionsItem = "record.delete"
+	WebhookCreateRequestActionsItemRecordRestore    WebhookCreateRequestActionsItem = "record.restore"
+	WebhookCreateRequestActionsItemMemberPut        WebhookCreateRequestActionsItem = "member.put"
+	WebhookCreateRequestActionsItemMemberDelete     WebhookCreateRequestActionsItem = "member.delete"
+	WebhookCreateRequestActionsItemTokenCreate      WebhookCreateRequestActionsItem = "token.create"
+	WebhookCreateRequestActionsItemTokenDelete      WebhookCreateRequestActionsItem = "token.delete"
+	WebhookCreateRequestActionsItemProjectTransfer  WebhookCreateRequestActionsItem = "project.transfer"
+	WebhookCreateRequestActionsItemWebhookCreate    WebhookCreateRequestActionsItem = "webhook.create"
+	WebhookCreateRequestActionsItemWebhookDelete    WebhookCreateRequestActionsItem = "webhook.delete"
+)
+
+// AllValues returns all WebhookCreateRequestActionsItem values.
+func (WebhookCreateRequestActionsItem) AllValues() []WebhookCreateRequestActionsItem {
+	return []WebhookCreateRequestActionsItem{
+		WebhookCreateRequestActionsItemProjectCreate,
+		WebhookCreateRequestActionsItemProjectRename,
+		WebhookCreateRequestActionsItemCollectionCreate,
+		WebhookCreateRequestActionsItemCollectionRename,
+		WebhookCreateRequestActionsItemCollectionDelete,
+		WebhookCreateRequestActionsItemClusterCreate,
+		WebhookCreateRequestActionsItemClusterRename,
+		WebhookCreateRequestActionsItemClusterDelete,
+		WebhookCreateRequestActionsItemRecordCreate,
+		WebhookCreateRequestActionsItemRecordUpdate,
+		WebhookCreateRequestActionsItemRecordRename,
+		WebhookCreateRequestActionsItemRecordDelete,
+		WebhookCreateRequestActionsItemRecordRestore,
+		WebhookCreateRequestActionsItemMemberPut,
+		WebhookCreateRequestActionsItemMemberDelete,
+		WebhookCreateRequestActionsItemTokenCreate,
+		WebhookCreateRequestActionsItemTokenDelete,
+		WebhookCreateRequestActionsItemProjectTransfer,
+		WebhookCreateRequestActionsItemWebhookCreate,
+		WebhookCreateRequestActionsItemWebhookDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookCreateRequestActionsItem) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookCreateRequestActionsItemProjectCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemProjectRename:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemCollectionCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemCollectionRename:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemCollectionDelete:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemClusterCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemClusterRename:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemClusterDelete:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemRecordCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemRecordUpdate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemRecordRename:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemRecordDelete:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemRecordRestore:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemMemberPut:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemMemberDelete:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemTokenCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemTokenDelete:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemProjectTransfer:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemWebhookCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemWebhookDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookCreateRequestActionsItem) UnmarshalText(data []byte) error {
+	switch WebhookCreateRequestActionsItem(data) {
+	case WebhookCreateRequestActionsItemProjectCreate:
+		*s = WebhookCreateRequestActionsItemProjectCreate
+		return nil
+	case WebhookCreateRequestActionsItemProjectRename:
+		*s = WebhookCreateRequestActionsItemProjectRename
+		return nil
+	case WebhookCreateRequestActionsItemCollectionCreate:
+		*s = WebhookCreateRequestActionsItemCollectionCreate
+		return nil
+	case WebhookCreateRequestActionsItemCollectionRename:
+		*s = WebhookCreateRequestActionsItemCollectionRename
+		return nil
+	case WebhookCreateRequestActionsItemCollectionDelete:
+		*s = WebhookCreateRequestActionsItemCollectionDelete
+		return nil
+	case WebhookCreateRequestActionsItemClusterCreate:
+		*s = WebhookCreateRequestActionsItemClusterCreate
+		return nil
+	case WebhookCreateRequestActionsItemClusterRename:
+		*s = WebhookCreateRequestActionsItemClusterRename
+		return nil
+	case WebhookCreateRequestActionsItemClusterDelete:
+		*s = WebhookCreateRequestActionsItemClusterDelete
+		return nil
+	case WebhookCreateRequestActionsItemRecordCreate:
+		*s = WebhookCreateRequestActionsItemRecordCreate
+		return nil
+	case WebhookCreateRequestActionsItemRecordUpdate:
+		*s = WebhookCreateRequestActionsItemRecordUpdate
+		return nil
+	case WebhookCreateRequestActionsItemRecordRename:
+		*s = WebhookCreateRequestActionsItemRecordRename
+		return nil
+	case WebhookCreateRequestActionsItemRecordDelete:
+		*s = WebhookCreateRequestActionsItemRecordDelete
+		return nil
+	case WebhookCreateRequestActionsItemRecordRestore:
+		*s = WebhookCreateRequestActionsItemRecordRestore
+		return nil
+	case WebhookCreateRequestActionsItemMemberPut:
+		*s = WebhookCreateRequestActionsItemMemberPut
+		return nil
+	case WebhookCreateRequestActionsItemMemberDelete:
+		*s = WebhookCreateRequestActionsItemMemberDelete
+		return nil
+	case WebhookCreateRequestActionsItemTokenCreate:
+		*s = WebhookCreateRequestActionsItemTokenCreate
+		return nil
+	case WebhookCreateRequestActionsItemTokenDelete:
+		*s = WebhookCreateRequestActionsItemTokenDelete
+		return nil
+	case WebhookCreateRequestActionsItemProjectTransfer:
+		*s = WebhookCreateRequestActionsItemProjectTransfer
+		return nil
+	case WebhookCreateRequestActionsItemWebhookCreate:
+		*s = WebhookCreateRequestActionsItemWebhookCreate
+		return nil
+	case WebhookCreateRequestActionsItemWebhookDelete:
+		*s = WebhookCreateRequestActionsItemWebhookDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A new webhook with its secret.
+// Ref: #/components/schemas/WebhookCreated
+type WebhookCreated struct {
+	// The actions it receives; every action of the change feed unless it was created with a list.
+	Actions    []WebhookCreatedActionsItem `json:"actions"`
+	Cluster    NilName                     `json:"cluster"`
+	Collection NilName                     `json:"collection"`
+	CreatedAt  Timestamp                   `json:"created_at"`
+	ID         ID                          `json:"id"`
+	// The key of X-Hds-Signature; shown in this answer only.
+	Secret string `json:"secret"`
+	URL    string `json:"url"`
+}
+
+// GetActions returns the value of Actions.
+func (s *WebhookCreated) GetActions() []WebhookCreatedActionsItem {
+	return s.Actions
+}
+
+// GetCluster returns the value of Cluster.
+func (s *WebhookCreated) GetCluster() NilName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *WebhookCreated) GetCollection() NilName {
+	return s.Collection
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *WebhookCreated) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetID returns the value of ID.
+func (s *WebhookCreated) GetID() ID {
+	return s.ID
+}
+
+// GetSecret returns the value of Secret.
+func (s *WebhookCreated) GetSecret() string {
+	return s.Secret
+}
+
+// GetURL returns the value of URL.
+func (s *WebhookCreated) GetURL() string {
+	return s.URL
+}
+
+// SetActions sets the value of Actions.
+func (s *WebhookCreated) SetActions(val []WebhookCreatedActionsItem) {
+	s.Actions = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *WebhookCreated) SetCluster(val NilName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *WebhookCreated) SetCollection(val NilName) {
+	s.Collection = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *WebhookCreated) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetID sets the value of ID.
+func (s *WebhookCreated) SetID(val ID) {
+	s.ID = val
+}
+
+// SetSecret sets the value of Secret.
+func (s *WebhookCreated) SetSecret(val string) {
+	s.Secret = val
+}
+
+// SetURL sets the value of URL.
+func (s *WebhookCreated) SetURL(val string) {
+	s.URL = val
+}
+
+type WebhookCreatedActionsItem string
+
+const (
+	WebhookCreatedActionsItemProjectCreate    WebhookCreatedActionsItem = "project.create"
+	WebhookCreatedActionsItemProjectRename    WebhookCreatedActionsItem = "project.rename"
+	WebhookCreatedActionsItemCollectionCreate WebhookCreatedActionsItem = "collection.create"
+	WebhookCreatedActionsItemCollectionRename WebhookCreatedActionsItem = "collection.rename"
+	WebhookCreatedActionsItemCollectionDelete WebhookCreatedActionsItem = "collection.delete"
+	WebhookCreatedActionsItemClusterCreate    WebhookCreatedActionsItem = "cluster.create"
+	WebhookCreatedActionsItemClusterRename    WebhookCreatedActionsItem = "cluster.rename"
+	WebhookCreatedActionsItemClusterDelete    WebhookCreatedActionsItem = "cluster.delete"
+	WebhookCreatedActionsItemRecordCreate     WebhookCreatedActionsItem = "record.create"
+	WebhookCreatedActionsItemRecordUpdate     WebhookCreatedActionsItem = "record.update"
+	WebhookCreatedActionsItemRecordRename     WebhookCreatedActionsItem = "record.rename"
+	WebhookCreatedActionsItemRecordDelete     WebhookCreatedActionsItem = "record.delete"
+	WebhookCreatedActionsItemRecordRestore    WebhookCreatedActionsItem = "record.restore"
+	WebhookCreatedActionsItemMemberPut        WebhookCreatedActionsItem = "member.put"
+	WebhookCreatedActionsItemMemberDelete     WebhookCreatedActionsItem = "member.delete"
+	WebhookCreatedActionsItemTokenCreate      WebhookCreatedActionsItem = "token.create"
+	WebhookCreatedActionsItemTokenDelete      WebhookCreatedActionsItem = "token.delete"
+	WebhookCreatedActionsItemProjectTransfer  WebhookCreatedActionsItem = "project.transfer"
+	WebhookCreatedActionsItemWebhookCreate    WebhookCreatedActionsItem = "webhook.create"
+	WebhookCreatedActionsItemWebhookDelete    WebhookCreatedActionsItem = "webhook.delete"
+)
+
+// AllValues returns all WebhookCreatedActionsItem values.
+func (WebhookCreatedActionsItem) AllValues() []WebhookCreatedActionsItem {
+	return []WebhookCreatedActionsItem{
+		WebhookCreatedActionsItemProjectCreate,
+		WebhookCreatedActionsItemProjectRename,
+		WebhookCreatedActionsItemCollectionCreate,
+		WebhookCreatedActionsItemCollectionRename,
+		WebhookCreatedActionsItemCollectionDelete,
+		WebhookCreatedActionsItemClusterCreate,
+		WebhookCreatedActionsItemClusterRename,
+		WebhookCreatedActionsItemClusterDelete,
+		WebhookCreatedActionsItemRecordCreate,
+		WebhookCreatedActionsItemRecordUpdate,
+		WebhookCreatedActionsItemRecordRename,
+		WebhookCreatedActionsItemRecordDelete,
+		WebhookCreatedActionsItemRecordRestore,
+		WebhookCreatedActionsItemMemberPut,
+		WebhookCreatedActionsItemMemberDelete,
+		WebhookCreatedActionsItemTokenCreate,
+		WebhookCreatedActionsItemTokenDelete,
+		WebhookCreatedActionsItemProjectTransfer,
+		WebhookCreatedActionsItemWebhookCreate,
+		WebhookCreatedActionsItemWebhookDelete,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookCreatedActionsItem) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookCreatedActionsItemProjectCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemProjectRename:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemCollectionCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemCollectionRename:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemCollectionDelete:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemClusterCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemClusterRename:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemClusterDelete:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemRecordCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemRecordUpdate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemRecordRename:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemRecordDelete:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemRecordRestore:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemMemberPut:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemMemberDelete:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemTokenCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemTokenDelete:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemProjectTransfer:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemWebhookCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemWebhookDelete:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookCreatedActionsItem) UnmarshalText(data []byte) error {
+	switch WebhookCreatedActionsItem(data) {
+	case WebhookCreatedActionsItemProjectCreate:
+		*s = WebhookCreatedActionsItemProjectCreate
+		return nil
+	case WebhookCreatedActionsItemProjectRename:
+		*s = WebhookCreatedActionsItemProjectRename
+		return nil
+	case WebhookCreatedActionsItemCollectionCreate:
+		*s = WebhookCreatedActionsItemCollectionCreate
+		return nil
+	case WebhookCreatedActionsItemCollectionRename:
+		*s = WebhookCreatedActionsItemCollectionRename
+		return nil
+	case WebhookCreatedActionsItemCollectionDelete:
+		*s = WebhookCreatedActionsItemCollectionDelete
+		return nil
+	case WebhookCreatedActionsItemClusterCreate:
+		*s = WebhookCreatedActionsItemClusterCreate
+		return nil
+	case WebhookCreatedActionsItemClusterRename:
+		*s = WebhookCreatedActionsItemClusterRename
+		return nil
+	case WebhookCreatedActionsItemClusterDelete:
+		*s = WebhookCreatedActionsItemClusterDelete
+		return nil
+	case WebhookCreatedActionsItemRecordCreate:
+		*s = WebhookCreatedActionsItemRecordCreate
+		return nil
+	case WebhookCreatedActionsItemRecordUpdate:
+		*s = WebhookCreatedActionsItemRecordUpdate
+		return nil
+	case WebhookCreatedActionsItemRecordRename:
+		*s = WebhookCreatedActionsItemRecordRename
+		return nil
+	case WebhookCreatedActionsItemRecordDelete:
+		*s = WebhookCreatedActionsItemRecordDelete
+		return nil
+	case WebhookCreatedActionsItemRecordRestore:
+		*s = WebhookCreatedActionsItemRecordRestore
+		return nil
+	case WebhookCreatedActionsItemMemberPut:
+		*s = WebhookCreatedActionsItemMemberPut
+		return nil
+	case WebhookCreatedActionsItemMemberDelete:
+		*s = WebhookCreatedActionsItemMemberDelete
+		return nil
+	case WebhookCreatedActionsItemTokenCreate:
+		*s = WebhookCreatedActionsItemTokenCreate
+		return nil
+	case WebhookCreatedActionsItemTokenDelete:
+		*s = WebhookCreatedActionsItemTokenDelete
+		return nil
+	case WebhookCreatedActionsItemProjectTransfer:
+		*s = WebhookCreatedActionsItemProjectTransfer
+		return nil
+	case WebhookCreatedActionsItemWebhookCreate:
+		*s = WebhookCreatedActionsItemWebhookCreate
+		return nil
+	case WebhookCreatedActionsItemWebhookDelete:
+		*s = WebhookCreatedActionsItemWebhookDelete
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// The success envelope.
+// Ref: #/components/schemas/WebhookCreatedEnvelope
+type WebhookCreatedEnvelope struct {
+	Data    WebhookCreated `json:"data"`
+	Message Message        `json:"message"`
+	Success bool           `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *WebhookCreatedEnvelope) GetData() WebhookCreated {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *WebhookCreatedEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *WebhookCreatedEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *WebhookCreatedEnvelope) SetData(val WebhookCreated) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *WebhookCreatedEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *WebhookCreatedEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// WebhookCreatedResponseHeaders wraps WebhookCreatedEnvelope with response headers.
+type WebhookCreatedResponseHeaders struct {
+	CacheControl        string
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            WebhookCreatedEnvelope
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *WebhookCreatedResponseHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *WebhookCreatedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *WebhookCreatedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *WebhookCreatedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *WebhookCreatedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *WebhookCreatedResponseHeaders) GetResponse() WebhookCreatedEnvelope {
+	return s.Response
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *WebhookCreatedResponseHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *WebhookCreatedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *WebhookCreatedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *WebhookCreatedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *WebhookCreatedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *WebhookCreatedResponseHeaders) SetResponse(val WebhookCreatedEnvelope) {
+	s.Response = val
+}
+
+func (*WebhookCreatedResponseHeaders) createWebhookRes() {}
+
+// The success envelope.
+// Ref: #/components/schemas/WebhookEnvelope
+type WebhookEnvelope struct {
+	Data    Webhook `json:"data"`
+	Message Message `json:"message"`
+	Success bool    `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *WebhookEnvelope) GetData() Webhook {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *WebhookEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *WebhookEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *WebhookEnvelope) SetData(val Webhook) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *WebhookEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *WebhookEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// Ref: #/components/schemas/WebhookList
+type WebhookList struct {
+	Items  []Webhook `json:"items"`
+	Limit  int       `json:"limit"`
+	Offset int       `json:"offset"`
+	Total  NilInt    `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *WebhookList) GetItems() []Webhook {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *WebhookList) GetLimit() int {
+	return s.Limit
+}
+
+// GetOffset returns the value of Offset.
+func (s *WebhookList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *WebhookList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *WebhookList) SetItems(val []Webhook) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *WebhookList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *WebhookList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *WebhookList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/WebhookListEnvelope
+type WebhookListEnvelope struct {
+	Data    WebhookList `json:"data"`
+	Message Message     `json:"message"`
+	Success bool        `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *WebhookListEnvelope) GetData() WebhookList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *WebhookListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *WebhookListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *WebhookListEnvelope) SetData(val WebhookList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *WebhookListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *WebhookListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// WebhookListResponseHeaders wraps WebhookListEnvelope with response headers.
+type WebhookListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            WebhookListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *WebhookListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *WebhookListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *WebhookListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *WebhookListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *WebhookListResponseHeaders) GetResponse() WebhookListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *WebhookListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *WebhookListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *WebhookListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *WebhookListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *WebhookListResponseHeaders) SetResponse(val WebhookListEnvelope) {
+	s.Response = val
+}
+
+func (*WebhookListResponseHeaders) listWebhooksRes() {}
+
+// WebhookResponseHeaders wraps WebhookEnvelope with response headers.
+type WebhookResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            WebhookEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *WebhookResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *WebhookResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *WebhookResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *WebhookResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *WebhookResponseHeaders) GetResponse() WebhookEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *WebhookResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *WebhookResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *WebhookResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *WebhookResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *WebhookResponseHeaders) SetResponse(val WebhookEnvelope) {
+	s.Response = val
+}
+
+func (*WebhookResponseHeaders) getWebhookRes() {}

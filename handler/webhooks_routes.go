@@ -1,0 +1,68 @@
+package handler
+
+import (
+	"net/http"
+
+	"github.com/hds-go/hds/internal/webhook"
+	"github.com/hds-go/hds/store"
+)
+
+// addWebhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
+// and, when there is a store to send from, the dispatcher as background
+// work of the router.
+func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Handler) {
+	wc := cfg.Webhooks
+	ws := wc.Store
+	if ws == nil {
+		ws, _ = cfg.Store.(store.Webhooks)
+	}
+	guard := webhook.Guard{AllowPrivate: wc.AllowPrivateAddresses}
+	h := hooks{store: cfg.Store, webhooks: ws, guard: guard, sender: webhook.New(webhook.Config{
+		Store: ws, Timeout: wc.Timeout, MaxBackoff: wc.MaxBackoff, MaxAttempts: wc.MaxAttempts, Guard: guard,
+		Body: func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
+	})}
+	if ws != nil {
+		rt.background = append(rt.background, func() { h.sender.Run(cfg.Shutdown) })
+	}
+	const (
+		path = pathP + "/webhooks"
+		one  = path + "/{id}"
+		who  = " Admins and the owner only; API tokens may not (403)."
+	)
+	rt.handle("POST "+path, protect(h.handleCreate()), operation{
+		id: "createWebhook", tag: "webhooks", summary: "Create a webhook",
+		description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, body: "WebhookCreate", status: 201, success: "WebhookCreated",
+		errors: underProject,
+	})
+	rt.handle("GET "+path, protect(h.handleList()), operation{
+		id: "listWebhooks", tag: "webhooks", summary: "List the webhooks of a project",
+		description: "Oldest first, without their secrets; limit and offset apply." + who,
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "WebhookList",
+		errors: underProject,
+	})
+	rt.handle("GET "+one, protect(h.handleGet()), operation{
+		id: "getWebhook", tag: "webhooks", summary: "Read a webhook",
+		description: "Without its secret. An unknown id is 404." + who,
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 200, success: "Webhook",
+		errors: underProject,
+	})
+	rt.handle("DELETE "+one, protect(h.handleDelete()), operation{
+		id: "deleteWebhook", tag: "webhooks", summary: "Delete a webhook",
+		description: "Its deliveries stop at once: nothing is sent after the answer. An unknown id is 404." + who,
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 204, success: "NoContent",
+		errors: underProject,
+	})
+	rt.handle("POST "+one+"/ping", protect(h.handlePing()), operation{
+		id: "pingWebhook", tag: "webhooks", summary: "Send a ping event to a webhook",
+		description: "Sends one event ping (body {\"webhook\": id, \"time\"}) at once, waiting for no other delivery; the answer is the delivery. An unknown id is 404." + who,
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 202, success: "PingQueued",
+		errors: underProject,
+	})
+	rt.handle("GET "+one+"/deliveries", protect(h.handleDeliveries()), operation{
+		id: "listWebhookDeliveries", tag: "webhooks", summary: "List a webhook's deliveries",
+		description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404." + who,
+		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "DeliveryList",
+		errors: underProject,
+	})
+}

@@ -1,0 +1,343 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/hds-go/hds/store"
+)
+
+var _ store.Webhooks = (*Store)(nil)
+
+// webhooksMigration is the migration that adds the webhooks' tables.
+const webhooksMigration = "migrations/0004_webhooks.sql"
+
+const webhookCols = `w.id, w.project_id, w.url, w.actions, w.collection, w.cluster, w.secret, w.created_at, w.created_by`
+
+func scanWebhook(row scanner) (*store.Webhook, error) {
+	var w store.Webhook
+	var actions string
+	var created int64
+	if err := row.Scan(&w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret, &created, &w.CreatedBy); err != nil {
+		return nil, err
+	}
+	w.CreatedAt = fromMicros(created)
+	for _, a := range strings.Fields(actions) {
+		w.Actions = append(w.Actions, store.Action(a))
+	}
+	return &w, nil
+}
+
+const deliveryCols = `d.id, d.webhook_id, d.project_id, d.revision, d.action, d.status, d.attempts, d.last_status_code,
+	d.last_error, d.next_attempt_at, d.created_at`
+
+func scanDelivery(row scanner) (*store.Delivery, error) {
+	var d store.Delivery
+	var revision, code, next sql.NullInt64
+	var lastError sql.NullString
+	var action, status string
+	var created int64
+	if err := row.Scan(&d.ID, &d.WebhookID, &d.ProjectID, &revision, &action, &status, &d.Attempts, &code,
+		&lastError, &next, &created); err != nil {
+		return nil, err
+	}
+	d.Revision, d.Action, d.Status = revision.Int64, store.Action(action), store.DeliveryStatus(status)
+	d.LastStatusCode, d.LastError, d.NextAttemptAt, d.CreatedAt = int(code.Int64), lastError.String, timePtr(next), fromMicros(created)
+	return &d, nil
+}
+
+// outbox adds, in t, a pending delivery of the entry e to each webhook of
+// its project that receives it: t.audit calls it with every entry, so
+// that the deliveries commit (or roll back) with the change.
+func (t *tx) outbox(e *store.AuditEntry) error {
+	if !e.Action.IsEvent() || t.s.lastMigration != "" && t.s.lastMigration < webhooksMigration {
+		return nil // an upgrade test's older schema has no webhooks
+	}
+	rows, err := t.rows(`SELECT `+webhookCols+` FROM hds_webhooks w WHERE w.project_id = ? AND w.after_revision < ?
+		ORDER BY w.created_at, w.id`, e.ProjectID, e.Revision)
+	if err != nil {
+		return err
+	}
+	var hooks []string
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		if w.Matches(e) {
+			hooks = append(hooks, w.ID)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range hooks {
+		if _, err := t.exec(`INSERT INTO hds_webhook_deliveries (id, webhook_id, project_id, revision, action, status,
+			next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
+			store.NewID(), id, e.ProjectID, e.Revision, string(e.Action), micros(e.Time), micros(e.Time)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// webhook returns the webhook id of the project pr.
+func (t *tx) webhook(pr *proj, id string) (*store.Webhook, error) {
+	w, err := scanWebhook(t.row(`SELECT `+webhookCols+` FROM hds_webhooks w WHERE w.id = ? AND w.project_id = ?`, id, pr.ID))
+	if err == sql.ErrNoRows {
+		return nil, &store.NotFoundError{Kind: "webhook", Name: id}
+	}
+	return w, err
+}
+
+// CreateWebhook implements store.Webhooks.
+func (s *Store) CreateWebhook(ctx context.Context, p store.Path, in *store.Webhook) (*store.Webhook, error) {
+	var out *store.Webhook
+	err := s.write(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		if in.Collection != "" {
+			c, err := t.collectionIn(pr, in.Collection)
+			if err != nil {
+				return err
+			}
+			if in.Cluster != "" {
+				if _, err := t.clusterIn(c, in.Cluster); err != nil {
+					return err
+				}
+			}
+		}
+		w := *in
+		w.Actions = append([]store.Action(nil), in.Actions...)
+		w.Secret = append([]byte(nil), in.Secret...)
+		w.ProjectID, w.CreatedAt = pr.ID, t.now
+		if w.ID == "" {
+			w.ID = store.NewID()
+		}
+		if err := t.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionWebhookCreate, Target: w.ID}); err != nil {
+			return err
+		}
+		actions := make([]string, 0, len(w.Actions))
+		for _, a := range w.Actions {
+			actions = append(actions, string(a))
+		}
+		if _, err := t.exec(`INSERT INTO hds_webhooks (id, project_id, url, actions, collection, cluster, secret, created_at,
+			created_by, after_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.ProjectID, w.URL, strings.Join(actions, " "),
+			w.Collection, w.Cluster, w.Secret, micros(w.CreatedAt), w.CreatedBy, pr.Revision); err != nil {
+			return err
+		}
+		out = &w
+		return nil
+	})
+	return out, err
+}
+
+// FindWebhooks implements store.Webhooks.
+func (s *Store) FindWebhooks(ctx context.Context, p store.Path, q store.ListQuery) ([]*store.Webhook, int, error) {
+	out := []*store.Webhook{}
+	total := 0
+	err := s.read(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		if err := t.row(`SELECT count(*) FROM hds_webhooks WHERE project_id = ?`, pr.ID).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := t.rows(`SELECT `+webhookCols+` FROM hds_webhooks w WHERE w.project_id = ?
+			ORDER BY w.created_at, w.id LIMIT ? OFFSET ?`, pr.ID, q.Limit, q.Offset)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			w, err := scanWebhook(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, w)
+		}
+		return rows.Err()
+	})
+	return out, total, err
+}
+
+// FindWebhook implements store.Webhooks.
+func (s *Store) FindWebhook(ctx context.Context, p store.Path, id string) (*store.Webhook, error) {
+	var out *store.Webhook
+	err := s.read(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		out, err = t.webhook(pr, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteWebhook implements store.Webhooks; the deliveries go with the
+// webhook (ON DELETE CASCADE).
+func (s *Store) DeleteWebhook(ctx context.Context, p store.Path, id string) error {
+	return s.write(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		res, err := t.exec(`DELETE FROM hds_webhooks WHERE id = ? AND project_id = ?`, id, pr.ID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return &store.NotFoundError{Kind: "webhook", Name: id}
+		}
+		return t.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionWebhookDelete, Target: id})
+	})
+}
+
+// FindDeliveries implements store.Webhooks.
+func (s *Store) FindDeliveries(ctx context.Context, p store.Path, id string, q store.ListQuery) ([]*store.Delivery, int, error) {
+	out := []*store.Delivery{}
+	total := 0
+	err := s.read(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		if _, err := t.webhook(pr, id); err != nil {
+			return err
+		}
+		if err := t.row(`SELECT count(*) FROM hds_webhook_deliveries WHERE webhook_id = ?`, id).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := t.rows(`SELECT `+deliveryCols+` FROM hds_webhook_deliveries d WHERE d.webhook_id = ?
+			ORDER BY d.seq DESC LIMIT ? OFFSET ?`, id, q.Limit, q.Offset)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	return out, total, err
+}
+
+// PingWebhook implements store.Webhooks.
+func (s *Store) PingWebhook(ctx context.Context, p store.Path, id string) (*store.Delivery, error) {
+	var out *store.Delivery
+	err := s.write(ctx, func(t *tx) error {
+		pr, err := t.project(p)
+		if err != nil {
+			return err
+		}
+		if _, err := t.webhook(pr, id); err != nil {
+			return err
+		}
+		now := t.now
+		out = &store.Delivery{ID: store.NewID(), WebhookID: id, ProjectID: pr.ID, Action: store.ActionPing,
+			Status: store.DeliveryPending, NextAttemptAt: &now, CreatedAt: now}
+		_, err = t.exec(`INSERT INTO hds_webhook_deliveries (id, webhook_id, project_id, revision, action, status,
+			next_attempt_at, created_at) VALUES (?, ?, ?, NULL, ?, 'pending', ?, ?)`,
+			out.ID, id, pr.ID, string(store.ActionPing), micros(now), micros(now))
+		return err
+	})
+	return out, err
+}
+
+// ClaimDeliveries implements store.Webhooks, in one write transaction
+// (SQLite has one writer at a time, so no two claims overlap).
+func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*store.Claim, error) {
+	var out []*store.Claim
+	err := s.write(ctx, func(t *tx) error {
+		rows, err := t.rows(`SELECT `+deliveryCols+`, `+webhookCols+` FROM hds_webhook_deliveries d
+			JOIN hds_webhooks w ON w.id = d.webhook_id
+			WHERE d.status = 'pending' AND d.next_attempt_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1)
+				AND (d.revision IS NULL OR NOT EXISTS (SELECT 1 FROM hds_webhook_deliveries e
+					WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.revision IS NOT NULL AND e.seq < d.seq))
+			ORDER BY d.next_attempt_at, d.seq LIMIT ?2`, micros(now), limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			c, err := scanClaim(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, c := range out {
+			if _, err := t.exec(`UPDATE hds_webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id = ?`,
+				owner, micros(now.Add(lease)), c.Delivery.ID); err != nil {
+				return err
+			}
+			if c.Delivery.Revision != 0 {
+				e, err := scanAudit(t.row(`SELECT `+auditCols+` FROM hds_audit a WHERE a.project_id = ? AND a.revision = ?`,
+					c.Delivery.ProjectID, c.Delivery.Revision))
+				if err != nil {
+					return err
+				}
+				c.Entry = e
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scanClaim reads a delivery and its webhook.
+func scanClaim(row scanner) (*store.Claim, error) {
+	var d store.Delivery
+	var w store.Webhook
+	var revision, code, next sql.NullInt64
+	var lastError sql.NullString
+	var action, status, actions string
+	var created, wcreated int64
+	if err := row.Scan(&d.ID, &d.WebhookID, &d.ProjectID, &revision, &action, &status, &d.Attempts, &code,
+		&lastError, &next, &created, &w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret,
+		&wcreated, &w.CreatedBy); err != nil {
+		return nil, err
+	}
+	d.Revision, d.Action, d.Status = revision.Int64, store.Action(action), store.DeliveryStatus(status)
+	d.LastStatusCode, d.LastError, d.NextAttemptAt, d.CreatedAt = int(code.Int64), lastError.String, timePtr(next), fromMicros(created)
+	w.CreatedAt = fromMicros(wcreated)
+	for _, a := range strings.Fields(actions) {
+		w.Actions = append(w.Actions, store.Action(a))
+	}
+	return &store.Claim{Delivery: &d, Webhook: &w}, nil
+}
+
+// FinishAttempt implements store.Webhooks.
+func (s *Store) FinishAttempt(ctx context.Context, id, owner string, a store.Attempt) error {
+	var next, code any
+	if a.Status == store.DeliveryPending {
+		next = micros(a.NextAttemptAt)
+	}
+	if a.StatusCode != 0 {
+		code = a.StatusCode
+	}
+	return s.write(ctx, func(t *tx) error {
+		_, err := t.exec(`UPDATE hds_webhook_deliveries SET attempts = attempts + 1, status = ?, last_status_code = ?,
+			last_error = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`,
+			string(a.Status), code, nullString(a.Error), next, id, owner)
+		return err
+	})
+}
