@@ -51,10 +51,14 @@ type feed struct {
 	// lost gets the error of a reconnection refused with 401, 403 or 404:
 	// the access was taken away; the feed stops.
 	lost chan<- error
+	// replay starts the first connection from the beginning of the
+	// project's history (Last-Event-ID 0) rather than with the next change.
+	replay bool
 }
 
 // follow connects and reconnects until ctx ends or the access is lost.
-// The first connection starts with the next change; every later one
+// The first connection starts with the next change (from the beginning
+// with replay); every later one
 // starts after the last event received (Last-Event-ID), or from the
 // beginning when none was, so that no change after the first connection
 // is missed (events before it cost a fetch that changes nothing).
@@ -63,7 +67,7 @@ func (f *feed) follow(ctx context.Context) {
 	wait := feedFirstWait
 	for attempt := 0; ; attempt++ {
 		since := ""
-		if attempt > 0 {
+		if attempt > 0 || f.replay {
 			since = strconv.FormatInt(max(last, 0), 10)
 		}
 		body, err := f.connect(ctx, since)

@@ -76,6 +76,19 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 		// 429 for one, the feed retries.)
 		return fmt.Errorf("run: %w", firstErr)
 	}
+	if fromCache && firstErr == nil {
+		// The feed is open but the environment could not be fetched: the
+		// cache may be older than changes made before the feed opened,
+		// which an open feed never sends. Follow it from the beginning
+		// instead, as a reconnection that never got an event does: the
+		// changes it replays cost a fetch, retried until the server
+		// answers, and name the revision of the restart.
+		stopFeed()
+		feedCtx, stopFeed = context.WithCancel(context.WithoutCancel(ctx))
+		defer stopFeed()
+		f = &feed{c: t.c, path: f.path, timeout: t.timeout, events: events, first: first, lost: lost, replay: true}
+		go f.follow(feedCtx)
+	}
 	w := &watcher{e: e, t: t, command: command, opts: opts, vars: vars, following: true}
 	if !fromCache {
 		w.watched = reach(ctx, t)
