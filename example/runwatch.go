@@ -42,6 +42,7 @@ type watcher struct {
 	pending       bool  // a change waits for its fetch
 	fetching      bool
 	fetchedAfter  bool // a change came while fetching: that fetch is not the newest
+	dueInFetch    bool // the debounce of that change ended while fetching
 	retryWait     time.Duration
 
 	stopping    bool     // CMD was asked to stop for a restart
@@ -152,10 +153,14 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 		case err := <-lost:
 			w.loseAccess(err, stopFeed)
 		case <-debounce.C:
-			if !w.pending || w.fetching || w.stopping || !w.following || w.terminating {
+			if w.fetching {
+				w.dueInFetch = w.fetchedAfter
 				continue
 			}
-			w.fetching, w.fetchedAfter = true, false
+			if !w.pending || w.stopping || !w.following || w.terminating {
+				continue
+			}
+			w.fetching, w.fetchedAfter, w.dueInFetch = true, false, false
 			go func() { fetched <- w.fetchWatched(fetchCtx) }()
 		case r := <-fetched:
 			w.fetching = false
@@ -168,8 +173,11 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 			}
 			if w.fetchedAfter {
 				// A newer change came meanwhile: fetch again, for the
-				// newest environment.
-				debounce.Reset(w.opts.debounce)
+				// newest environment, -debounce after that change (now,
+				// when that time has passed while fetching).
+				if w.dueInFetch {
+					debounce.Reset(0)
+				}
 				continue
 			}
 			if r.err != nil {
