@@ -42,7 +42,7 @@ type watcher struct {
 	pending       bool  // a change waits for its fetch
 	fetching      bool
 	fetchedAfter  bool // a change came while fetching: that fetch is not the newest
-	dueInFetch    bool // the debounce of that change ended while fetching
+	due           bool // the debounce of a change ended while fetching or restarting
 	retryWait     time.Duration
 
 	stopping    bool     // CMD was asked to stop for a restart
@@ -132,8 +132,11 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 				return err
 			}
 			w.current, w.vars = c, w.nextVars
-			if w.pending && !w.fetching {
-				debounce.Reset(w.opts.debounce)
+			if w.pending && !w.fetching && w.due {
+				// A change came while CMD was stopping and its
+				// -debounce has passed: fetch now. (Else its timer
+				// still runs.)
+				debounce.Reset(0)
 			}
 		case <-grace.C:
 			if w.stopping {
@@ -153,14 +156,14 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 		case err := <-lost:
 			w.loseAccess(err, stopFeed)
 		case <-debounce.C:
-			if w.fetching {
-				w.dueInFetch = w.fetchedAfter
+			if w.fetching || w.stopping {
+				w.due = true // fetched once that is over
 				continue
 			}
-			if !w.pending || w.stopping || !w.following || w.terminating {
+			if !w.pending || !w.following || w.terminating {
 				continue
 			}
-			w.fetching, w.fetchedAfter, w.dueInFetch = true, false, false
+			w.fetching, w.fetchedAfter, w.due = true, false, false
 			go func() { fetched <- w.fetchWatched(fetchCtx) }()
 		case r := <-fetched:
 			w.fetching = false
@@ -175,7 +178,7 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 				// A newer change came meanwhile: fetch again, for the
 				// newest environment, -debounce after that change (now,
 				// when that time has passed while fetching).
-				if w.dueInFetch {
+				if w.due {
 					debounce.Reset(0)
 				}
 				continue
