@@ -266,6 +266,40 @@ func TestRunWatchFromCacheFeedOpen(t *testing.T) {
 	assert.Equal(t, 3, r.wait(t))
 }
 
+// TestRunWatchFromCacheNoAnswer: a server that does not answer makes
+// run -watch start from the cache after one -timeout: the change feed,
+// opened first, got no answer, so the environment is not asked for too
+// (which would wait a second -timeout).
+func TestRunWatchFromCacheNoAnswer(t *testing.T) {
+	t.Parallel()
+	base, token := watchServer(t)
+	watchFixture(t, base, token)
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "env.cache")
+	env := map[string]string{"HDS_TOKEN": token, "HDS_CACHE_KEY": testCacheKey}
+	_, _, err := runOnce(t, []string{"run", "-url", base, "-cache", cache, "-cluster", "p/c/k", "--", "true"}, env, "")
+	require.NoError(t, err)
+
+	var envAsked atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "env" {
+			envAsked.Add(1)
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hang.Close)
+	log := childLog{t: t, path: filepath.Join(dir, "log")}
+	r := startRun(t, log, append([]string{"run", "-watch", "-url", hang.URL, "-timeout", "300ms", "-cache", cache,
+		"-cluster", "p/c/k", "--"}, childCommand(t, log.path, "die")...), env)
+	first := log.waitStarts(1)
+	assert.Equal(t, "1", first.vars["APP_A"], "from the cache")
+	assert.Regexp(t, "^"+regexp.QuoteMeta("hds: the server cannot be reached (GET /api/v1/projects/p/events: no answer within 300ms): "+
+		"starting from the cache "+cache+", written ")+`\d+`+regexp.QuoteMeta(" seconds ago\n"), r.stderr.String())
+	assert.Zero(t, envAsked.Load(), "the environment was asked for after the feed got no answer")
+	require.NoError(t, syscall.Kill(first.pid, syscall.SIGUSR2))
+	assert.Equal(t, 3, r.wait(t))
+}
+
 // TestRunSignals: SIGINT and SIGTERM sent to run reach CMD as they are,
 // with or without -watch, and run exits with CMD's status: 128+N when
 // the signal ended it, CMD's own when it did not.

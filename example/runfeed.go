@@ -114,7 +114,7 @@ func (f *feed) connect(ctx context.Context, since string) (*cancelOnClose, error
 	// the time-out.
 	hctx, cancel := context.WithCancelCause(ctx)
 	req = req.WithContext(hctx)
-	noAnswer := time.AfterFunc(f.timeout, func() { cancel(fmt.Errorf("no answer within %s", f.timeout)) })
+	noAnswer := time.AfterFunc(f.timeout, func() { cancel(noAnswer{f.timeout}) })
 	resp, err := f.c.http.Do(req)
 	stopped := noAnswer.Stop()
 	if err != nil {

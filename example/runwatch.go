@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -68,7 +69,16 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 	case <-ctx.Done():
 		return fmt.Errorf("run: %w", ctx.Err())
 	}
-	vars, fromCache, err := t.firstEnv(ctx, e)
+	var vars []string
+	var fromCache bool
+	var err error
+	if errors.As(firstErr, new(noAnswer)) && t.cache != nil {
+		// The server did not answer within -timeout: start from the
+		// cache now rather than wait as long again for the environment.
+		vars, fromCache, err = t.fromCache(e, firstErr)
+	} else {
+		vars, fromCache, err = t.firstEnv(ctx, e)
+	}
 	if err != nil {
 		return err
 	}
