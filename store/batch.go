@@ -105,6 +105,12 @@ type Batch struct {
 	// result (and the error) are those the batch would have, and nothing
 	// changes.
 	DryRun bool
+	// IfRevision, when not 0, makes the batch conditional on the
+	// project's newest audit revision (docs/api.md#21-compare-and-promote):
+	// it applies only when that is still IfRevision, checked in the same
+	// atomic step before the first op; otherwise the store returns a
+	// *RevisionError (not an *OpError) and nothing changes.
+	IfRevision int64
 }
 
 // OpError is the error of a Batch whose op Index (from 0) failed: Err is

@@ -20,6 +20,9 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 	if err != nil {
 		return nil, err
 	}
+	if err := b.CheckRevision(pr.Revision); err != nil {
+		return nil, err
+	}
 	tx := &memTx{s: s, pr: pr, b: b, c: p.Caller, now: s.now(), bytes: pr.bytes, revision: pr.Revision}
 	results := make([]store.OpResult, b.Len())
 	for i := range results {

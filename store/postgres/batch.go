@@ -48,16 +48,16 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 	n := b.Len()
 	results := make([]store.OpResult, n)
 	err := s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
+		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, p.revision, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
 			lookupName(p.Project), p.Caller.UserID)
 		if err != nil {
 			return err
 		}
 		var projectID string
-		var bytes int64
+		var bytes, revision int64
 		var st store.Standing
 		var role sql.NullString
-		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &role); {
+		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &revision, &role); {
 		case errors.Is(err, sql.ErrNoRows):
 			return p.Check(false, st)
 		case err != nil:
@@ -65,6 +65,9 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 		}
 		st.ProjectID, st.Member = projectID, store.Role(role.String)
 		if err := p.Check(true, st); err != nil {
+			return err
+		}
+		if err := b.CheckRevision(revision); err != nil {
 			return err
 		}
 		now, quotas := s.now(), s.currentQuotas()
@@ -133,7 +136,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 		if b.DryRun {
 			return errDryRun
 		}
-		revision, err := q.sum(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, projectID)
+		revision, err = q.sum(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, projectID)
 		if err != nil {
 			return err
 		}

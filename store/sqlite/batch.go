@@ -20,6 +20,9 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		if err != nil {
 			return err
 		}
+		if err := b.CheckRevision(pr.Revision); err != nil {
+			return err
+		}
 		results = make([]store.OpResult, b.Len())
 		for i := range results {
 			res, err := t.apply(pr, p.Caller, b, b.Op(i))
