@@ -109,10 +109,16 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	return runCommand(e, command, vars)
 }
 
+// noAnswer is the cause of a request the server did not answer within
+// d (-timeout).
+type noAnswer struct{ d time.Duration }
+
+func (n noAnswer) Error() string { return fmt.Sprintf("no answer within %s", n.d) }
+
 // fetch fetches the environment within the time-out, writes it to the
 // cache, and says once when records were left out.
 func (t *runTarget) fetch(ctx context.Context, e *env) ([]string, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, fmt.Errorf("no answer within %s", t.timeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, noAnswer{t.timeout})
 	defer cancel()
 	vars, skipped, err := fetchEnv(ctx, t.c, t.p, t.col, t.k, t.resolve)
 	if err != nil {
@@ -147,6 +153,12 @@ func (t *runTarget) firstEnv(ctx context.Context, e *env) (vars []string, fromCa
 	case t.cache == nil || !unreachable(err):
 		return nil, false, fmt.Errorf("run: %w", err)
 	}
+	return t.fromCache(e, err)
+}
+
+// fromCache is the environment of the cache, for a server that cannot
+// be reached (err says why), said on stderr.
+func (t *runTarget) fromCache(e *env, err error) ([]string, bool, error) {
 	vars, at, cerr := t.cache.read()
 	if cerr != nil {
 		return nil, false, fmt.Errorf("run: the server cannot be reached (%v) and %w", err, cerr)

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -212,6 +215,89 @@ func TestRunWatchFromCache(t *testing.T) {
 		"sh", "-c", `env -0 > "$0"`, out}, env, "")
 	require.NoError(t, err)
 	assert.Equal(t, "2", readEnv0(t, out)["APP_A"])
+}
+
+// TestRunWatchFromCacheFeedOpen: when only the environment cannot be
+// fetched at start (a 5xx) while the change feed opens, run -watch starts
+// from the cache and still gets through to the newer environment once
+// the server answers, with no further change to wake it, naming the
+// newest change in its restart line.
+func TestRunWatchFromCacheFeedOpen(t *testing.T) {
+	t.Parallel()
+	base, token := watchServer(t)
+	watchFixture(t, base, token)
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "env.cache")
+	env := map[string]string{"HDS_TOKEN": token, "HDS_CACHE_KEY": testCacheKey}
+	_, _, err := runOnce(t, []string{"run", "-url", base, "-cache", cache, "-cluster", "p/c/k", "--", "true"}, env, "")
+	require.NoError(t, err)
+	rev := setRecord(t, base, token, "k", "APP_A", "2", http.StatusOK)
+
+	// A front that answers 503 to the environment file until told not
+	// to, and lets everything else (the change feed) through.
+	target, err := url.Parse(base)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1
+	var failing atomic.Bool
+	failing.Store(true)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() && r.URL.Query().Get("format") == "env" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"Service unavailable"}}`))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	log := childLog{t: t, path: filepath.Join(dir, "log")}
+	r := startRun(t, log, append([]string{"run", "-watch", "-url", front.URL, "-cache", cache, "-cluster", "p/c/k",
+		"-debounce", "100ms", "--"}, childCommand(t, log.path, "die")...), env)
+	assert.Equal(t, "1", log.waitStarts(1).vars["APP_A"], "from the cache")
+	r.waitStderr(t, "starting from the cache "+cache)
+
+	failing.Store(false)
+	second := log.waitStarts(2)
+	assert.Equal(t, "2", second.vars["APP_A"])
+	r.waitStderr(t, restartLine(rev))
+	require.NoError(t, syscall.Kill(second.pid, syscall.SIGUSR2))
+	assert.Equal(t, 3, r.wait(t))
+}
+
+// TestRunWatchFromCacheNoAnswer: a server that does not answer makes
+// run -watch start from the cache after one -timeout: the change feed,
+// opened first, got no answer, so the environment is not asked for too
+// (which would wait a second -timeout).
+func TestRunWatchFromCacheNoAnswer(t *testing.T) {
+	t.Parallel()
+	base, token := watchServer(t)
+	watchFixture(t, base, token)
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "env.cache")
+	env := map[string]string{"HDS_TOKEN": token, "HDS_CACHE_KEY": testCacheKey}
+	_, _, err := runOnce(t, []string{"run", "-url", base, "-cache", cache, "-cluster", "p/c/k", "--", "true"}, env, "")
+	require.NoError(t, err)
+
+	var envAsked atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "env" {
+			envAsked.Add(1)
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hang.Close)
+	log := childLog{t: t, path: filepath.Join(dir, "log")}
+	r := startRun(t, log, append([]string{"run", "-watch", "-url", hang.URL, "-timeout", "300ms", "-cache", cache,
+		"-cluster", "p/c/k", "--"}, childCommand(t, log.path, "die")...), env)
+	first := log.waitStarts(1)
+	assert.Equal(t, "1", first.vars["APP_A"], "from the cache")
+	assert.Regexp(t, "^"+regexp.QuoteMeta("hds: the server cannot be reached (GET /api/v1/projects/p/events: no answer within 300ms): "+
+		"starting from the cache "+cache+", written ")+`\d+`+regexp.QuoteMeta(" seconds ago\n"), r.stderr.String())
+	assert.Zero(t, envAsked.Load(), "the environment was asked for after the feed got no answer")
+	require.NoError(t, syscall.Kill(first.pid, syscall.SIGUSR2))
+	assert.Equal(t, 3, r.wait(t))
 }
 
 // TestRunSignals: SIGINT and SIGTERM sent to run reach CMD as they are,

@@ -51,10 +51,14 @@ type feed struct {
 	// lost gets the error of a reconnection refused with 401, 403 or 404:
 	// the access was taken away; the feed stops.
 	lost chan<- error
+	// replay starts the first connection from the beginning of the
+	// project's history (Last-Event-ID 0) rather than with the next change.
+	replay bool
 }
 
 // follow connects and reconnects until ctx ends or the access is lost.
-// The first connection starts with the next change; every later one
+// The first connection starts with the next change (from the beginning
+// with replay); every later one
 // starts after the last event received (Last-Event-ID), or from the
 // beginning when none was, so that no change after the first connection
 // is missed (events before it cost a fetch that changes nothing).
@@ -63,7 +67,7 @@ func (f *feed) follow(ctx context.Context) {
 	wait := feedFirstWait
 	for attempt := 0; ; attempt++ {
 		since := ""
-		if attempt > 0 {
+		if attempt > 0 || f.replay {
 			since = strconv.FormatInt(max(last, 0), 10)
 		}
 		body, err := f.connect(ctx, since)
@@ -110,7 +114,7 @@ func (f *feed) connect(ctx context.Context, since string) (*cancelOnClose, error
 	// the time-out.
 	hctx, cancel := context.WithCancelCause(ctx)
 	req = req.WithContext(hctx)
-	noAnswer := time.AfterFunc(f.timeout, func() { cancel(fmt.Errorf("no answer within %s", f.timeout)) })
+	noAnswer := time.AfterFunc(f.timeout, func() { cancel(noAnswer{f.timeout}) })
 	resp, err := f.c.http.Do(req)
 	stopped := noAnswer.Stop()
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -42,6 +43,7 @@ type watcher struct {
 	pending       bool  // a change waits for its fetch
 	fetching      bool
 	fetchedAfter  bool // a change came while fetching: that fetch is not the newest
+	due           bool // the debounce of a change ended while fetching or restarting
 	retryWait     time.Duration
 
 	stopping    bool     // CMD was asked to stop for a restart
@@ -67,7 +69,16 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 	case <-ctx.Done():
 		return fmt.Errorf("run: %w", ctx.Err())
 	}
-	vars, fromCache, err := t.firstEnv(ctx, e)
+	var vars []string
+	var fromCache bool
+	var err error
+	if errors.As(firstErr, new(noAnswer)) && t.cache != nil {
+		// The server did not answer within -timeout: start from the
+		// cache now rather than wait as long again for the environment.
+		vars, fromCache, err = t.fromCache(e, firstErr)
+	} else {
+		vars, fromCache, err = t.firstEnv(ctx, e)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,6 +86,19 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 		// The environment came, the feed was refused. (Anything else, a
 		// 429 for one, the feed retries.)
 		return fmt.Errorf("run: %w", firstErr)
+	}
+	if fromCache && firstErr == nil {
+		// The feed is open but the environment could not be fetched: the
+		// cache may be older than changes made before the feed opened,
+		// which an open feed never sends. Follow it from the beginning
+		// instead, as a reconnection that never got an event does: the
+		// changes it replays cost a fetch, retried until the server
+		// answers, and name the revision of the restart.
+		stopFeed()
+		feedCtx, stopFeed = context.WithCancel(context.WithoutCancel(ctx))
+		defer stopFeed()
+		f = &feed{c: t.c, path: f.path, timeout: t.timeout, events: events, first: first, lost: lost, replay: true}
+		go f.follow(feedCtx)
 	}
 	w := &watcher{e: e, t: t, command: command, opts: opts, vars: vars, following: true}
 	if !fromCache {
@@ -118,8 +142,11 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 				return err
 			}
 			w.current, w.vars = c, w.nextVars
-			if w.pending && !w.fetching {
-				debounce.Reset(w.opts.debounce)
+			if w.pending && !w.fetching && w.due {
+				// A change came while CMD was stopping and its
+				// -debounce has passed: fetch now. (Else its timer
+				// still runs.)
+				debounce.Reset(0)
 			}
 		case <-grace.C:
 			if w.stopping {
@@ -139,10 +166,14 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 		case err := <-lost:
 			w.loseAccess(err, stopFeed)
 		case <-debounce.C:
-			if !w.pending || w.fetching || w.stopping || !w.following || w.terminating {
+			if w.fetching || w.stopping {
+				w.due = true // fetched once that is over
 				continue
 			}
-			w.fetching, w.fetchedAfter = true, false
+			if !w.pending || !w.following || w.terminating {
+				continue
+			}
+			w.fetching, w.fetchedAfter, w.due = true, false, false
 			go func() { fetched <- w.fetchWatched(fetchCtx) }()
 		case r := <-fetched:
 			w.fetching = false
@@ -155,8 +186,11 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 			}
 			if w.fetchedAfter {
 				// A newer change came meanwhile: fetch again, for the
-				// newest environment.
-				debounce.Reset(w.opts.debounce)
+				// newest environment, -debounce after that change (now,
+				// when that time has passed while fetching).
+				if w.due {
+					debounce.Reset(0)
+				}
 				continue
 			}
 			if r.err != nil {

@@ -191,6 +191,15 @@ func TestClusterTagIfNoneMatch(t *testing.T) {
 		}
 		assert.Equal(t, reveals, c.auditLog("web", "?action=credential.reveal").Total, "a 304 reveals nothing, and writes no reveal entry")
 		for _, form := range forms {
+			r := request("GET", K+form, "", alice)
+			r.Header.Add("If-None-Match", `"x", , W/"y"`)
+			r.Header.Add("If-None-Match", tag)
+			res := c.raw(r)
+			res.Body.Close()
+			assert.Equal(t, http.StatusNotModified, res.StatusCode, "GET K%s, the tag on a second If-None-Match line: status", form)
+			assert.Equal(t, tag, res.Header.Get("ETag"), "GET K%s, the tag on a second If-None-Match line: ETag", form)
+		}
+		for _, form := range forms {
 			status, h, body := c.getRaw(t, K+form, alice, `"other", W/"nope"`)
 			assert.Equal(t, http.StatusOK, status, "GET K%s with tags that do not match: status", form)
 			assert.NotEmpty(t, body, "GET K%s with tags that do not match: a body", form)
