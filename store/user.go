@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -69,4 +71,47 @@ func OwnsProjectsError(n int) *ValidationError {
 		what = "project"
 	}
 	return &ValidationError{Message: fmt.Sprintf("the user owns %d %s: transfer or delete them first, or disable the user", n, what)}
+}
+
+// CompareUsers orders a and b as a list of users sorted by q.SortBy
+// (docs/api.md#5-list-queries): SortName (or none) by username, SortID,
+// SortCreatedAt or SortUpdatedAt, reversed when q.Desc; ties are broken by
+// username, then id, both ascending. Every UserDirectory.ListUsers lists in
+// this order.
+func CompareUsers(a, b *User, q ListQuery) int {
+	var c int
+	switch q.SortBy {
+	case SortID:
+		c = strings.Compare(a.ID, b.ID)
+	case SortCreatedAt:
+		c = a.CreatedAt.Compare(b.CreatedAt)
+	case SortUpdatedAt:
+		c = a.UpdatedAt.Compare(b.UpdatedAt)
+	default:
+		c = strings.Compare(a.Username, b.Username)
+	}
+	if q.Desc {
+		c = -c
+	}
+	return cmp.Or(c, strings.Compare(a.Username, b.Username), strings.Compare(a.ID, b.ID))
+}
+
+// UserPosition is where a list of users sorted by q.SortBy resumes after
+// u (ListQuery.After).
+func UserPosition(u *User, q ListQuery) Position {
+	pos := Position{Name: u.Username, ID: u.ID}
+	switch q.SortBy {
+	case SortCreatedAt:
+		pos.Time = u.CreatedAt
+	case SortUpdatedAt:
+		pos.Time = u.UpdatedAt
+	}
+	return pos
+}
+
+// UserAfter reports whether u sorts after the position pos in q's order
+// (CompareUsers): the users a page resumed at pos lists.
+func UserAfter(u *User, pos Position, q ListQuery) bool {
+	at := &User{Username: pos.Name, ID: pos.ID, CreatedAt: pos.Time, UpdatedAt: pos.Time}
+	return CompareUsers(u, at, q) > 0
 }
