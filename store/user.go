@@ -1,9 +1,7 @@
 package store
 
 import (
-	"cmp"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -73,27 +71,16 @@ func OwnsProjectsError(n int) *ValidationError {
 	return &ValidationError{Message: fmt.Sprintf("the user owns %d %s: transfer or delete them first, or disable the user", n, what)}
 }
 
-// CompareUsers orders a and b as a list of users sorted by q.SortBy
-// (docs/api.md#5-list-queries): SortName (or none) by username, SortID,
-// SortCreatedAt or SortUpdatedAt, reversed when q.Desc; ties are broken by
-// username, then id, both ascending. Every UserDirectory.ListUsers lists in
-// this order.
+// CompareUsers orders a and b as a list of users sorted by q
+// (ListQuery.CompareKeys, the username as the name): every
+// UserDirectory.ListUsers lists in this order.
 func CompareUsers(a, b *User, q ListQuery) int {
-	var c int
-	switch q.SortBy {
-	case SortID:
-		c = strings.Compare(a.ID, b.ID)
-	case SortCreatedAt:
-		c = a.CreatedAt.Compare(b.CreatedAt)
-	case SortUpdatedAt:
-		c = a.UpdatedAt.Compare(b.UpdatedAt)
-	default:
-		c = strings.Compare(a.Username, b.Username)
-	}
-	if q.Desc {
-		c = -c
-	}
-	return cmp.Or(c, strings.Compare(a.Username, b.Username), strings.Compare(a.ID, b.ID))
+	return q.CompareKeys(userKey(a), userKey(b))
+}
+
+// userKey is the SortKey of u.
+func userKey(u *User) SortKey {
+	return SortKey{ID: u.ID, Name: u.Username, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
 // UserPosition is where a list of users sorted by q.SortBy resumes after
@@ -112,6 +99,5 @@ func UserPosition(u *User, q ListQuery) Position {
 // UserAfter reports whether u sorts after the position pos in q's order
 // (CompareUsers): the users a page resumed at pos lists.
 func UserAfter(u *User, pos Position, q ListQuery) bool {
-	at := &User{Username: pos.Name, ID: pos.ID, CreatedAt: pos.Time, UpdatedAt: pos.Time}
-	return CompareUsers(u, at, q) > 0
+	return q.CompareKeys(userKey(u), KeyAt(pos)) > 0
 }

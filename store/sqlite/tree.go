@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/hds-go/hds/store"
 )
@@ -221,30 +219,16 @@ func (s *Store) FindProjects(ctx context.Context, userID string, q store.ListQue
 
 // pageProjects sorts projects as q says and cuts out its page.
 func pageProjects(items []*store.Project, q store.ListQuery) ([]*store.Project, int) {
-	order := func(a, b *store.Project) int {
-		var c int
-		switch q.SortBy {
-		case store.SortID:
-			c = strings.Compare(a.ID, b.ID)
-		case store.SortCreatedAt:
-			c = a.CreatedAt.Compare(b.CreatedAt)
-		case store.SortUpdatedAt:
-			c = a.UpdatedAt.Compare(b.UpdatedAt)
-		default:
-			c = strings.Compare(a.Name, b.Name)
-		}
-		if q.Desc {
-			c = -c
-		}
-		return cmp.Or(c, strings.Compare(a.Name, b.Name), strings.Compare(a.ID, b.ID))
+	key := func(p *store.Project) store.SortKey {
+		return store.SortKey{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 	}
+	order := func(a, b *store.Project) int { return q.CompareKeys(key(a), key(b)) }
 	total := len(items)
 	if q.NoCount {
 		total = store.NotCounted
 	}
 	if a := q.After; a != nil {
-		pos := &store.Project{ID: a.ID, Name: a.Name, CreatedAt: a.Time, UpdatedAt: a.Time}
-		items = slices.DeleteFunc(items, func(p *store.Project) bool { return order(p, pos) <= 0 })
+		items = slices.DeleteFunc(items, func(p *store.Project) bool { return q.CompareKeys(key(p), store.KeyAt(*a)) <= 0 })
 	}
 	slices.SortFunc(items, order)
 	if q.Offset >= len(items) {
