@@ -14,7 +14,8 @@ import (
 // (docs/api.md#15-concurrency-control-and-record-history): every response
 // that carries one record has its entity tag (store.Record.ETag); PUT R,
 // DELETE R and the restore route honour If-Match, GET R honours
-// If-None-Match.
+// If-None-Match. GET K carries the cluster's tag (store.Cluster.ETag) and
+// honours If-None-Match too.
 
 // entityTags is a parsed If-Match or If-None-Match header.
 type entityTags struct {
@@ -92,6 +93,19 @@ func quotedTag(s string) (string, int, bool) {
 // comparison: W/"x" matches "x").
 func (t entityTags) matchesNoneOf(tag string) bool {
 	return t.present && (t.any || slices.Contains(t.strong, tag) || slices.Contains(t.weak, tag))
+}
+
+// notModified answers 304 Not Modified, with tag as the ETag and no
+// body, when the If-None-Match tags inm match tag, and reports whether it
+// did: GET R (docs/api.md#15-concurrency-control-and-record-history) and
+// GET K with or without format=env (docs/api.md#cluster-tags) share it.
+func notModified(w http.ResponseWriter, inm entityTags, tag string) bool {
+	if !inm.matchesNoneOf(tag) {
+		return false
+	}
+	w.Header().Set("ETag", tag)
+	w.WriteHeader(http.StatusNotModified)
+	return true
 }
 
 // preconditions holds what the conditional-write options say.

@@ -89,7 +89,7 @@ func headerParameters() map[string]obj {
 			"description": "The id (revision) of the last event received: the stream replays every entry after it first. A value that is not a decimal integer of 0 or more is 400.",
 			"schema":      obj{"type": "string", "pattern": "^[0-9]+$"}},
 		"ifNoneMatch": {"name": "If-None-Match", "in": "header", "required": false,
-			"description": "* or a comma-separated list of entity tags: 304 when the record's ETag is among them.",
+			"description": "* or a comma-separated list of entity tags: 304 when the answer's ETag is among them (weak comparison: W/\"x\" matches \"x\"). Malformed: 400.",
 			"schema":      obj{"type": "string"}},
 	}
 }
@@ -187,8 +187,8 @@ var successResponses = map[string]successResponse{
 	"CollectionList": {description: "A page of collections.", schema: "CollectionListEnvelope"},
 	"Cluster":        {description: "The cluster.", schema: "ClusterEnvelope"},
 	"ClusterList":    {description: "A page of clusters.", schema: "ClusterListEnvelope"},
-	"ClusterData": {description: "The cluster and its data; with format=env, its environment file (text/plain) instead.", schema: "ClusterDataEnvelope",
-		extra: []string{skippedRecordsHeader, "SkippedRecords"},
+	"ClusterData": {description: "The cluster and its data; with format=env, its environment file (text/plain) instead. ETag names the cluster's stored state (the same for both forms).", schema: "ClusterDataEnvelope",
+		extra: []string{skippedRecordsHeader, "SkippedRecords", "ETag", "ClusterETag"},
 		text:  "The environment file: one line NAME='value' per record whose name is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it. The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless reveal=true; every line ends with a newline. Not enveloped."},
 	"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
 	"AuditList":         {description: "A page of the project's audit log, newest first.", schema: "AuditListEnvelope"},
@@ -251,7 +251,8 @@ func responses() obj {
 			"content": jsonContent("OpenAPIDocument", nil)},
 		responseName("OpPreconditionFailed"): obj{"description": "412 PRECONDITION_FAILED (\"Precondition failed\"): an operation's if_match names none of its record's current tags (details: \"operation N: current version is V\"), or the project changed under an import; nothing changed.",
 			"headers": rateHeaders(), "content": jsonContent("ErrorEnvelope", nil)},
-		responseName("RecordNotModified"): obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
+		responseName("RecordNotModified"):  obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
+		responseName("ClusterNotModified"): obj{"description": "The cluster's stored state is the one If-None-Match names: no body.", "headers": rateHeaders("ETag", "ClusterETag")},
 		responseName("NotModified"): obj{"description": "The document named by If-None-Match is current.",
 			"headers": obj{"ETag": ref("headers", "ETag"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)}},
@@ -309,6 +310,8 @@ func headers() obj {
 			"schema": obj{"type": "string", "minLength": 1}},
 		"SkippedRecords": obj{"description": "With format=env: how many records the environment file leaves out because their names are not environment variable names (0 when none).",
 			"schema": obj{"type": "integer", "minimum": 0}},
+		"ClusterETag": obj{"description": "The strong entity tag of the cluster's stored state: it changes with every create, update, rename, restore and delete of a record of the cluster and every rename of the cluster, its collection or its project, and with nothing else; no other cluster or earlier state has it. With resolve=true it also covers every record the answer was built from. Opaque. Absent only when hds serves a store of its host's own that does not keep the cluster's state (store.ClusterStateKeeper): then no 304 either.", "required": false,
+			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},
 		"RecordETag": obj{"description": "The strong entity tag of the record's state: it changes with every change of the record and is never used again; opaque.", "required": true,
 			"schema": obj{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`}},
 	}

@@ -254,9 +254,7 @@ func (rec records) handleGet() queryHandler {
 			}
 			tag = rv.etag(got)
 		}
-		if inm.matchesNoneOf(tag) {
-			w.Header().Set("ETag", tag)
-			w.WriteHeader(http.StatusNotModified)
+		if notModified(w, inm, tag) {
 			return
 		}
 		if err := rec.revealed(r, reveal, pathOf(r), got); err != nil {
@@ -442,7 +440,9 @@ func recordFilters(q store.RecordQuery) []string {
 
 // handleClusterData serves GET K: the cluster with every record's value,
 // streamed as it is read, or with ?format=env its environment file
-// (envfile.go).
+// (envfile.go). Both carry the cluster's tag (docs/api.md#cluster-tags),
+// read with the cluster before its records, so that it never names a
+// state newer than the answer; 304 when If-None-Match matches it.
 func (rec records) handleClusterData() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
@@ -454,54 +454,53 @@ func (rec records) handleClusterData() queryHandler {
 		if err == nil && env && query.Get("format") != formatEnv {
 			err = envelope.BadRequest("format must be env")
 		}
+		var inm entityTags
+		if err == nil {
+			inm, err = parseEntityTags(r.Header, "If-None-Match")
+		}
 		if err != nil {
 			rejectRevealing(w, r, rec.store, query, err)
 			return
 		}
-		if env {
-			var items iter.Seq2[*store.Record, error]
-			var k *store.Cluster
-			if resolve {
-				k, err = rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
-				if err == nil {
-					err = rec.resolveCluster(r.Context(), revealing(pathOf(r), reveal), reveal, k, true)
-				}
-				if err == nil {
-					items = store.Items(k.Records)
-				}
-			} else {
-				_, items, err = store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
-			}
-			if err == nil {
-				err = rec.revealed(r, reveal, pathOf(r), nil)
-			}
-			if err != nil {
-				envelope.Error(w, r, err)
-				return
-			}
-			rec.writeEnvFile(w, r, items, revealing(pathOf(r), reveal), reveal, resolve)
-			return
-		}
+		p := revealing(pathOf(r), reveal)
 		var k *store.Cluster
 		var items iter.Seq2[*store.Record, error]
+		var tag string
 		if resolve {
 			// Every record is read before the first byte: a reference
 			// that does not resolve fails the whole request.
-			k, err = rec.store.FindCluster(r.Context(), revealing(pathOf(r), reveal), true)
+			k, err = rec.store.FindCluster(r.Context(), p, true)
 			if err == nil {
-				err = rec.resolveCluster(r.Context(), revealing(pathOf(r), reveal), reveal, k, false)
+				tag, err = rec.resolveCluster(r.Context(), p, reveal, k, env)
 			}
 			if err == nil {
 				items, k.Records = store.Items(k.Records), nil
 			}
 		} else {
-			k, items, err = store.StreamClusterRecords(r.Context(), rec.store, revealing(pathOf(r), reveal))
-		}
-		if err == nil {
-			err = rec.revealed(r, reveal, pathOf(r), nil)
+			k, items, err = store.StreamClusterRecords(r.Context(), rec.store, p)
+			if err == nil {
+				tag = k.ETag()
+			}
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
+			return
+		}
+		if !store.KeepsClusterState(rec.store) {
+			tag = "" // no tag rather than one that would not change
+		}
+		if tag != "" && notModified(w, inm, tag) {
+			return
+		}
+		if err := rec.revealed(r, reveal, pathOf(r), nil); err != nil {
+			envelope.Error(w, r, err)
+			return
+		}
+		if tag != "" {
+			w.Header().Set("ETag", tag)
+		}
+		if env {
+			rec.writeEnvFile(w, r, items, p, reveal, resolve)
 			return
 		}
 		out := newStream(w, r, http.StatusOK)
@@ -549,22 +548,29 @@ func (rec records) resolveAll(ctx context.Context, p store.Path, reveal bool, it
 }
 
 // resolveCluster resolves the references of k's records (read with its
-// records) in place. With envOnly, records that the environment file
-// skips are not resolved.
-func (rec records) resolveCluster(ctx context.Context, p store.Path, reveal bool, k *store.Cluster, envOnly bool) error {
+// records) in place, and returns the tag of the answer (resolver.clusterTag).
+// With envOnly, records that the environment file skips are not resolved
+// for the answer; those holding references are resolved all the same for
+// the tag, their failures ignored, so that the environment file and the
+// JSON form have the same tag whenever both answer.
+func (rec records) resolveCluster(ctx context.Context, p store.Path, reveal bool, k *store.Cluster, envOnly bool) (string, error) {
 	rv := rec.newResolver(ctx, p, reveal, k)
 	out := make([]*store.Record, len(k.Records))
 	for i, it := range k.Records {
+		got, err := rv.answer(it)
 		if envOnly && !isEnvName(it.Name) {
+			var ue *envelope.UnresolvedError
+			if err != nil && !errors.As(err, &ue) {
+				return "", err
+			}
 			out[i] = it
 			continue
 		}
-		got, err := rv.answer(it)
 		if err != nil {
-			return err
+			return "", err
 		}
 		out[i] = got
 	}
 	k.Records = out
-	return nil
+	return rv.clusterTag(k), nil
 }

@@ -336,3 +336,35 @@ func (rv *resolver) etag(r *store.Record) string {
 	}
 	return `"` + r.ID + ".r" + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
 }
+
+// clusterTag returns the tag of the answer of GET K with resolve=true for
+// the cluster k, after its records were answered
+// (docs/api.md#cluster-tags): the cluster's own tag when no record held a
+// reference, else a strong tag of its state and of every record the
+// answer was built from (id, version and time of its last change, so
+// that a record deleted and made again with its id and version still
+// counts as changed).
+func (rv *resolver) clusterTag(k *store.Cluster) string {
+	if len(rv.used) == 0 {
+		return k.ETag()
+	}
+	ids := make([]string, 0, len(rv.used))
+	for id := range rv.used {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	h := sha256.New()
+	h.Write([]byte(k.ETag()))
+	var b []byte
+	for _, id := range ids {
+		r := rv.used[id]
+		b = append(b[:0], 0)
+		b = append(b, id...)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, r.Version, 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, r.UpdatedAt.UnixMicro(), 10)
+		h.Write(b)
+	}
+	return `"` + k.ID + ".k" + strconv.FormatInt(k.State, 10) + ".r" + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+}

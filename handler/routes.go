@@ -258,9 +258,10 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("GET "+pathK, protect(rec.handleClusterData()), operation{
 		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
-		description: "data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.",
-		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "resolve", "format"}, status: 200, success: "ClusterData",
+		description: "data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.",
+		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "resolve", "format"}, headers: []string{"ifNoneMatch"}, status: 200, success: "ClusterData",
 		errors: slices.Concat(underProject, []int{422}),
+		other:  map[int]string{304: "ClusterNotModified"},
 	})
 	rt.handle("PUT "+pathK, protect(handleRename(s, clusters)), operation{
 		id: "renameCluster", tag: "clusters", summary: "Rename a cluster",
@@ -367,7 +368,7 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("PUT "+pathP+"/owner", protect(acc.handleTransfer()), operation{
 		id: "transferProject", tag: "projects", summary: "Give the project to another user",
-		description: "The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404.",
+		description: "The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes.",
 		need:        store.RightOwn, usersOnly: true, access: bearer, counted: true, body: "OwnerPut", status: 200, success: "Project",
 		errors: underProject,
 	})

@@ -138,6 +138,7 @@ func (s *stream) end(message string) {
 func (s *stream) fail(err error) {
 	s.release()
 	if !s.sent {
+		s.w.Header().Del("ETag") // the tag named the answer that failed
 		envelope.Error(s.w, s.r, err)
 		return
 	}

@@ -18,6 +18,8 @@ package store
 //     that resolves its path; without it authentication makes the check.
 //   - AuditLogSetter: each committed audit entry also goes to the server
 //     log; without it only the store keeps them.
+//   - ClusterStateKeeper: the cluster tags of GET K and If-None-Match on
+//     it; without it GET K has no ETag and always answers 200.
 //   - QuotaSetter: needed only with hds.WithQuotas, which hds.NewHandler
 //     refuses with an error for a store without it.
 type Projects interface {

@@ -35,6 +35,21 @@ func TestQuotas(t *testing.T) {
 		c.mustDo("GET", pathP("p3"), "", tok, http.StatusNotFound)
 		c.mustDo("POST", pathP("bobs"), "", c.token("bob"), http.StatusCreated) // bob has his own count
 
+		// Projects per user on a transfer (PUT P/owner): the new owner's
+		// count, refused with nothing changed.
+		c.mustDo("POST", pathP("bobs2"), "", c.token("bob"), http.StatusCreated)
+		status, _, env = c.do("PUT", pathP("p2")+"/owner", `{"username":"bob"}`, tok)
+		wantError(t, "a transfer to an owner at the quota", status, env, http.StatusForbidden, "QUOTA_EXCEEDED", "Quota exceeded")
+		wantDetails(t, "a transfer to an owner at the quota", env, "max_projects_per_user", "2")
+		var p2 struct {
+			Role string `json:"role"`
+		}
+		c.mustDo("GET", pathP("p2"), "", tok, http.StatusOK).decode(t, &p2)
+		assert.Equal(t, "owner", p2.Role, "the refused transfer left alice the owner")
+		c.mustDo("GET", pathP("p2"), "", c.token("bob"), http.StatusForbidden) // and made bob no member
+		c.mustDo("DELETE", pathP("bobs2"), "", c.token("bob"), http.StatusNoContent)
+		c.mustDo("PUT", pathP("p2")+"/owner", `{"username":"bob"}`, tok, http.StatusOK) // below the quota
+
 		// Records per cluster: both create forms.
 		c.addRecord(tok, kpath, "a", "INTEGER", "1")
 		c.addRecord(tok, kpath, "b", "INTEGER", "2")

@@ -191,6 +191,9 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 	if err != nil {
 		return store.OpResult{}, err
 	}
+	// Undone after the op's own undo, which may move the state again.
+	state := k.records.state
+	tx.undo = append(tx.undo, func() { k.records.state = state })
 	r := find(k, op.Record)
 	switch {
 	case op.Kind == store.OpCreate, op.Kind == store.OpUpsert && r == nil:

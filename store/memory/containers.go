@@ -27,10 +27,19 @@ func (k *cluster) out(withRecords bool) *store.Cluster {
 	o.Collection = k.parent.Name
 	o.Project = k.parent.parent.Name
 	o.RecordCount = k.records.len()
+	o.State = k.records.state
 	if withRecords {
 		o.Records = cloneRecords(k.records.all())
 	}
 	return &o
+}
+
+// renamed changes the state of every cluster of c, whose collection or
+// project was renamed (store.Cluster.State).
+func (c *collection) renamed() {
+	for _, k := range c.clusters {
+		k.records.state++
+	}
 }
 
 // FindProjects implements store.Store.
@@ -118,6 +127,9 @@ func (s *Store) RenameProject(_ context.Context, p store.Path, newName string) (
 		delete(s.projects, pr.Name)
 		pr.Name, pr.UpdatedAt = newName, s.now()
 		s.projects[newName] = pr
+		for _, c := range pr.collections {
+			c.renamed()
+		}
 		s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionProjectRename})
 	}
 	o := pr.out()
@@ -219,6 +231,7 @@ func (s *Store) RenameCollection(_ context.Context, p store.Path, newName string
 		delete(c.parent.collections, c.Name)
 		c.Name, c.UpdatedAt = newName, s.now()
 		c.parent.collections[newName] = c
+		c.renamed()
 		s.audit(c.parent, p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: c.Name})
 	}
 	return c.out(), nil
@@ -257,6 +270,10 @@ func (s *Store) FindClusters(_ context.Context, p store.Path, q store.ListQuery)
 	})
 	return items, total, nil
 }
+
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
 
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(_ context.Context, p store.Path, records bool) (*store.Cluster, error) {
@@ -318,6 +335,7 @@ func (s *Store) RenameCluster(_ context.Context, p store.Path, newName string) (
 		delete(k.parent.clusters, k.Name)
 		k.Name, k.UpdatedAt = newName, s.now()
 		k.parent.clusters[newName] = k
+		k.records.state++
 		s.audit(k.project(), p.Caller, store.AuditEntry{Action: store.ActionClusterRename, Collection: k.parent.Name, Cluster: k.Name})
 	}
 	return k.out(false), nil

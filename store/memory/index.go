@@ -40,6 +40,10 @@ type records struct {
 	// counts holds totals of lists for one gen.
 	gen    uint64
 	counts counts
+	// state is the cluster's store.Cluster.State: insert and remove add 1
+	// to it, and so do the other changes it counts (Store.write, the
+	// renames); a batch's rollback sets it back.
+	state int64
 }
 
 func newRecords() *records {
@@ -142,12 +146,14 @@ func (x *records) values(t uint8) *tree {
 
 // insert adds r to every index.
 func (x *records) insert(r *record) {
+	x.state++
 	x.byID.Set(r)
 	x.attach(r)
 }
 
 // remove takes r out of every index.
 func (x *records) remove(r *record) {
+	x.state++
 	x.detach(r) // moves gen
 	x.byID.Delete(r)
 }

@@ -230,6 +230,7 @@ func (s *Store) write(k *cluster, r *record, name string, t store.DataType, valu
 	r.Version++
 	r.updated, r.by = micros(s.now()), actorOf(c.ID())
 	k.records.attach(r)
+	k.records.state++
 	return nil
 }
 

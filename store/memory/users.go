@@ -188,6 +188,15 @@ func (s *Store) TransferProject(_ context.Context, p store.Path, username string
 		return nil, &store.NotFoundError{Kind: "user", Name: username}
 	}
 	if id != pr.OwnerID {
+		owned := 0
+		for _, other := range s.projects {
+			if other.OwnerID == id {
+				owned++
+			}
+		}
+		if err := s.quotas.CheckProjects(owned); err != nil {
+			return nil, err // the new owner's max_projects_per_user, as for a new project
+		}
 		now := s.now()
 		prev := pr.OwnerID
 		delete(pr.members, id)

@@ -322,10 +322,13 @@ func (s *Store) CreateProject(ctx context.Context, p store.Path) (_ *store.Proje
 	}
 	quotas := s.currentQuotas()
 	err = s.inTx(ctx, func(q queryer) error {
+		if err := q.lockOwnerRow(ctx, p.Caller.UserID); err != nil {
+			return err
+		}
 		if quotas.MaxProjectsPerUser > 0 {
 			// The owner's projects are counted and the new one inserted
 			// under a lock on the owner.
-			if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+p.Caller.UserID); err != nil {
+			if err := q.lockOwner(ctx, p.Caller.UserID); err != nil {
 				return err
 			}
 			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, p.Caller.UserID)
@@ -599,12 +602,12 @@ func (q queryer) deleteCollection(ctx context.Context, c store.Caller, id, name,
 
 // --- clusters ---
 
-const clusterColumns = `k.id, k.name, k.created_at, k.updated_at,
+const clusterColumns = `k.id, k.name, k.created_at, k.updated_at, k.state,
 	(SELECT count(*) FROM hds_records r WHERE r.cluster_id = k.id)`
 
 func scanCluster(row interface{ Scan(...any) error }, p store.Path, extra ...any) (*store.Cluster, error) {
 	k := store.Cluster{Project: p.Project, Collection: p.Collection}
-	err := row.Scan(append([]any{&k.ID, &k.Name, &k.CreatedAt, &k.UpdatedAt, &k.RecordCount}, extra...)...)
+	err := row.Scan(append([]any{&k.ID, &k.Name, &k.CreatedAt, &k.UpdatedAt, &k.State, &k.RecordCount}, extra...)...)
 	k.CreatedAt, k.UpdatedAt = k.CreatedAt.UTC(), k.UpdatedAt.UTC()
 	return &k, err
 }
@@ -618,6 +621,10 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, lq store.ListQue
 			func(row *sql.Rows, total *int) (*store.Cluster, error) { return scanCluster(row, p, total) })
 	})
 }
+
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
 
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(ctx context.Context, p store.Path, withRecords bool) (_ *store.Cluster, err error) {

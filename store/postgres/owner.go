@@ -13,7 +13,8 @@ import (
 // may have moved it since the path was resolved), and the new owner's row
 // is locked for share, so that a concurrent DeleteUser of that user
 // either commits first (then the user is not found) or counts this
-// project.
+// project. The new owner's projects are counted against
+// max_projects_per_user under the owner lock CreateProject takes.
 func (s *Store) TransferProject(ctx context.Context, p store.Path, username string) (_ *store.Project, err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
@@ -42,6 +43,21 @@ func (s *Store) TransferProject(ctx context.Context, p store.Path, username stri
 		}
 		if id == prev {
 			return nil
+		}
+		// The new owner's max_projects_per_user, as for a new project:
+		// counted under the lock CreateProject counts under, so that
+		// concurrent creates and transfers for one user serialise.
+		if quotas := s.currentQuotas(); quotas.MaxProjectsPerUser > 0 {
+			if err := q.lockOwner(ctx, id); err != nil {
+				return err
+			}
+			n, err := q.count(ctx, `SELECT count(*) FROM hds_projects WHERE owner_id = $1`, id)
+			if err != nil {
+				return err
+			}
+			if err := quotas.CheckProjects(n); err != nil {
+				return err
+			}
 		}
 		now := s.now()
 		if _, err := q.exec(ctx, `DELETE FROM hds_members WHERE project_id = $1 AND user_id = $2`, r.project, id); err != nil {
@@ -76,4 +92,39 @@ func (s *Store) TransferProject(ctx context.Context, p store.Path, username stri
 		}
 	}
 	return pr, err
+}
+
+// lockOwner takes the transaction's lock on the projects owned by the
+// user id: CreateProject and TransferProject count an owner's projects
+// and add one under it, so two of them never both pass the quota.
+func (q queryer) lockOwner(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "hds project owner "+id)
+	return err
+}
+
+// lockOwnerRow locks the row of the user id for share until the
+// transaction ends, when this store holds that user, so that DeleteUser
+// (which locks it for update, then counts the user's projects) either
+// counts the project the transaction adds or commits first. A row seen
+// at the statement's start but gone once its lock was granted is a user
+// deleted meanwhile: store.ErrSessionInvalid, as the request would have
+// been refused a moment later. An id no user of this store has (a
+// separate user directory, the anonymous user) locks nothing.
+func (q queryer) lockOwnerRow(ctx context.Context, id string) error {
+	if !storable(id) {
+		return nil
+	}
+	row, err := q.row(ctx, `SELECT EXISTS (SELECT 1 FROM hds_users WHERE id = $1),
+		EXISTS (SELECT 1 FROM hds_users WHERE id = $1 FOR SHARE)`, id)
+	if err != nil {
+		return err
+	}
+	var seen, locked bool
+	if err := row.Scan(&seen, &locked); err != nil {
+		return err
+	}
+	if seen && !locked {
+		return store.ErrSessionInvalid
+	}
+	return nil
 }

@@ -267,6 +267,14 @@ func (s *Store) TransferProject(ctx context.Context, p store.Path, username stri
 			return err
 		}
 		if id != pr.OwnerID {
+			// The new owner's max_projects_per_user, as for a new project.
+			var owned int
+			if err := t.row(`SELECT count(*) FROM hds_projects WHERE owner_id = ?`, id).Scan(&owned); err != nil {
+				return err
+			}
+			if err := s.quotas.Load().CheckProjects(owned); err != nil {
+				return err
+			}
 			prev := pr.OwnerID
 			var prevName sql.NullString
 			if err := t.row(`SELECT (SELECT username FROM hds_users WHERE id = ?)`, prev).Scan(&prevName); err != nil {

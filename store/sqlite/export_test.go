@@ -9,6 +9,11 @@ import (
 // under migrations/), for upgrade tests.
 func (s *Store) MigrateTo(ctx context.Context, last string) error { return s.migrate(ctx, last) }
 
+// WithMigrationsTo makes Open stop after the migration named last (a file
+// name under migrations/), for upgrade tests: the store then has an
+// older schema.
+func WithMigrationsTo(last string) Option { return func(s *Store) { s.lastMigration = last } }
+
 // Exec runs a statement on the writing connection, for tests.
 func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := s.w.ExecContext(ctx, query, args...)

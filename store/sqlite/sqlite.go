@@ -52,8 +52,11 @@ type Store struct {
 	r       *sql.DB // read-only connections
 	timeout time.Duration
 	sync    string
-	quotas  atomic.Pointer[store.Quotas]
-	logger  atomic.Pointer[slog.Logger]
+	// lastMigration, when not empty, is the migration Open stops after
+	// (upgrade tests build older schemas with it).
+	lastMigration string
+	quotas        atomic.Pointer[store.Quotas]
+	logger        atomic.Pointer[slog.Logger]
 
 	// pubMu orders commits and the publication of their audit entries,
 	// and a subscription's start, so that subscribers see every entry
@@ -144,7 +147,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	s.w = w
-	if err := s.migrate(ctx, ""); err != nil {
+	if err := s.migrate(ctx, s.lastMigration); err != nil {
 		w.Close()
 		return nil, describeOpen(path, err)
 	}

@@ -96,8 +96,8 @@ func (t *tx) cluster(p store.Path) (*clus, error) {
 func (t *tx) clusterIn(c *coll, name string) (*clus, error) {
 	k := clus{c: c}
 	var created, updated int64
-	err := t.row(`SELECT id, name, created_at, updated_at, records FROM hds_clusters WHERE collection_id = ? AND name = ?`, c.ID, name).
-		Scan(&k.ID, &k.Name, &created, &updated, &k.records)
+	err := t.row(`SELECT id, name, created_at, updated_at, records, state FROM hds_clusters WHERE collection_id = ? AND name = ?`, c.ID, name).
+		Scan(&k.ID, &k.Name, &created, &updated, &k.records, &k.State)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &store.NotFoundError{Kind: "cluster", Name: name}
 	}
@@ -580,7 +580,7 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, q store.ListQuer
 		}
 		l.after("k", q)
 		order, page := orderPage("k", q)
-		rows, err := t.rows(`SELECT k.id, k.name, k.created_at, k.updated_at, k.records FROM hds_clusters k`+
+		rows, err := t.rows(`SELECT k.id, k.name, k.created_at, k.updated_at, k.records, k.state FROM hds_clusters k`+
 			l.whereClause()+order, append(l.args, page...)...)
 		if err != nil {
 			return err
@@ -590,7 +590,7 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, q store.ListQuer
 		for rows.Next() {
 			o := store.Cluster{Project: c.pr.Name, Collection: c.Name}
 			var created, updated int64
-			if err := rows.Scan(&o.ID, &o.Name, &created, &updated, &o.RecordCount); err != nil {
+			if err := rows.Scan(&o.ID, &o.Name, &created, &updated, &o.RecordCount, &o.State); err != nil {
 				return err
 			}
 			o.CreatedAt, o.UpdatedAt = fromMicros(created), fromMicros(updated)
@@ -603,6 +603,10 @@ func (s *Store) FindClusters(ctx context.Context, p store.Path, q store.ListQuer
 	}
 	return items, total, nil
 }
+
+// KeepsClusterState implements store.ClusterStateKeeper: Cluster.State
+// moves with every change of the cluster's stored state.
+func (s *Store) KeepsClusterState() bool { return true }
 
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(ctx context.Context, p store.Path, records bool) (*store.Cluster, error) {
@@ -673,6 +677,7 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 		}
 		if renamed {
 			k.Name, k.UpdatedAt = newName, t.now
+			k.State++ // as hds_clusters_state_rename did
 		}
 		out = &k.Cluster
 		return nil

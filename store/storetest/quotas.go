@@ -223,6 +223,8 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 	testBatchQuotas(t, newStore)
 	t.Run("BytesAfterRaces", func(t *testing.T) { testBytesAfterRaces(t, newStore) })
 
+	t.Run("ProjectsPerUserOnTransfer", func(t *testing.T) { testTransferQuota(t, newStore) })
+
 	t.Run("SetQuotas", func(t *testing.T) {
 		s := newStore(t, store.NoQuotas)
 		qs, ok := s.(store.QuotaSetter)
@@ -479,4 +481,36 @@ func assertOpQuota(t *testing.T, err error, index int, quota string, limit int64
 		assert.Equal(t, index, oe.Index, "%s: the index of the failing op", what)
 	}
 	assertQuota(t, err, quota, limit, what)
+}
+
+// testTransferQuota checks max_projects_per_user on Access.TransferProject
+// (docs/api.md#server-administrators-and-user-accounts-v12): a transfer that
+// would give the new owner one project more than the quota is refused with
+// the quota's *store.QuotaError and changes nothing; below it, it passes.
+func testTransferQuota(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.Store) {
+	s := newStore(t, store.Quotas{MaxProjectsPerUser: 1})
+	dir, ok := s.(store.UserDirectory)
+	require.True(t, ok, "the store keeps users")
+	acc, ok := s.(store.Access)
+	require.True(t, ok, "the store keeps access")
+	ctx := t.Context()
+	carol, err := dir.CreateUser(ctx, &store.User{Username: "carol", PasswordHash: []byte("h"), Active: true})
+	require.NoError(t, err)
+	before := mustProject(t, s, owner, "a")
+	mustProject(t, s, carol.ID, "c1")
+	p := store.Path{Caller: store.Caller{UserID: owner}, Project: "a"}
+	_, err = acc.TransferProject(ctx, p, "carol")
+	assertQuota(t, err, store.QuotaProjectsPerUser, 1, "a transfer to a user at the quota")
+	after, err := s.FindProject(ctx, store.Path{Project: "a"})
+	require.NoError(t, err)
+	assert.Equal(t, owner, after.OwnerID, "the refused transfer changed no owner")
+	assert.Equal(t, before.Revision, after.Revision, "the refused transfer wrote no entry")
+	members, _, err := acc.FindMembers(ctx, p, store.NewListQuery())
+	require.NoError(t, err)
+	assert.Len(t, members, 1, "the refused transfer added no member (the owner alone is listed)")
+
+	require.NoError(t, s.DeleteProject(ctx, store.Path{Caller: store.Caller{UserID: carol.ID}, Need: store.RightOwn, Project: "c1"}))
+	pr, err := acc.TransferProject(ctx, p, "carol")
+	require.NoError(t, err, "below the quota")
+	assert.Equal(t, carol.ID, pr.OwnerID)
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Batches", func(t *testing.T) { testBatches(t, newStore) })
 	t.Run("Exports", func(t *testing.T) { testExports(t, newStore) })
 	t.Run("Streaming", func(t *testing.T) { testStreaming(t, newStore) })
+	t.Run("ClusterState", func(t *testing.T) { testClusterState(t, newStore) })
 	t.Run("Ping", func(t *testing.T) {
 		assert.NoError(t, newStore(t).Ping(t.Context()), "Ping on a healthy store")
 	})

@@ -6,7 +6,7 @@
 
 import * as api from './api.js';
 import { parse, href } from './router.js';
-import { h, replace, toast, errorBox, errorText } from './dom.js';
+import { h, replace, toast, errorBox, errorText, dropToasts } from './dom.js';
 import { Feed } from './feed.js';
 import { can } from './rights.js';
 import { loginView } from './views/login.js';
@@ -19,7 +19,16 @@ import { auditView } from './views/audit.js';
 import { usersView, accountView } from './views/users.js';
 
 const main = document.getElementById('main');
-let cleanups = [];
+let cleanups = []; // of the view on screen
+
+// draw puts a new view on screen: the old one's listeners go (they
+// stayed while the new one was being read, so no change of the feed
+// went unseen meanwhile), the new one's (fresh) stay.
+function draw(fresh, ...children) {
+  for (const f of cleanups.splice(0)) f();
+  cleanups = fresh;
+  replace(main, ...children);
+}
 let feed = null;
 
 function view(route) {
@@ -36,13 +45,13 @@ let renders = 0;
 
 async function render() {
   const mine = ++renders;
-  for (const f of cleanups.splice(0)) f();
+  dropToasts(); // a notice belongs to the page it was shown on
   const route = parse();
   header(route);
   if (!api.session()) {
     setFeed(null);
     access = null;
-    replace(main, loginView());
+    draw([], loginView());
     return;
   }
   setFeed(route.project);
@@ -59,19 +68,35 @@ async function render() {
     } catch (e) {
       if (mine !== renders) return;
       access = null; // ask again on the next try
-      replace(main, errorBox(e, render));
+      draw([], errorBox(e, render));
       return;
     }
     if (mine !== renders) return;
   }
-  const ctx = { route, feed, role, me, can: right => can(role, right), onCleanup: f => cleanups.push(f), rerender: render };
+  const fresh = [];
+  const ctx = { route, feed, role, me, can: right => can(role, right), onCleanup: f => fresh.push(f), rerender: render };
+  // A collection's or a cluster's page is drawn once it is known to
+  // exist: a missing one (misspelled, or deleted) shows its error alone,
+  // without the buttons that would edit it. A record's page finds out
+  // by reading the record.
+  if (route.collection != null && route.record == null) {
+    try {
+      if (route.cluster != null) await api.get(api.resourcePath(route) + '/records', { limit: 1 });
+      else await api.get(api.resourcePath(route));
+    } catch (e) {
+      if (mine !== renders) return;
+      draw(fresh, projectBar(ctx), h('div.view', errorBox(e, render)));
+      return;
+    }
+    if (mine !== renders) return;
+  }
   let el;
   try {
     el = view(route)(ctx);
   } catch (e) {
     el = errorBox(e, render);
   }
-  replace(main, route.project ? projectBar(ctx) : null, el);
+  draw(fresh, route.project ? projectBar(ctx) : null, el);
   main.focus({ preventScroll: true });
 }
 

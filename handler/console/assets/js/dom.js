@@ -40,13 +40,34 @@ export function replace(el, ...children) {
   return el;
 }
 
-/** toast shows a short notice; kind is 'ok', 'error' or 'info'. */
+/**
+ * toast shows a short notice; kind is 'ok', 'error' or 'info'. It
+ * belongs to the page (the location's hash) it is shown on: leaving the
+ * page removes it (dropToasts), unless the page is left by what the
+ * notice tells of (carryToasts).
+ */
 export function toast(text, kind = 'ok') {
   const box = document.getElementById('toasts');
-  const t = h('div.toast.' + kind, { role: kind === 'error' ? 'alert' : null }, text);
+  const t = h('div.toast.' + kind, { role: kind === 'error' ? 'alert' : null, 'data-page': location.hash }, text);
   box.append(t);
   setTimeout(() => t.classList.add('gone'), kind === 'error' ? 7000 : 3500);
   setTimeout(() => t.remove(), kind === 'error' ? 7600 : 4100);
+}
+
+/** dropToasts removes the notices of pages other than the one shown. */
+export function dropToasts() {
+  for (const t of document.querySelectorAll('#toasts .toast')) {
+    if (t.dataset.page !== location.hash) t.remove();
+  }
+}
+
+/**
+ * carryToasts moves the notices shown so far to the page now in the
+ * location: an action that ends by opening another page (a delete going
+ * up a level, a create opening what it made) keeps its notice.
+ */
+export function carryToasts() {
+  for (const t of document.querySelectorAll('#toasts .toast')) t.dataset.page = location.hash;
 }
 
 /** errorText is how an error is shown: the API's message, and details. */

@@ -9,6 +9,8 @@
 //   #/users                              the users (server administrators)
 //   #/account                            my account (change my password)
 
+import { carryToasts } from './dom.js';
+
 const keys = { p: 'project', c: 'collection', k: 'cluster', r: 'record', v: 'version' };
 
 /** parse reads a hash into {project, collection, cluster, record, version, tab}. */
@@ -41,5 +43,8 @@ export function href({ project, collection, cluster, record, version, tab, page 
   return '#/' + seg.join('/');
 }
 
-/** go navigates to a route. */
-export function go(route) { location.hash = href(route); }
+/** go navigates to a route, the notices shown so far going along. */
+export function go(route) {
+  location.hash = href(route);
+  carryToasts();
+}

@@ -138,7 +138,7 @@ function list(base, values, label) {
   (Array.isArray(values) ? values : []).forEach(v => add(v));
   const addBtn = h('button.small', { type: 'button', onclick: () => add(base === 'BOOLEAN' ? false : '', true) }, '+ Add item');
   return {
-    el: h('div.array', rows, addBtn),
+    el: h('div.array-field', rows, addBtn), // not .array, a shown value's brackets
     json: () => {
       const parts = items.map(i => i.json());
       if (parts.length && parts.every(p => p === undefined)) return undefined; // hidden credentials kept

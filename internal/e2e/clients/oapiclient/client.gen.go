@@ -2924,6 +2924,9 @@ type GetClusterDataParams struct {
 
 	// Format env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
 	Format *GetClusterDataParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// IfNoneMatch * or a comma-separated list of entity tags: 304 when the answer's ETag is among them (weak comparison: W/"x" matches "x"). Malformed: 400.
+	IfNoneMatch *IfNoneMatchHeader `json:"If-None-Match,omitempty"`
 }
 
 // GetClusterDataParamsFormat defines parameters for GetClusterData.
@@ -3006,7 +3009,7 @@ type GetRecordParams struct {
 	// Version A version of the record, a positive decimal integer: the record as it was then.
 	Version *VersionQuery `form:"version,omitempty" json:"version,omitempty"`
 
-	// IfNoneMatch * or a comma-separated list of entity tags: 304 when the record's ETag is among them.
+	// IfNoneMatch * or a comma-separated list of entity tags: 304 when the answer's ETag is among them (weak comparison: W/"x" matches "x"). Malformed: 400.
 	IfNoneMatch *IfNoneMatchHeader `json:"If-None-Match,omitempty"`
 }
 
@@ -3815,7 +3818,7 @@ type ClientInterface interface {
 
 	// GetClusterData Get a cluster with the value of every record
 	//
-	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
+	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster} (the `GetClusterData` operationId).
 	GetClusterData(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *GetClusterDataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4011,7 +4014,7 @@ type ClientInterface interface {
 
 	// TransferProjectWithBody Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4020,7 +4023,7 @@ type ClientInterface interface {
 
 	// TransferProject Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4727,7 +4730,7 @@ func (c *Client) DeleteCluster(ctx context.Context, project ProjectPath, collect
 
 // GetClusterData Get a cluster with the value of every record
 //
-// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
+// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster} (the `GetClusterData` operationId).
 func (c *Client) GetClusterData(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *GetClusterDataParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5163,7 +5166,7 @@ func (c *Client) PutMember(ctx context.Context, project ProjectPath, username Us
 
 // TransferProjectWithBody Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5182,7 +5185,7 @@ func (c *Client) TransferProjectWithBody(ctx context.Context, project ProjectPat
 
 // TransferProject Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6859,6 +6862,21 @@ func NewGetClusterDataRequest(server string, project ProjectPath, collection Col
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -9289,7 +9307,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetClusterDataWithResponse Get a cluster with the value of every record
 	//
-	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
+	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9505,7 +9523,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithBodyWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9514,7 +9532,7 @@ type ClientWithResponsesInterface interface {
 
 	// TransferProjectWithResponse Give the project to another user
 	//
-	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+	// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12654,7 +12672,17 @@ func (r DeleteClusterResponse) ContentType() string {
 
 // GetClusterDataResponse200Headers the declared response headers of an HTTP 200 response for GetClusterData
 type GetClusterDataResponse200Headers struct {
+	ETag                *string
 	XHdsSkippedRecords  *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetClusterDataResponse304Headers the declared response headers of an HTTP 304 response for GetClusterData
+type GetClusterDataResponse304Headers struct {
+	ETag                *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -12730,6 +12758,8 @@ type GetClusterDataResponse struct {
 	JSONDefault *OtherErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetClusterDataResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetClusterDataResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetClusterDataResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17081,7 +17111,7 @@ func (c *ClientWithResponses) DeleteClusterWithResponse(ctx context.Context, pro
 
 // GetClusterDataWithResponse Get a cluster with the value of every record
 //
-// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others.
+// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17441,7 +17471,7 @@ func (c *ClientWithResponses) PutMemberWithResponse(ctx context.Context, project
 
 // TransferProjectWithBodyWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17456,7 +17486,7 @@ func (c *ClientWithResponses) TransferProjectWithBodyWithResponse(ctx context.Co
 
 // TransferProjectWithResponse Give the project to another user
 //
-// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404. For users only: an API token is 403.
+// The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes. For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23470,6 +23500,9 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequestResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23520,6 +23553,13 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetClusterDataResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
 		if values := rsp.Header.Values("X-Hds-Skipped-Records"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Hds-Skipped-Records", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -23556,6 +23596,44 @@ func ParseGetClusterDataResponse(rsp *http.Response) (*GetClusterDataResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetClusterDataResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetClusterDataResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {

@@ -178,7 +178,9 @@ type Invoker interface {
 	// Data maps every record name to its value; credential values are masked unless reveal=true. With
 	// format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
 	// lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
-	// others.
+	// others. The ETag header names the cluster's stored state, the same for both forms, masked or
+	// revealed (with resolve=true, also the state of every record the answer was built from); with
+	// If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 	GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error)
@@ -392,7 +394,8 @@ type Invoker interface {
 	//
 	// The owner, or a server administrator (for any project). The named active user becomes the owner; the
 	// previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is
-	// 404. For users only: an API token is 403.
+	// 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and
+	// nothing changes. For users only: an API token is 403.
 	//
 	// PUT /api/v1/projects/{project}/owner
 	TransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (TransferProjectRes, error)
@@ -3008,7 +3011,9 @@ func (c *Client) sendExportProject(ctx context.Context, params ExportProjectPara
 // Data maps every record name to its value; credential values are masked unless reveal=true. With
 // format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
 // lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
-// others.
+// others. The ETag header names the cluster's stored state, the same for both forms, masked or
+// revealed (with resolve=true, also the state of every record the answer was built from); with
+// If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 func (c *Client) GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error) {
@@ -3145,6 +3150,22 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -7278,7 +7299,8 @@ func (c *Client) sendStreamEvents(ctx context.Context, params StreamEventsParams
 //
 // The owner, or a server administrator (for any project). The named active user becomes the owner; the
 // previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is
-// 404. For users only: an API token is 403.
+// 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and
+// nothing changes. For users only: an API token is 403.
 //
 // PUT /api/v1/projects/{project}/owner
 func (c *Client) TransferProject(ctx context.Context, request *OwnerPutRequest, params TransferProjectParams) (TransferProjectRes, error) {

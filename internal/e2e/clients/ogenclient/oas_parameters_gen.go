@@ -164,6 +164,9 @@ type GetClusterDataParams struct {
 	Resolve OptBool `json:",omitempty,omitzero"`
 	// Env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
 	Format OptFormatQuery `json:",omitempty,omitzero"`
+	//  - or a comma-separated list of entity tags: 304 when the answer's ETag is among them (weak
+	//    comparison: W/"x" matches "x"). Malformed: 400.
+	IfNoneMatch OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name
 	// The collection's name.
@@ -197,7 +200,8 @@ type GetRecordParams struct {
 	Resolve OptBool `json:",omitempty,omitzero"`
 	// A version of the record, a positive decimal integer: the record as it was then.
 	Version OptInt `json:",omitempty,omitzero"`
-	//  - or a comma-separated list of entity tags: 304 when the record's ETag is among them.
+	//  - or a comma-separated list of entity tags: 304 when the answer's ETag is among them (weak
+	//    comparison: W/"x" matches "x"). Malformed: 400.
 	IfNoneMatch OptString `json:",omitempty,omitzero"`
 	// The project's name.
 	Project Name

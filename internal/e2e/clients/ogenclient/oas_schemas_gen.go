@@ -2033,12 +2033,18 @@ func (s *ClusterDataEnvelope) SetSuccess(val bool) {
 
 // ClusterDataEnvelopeHeaders wraps ClusterDataEnvelope with response headers.
 type ClusterDataEnvelopeHeaders struct {
+	ETag                OptString
 	XHdsSkippedRecords  OptInt
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
 	XRateLimitReset     OptInt
 	XRequestID          string
 	Response            ClusterDataEnvelope
+}
+
+// GetETag returns the value of ETag.
+func (s *ClusterDataEnvelopeHeaders) GetETag() OptString {
+	return s.ETag
 }
 
 // GetXHdsSkippedRecords returns the value of XHdsSkippedRecords.
@@ -2069,6 +2075,11 @@ func (s *ClusterDataEnvelopeHeaders) GetXRequestID() string {
 // GetResponse returns the value of Response.
 func (s *ClusterDataEnvelopeHeaders) GetResponse() ClusterDataEnvelope {
 	return s.Response
+}
+
+// SetETag sets the value of ETag.
+func (s *ClusterDataEnvelopeHeaders) SetETag(val OptString) {
+	s.ETag = val
 }
 
 // SetXHdsSkippedRecords sets the value of XHdsSkippedRecords.
@@ -2124,12 +2135,18 @@ func (s ClusterDataResponseTextPlain) Read(p []byte) (n int, err error) {
 
 // ClusterDataResponseTextPlainHeaders wraps ClusterDataResponseTextPlain with response headers.
 type ClusterDataResponseTextPlainHeaders struct {
+	ETag                OptString
 	XHdsSkippedRecords  OptInt
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
 	XRateLimitReset     OptInt
 	XRequestID          string
 	Response            ClusterDataResponseTextPlain
+}
+
+// GetETag returns the value of ETag.
+func (s *ClusterDataResponseTextPlainHeaders) GetETag() OptString {
+	return s.ETag
 }
 
 // GetXHdsSkippedRecords returns the value of XHdsSkippedRecords.
@@ -2160,6 +2177,11 @@ func (s *ClusterDataResponseTextPlainHeaders) GetXRequestID() string {
 // GetResponse returns the value of Response.
 func (s *ClusterDataResponseTextPlainHeaders) GetResponse() ClusterDataResponseTextPlain {
 	return s.Response
+}
+
+// SetETag sets the value of ETag.
+func (s *ClusterDataResponseTextPlainHeaders) SetETag(val OptString) {
+	s.ETag = val
 }
 
 // SetXHdsSkippedRecords sets the value of XHdsSkippedRecords.
@@ -2392,6 +2414,67 @@ func (s *ClusterListResponseHeaders) SetResponse(val ClusterListEnvelope) {
 }
 
 func (*ClusterListResponseHeaders) listClustersRes() {}
+
+// Ref: #/components/responses/ClusterNotModifiedResponse
+type ClusterNotModifiedResponse struct {
+	ETag                OptString
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+}
+
+// GetETag returns the value of ETag.
+func (s *ClusterNotModifiedResponse) GetETag() OptString {
+	return s.ETag
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *ClusterNotModifiedResponse) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *ClusterNotModifiedResponse) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *ClusterNotModifiedResponse) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *ClusterNotModifiedResponse) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// SetETag sets the value of ETag.
+func (s *ClusterNotModifiedResponse) SetETag(val OptString) {
+	s.ETag = val
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *ClusterNotModifiedResponse) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *ClusterNotModifiedResponse) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *ClusterNotModifiedResponse) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *ClusterNotModifiedResponse) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+func (*ClusterNotModifiedResponse) getClusterDataRes() {}
 
 // ClusterResponseHeaders wraps ClusterEnvelope with response headers.
 type ClusterResponseHeaders struct {

@@ -4,7 +4,7 @@
 
 import * as api from '../api.js';
 import { h, replace, dialog, confirm, attempt, field, toast, when, copy } from '../dom.js';
-import { listView } from '../list.js';
+import { listView, pages } from '../list.js';
 import { go } from '../router.js';
 
 const memberRoles = ['viewer', 'reader', 'editor', 'admin'];
@@ -93,14 +93,43 @@ export function tokensView({ route, can }) {
   async function create() {
     const name = h('input', { name: 'name', required: true, autocomplete: 'off' });
     const role = select(tokenRoles, 'reader', { name: 'role' });
-    const col = h('input', { name: 'collection', autocomplete: 'off', placeholder: 'all collections' });
-    const clu = h('input', { name: 'cluster', autocomplete: 'off', placeholder: 'all clusters' });
+    // The scope is picked from the project's collections, then the
+    // chosen collection's clusters, as the API lists them.
+    const col = h('select', { name: 'collection', 'aria-label': 'Collection' }, h('option', { value: '' }, 'All collections'));
+    const clu = h('select', { name: 'cluster', 'aria-label': 'Cluster', disabled: true }, h('option', { value: '' }, 'All clusters'));
+    const scopeErr = h('div');
+    const fill = async (sel, path, all) => {
+      const names = [];
+      try {
+        const walk = pages(path, { sortBy: 'name', sortOrder: 'asc' }, 1000);
+        while (walk.more()) names.push(...((await walk.next()).items || []).map(it => it.name));
+      } catch (e) {
+        replace(scopeErr, h('p.alert', { role: 'alert' }, `The ${all.toLowerCase().replace('all ', '')} cannot be listed: ${e.message}`));
+        return false;
+      }
+      replace(sel, h('option', { value: '' }, all), names.map(n => h('option', { value: n }, n)));
+      return true;
+    };
+    fill(col, base.replace(/\/tokens$/, '/collections'), 'All collections');
+    let asked = 0;
+    col.addEventListener('change', async () => {
+      const mine = ++asked;
+      replace(clu, h('option', { value: '' }, 'All clusters'));
+      clu.disabled = true;
+      if (!col.value) return;
+      const path = api.resourcePath({ project: route.project, collection: col.value }) + '/clusters';
+      const sel = h('select');
+      if (await fill(sel, path, 'All clusters') && mine === asked) {
+        replace(clu, [...sel.children]);
+        clu.disabled = false;
+      }
+    });
     const exp = select(['never', '1 day', '30 days', '90 days', '1 year'], '90 days', { name: 'expires' });
     const secs = { '1 day': 86400, '30 days': 2592000, '90 days': 7776000, '1 year': 31536000 };
     const done = await dialog({
       title: 'New API token', ok: 'Create token',
       body: [field('Name', name, 'What will use it, e.g. “deploy bot”'), field('Role', role),
-        h('div.row2', field('Collection', col), field('Cluster', clu)), field('Expires', exp)],
+        h('div.row2', field('Collection', col), field('Cluster', clu)), scopeErr, field('Expires', exp)],
       submit: () => {
         const b = { name: name.value, role: role.value };
         if (col.value) b.collection = col.value;

@@ -1,14 +1,18 @@
 // The audit log of a project (API.md section 15): newest first, filtered
-// by action and actor, paged as every list is; new entries appear live.
+// by action, by who made the change (a username or an API token's name,
+// turned into the id the API filters by) and by date (since and until,
+// whole days where the browser is), paged as every list is; new entries
+// appear live.
 
 import * as api from '../api.js';
-import { h, when } from '../dom.js';
-import { listView } from '../list.js';
+import { h, replace, when } from '../dom.js';
+import { listView, pages } from '../list.js';
 import { where } from './project.js';
 
-const actions = ['project.create', 'project.rename', 'collection.create', 'collection.rename', 'collection.delete',
+const actions = ['project.create', 'project.rename', 'project.transfer', 'collection.create', 'collection.rename', 'collection.delete',
   'cluster.create', 'cluster.rename', 'cluster.delete', 'record.create', 'record.update', 'record.rename',
-  'record.delete', 'record.restore', 'credential.reveal', 'member.put', 'member.delete', 'token.create', 'token.delete'];
+  'record.delete', 'record.restore', 'credential.reveal', 'member.put', 'member.delete', 'token.create', 'token.delete',
+  'webhook.create', 'webhook.delete'];
 
 const columns = [
   { label: '#', cls: 'num', cell: e => e.revision },
@@ -19,19 +23,98 @@ const columns = [
   { label: 'Version', cls: 'num opt', cell: e => e.version ?? '' },
 ];
 
-export function auditView({ route, feed, onCleanup }) {
+// An id the actor filter takes as it is: a user id (a UUID) or token:<id>.
+const rawActor = /^(token:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+// dayStart and dayEnd are the first and last instants of a day
+// ("2026-11-26", from a date input) where the browser is, in RFC 3339.
+function dayStart(d) {
+  const [y, m, day] = d.split('-').map(Number);
+  return new Date(y, m - 1, day, 0, 0, 0, 0).toISOString();
+}
+function dayEnd(d) {
+  const [y, m, day] = d.split('-').map(Number);
+  return new Date(y, m - 1, day, 23, 59, 59, 999).toISOString();
+}
+
+export function auditView({ route, feed, me, onCleanup }) {
+  const base = api.resourcePath(route);
+  // Who can be named: the project's members (by username) and API tokens
+  // (by name), read once; for a server administrator, any user.
+  let known = null;
+  function names() {
+    if (!known) {
+      known = (async () => {
+        const byName = new Map();
+        for (const [p, key, id] of [['/tokens', 'name', t => 'token:' + t.id], ['/members', 'username', m => m.user_id]]) {
+          const walk = pages(base + p, {}, 100);
+          while (walk.more()) {
+            for (const it of (await walk.next()).items || []) byName.set(it[key], id(it)); // members win over tokens
+          }
+        }
+        replace(suggestions, [...byName.keys()].sort().map(n => h('option', { value: n })));
+        return byName;
+      })();
+      known.catch(() => { known = null; });
+    }
+    return known;
+  }
+  async function actorOf(name) {
+    if (!name || rawActor.test(name)) return name;
+    const id = (await names()).get(name);
+    if (id) return id;
+    if (me?.admin) { // a former member: the users directory knows the name
+      try { return (await api.get(api.path('users', name))).data.id; } catch { /* unknown below */ }
+    }
+    return null;
+  }
+
   const action = h('select', { 'aria-label': 'Action', onchange: () => list.restart() },
     h('option', { value: '' }, 'All actions'), actions.map(a => h('option', { value: a }, a)));
-  const actor = h('input', { type: 'search', placeholder: 'Actor (user id or token:id)', 'aria-label': 'Actor',
-    onkeydown: e => { if (e.key === 'Enter') list.restart(); } });
+  const suggestions = h('datalist', { id: 'audit-who' });
+  let actor = '';
+  let asked = 0;
+  async function pickActor() {
+    const mine = ++asked;
+    const name = who.value.trim();
+    let id;
+    try {
+      id = await actorOf(name);
+    } catch (e) {
+      id = undefined;
+      replace(problem, h('p.alert', { role: 'alert' }, `Who made changes cannot be looked up: ${e.message}`));
+    }
+    if (mine !== asked) return;
+    if (id === null) {
+      replace(problem, h('p.alert', { role: 'alert' }, `No member or API token of this project is named “${name}”.`));
+      list.el.classList.add('refused'); // no rows of another filter under this one
+      return;
+    }
+    if (id === undefined) return;
+    replace(problem);
+    list.el.classList.remove('refused');
+    actor = id;
+    list.restart();
+  }
+  const who = h('input', { type: 'search', list: 'audit-who', placeholder: 'Username or token name', 'aria-label': 'User or token',
+    autocomplete: 'off', onfocus: () => { names().catch(() => {}); }, onchange: pickActor,
+    onkeydown: e => { if (e.key === 'Enter') pickActor(); } });
+  const since = h('input', { type: 'date', 'aria-label': 'Since', title: 'From the start of this day', onchange: () => list.restart() });
+  const until = h('input', { type: 'date', 'aria-label': 'Until', title: 'To the end of this day', onchange: () => list.restart() });
+  const problem = h('div');
   const list = listView({
-    path: api.resourcePath(route) + '/audit', columns, filters: [action, actor],
-    query: () => ({ action: action.value, actor: actor.value }),
+    path: base + '/audit', columns,
+    filters: [action, who, suggestions, h('label.date', 'From ', since), h('label.date', 'to ', until)],
+    query: () => ({
+      action: action.value, actor,
+      since: since.value ? dayStart(since.value) : undefined,
+      until: until.value ? dayEnd(until.value) : undefined,
+    }),
     empty: 'No entries.', page: 50, pageLabels: ['← Newer', 'Older →'],
   });
   let t;
   onCleanup(feed.on(msg => { if (msg.entry) { clearTimeout(t); t = setTimeout(list.reload, 200); } }));
   return h('div.view',
     h('div.view-head', h('h2', 'Audit log'), h('p.muted', 'Every change to this project: who, what and when. Values are never recorded.')),
-    list.el);
+    list.el, problem);
 }

@@ -1,5 +1,8 @@
 // The three container levels, projects > collections > clusters: each a
-// list with create, rename and delete (deletes are confirmed).
+// list with create, rename and delete (deletes are confirmed). Every
+// level's own page (a project, a collection, a cluster, a record) has
+// its rename and delete in one place: at the right of its heading
+// (levelActions).
 
 import * as api from '../api.js';
 import { href, go } from '../router.js';
@@ -61,6 +64,51 @@ export async function deleteContainer(kind, name, path) {
   return attempt(() => api.del(path), `${cap(kind)} “${name}” deleted`);
 }
 
+/**
+ * levelActions is the place of a level's own rename and delete: the
+ * buttons "Rename <kind>" and "Delete <kind>", each when its function is
+ * given (the caller's role allows it), at the right of the heading of
+ * the level's page; null when neither is.
+ */
+export function levelActions(kind, { rename, remove, extra = [] }) {
+  if (!rename && !remove) return extra.length ? h('div.head-actions', extra) : null;
+  return h('div.head-actions', extra,
+    rename ? h('button.small', { type: 'button', onclick: rename }, `Rename ${kind}`) : null,
+    remove ? h('button.small.danger-text', { type: 'button', onclick: remove }, `Delete ${kind}`) : null);
+}
+
+// ownActions are the rename and delete of the level whose page shows
+// the list of kind: the project's above its collections, the
+// collection's above its clusters.
+function ownActions(kind, route, may) {
+  if (kind === 'collection') {
+    const path = api.resourcePath({ project: route.project });
+    return levelActions('project', {
+      rename: may('admin') && (async () => {
+        const done = await renameContainer('project', route.project, path);
+        if (done) go({ project: done.name });
+      }),
+      remove: may('own') && (async () => {
+        if (await deleteContainer('project', route.project, path)) go({});
+      }),
+    });
+  }
+  if (kind === 'cluster') {
+    const path = api.resourcePath({ project: route.project, collection: route.collection });
+    const write = may('write');
+    return levelActions('collection', {
+      rename: write && (async () => {
+        const done = await renameContainer('collection', route.collection, path);
+        if (done) go({ project: route.project, collection: done.name });
+      }),
+      remove: write && (async () => {
+        if (await deleteContainer('collection', route.collection, path)) go({ project: route.project });
+      }),
+    });
+  }
+  return null;
+}
+
 function containerView(kind, { route, feed, can: may, onCleanup }) {
   const lv = level(kind, route);
   // Who may rename and delete: a project's own role, shown per row (the
@@ -107,7 +155,7 @@ function containerView(kind, { route, feed, can: may, onCleanup }) {
   }
   const heading = kind === 'project' ? h('h1', 'Projects')
     : kind === 'cluster' ? h('h2', h('span.kind', 'Collection'), ' ', route.collection) : h('h2', 'Collections');
-  return h('div.view', h('div.view-head', heading, h('p.muted', lv.note)), list.el);
+  return h('div.view', h('div.view-head', heading, ownActions(kind, route, may), h('p.muted', lv.note)), list.el);
 }
 
 const cap = s => s[0].toUpperCase() + s.slice(1);

@@ -11,6 +11,8 @@ import { h, replace, confirm, attempt, toast, when, errorBox } from '../dom.js';
 import { show, isCredential, text, copyButton } from '../values.js';
 import { pages } from '../list.js';
 import { recordForm } from './recordform.js';
+import { levelActions } from './containers.js';
+import { renameRecord } from './records.js';
 
 // who names the writer of a version: "you", or the id it was written by.
 function who(id) {
@@ -31,6 +33,8 @@ export function recordView({ route, feed, can, onCleanup }) {
   const editorBox = h('section.card.editor', { 'aria-label': 'Record' }, h('p.muted', 'Loading…'));
   const historyBox = h('section.card.history', { 'aria-label': 'History' });
   const notice = h('div');
+  const head = h('div'); // the heading, once the record is read
+  const view = h('div.view', head, notice, h('div.record-grid', editorBox, historyBox));
   const recPath = () => kPath + '/records/' + encodeURIComponent(rec ? rec.id : route.record);
   const at = version => ({ ...route, version: version ?? undefined });
 
@@ -42,11 +46,26 @@ export function recordView({ route, feed, can, onCleanup }) {
       const r = await api.get(recPath(), q);
       rec = r.data; etag = r.etag; revealed = rev;
       replace(notice);
+      drawHead();
       drawEditor();
       loadHistory();
     } catch (e) {
-      replace(editorBox, errorBox(e, () => load()));
+      if (rec === null) replace(view, errorBox(e, () => { replace(view, head, notice, h('div.record-grid', editorBox, historyBox)); load(); }));
+      else replace(editorBox, errorBox(e, () => load()));
     }
+  }
+
+  // The heading: the record's name, with its rename and delete where
+  // every level has them.
+  function drawHead() {
+    replace(head, h('div.view-head',
+      h('h2', h('span.kind', 'Record'), ' ', rec.name),
+      levelActions('record', { rename: write && renameIt, remove: write && remove })));
+  }
+
+  async function renameIt() {
+    const done = await renameRecord(rec, recPath(), old === null ? etag : null);
+    if (done) go({ ...route, record: done.record.name });
   }
 
   function drawEditor() {
@@ -77,8 +96,9 @@ export function recordView({ route, feed, can, onCleanup }) {
             const r = await api.put(recPath(), body, { headers: etag ? { 'If-Match': etag } : {}, query: revealed ? { reveal: 'true' } : undefined });
             const renamed = r.data.name !== rec.name;
             rec = r.data; etag = r.etag;
+            if (renamed) { go({ ...route, record: rec.name }); toast(`Saved: version ${rec.version}`); return; }
             toast(`Saved: version ${rec.version}`);
-            if (renamed) { go({ ...route, record: rec.name }); return; }
+            drawHead();
             drawEditor();
             loadHistory();
           } catch (e) {
@@ -95,7 +115,6 @@ export function recordView({ route, feed, can, onCleanup }) {
           : (await api.get(recPath(), { reveal: 'true', version: old ?? undefined })).data.value), 'Copy value')) : null,
       err,
       editable ? h('div.actions',
-        h('button.danger-text', { type: 'button', onclick: remove }, 'Delete record'),
         h('span.spacer'),
         h('button', { type: 'button', onclick: () => load() }, 'Discard changes'),
         save) : null));
@@ -193,5 +212,5 @@ export function recordView({ route, feed, can, onCleanup }) {
   }));
 
   load();
-  return h('div.view', notice, h('div.record-grid', editorBox, historyBox));
+  return view;
 }

@@ -4,9 +4,9 @@
 
 import * as api from '../api.js';
 import { href, go } from '../router.js';
-import { h, replace, dialog, confirm, attempt, toast, when } from '../dom.js';
+import { h, replace, dialog, confirm, attempt, toast, when, field } from '../dom.js';
 import { listView } from '../list.js';
-import { renameContainer, deleteContainer } from './containers.js';
+import { renameContainer, deleteContainer, levelActions } from './containers.js';
 import { TYPES, show, text, isCredential, copyButton } from '../values.js';
 import { recordForm } from './recordform.js';
 
@@ -62,6 +62,10 @@ export function recordsView({ route, feed, can, onCleanup }) {
     await attempt(() => api.del(recPath(rec.id), { headers: { 'If-Match': api.entityTag(rec) } }), `Record “${rec.name}” deleted`);
     list.reload();
   }
+  async function rename(rec) {
+    const done = await renameRecord(rec, recPath(rec.id), api.entityTag(rec));
+    if (done) list.reload();
+  }
   async function renameCluster() {
     const done = await renameContainer('cluster', route.cluster, kPath);
     if (done) go({ ...route, cluster: done.name });
@@ -76,7 +80,9 @@ export function recordsView({ route, feed, can, onCleanup }) {
     { label: 'Value', cls: 'value', cell: r => valueCell(r, recPath(r.id), can('reveal')) },
     { label: 'Version', cls: 'num opt', cell: r => r.version },
     { label: 'Updated', cls: 'opt', cell: r => when(r.updated_at) },
-    ...(write ? [{ label: '', cls: 'row-actions', cell: r => h('button.small.danger-text', { type: 'button', onclick: () => remove(r), 'aria-label': `Delete ${r.name}` }, 'Delete') }] : []),
+    ...(write ? [{ label: '', cls: 'row-actions', cell: r => [
+      h('button.small', { type: 'button', onclick: () => rename(r), 'aria-label': `Rename ${r.name}` }, 'Rename'),
+      h('button.small.danger-text', { type: 'button', onclick: () => remove(r), 'aria-label': `Delete ${r.name}` }, 'Delete')] }] : []),
   ];
   const list = listView({
     path: kPath + '/records', columns, sorts, label: 'records', filters: [typeSel, contains],
@@ -92,8 +98,23 @@ export function recordsView({ route, feed, can, onCleanup }) {
   return h('div.view',
     h('div.view-head',
       h('h2', h('span.kind', 'Cluster'), ' ', route.cluster),
-      write ? h('div.head-actions',
-        h('button.small', { type: 'button', onclick: renameCluster }, 'Rename cluster'),
-        h('button.small.danger-text', { type: 'button', onclick: deleteCluster }, 'Delete cluster')) : null),
+      levelActions('cluster', { rename: write && renameCluster, remove: write && deleteCluster })),
     list.el);
+}
+
+/**
+ * renameRecord asks for a new name of the record rec (at path, read with
+ * the entity tag etag: a record changed meanwhile is refused, 412, not
+ * renamed unseen) and renames it; resolves to {record, etag} as renamed,
+ * or undefined when cancelled.
+ */
+export async function renameRecord(rec, path, etag) {
+  const input = h('input', { name: 'name', value: rec.name, required: true, maxLength: 128, autocomplete: 'off', spellcheck: false });
+  const done = await dialog({
+    title: `Rename record “${rec.name}”`, ok: 'Rename', body: [field('New name', input)],
+    submit: () => api.put(path, { name: input.value }, { headers: etag ? { 'If-Match': etag } : {} }),
+  });
+  if (!done) return undefined;
+  toast(`Renamed to “${done.data.name}”`);
+  return { record: done.data, etag: done.etag };
 }
