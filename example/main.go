@@ -25,6 +25,8 @@
 //	go run ./example run -watch [-signal SIG] [-grace D] [-debounce D] [...] -cluster P/C/K -- CMD ARGS...
 //	go run ./example export [-url URL] [-reveal] P > file.json
 //	go run ./example import [-url URL] [-replace] [-dry-run] P < file.json
+//	go run ./example diff [-url URL] [-reveal] [-unchanged] P FROM TO
+//	go run ./example promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO
 //
 // Configuration comes from the JSON file given with -config and from the
 // environment variables HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
@@ -38,7 +40,8 @@
 // the client commands share), run.go (run: its flags, the fetch and the
 // fallback to the cache), runproc.go (CMD, its signals and status),
 // runcache.go (the sealed cache), runfeed.go (the change feed),
-// runwatch.go (run -watch) and transfer.go (export and import). A new command
+// runwatch.go (run -watch), transfer.go (export and import) and
+// compare.go (diff and promote). A new command
 // family adds its file and one row to commands.
 package main
 
@@ -112,6 +115,8 @@ var commands = []commandFamily{
 	{name: "run", usage: runUsage, run: runRun, flags: true},
 	{name: "export", usage: exportUsage, run: runExport, flags: true},
 	{name: "import", usage: importUsage, run: runImport, flags: true},
+	{name: "diff", usage: diffUsage, run: runDiff, flags: true},
+	{name: "promote", usage: promoteUsage, run: runPromote, flags: true},
 }
 
 // usageError is a bad command line (docs/api.md#14-the-standalone-server:
@@ -145,8 +150,8 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "-
 
 const envUsage = `
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
-HDS_CREDENTIAL_KEY, HDS_REDIS_URL. The client commands (run, export, import)
-read HDS_URL (when -url is not given) and HDS_TOKEN, and no configuration.
+HDS_CREDENTIAL_KEY, HDS_REDIS_URL. The client commands (run, export, import,
+diff, promote) read HDS_URL (when -url is not given) and HDS_TOKEN, and no configuration.
 
 Flags:
 `

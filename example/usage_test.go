@@ -15,7 +15,7 @@ func TestUsageErrors(t *testing.T) {
 		args       []string
 		want, help string
 	}{
-		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, run, export, import`, "example -h"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, run, export, import, diff, promote`, "example -h"},
 		{[]string{"serve", "now"}, `serve takes no arguments, got ["now"]`, "example serve -h"},
 		{[]string{"user"}, "user needs an action: add, admin, disable, enable, delete, password or list", "example user -h"},
 		{[]string{"user", "rename", "a"}, `unknown user action "rename": use add, admin, disable, enable, delete, password or list`, "example user -h"},
@@ -41,6 +41,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"export", "-reveal=maybe", "p"}, `export: invalid boolean value "maybe" for -reveal: parse error`, "example export -h"},
 		{[]string{"import", "-merge", "p"}, "import: flag provided but not defined: -merge", "example import -h"},
 		{[]string{"import", "a", "b"}, "import takes exactly one argument, the project", "example import -h"},
+		{[]string{"diff", "p", "staging"}, "diff takes exactly three arguments: the project, FROM and TO (COLLECTION or COLLECTION/CLUSTER)", "example diff -h"},
+		{[]string{"diff", "-unchanged=maybe", "p", "a", "b"}, `diff: invalid boolean value "maybe" for -unchanged: parse error`, "example diff -h"},
+		{[]string{"promote", "p", "a", "b", "c"}, "promote takes exactly three arguments: the project, FROM and TO (COLLECTION or COLLECTION/CLUSTER)", "example promote -h"},
+		{[]string{"promote", "-if-revision", "x", "p", "a", "b"}, `promote: invalid value "x" for flag -if-revision: parse error`, "example promote -h"},
+		{[]string{"promote", "-if-revision", "-3", "p", "a", "b"}, "promote: -if-revision must be a positive revision, got -3", "example promote -h"},
 		{[]string{"-nope"}, "flag provided but not defined: -nope", "example -h"},
 		{[]string{"-config"}, "flag needs an argument: -config", "example -h"},
 	} {
@@ -73,6 +78,8 @@ func TestUsageErrors(t *testing.T) {
 			"-cluster PROJECT/COLLECTION/CLUSTER", "-resolve", "-watch", "-cache FILE", "-signal SIGNAL"}},
 		{[]string{"export", "-url", "http://x", "-h"}, []string{"example [-config FILE] export [-url URL] [-reveal] P", "-reveal"}},
 		{[]string{"import", "--help"}, []string{"example [-config FILE] import [-url URL] [-replace] [-dry-run] P", "-dry-run"}},
+		{[]string{"diff", "-h"}, []string{"example [-config FILE] diff [-url URL] [-reveal] [-unchanged] P FROM TO", "-unchanged"}},
+		{[]string{"promote", "-h"}, []string{"example [-config FILE] promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO", "-if-revision revision", "-record NAME"}},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, stderr, err := runOnce(t, tt.args, nil, "")

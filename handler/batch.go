@@ -70,6 +70,7 @@ func (rec records) handleBatch() queryHandler {
 				break
 			}
 			ops, missing[i] = append(ops, op), miss
+			body.Operations[i] = nil // read: the collector may take it
 		}
 		b := store.Batch{Ops: ops, CreateParents: body.CreateParents,
 			Write: store.Write{MaxVersions: rec.pre.maxVersions}}
@@ -89,40 +90,47 @@ func (rec records) handleBatch() queryHandler {
 			batchFail(w, r, err, missing)
 			return
 		}
-		err = writeJSON(w, http.StatusOK, "Batch applied", func(b []byte) ([]byte, error) {
-			b = append(b, `{"results":[`...)
-			for i, res := range results {
-				if i > 0 {
-					b = append(b, ',')
+		// The answer is written as it is made; a credential that cannot
+		// be masked is found first, while an error can still be answered.
+		for _, res := range results {
+			if res.Record != nil && res.Record.Type.IsCredential() {
+				if _, err := rec.creds.visible(res.Record, false); err != nil {
+					envelope.Error(w, r, err)
+					return
 				}
-				status := http.StatusOK
-				switch {
-				case res.Created:
-					status = http.StatusCreated
-				case res.Record == nil:
-					status = http.StatusNoContent
-				}
-				b = append(b, `{"index":`...)
-				b = strconv.AppendInt(b, int64(i), 10)
-				b = append(b, `,"status":`...)
-				b = strconv.AppendInt(b, int64(status), 10)
-				b = append(b, `,"record":`...)
-				if res.Record == nil {
-					b = append(b, "null"...)
-				} else {
-					v, err := rec.creds.visible(res.Record, false)
-					if err != nil {
-						return b, err
-					}
-					b = appendRecord(b, res.Record, v)
-				}
-				b = append(b, '}')
 			}
-			return append(b, "]}"...), nil
-		})
-		if err != nil {
-			envelope.Error(w, r, err)
 		}
+		a := startAnswer(w, r, http.StatusOK)
+		a.b = append(a.b, `{"results":[`...)
+		for i, res := range results {
+			b := a.b
+			if i > 0 {
+				b = append(b, ',')
+			}
+			status := http.StatusOK
+			switch {
+			case res.Created:
+				status = http.StatusCreated
+			case res.Record == nil:
+				status = http.StatusNoContent
+			}
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `,"status":`...)
+			b = strconv.AppendInt(b, int64(status), 10)
+			b = append(b, `,"record":`...)
+			if res.Record == nil {
+				b = append(b, "null"...)
+			} else {
+				v, _ := rec.creds.visible(res.Record, false) // checked above
+				b = appendRecord(b, res.Record, v)
+			}
+			a.b = append(b, '}')
+			results[i].Record = nil // written: the collector may take it
+			a.more()
+		}
+		a.b = append(a.b, "]}"...)
+		a.end("Batch applied")
 	}
 }
 

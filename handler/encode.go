@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -98,4 +99,38 @@ func appendTimeText(b []byte, t time.Time) []byte {
 		byte('0'+second/10), byte('0'+second%10), '.',
 		byte('0'+micro/100000), byte('0'+micro/10000%10), byte('0'+micro/1000%10),
 		byte('0'+micro/100%10), byte('0'+micro/10%10), byte('0'+micro%10), 'Z')
+}
+
+// answerWriter writes a success envelope as it is made, a chunk at a
+// time, for answers that grow with the request (batches, imports): its
+// data is appended to b, which more writes out once it holds a chunk.
+type answerWriter struct {
+	bw *bufio.Writer
+	b  []byte
+}
+
+// startAnswer sends the status and the envelope's head.
+func startAnswer(w http.ResponseWriter, r *http.Request, status int) *answerWriter {
+	w.Header().Set("Content-Type", envelope.ContentType)
+	w.WriteHeader(status)
+	a := &answerWriter{bw: bufio.NewWriterSize(progressWriter{w, r}, chunkBytes), b: make([]byte, 0, 2*chunkBytes)}
+	a.b = append(a.b, `{"success":true,"data":`...)
+	return a
+}
+
+// more writes the buffer out once it holds a chunk.
+func (a *answerWriter) more() {
+	if len(a.b) >= chunkBytes {
+		_, _ = a.bw.Write(a.b) // a write error shows at Flush
+		a.b = a.b[:0]
+	}
+}
+
+// end closes the envelope with message and flushes it.
+func (a *answerWriter) end(message string) {
+	a.b = append(a.b, `,"message":`...)
+	a.b = jsonstr.Append(a.b, message)
+	a.b = append(a.b, "}\n"...)
+	_, _ = a.bw.Write(a.b)
+	_ = a.bw.Flush() // the client went away
 }

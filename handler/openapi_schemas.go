@@ -244,7 +244,7 @@ func schemas() obj {
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
 	for _, name := range []string{"Project", "ProjectList", "Collection", "CollectionList", "Cluster", "ClusterList",
-		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "AuditList",
+		"ClusterData", "RecordItem", "RecordList", "RecordVersionList", "Token", "BatchResults", "ImportResult", "Diff", "AuditList",
 		"Member", "MemberList", "APITokenCreated", "APITokenList", "User", "UserList", "Me"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}

@@ -56,6 +56,32 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		"action":     obj{"type": "string", "enum": []any{"create", "update", "delete"}},
 		"collection": schemaRef("Name"), "cluster": schemaRef("Name"), "record": schemaRef("Name"),
 	}, "action", "collection", "cluster", "record")
+	side := obj{"type": "string", "minLength": 1, "description": "A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER)."}
+	s["DiffSide"] = object("A record on one side of a comparison: credentials masked unless reveal=true.", obj{
+		"type": schemaRef("RecordType"), "value": schemaRef("RecordValue"), "version": obj{"type": "integer", "minimum": 1},
+	}, "type", "value", "version")
+	sideOrNull := obj{"oneOf": []any{schemaRef("DiffSide"), obj{"type": "null"}}}
+	s["DiffItem"] = object("A record name found on either side.", obj{
+		"cluster": schemaRef("Name"), "record": schemaRef("Name"),
+		"change": obj{"type": "string", "enum": []any{changeAdded, changeRemoved, changeChanged, changeUnchanged}},
+		"from":   sideOrNull, "to": sideOrNull,
+	}, "cluster", "record", "change", "from", "to")
+	s["DiffSummary"] = object("How many records of each change (unchanged ones counted even when not listed).", obj{
+		"added": count, "removed": count, "changed": count, "unchanged": count,
+	}, "added", "removed", "changed", "unchanged")
+	s["Diff"] = object("A comparison of two collections or two clusters, from one snapshot.", obj{
+		"from": side, "to": side,
+		"revision": obj{"type": "integer", "minimum": 0, "description": "The project's newest audit revision the snapshot saw."},
+		"items":    obj{"type": "array", "items": schemaRef("DiffItem"), "description": "By cluster, then record, byte-wise."},
+		"summary":  schemaRef("DiffSummary"),
+	}, "from", "to", "revision", "items", "summary")
+	s["PromoteRequest"] = body("What to promote: from and to as for GET diff.", obj{
+		"from": side, "to": side,
+		"records":     obj{"type": "array", "items": obj{"type": "string"}, "description": "Only these record names (two clusters only)."},
+		"delete":      obj{"type": "boolean", "description": "Also delete the records only to holds; false when left out."},
+		"dry_run":     obj{"type": "boolean", "description": "Change nothing and answer what would change; false when left out."},
+		"if_revision": obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision is still this one (412 otherwise)."},
+	}, "from", "to")
 	s["ImportResult"] = object("What the import changed, counting records only.", obj{
 		"created": count, "updated": count, "deleted": count, "unchanged": count,
 		"changes":  obj{"type": "array", "items": schemaRef("ImportChange"), "description": "By collection, cluster and record name."},

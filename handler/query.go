@@ -32,7 +32,8 @@ func sortFields(fields ...store.SortField) map[string]store.SortField {
 var contractParams = []string{
 	"limit", "offset", "search", "sortBy", "sortOrder", "type", "value", "valueContains",
 	"minValue", "maxValue", "cursor", "count", "reveal", "rename", "version", "format", "mode", "dry_run",
-	"action", "actor", "since", "until", "after", "collection", "cluster",
+	"action", "actor", "since", "until", "after", "collection", "cluster", "from", "to", "unchanged",
+	"resolve",
 }
 
 // parseQuery parses a raw query string strictly

@@ -347,6 +347,20 @@ func routes(cfg Config) *router {
 		other:  map[int]string{412: "OpPreconditionFailed"},
 	})
 
+	rt.handle("GET "+pathP+"/diff", protect(rec.handleDiff()), operation{
+		id: "diffProject", tag: "projects", summary: "Compare two collections or two clusters",
+		description: "from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.",
+		need:        store.RightRead, access: bearer, counted: true, query: []string{"diffFrom", "diffTo", "unchanged", "reveal"}, status: 200, success: "Diff",
+		errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/promote", protect(rec.handlePromote()), operation{
+		id: "promote", tag: "projects", summary: "Make one collection or cluster hold what another holds",
+		description: "Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.",
+		need:        store.RightWrite, access: bearer, counted: true, body: "Promote", status: 200, success: "PromoteResult",
+		errors: underProject,
+		other:  map[int]string{412: "RevisionPreconditionFailed"},
+	})
+
 	acc := members{store: s, access: cfg.Access, users: cfg.Users, cursors: cur, now: time.Now}
 	rt.handle("GET "+pathP+"/members", protect(acc.handleList()), operation{
 		id: "listMembers", tag: "members", summary: "List the members of a project",

@@ -84,6 +84,15 @@ type Batch struct {
 	// Ops run in order; each sees what the ones before it did, so one
 	// record may appear in several of them (created, then updated).
 	Ops []Op
+	// Source, when not nil, gives the ops instead of Ops, one at a time:
+	// a caller whose big batch (an import of a whole project) has a
+	// compact form of its own then never holds every Op at once. Stores
+	// read the ops through Batch.Len and Batch.Op.
+	Source OpSource
+	// OmitRecords leaves OpResult.Record nil in the results, so that a
+	// caller that needs only what each op did (an import) does not keep
+	// every record it wrote in memory. Left false, results hold them.
+	OmitRecords bool
 	// CreateParents makes OpCreate and OpUpsert create the missing
 	// collection and cluster of their record instead of failing with
 	// ErrNotFound. OpUpdate and OpDelete never create anything.
@@ -96,6 +105,12 @@ type Batch struct {
 	// result (and the error) are those the batch would have, and nothing
 	// changes.
 	DryRun bool
+	// IfRevision, when not 0, makes the batch conditional on the
+	// project's newest audit revision (docs/api.md#21-compare-and-promote):
+	// it applies only when that is still IfRevision, checked in the same
+	// atomic step before the first op; otherwise the store returns a
+	// *RevisionError (not an *OpError) and nothing changes.
+	IfRevision int64
 }
 
 // OpError is the error of a Batch whose op Index (from 0) failed: Err is
@@ -124,4 +139,38 @@ type ExportItem struct {
 	Cluster    string
 	// Record is the record, its value as stored (credentials sealed).
 	Record *Record
+}
+
+// OpSource makes the ops of a Batch on demand (Batch.Source).
+type OpSource interface {
+	// Len returns the number of ops.
+	Len() int
+	// Op makes op i (from 0): the same op each time it is asked, as a
+	// store may read an op more than once.
+	Op(i int) Op
+}
+
+// Len returns the number of ops of the batch: Source's, or Ops'.
+func (b *Batch) Len() int {
+	if b.Source != nil {
+		return b.Source.Len()
+	}
+	return len(b.Ops)
+}
+
+// Op returns op i (from 0) of the batch: made by Source, or Ops[i].
+func (b *Batch) Op(i int) Op {
+	if b.Source != nil {
+		return b.Source.Op(i)
+	}
+	return b.Ops[i]
+}
+
+// Result returns res as the batch's results hold it: without its record
+// when OmitRecords is set.
+func (b *Batch) Result(res OpResult) OpResult {
+	if b.OmitRecords {
+		res.Record = nil
+	}
+	return res
 }

@@ -10,6 +10,9 @@ package store
 // and works without them:
 //   - Streamer: lists are streamed as they are read; without it hds reads
 //     them with the Find methods (StreamRecords).
+//   - Comparer: GET P/diff and POST P/promote read the two sides as
+//     ordered streams in one snapshot; without it hds reads the project
+//     with ExportProject and holds both sides (Compare).
 //   - AuditLog: GET P/audit and the credential.reveal entries; without it
 //     that route is not served and reveals are not logged.
 //   - EventSource: GET P/events, the change feed; without it that route

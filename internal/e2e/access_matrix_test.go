@@ -64,6 +64,8 @@ var routeRights = map[string]routeRight{
 	"applyBatch":         {store.RightWrite, store.LevelProject, false},
 	"exportProject":      {store.RightRead, store.LevelProject, false},
 	"importProject":      {store.RightWrite, store.LevelProject, false},
+	"diffProject":        {store.RightRead, store.LevelProject, false},
+	"promote":            {store.RightWrite, store.LevelProject, false},
 	"listMembers":        {store.RightRead, store.LevelProject, true},
 	"putMember":          {store.RightAdmin, store.LevelProject, true},
 	"deleteMember":       {store.RightAdmin, store.LevelProject, true},

@@ -38,6 +38,7 @@ func TestAuditRevealWithoutCredential(t *testing.T) {
 			pathK("p", "c", "empty"),
 			k + "?format=env",
 			pathP("p") + "/export",
+			pathP("p") + "/diff?from=c/k&to=c/empty",
 		}
 		for _, target := range targets {
 			res := c.raw(request("GET", target, "", alice))

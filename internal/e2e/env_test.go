@@ -201,6 +201,8 @@ func TestEnvFileErrors(t *testing.T) {
 			{"format ENV", k + "?format=ENV", alice, 400, "INVALID_REQUEST", "Invalid request", "format must be env"},
 			{"format twice", k + "?format=env&format=env", alice, 400, "INVALID_REQUEST", "Invalid request",
 				"the query parameter format is given more than once"},
+			{"resolve twice", k + "?format=env&resolve=true&resolve=false", alice, 400, "INVALID_REQUEST", "Invalid request",
+				"the query parameter resolve is given more than once"},
 			{"bad reveal", k + "?format=env&reveal=yes", alice, 400, "INVALID_REQUEST", "Invalid request", "reveal must be true or false"},
 			{"no token", k + "?format=env", "", 401, "AUTHENTICATION_FAILED", "No authorization token provided", ""},
 			{"another's project", k + "?format=env", bob, 403, "AUTHORIZATION_FAILED", "Insufficient permissions", ""},

@@ -1,7 +1,9 @@
 package e2e_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -108,4 +110,40 @@ func TestPostgresReadRoundTrips(t *testing.T) {
 		c.mustDo("GET", tc.target, "", tc.token, tc.status)
 		assert.Equal(t, tc.trips, proxy.RoundTrips()-before, "%s: database round trips", tc.what)
 	}
+}
+
+// TestPostgresDiffRoundTrips: on PostgreSQL a comparison
+// (docs/api.md#21-compare-and-promote) runs as many statements for two
+// collections of 600 records in 6 clusters each as for two of one record:
+// a fixed number, never one per cluster or per record.
+func TestPostgresDiffRoundTrips(t *testing.T) {
+	proxy, c := proxiedPostgres(t)
+	alice := c.token("alice")
+	c.tree(alice, "p", "small-a", "k")
+	c.mustDo("POST", pathC("p", "small-b"), "", alice, http.StatusCreated)
+	c.addRecord(alice, pathK("p", "small-a", "k"), "r", "INTEGER", "1")
+	for _, side := range []string{"big-a", "big-b"} {
+		ops := make([]string, 0, 600)
+		for i := range 600 {
+			v := i
+			if side == "big-b" && i%7 == 0 {
+				v = -i
+			}
+			ops = append(ops, fmt.Sprintf(`{"op":"create","collection":%q,"cluster":"k%d","record":"r%03d","type":"INTEGER","value":%d}`, side, i%6, i, v))
+		}
+		c.mustDo("POST", pathP("p")+"/batch", `{"create_parents":true,"operations":[`+strings.Join(ops, ",")+`]}`, alice, http.StatusOK)
+	}
+	trips := func(query string) (int64, diffJSON) {
+		c.diff(t, "p", query, alice) // prepares what the route runs
+		before := proxy.RoundTrips()
+		d := c.diff(t, "p", query, alice)
+		return proxy.RoundTrips() - before, d
+	}
+	small, d := trips("from=small-a&to=small-b")
+	assert.Equal(t, 1, d.Summary.Added, "small: one record added")
+	big, d := trips("from=big-a&to=big-b")
+	assert.Equal(t, 85, d.Summary.Changed, "big: every seventh record but r000 changed")
+	assert.Equal(t, 515, d.Summary.Unchanged, "big: the rest unchanged")
+	t.Logf("TRIPS diff of 1 record: %d, of 600 records in 6 clusters: %d", small, big)
+	assert.Equal(t, small, big, "the same statements whatever the sides hold")
 }

@@ -67,7 +67,7 @@ func DecodeJSON(data []byte, dst any, what string) error {
 	if !utf8.Valid(data) {
 		return &JSONError{Problem: what + " is not valid UTF-8"}
 	}
-	if hasLoneSurrogate(data) {
+	if HasLoneSurrogate(data) {
 		return &JSONError{Problem: what + ` holds an unpaired UTF-16 surrogate escape (\uD800 to \uDFFF)`}
 	}
 	var obj map[string]json.RawMessage
@@ -184,9 +184,9 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// hasLoneSurrogate reports whether a JSON text has a \uD800-\uDFFF escape
-// that is not part of a high-low surrogate pair.
-func hasLoneSurrogate(b []byte) bool {
+// HasLoneSurrogate reports whether a JSON text has a \uD800-\uDFFF escape
+// that is not part of a high-low surrogate pair: DecodeJSON refuses it.
+func HasLoneSurrogate(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		if b[i] != '\\' || i+1 >= len(b) {
 			continue

@@ -152,7 +152,11 @@ func classify(err error) (problem, bool) {
 	case errors.Is(err, ErrPreconditionRequired):
 		return problem{http.StatusPreconditionRequired, CodePreconditionNeeded, "Precondition required", ""}, true
 	case errors.Is(err, store.ErrPreconditionFailed):
-		return problem{http.StatusPreconditionFailed, CodePreconditionFailed, "Precondition failed", detailsOf[*store.PreconditionError](err)}, true
+		details := detailsOf[*store.PreconditionError](err)
+		if details == "" {
+			details = detailsOf[*store.RevisionError](err) // docs/api.md#21-compare-and-promote
+		}
+		return problem{http.StatusPreconditionFailed, CodePreconditionFailed, "Precondition failed", details}, true
 	case errors.As(err, &unresolved):
 		return problem{http.StatusUnprocessableEntity, CodeUnresolved, "Unresolved reference", unresolved.Error()}, true
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, ErrRateLimitUnavailable):

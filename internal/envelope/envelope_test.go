@@ -54,6 +54,7 @@ func TestErrorTable(t *testing.T) {
 		{"not found", wrap(&store.NotFoundError{Kind: "collection", Name: "prod"}), 404, "RESOURCE_NOT_FOUND", "Resource not found", `collection "prod" not found`, false},
 		{"exists", wrap(&store.ExistsError{Kind: "project", Name: "web"}), 409, "RESOURCE_EXISTS", "Resource already exists", `project "web" already exists`, false},
 		{"precondition failed", wrap(&store.PreconditionError{Version: 7, ETag: `"x.7"`}), 412, "PRECONDITION_FAILED", "Precondition failed", "current version is 7", false},
+		{"revision moved on", wrap(&store.RevisionError{Revision: 12}), 412, "PRECONDITION_FAILED", "Precondition failed", "current revision is 12", false},
 		{"precondition required", envelope.ErrPreconditionRequired, 428, "PRECONDITION_REQUIRED", "Precondition required", "", false},
 		{"unresolved reference", wrap(&envelope.UnresolvedError{Record: "api_url", Reference: "${prod/db/host}", Reason: "not found"}), 422, "UNRESOLVED_REFERENCE", "Unresolved reference", "record api_url: ${prod/db/host}: not found", false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},

@@ -20,15 +20,18 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 	if err != nil {
 		return nil, err
 	}
+	if err := b.CheckRevision(pr.Revision); err != nil {
+		return nil, err
+	}
 	tx := &memTx{s: s, pr: pr, b: b, c: p.Caller, now: s.now(), bytes: pr.bytes, revision: pr.Revision}
-	results := make([]store.OpResult, len(b.Ops))
-	for i, op := range b.Ops {
-		res, err := tx.apply(op)
+	results := make([]store.OpResult, b.Len())
+	for i := range results {
+		res, err := tx.apply(b.Op(i))
 		if err != nil {
 			tx.rollback()
 			return nil, &store.OpError{Index: i, Err: err}
 		}
-		results[i] = res
+		results[i] = b.Result(res)
 	}
 	if b.DryRun {
 		tx.rollback()

@@ -12,6 +12,10 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
+// setChunk is how many ops one set-based run holds at most (a variable
+// so that the tests cross its bounds with small batches).
+var setChunk = 2000
+
 // errDryRun rolls back the transaction of a dry-run batch.
 var errDryRun = errors.New("dry run")
 
@@ -20,13 +24,13 @@ var errDryRun = errors.New("dry run")
 // (quotas.go), so that writes on one project run one after another and
 // never deadlock on each other's locks. Its deadline grows with the
 // number of ops (callFor); each statement writes at most writeChunk rows. The ops run set-based (setTx: a few
-// statements for a run of ops, whatever its length), but for the deletes
+// statements for a run of at most setChunk ops), but for the deletes
 // of containers, which run per op (pgTx: each op locks what it changes,
 // as the single writes do). A batch whose set-based writes met a
 // concurrent write they could not account for (errPerOp) runs again,
 // every op per op.
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
-	ctx, end := s.callFor(ctx, len(b.Ops))
+	ctx, end := s.callFor(ctx, b.Len())
 	defer end(&err)
 	results, err := s.apply(ctx, p, b, true)
 	if errors.Is(err, errPerOp) {
@@ -41,18 +45,19 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []sto
 // apply runs Apply's transaction, set-based where it can (set) or every
 // op per op.
 func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool) ([]store.OpResult, error) {
-	results := make([]store.OpResult, len(b.Ops))
+	n := b.Len()
+	results := make([]store.OpResult, n)
 	err := s.inTx(ctx, func(q queryer) error {
-		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
+		row, err := q.row(ctx, `SELECT p.id, p.owner_id, p.bytes, p.revision, `+memberRoleSQL("2")+` FROM hds_projects p WHERE p.name = $1 FOR NO KEY UPDATE`,
 			lookupName(p.Project), p.Caller.UserID)
 		if err != nil {
 			return err
 		}
 		var projectID string
-		var bytes int64
+		var bytes, revision int64
 		var st store.Standing
 		var role sql.NullString
-		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &role); {
+		switch err := row.Scan(&projectID, &st.OwnerID, &bytes, &revision, &role); {
 		case errors.Is(err, sql.ErrNoRows):
 			return p.Check(false, st)
 		case err != nil:
@@ -62,9 +67,12 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 		if err := p.Check(true, st); err != nil {
 			return err
 		}
+		if err := b.CheckRevision(revision); err != nil {
+			return err
+		}
 		now, quotas := s.now(), s.currentQuotas()
-		run := func(i int, apply func(ctx context.Context, op store.Op) (store.OpResult, error)) error {
-			res, err := apply(ctx, b.Ops[i])
+		run := func(i int, op store.Op, apply func(ctx context.Context, op store.Op) (store.OpResult, error)) error {
+			res, err := apply(ctx, op)
 			if err != nil {
 				var ce callerError
 				if errors.As(err, &ce) {
@@ -75,38 +83,49 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 				}
 				return &store.OpError{Index: i, Err: err}
 			}
-			results[i] = res
+			results[i] = b.Result(res)
 			return nil
 		}
 		each := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
 		var grown int64 // by how many bytes the set-based runs grew the project
-		for start := 0; start < len(b.Ops); {
-			if !set || !setBased(b.Ops[start].Kind) {
-				if err := run(start, each.apply); err != nil {
+		for start := 0; start < n; {
+			first := b.Op(start)
+			if !set || !setBased(first.Kind) {
+				if err := run(start, first, each.apply); err != nil {
 					return err
 				}
 				start++
 				continue
 			}
-			end := start + 1
-			for end < len(b.Ops) && setBased(b.Ops[end].Kind) {
-				end++
+			// A run is at most setChunk ops, so that what it holds (the
+			// ops, the copy of what they touch, the rows and audit
+			// entries it writes) stays bounded however big the batch:
+			// the next run reads what this one wrote, in the same
+			// transaction.
+			ops := []store.Op{first}
+			for end := start + 1; end < n && len(ops) < setChunk; end++ {
+				op := b.Op(end)
+				if !setBased(op.Kind) {
+					break
+				}
+				ops = append(ops, op)
 			}
+			end := start + len(ops)
 			// The project's bytes now: the project row is locked, so only
 			// this batch changed them, by the deltas of the runs before and
 			// what the container deletes (the ops between runs) freed.
-			tx := &setTx{q: q, b: b, c: p.Caller, ops: b.Ops[start:end], now: now, project: p.Project, projectID: projectID,
+			tx := &setTx{q: q, b: b, c: p.Caller, ops: ops, now: now, project: p.Project, projectID: projectID,
 				quotas: quotas, bytes: bytes + grown - each.freed}
 			if err := tx.load(ctx); err != nil {
 				return err
 			}
 			for i := start; i < end; i++ {
-				if err := run(i, tx.apply); err != nil {
+				if err := run(i, ops[i-start], tx.apply); err != nil {
 					return err
 				}
 			}
 			// A dry run writes back only what ops after the run must see.
-			if !b.DryRun || end < len(b.Ops) {
+			if !b.DryRun || end < n {
 				if err := tx.flush(ctx); err != nil {
 					return err
 				}
@@ -117,7 +136,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 		if b.DryRun {
 			return errDryRun
 		}
-		revision, err := q.sum(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, projectID)
+		revision, err = q.sum(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, projectID)
 		if err != nil {
 			return err
 		}

@@ -49,19 +49,19 @@ func (tx *setTx) write(ctx context.Context) error {
 		}
 	}
 	var deleted []string
-	var updated, created recordRows
+	var updated, created, kept []*store.Record
+	var updatedIn, createdIn []string // the cluster ids of updated and created
 	var cutIDs []string
 	var cuts []int64
-	var kept versionRows
 	for _, rec := range tx.recs {
 		switch {
 		case rec.cur == nil && rec.pre != nil:
 			deleted = append(deleted, rec.pre.ID)
 		case rec.cur == nil:
 		case rec.pre == nil:
-			created.add(rec.k.id, rec.cur)
+			created, createdIn = append(created, rec.cur), append(createdIn, rec.k.id)
 		case rec.cur != rec.pre:
-			updated.add(rec.k.id, rec.cur)
+			updated, updatedIn = append(updated, rec.cur), append(updatedIn, rec.k.id)
 			if rec.cut > 0 {
 				cutIDs, cuts = append(cutIDs, rec.cur.ID), append(cuts, rec.cut)
 			}
@@ -69,34 +69,43 @@ func (tx *setTx) write(ctx context.Context) error {
 		if rec.cur != nil {
 			for _, v := range rec.hist {
 				if v.v != nil {
-					kept.add(v.v)
+					kept = append(kept, v.v)
 				}
 			}
 		}
 	}
-	// Each statement writes at most writeChunk rows, so that it takes a
-	// bounded time (each statement must end within the store's timeout,
-	// see conn.go) and its arguments a bounded memory.
+	// Each statement writes at most writeChunk rows, and at most about
+	// writeBytes of values, so that it takes a bounded time (each
+	// statement must end within the store's timeout, see conn.go) and its
+	// arguments, made for it alone, a bounded memory.
 	err := chunked(len(deleted), func(i, j int) error {
 		_, err := tx.q.exec(ctx, `DELETE FROM hds_records WHERE id = ANY($1::uuid[])`, pq.Array(deleted[i:j]))
 		return err
 	})
 	if err == nil {
-		err = chunked(len(updated.ids), func(i, j int) error {
+		err = chunkedRecords(updated, func(i, j int) error {
+			var rows recordRows
+			for n := i; n < j; n++ {
+				rows.add(updatedIn[n], updated[n])
+			}
 			_, err := tx.q.exec(ctx, `UPDATE hds_records r SET name = u.name, name_lower = u.name_lower, type = u.type,
 			value = u.value, version = u.version, vtext = u.vtext, vtext_lower = u.vtext_lower, sort_group = u.sort_group,
 			sort_num = u.sort_num, sort_text = u.sort_text, updated_at = $1, updated_by = $2
-			FROM `+recordsUnnest+` WHERE r.id = u.id`, append([]any{tx.now, tx.c.ID()}, updated.args(i, j)...)...)
+			FROM `+recordsUnnest+` WHERE r.id = u.id`, append([]any{tx.now, tx.c.ID()}, rows.args()...)...)
 			return err
 		})
 	}
 	if err == nil {
-		err = chunked(len(created.ids), func(i, j int) error {
+		err = chunkedRecords(created, func(i, j int) error {
+			var rows recordRows
+			for n := i; n < j; n++ {
+				rows.add(createdIn[n], created[n])
+			}
 			_, err := tx.q.exec(ctx, `INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version,
 			vtext, vtext_lower, sort_group, sort_num, sort_text, created_at, updated_at, updated_by)
 			SELECT u.id, u.cluster_id, u.name, u.name_lower, u.type, u.value, u.version,
 			u.vtext, u.vtext_lower, u.sort_group, u.sort_num, u.sort_text, $1, $1, $2 FROM `+recordsUnnest,
-				append([]any{tx.now, tx.c.ID()}, created.args(i, j)...)...)
+				append([]any{tx.now, tx.c.ID()}, rows.args()...)...)
 			return err
 		})
 	}
@@ -108,11 +117,15 @@ func (tx *setTx) write(ctx context.Context) error {
 		})
 	}
 	if err == nil {
-		err = chunked(len(kept.ids), func(i, j int) error {
+		err = chunkedRecords(kept, func(i, j int) error {
+			var rows versionRows
+			for _, r := range kept[i:j] {
+				rows.add(r)
+			}
 			_, err := tx.q.exec(ctx, `INSERT INTO hds_record_versions (record_id, version, name, type, value, changed_at, changed_by)
 			SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])`,
-				pq.Array(kept.ids[i:j]), pq.Array(kept.versions[i:j]), pq.Array(kept.names[i:j]), pq.Array(kept.types[i:j]),
-				pq.Array(kept.values[i:j]), pq.Array(kept.at[i:j]), pq.Array(kept.by[i:j]))
+				pq.Array(rows.ids), pq.Array(rows.versions), pq.Array(rows.names), pq.Array(rows.types),
+				pq.Array(rows.values), pq.Array(rows.at), pq.Array(rows.by))
 			return err
 		})
 	}
@@ -130,8 +143,34 @@ func (tx *setTx) write(ctx context.Context) error {
 }
 
 // writeChunk is how many rows one statement of a set-based write writes
-// at most.
-const writeChunk = 1000
+// at most; writeBytes about how many bytes of records (names and
+// values) one statement that writes records holds at most, unless one
+// record alone holds more.
+const (
+	writeChunk = 1000
+	writeBytes = 1 << 20
+)
+
+// chunkedRecords calls write(i, j) for the ranges [i, j) of recs of at
+// most writeChunk records and writeBytes bytes (or one record), in
+// order, until one fails.
+func chunkedRecords(recs []*store.Record, write func(i, j int) error) error {
+	for i := 0; i < len(recs); {
+		j, n := i+1, size(recs[i].Name, recs[i].Value)
+		for j < len(recs) && j-i < writeChunk {
+			n += size(recs[j].Name, recs[j].Value)
+			if n > writeBytes {
+				break
+			}
+			j++
+		}
+		if err := write(i, j); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
 
 // chunked calls write(i, j) for the ranges [i, j) of at most writeChunk
 // of n rows, in order, until one fails.
@@ -168,11 +207,11 @@ func (rr *recordRows) add(clusterID string, r *store.Record) {
 	rr.sortNum, rr.sortText = append(rr.sortNum, nullString(vc.sortNum)), append(rr.sortText, nullString(vc.sortText))
 }
 
-// args are the arguments of the rows [i, j).
-func (rr *recordRows) args(i, j int) []any {
-	return []any{pq.Array(rr.ids[i:j]), pq.Array(rr.clusters[i:j]), pq.Array(rr.names[i:j]), pq.Array(rr.lower[i:j]),
-		pq.Array(rr.types[i:j]), pq.Array(rr.values[i:j]), pq.Array(rr.versions[i:j]), pq.Array(rr.vtext[i:j]),
-		pq.Array(rr.vtextLower[i:j]), pq.Array(rr.sortGroups[i:j]), pq.Array(rr.sortNum[i:j]), pq.Array(rr.sortText[i:j])}
+// args are the arguments of the rows.
+func (rr *recordRows) args() []any {
+	return []any{pq.Array(rr.ids), pq.Array(rr.clusters), pq.Array(rr.names), pq.Array(rr.lower),
+		pq.Array(rr.types), pq.Array(rr.values), pq.Array(rr.versions), pq.Array(rr.vtext),
+		pq.Array(rr.vtextLower), pq.Array(rr.sortGroups), pq.Array(rr.sortNum), pq.Array(rr.sortText)}
 }
 
 // nullString is v (a string or nil, as valueColumns hold) as a

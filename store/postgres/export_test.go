@@ -10,6 +10,11 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
+// The tests of this package run set-based runs of at most 500 ops, so
+// that the conformance suite's big batches (storetest's BatchSource)
+// span several.
+func init() { setChunk = 500 }
+
 // Exported for the tests of package postgres_test.
 const SortTextPrefix = sortTextPrefix
 

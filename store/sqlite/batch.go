@@ -11,21 +11,25 @@ import (
 var errRollback = errors.New("dry run")
 
 // Apply implements store.Store: every op runs in one write transaction,
-// which a failure (or a dry run) rolls back whole.
+// which a failure (or a dry run) rolls back whole. Its deadline grows
+// with the number of ops (writeFor).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
 	var results []store.OpResult
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeFor(ctx, b.Len(), func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err
 		}
-		results = make([]store.OpResult, len(b.Ops))
-		for i, op := range b.Ops {
-			res, err := t.apply(pr, p.Caller, b, op)
+		if err := b.CheckRevision(pr.Revision); err != nil {
+			return err
+		}
+		results = make([]store.OpResult, b.Len())
+		for i := range results {
+			res, err := t.apply(pr, p.Caller, b, b.Op(i))
 			if err != nil {
 				return &store.OpError{Index: i, Err: err}
 			}
-			results[i] = res
+			results[i] = b.Result(res)
 		}
 		if b.DryRun {
 			t.written = nil

@@ -2,7 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
+
+	"github.com/hds-go/hds/store"
 )
 
 // MigrateTo runs the migrations up to the one named last (a file name
@@ -34,4 +37,9 @@ func (s *Store) QueryString(ctx context.Context, query string, args ...any) (str
 	var v string
 	err := s.w.QueryRowContext(ctx, query, args...).Scan(&v)
 	return v, err
+}
+
+// RecordKeys is recordKeys, for tests that write rows by hand.
+func RecordKeys(t store.DataType, v json.RawMessage) (vk []byte, rk, vtext, vlower any) {
+	return recordKeys(t, v)
 }

@@ -76,14 +76,20 @@ func (l *list) afterKey(alias string, q store.ListQuery, col string, key any) {
 	pos := q.After
 	name, id := alias+".name", alias+".id"
 	switch {
+	case q.SortBy == store.SortID && !q.Desc:
+		l.cond(col+" > ?", key) // ids are unique: no ties
+	case q.SortBy == store.SortID:
+		l.cond(col+" < ?", key)
 	case q.SortBy == store.SortName && !q.Desc:
-		l.cond("("+name+", "+id+") > (?, ?)", pos.Name, pos.ID)
+		l.cond(name+" > ?", pos.Name) // names are unique in their parent: no ties
 	case q.SortBy == store.SortName:
-		l.cond("("+name+" < ? OR ("+name+" = ? AND "+id+" > ?))", pos.Name, pos.Name, pos.ID)
+		l.cond(name+" < ?", pos.Name)
 	case !q.Desc:
 		l.cond("("+col+", "+name+", "+id+") > (?, ?, ?)", key, pos.Name, pos.ID)
 	default:
-		l.cond("("+col+" < ? OR ("+col+" = ? AND ("+name+", "+id+") > (?, ?)))", key, key, pos.Name, pos.ID)
+		// The first condition is the range a descending index on col
+		// starts at.
+		l.cond(col+" <= ? AND ("+col+" < ? OR ("+name+", "+id+") > (?, ?))", key, key, pos.Name, pos.ID)
 	}
 }
 
@@ -107,10 +113,10 @@ func orderPageBy(alias string, q store.ListQuery, col string) (string, []any) {
 		dir = " DESC"
 	}
 	order := " ORDER BY " + col + dir
-	if q.SortBy != store.SortName {
+	switch q.SortBy {
+	case store.SortID, store.SortName: // unique (names in their parent): no ties
+	default:
 		order += ", " + alias + ".name, " + alias + ".id"
-	} else {
-		order += ", " + alias + ".id"
 	}
 	return order + " LIMIT ? OFFSET ?", []any{q.Limit, q.Offset}
 }

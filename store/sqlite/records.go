@@ -79,71 +79,6 @@ func (t *tx) record(p store.Path) (*clus, *store.Record, error) {
 	return k, r, nil
 }
 
-// FindRecords implements store.Store: the filters, the cursor and the
-// order are one statement, served by the index of the sort column.
-func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQuery) ([]*store.Record, int, error) {
-	var items []*store.Record
-	total := store.NotCounted
-	err := s.read(ctx, func(t *tx) error {
-		k, err := t.cluster(p)
-		if err != nil {
-			return err
-		}
-		var l list
-		l.cond("r.cluster_id = ?", k.ID)
-		if q.Type != "" {
-			l.cond("r.type = ?", string(q.Type))
-		}
-		l.search("r.name_lower", q.Search)
-		if q.HasValue {
-			l.cond("r.vtext = ?", q.Value)
-		}
-		l.search("r.vtext_lower", q.ValueContains)
-		if q.Min != nil {
-			l.cond("r.type = ? AND r.rkey >= ?", string(q.Type), rkey(q.Type, *q.Min))
-		}
-		if q.Max != nil {
-			l.cond("r.type = ? AND r.rkey <= ?", string(q.Type), rkey(q.Type, *q.Max))
-		}
-		if !q.NoCount {
-			if q.Type == "" && len(l.where) == 1 {
-				total = k.records
-			} else if err := t.row(`SELECT count(*) FROM hds_records r`+l.whereClause(), l.args...).Scan(&total); err != nil {
-				return err
-			}
-		}
-		col := sortColumn("r", q.SortBy)
-		var key any
-		if q.After != nil {
-			key = positionKey(q.SortBy, q.After)
-		}
-		if q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime {
-			// Within one such type the range key orders as the value
-			// key does: hds_records_range serves the filter, the
-			// range and the order.
-			col = "r.rkey"
-			l.cond("r.rkey IS NOT NULL")
-			if q.After != nil {
-				key = rkey(q.Type, q.After.Key)
-			}
-		}
-		if q.After != nil {
-			l.afterKey("r", q.ListQuery, col, key)
-		}
-		order, page := orderPageBy("r", q.ListQuery, col)
-		items = []*store.Record{}
-		return t.eachRecord(`SELECT `+recordCols+` FROM hds_records r`+l.whereClause()+order, append(l.args, page...),
-			func(r *store.Record) error {
-				items = append(items, r)
-				return nil
-			})
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return items, total, nil
-}
-
 // FindRecord implements store.Store.
 func (s *Store) FindRecord(ctx context.Context, p store.Path) (*store.Record, error) {
 	var out *store.Record
@@ -209,8 +144,10 @@ func (t *tx) createRecord(k *clus, name string, in *store.Record, c store.Caller
 		CreatedAt: t.now, UpdatedAt: t.now, UpdatedBy: c.ID()}
 	vk, rk, vtext, vlower := recordKeys(r.Type, r.Value)
 	n := size(r.Name, r.Value)
+	// seq numbers the record in hds_records_text (migration 0003).
 	if _, err := t.exec(`INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower,
-		vkey, rkey, bytes, created_at, updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		vkey, rkey, bytes, created_at, updated_at, updated_by, seq) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?,
+		(SELECT coalesce(max(seq), 0) + 1 FROM hds_records))`,
 		r.ID, k.ID, r.Name, lower(r.Name), string(r.Type), string(r.Value), vtext, vlower, vk, rk, n,
 		micros(t.now), micros(t.now), r.UpdatedBy); err != nil {
 		return nil, err

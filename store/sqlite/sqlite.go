@@ -287,23 +287,41 @@ type tx struct {
 	s   *Store
 	db  *sql.DB // the pool
 	now time.Time
-	// missed are the statements the transaction ran unprepared, prepared
-	// on its pool once it ends.
-	missed []string
+	// missed are the statements the pool had not prepared, prepared on
+	// it once the transaction ends; prepared the statements of the
+	// transaction by query.
+	missed   []string
+	prepared map[string]*sql.Stmt
 	// written holds the audit entries the transaction wrote, published
 	// once it commits; ended the projects it deleted.
 	written []*store.AuditEntry
 	ended   []string
 }
 
-// stmt returns the prepared statement of query for t, or nil when it is
-// not prepared yet (it is then prepared once t ends).
+// stmt returns the prepared statement of query for t: the pool's, bound
+// to t, or one prepared on t when the pool has none yet (the pool's is
+// then prepared once t ends); nil when it does not prepare. t keeps it
+// for the next run of query, so that a transaction of many writes (a
+// batch) binds or prepares each statement once, not once a run (each
+// tx-bound statement stays in memory until the transaction ends).
 func (t *tx) stmt(query string) *sql.Stmt {
-	if v, ok := t.s.stmts.Load(stmtKey{t.db, query}); ok {
-		return t.StmtContext(t.ctx, v.(*sql.Stmt))
+	if st, ok := t.prepared[query]; ok {
+		return st
 	}
-	t.missed = append(t.missed, query)
-	return nil
+	var st *sql.Stmt
+	if v, ok := t.s.stmts.Load(stmtKey{t.db, query}); ok {
+		st = t.StmtContext(t.ctx, v.(*sql.Stmt))
+	} else {
+		t.missed = append(t.missed, query)
+		if p, err := t.PrepareContext(t.ctx, query); err == nil {
+			st = p
+		}
+	}
+	if t.prepared == nil {
+		t.prepared = map[string]*sql.Stmt{}
+	}
+	t.prepared[query] = st
+	return st
 }
 
 // exec runs a statement of t.
@@ -357,6 +375,23 @@ func (s *Store) prepare(ctx context.Context, db *sql.DB, queries []string) {
 // are published and logged once committed.
 func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	return s.writeNoDeadline(ctx, f)
+}
+
+// opTime is the time a call whose work grows with n items (the ops of a
+// batch or an import) gets per item on top of the timeout, so that a
+// body within limits.max_import_bytes has the time it needs (150,000
+// records: 150 s more), as the PostgreSQL store does.
+const opTime = time.Millisecond
+
+// writeFor is write for a call of n items: its deadline is the timeout
+// plus opTime per item.
+func (s *Store) writeFor(ctx context.Context, n int, f func(t *tx) error) error {
+	if s.timeout <= 0 {
+		return s.write(ctx, f)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Duration(n)*opTime)
 	defer cancel()
 	return s.writeNoDeadline(ctx, f)
 }

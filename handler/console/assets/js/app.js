@@ -16,6 +16,7 @@ import { recordView } from './views/record.js';
 import { projectBar } from './views/project.js';
 import { membersView, tokensView } from './views/access.js';
 import { auditView } from './views/audit.js';
+import { compareView } from './views/compare.js';
 import { usersView, accountView } from './views/users.js';
 
 const main = document.getElementById('main');
@@ -38,7 +39,7 @@ function view(route) {
   if (route.record != null) return recordView;
   if (route.cluster != null) return recordsView;
   if (route.collection != null) return clustersView;
-  return { members: membersView, tokens: tokensView, audit: auditView }[route.tab] || collectionsView;
+  return { members: membersView, tokens: tokensView, audit: auditView, compare: compareView }[route.tab] || collectionsView;
 }
 
 let renders = 0;

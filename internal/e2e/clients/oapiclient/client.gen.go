@@ -330,6 +330,45 @@ func (e CollectionListEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for DiffEnvelopeSuccess.
+const (
+	DiffEnvelopeSuccessTrue DiffEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DiffEnvelopeSuccess enum.
+func (e DiffEnvelopeSuccess) Valid() bool {
+	switch e {
+	case DiffEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DiffItemChange.
+const (
+	Added     DiffItemChange = "added"
+	Changed   DiffItemChange = "changed"
+	Removed   DiffItemChange = "removed"
+	Unchanged DiffItemChange = "unchanged"
+)
+
+// Valid indicates whether the value is a known member of the DiffItemChange enum.
+func (e DiffItemChange) Valid() bool {
+	switch e {
+	case Added:
+		return true
+	case Changed:
+		return true
+	case Removed:
+		return true
+	case Unchanged:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	AUTHENTICATIONFAILED ErrorCode = "AUTHENTICATION_FAILED"
@@ -1780,6 +1819,79 @@ type CollectionListEnvelope struct {
 // CollectionListEnvelopeSuccess defines model for CollectionListEnvelope.Success.
 type CollectionListEnvelopeSuccess bool
 
+// Diff A comparison of two collections or two clusters, from one snapshot.
+type Diff struct {
+	// From A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	From string `json:"from"`
+
+	// Items By cluster, then record, byte-wise.
+	Items []DiffItem `json:"items"`
+
+	// Revision The project's newest audit revision the snapshot saw.
+	Revision int `json:"revision"`
+
+	// Summary How many records of each change (unchanged ones counted even when not listed).
+	Summary DiffSummary `json:"summary"`
+
+	// To A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	To string `json:"to"`
+}
+
+// DiffEnvelope The success envelope.
+type DiffEnvelope struct {
+	// Data A comparison of two collections or two clusters, from one snapshot.
+	Data Diff `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message             `json:"message"`
+	Success DiffEnvelopeSuccess `json:"success"`
+}
+
+// DiffEnvelopeSuccess defines model for DiffEnvelope.Success.
+type DiffEnvelopeSuccess bool
+
+// DiffItem A record name found on either side.
+type DiffItem struct {
+	Change DiffItemChange `json:"change"`
+
+	// Cluster 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Cluster Name      `json:"cluster"`
+	From    *DiffSide `json:"from"`
+
+	// Record 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Record Name      `json:"record"`
+	To     *DiffSide `json:"to"`
+}
+
+// DiffItemChange defines model for DiffItem.Change.
+type DiffItemChange string
+
+// DiffSide A record on one side of a comparison: credentials masked unless reveal=true.
+type DiffSide struct {
+	// Type The canonical name of a record type, as responses give it.
+	Type RecordType `json:"type"`
+
+	// Value A JSON value fitting the record's type: a string (STRING, DATE, TIME, DATETIME, UUID, CREDENTIAL), an integer (INTEGER, 64-bit), a number (FLOAT, double), a boolean, null (NULL), or an array of such for []T. Credentials are masked as "********" unless reveal=true. An anyOf, not a oneOf: a whole number matches both IntegerValue and FloatValue.
+	//
+	// Examples: 5432, db.internal, ["a","b"], null
+	Value   *RecordValue `json:"value"`
+	Version int          `json:"version"`
+}
+
+// DiffSummary How many records of each change (unchanged ones counted even when not listed).
+type DiffSummary struct {
+	Added     int `json:"added"`
+	Changed   int `json:"changed"`
+	Removed   int `json:"removed"`
+	Unchanged int `json:"unchanged"`
+}
+
 // ErrorCode The error code; each response's description says which codes it carries.
 type ErrorCode string
 
@@ -2207,6 +2319,27 @@ type ProjectListEnvelope struct {
 // ProjectListEnvelopeSuccess defines model for ProjectListEnvelope.Success.
 type ProjectListEnvelopeSuccess bool
 
+// PromoteRequest What to promote: from and to as for GET diff.
+type PromoteRequest struct {
+	// Delete Also delete the records only to holds; false when left out.
+	Delete *bool `json:"delete,omitempty"`
+
+	// DryRun Change nothing and answer what would change; false when left out.
+	DryRun *bool `json:"dry_run,omitempty"`
+
+	// From A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	From string `json:"from"`
+
+	// IfRevision Apply only when the project's newest revision is still this one (412 otherwise).
+	IfRevision *int `json:"if_revision,omitempty"`
+
+	// Records Only these record names (two clusters only).
+	Records *[]string `json:"records,omitempty"`
+
+	// To A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	To string `json:"to"`
+}
+
 // RecordCreateRequest A new record; value left out is null.
 type RecordCreateRequest struct {
 	// Name 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
@@ -2525,6 +2658,12 @@ type CountQuery = bool
 // CursorQuery defines model for CursorQuery.
 type CursorQuery = string
 
+// DiffFromQuery defines model for DiffFromQuery.
+type DiffFromQuery = string
+
+// DiffToQuery defines model for DiffToQuery.
+type DiffToQuery = string
+
 // DryRunQuery defines model for DryRunQuery.
 type DryRunQuery = bool
 
@@ -2623,6 +2762,9 @@ type SortOrderQuery string
 // Examples: STRING, int, []FLOAT
 type TypeFilterQuery = TypeName
 
+// UnchangedQuery defines model for UnchangedQuery.
+type UnchangedQuery = bool
+
 // UntilQuery defines model for UntilQuery.
 type UntilQuery = time.Time
 
@@ -2670,6 +2812,9 @@ type CollectionResponse = CollectionEnvelope
 
 // ConflictResponse The error envelope of every error under /api/v1/.
 type ConflictResponse = ErrorEnvelope
+
+// DiffResponse The success envelope.
+type DiffResponse = DiffEnvelope
 
 // ExportDocumentResponse A whole project: every collection, cluster and record, empty ones included, from one consistent snapshot.
 type ExportDocumentResponse = ExportDocument
@@ -2719,6 +2864,9 @@ type ProjectListResponse = ProjectListEnvelope
 // ProjectResponse The success envelope.
 type ProjectResponse = ProjectEnvelope
 
+// PromoteResultResponse The success envelope.
+type PromoteResultResponse = ImportResultEnvelope
+
 // RecordListResponse The success envelope.
 type RecordListResponse = RecordListEnvelope
 
@@ -2727,6 +2875,9 @@ type RecordResponse = RecordItemEnvelope
 
 // RecordVersionListResponse The success envelope.
 type RecordVersionListResponse = RecordVersionListEnvelope
+
+// RevisionPreconditionFailedResponse The error envelope of every error under /api/v1/.
+type RevisionPreconditionFailedResponse = ErrorEnvelope
 
 // TokenResponse The success envelope.
 type TokenResponse = TokenEnvelope
@@ -2769,6 +2920,9 @@ type PasswordChangeBody = PasswordChangeRequest
 
 // PathNameBody The name of the path again, if at all.
 type PathNameBody = PathNameRequest
+
+// PromoteBody What to promote: from and to as for GET diff.
+type PromoteBody = PromoteRequest
 
 // RecordCreateBody A new record; value left out is null.
 type RecordCreateBody = RecordCreateRequest
@@ -3067,6 +3221,21 @@ type ListRecordVersionsParams struct {
 	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
 }
 
+// DiffProjectParams defines parameters for DiffProject.
+type DiffProjectParams struct {
+	// From Side A: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	From *DiffFromQuery `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Side B: a collection or a cluster, as from (both of one kind, not equal).
+	To *DiffToQuery `form:"to,omitempty" json:"to,omitempty"`
+
+	// Unchanged true also lists the unchanged records (they are always counted).
+	Unchanged *UnchangedQuery `form:"unchanged,omitempty" json:"unchanged,omitempty"`
+
+	// Reveal true returns credential values in plain text instead of masked.
+	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
+}
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	// Since Replay every entry after this revision first (a decimal integer of 0 or more); the Last-Event-ID header, when sent, wins.
@@ -3207,6 +3376,9 @@ type PutMemberJSONRequestBody = MemberPutRequest
 
 // TransferProjectJSONRequestBody defines body for TransferProject for application/json ContentType.
 type TransferProjectJSONRequestBody = OwnerPutRequest
+
+// PromoteJSONRequestBody defines body for Promote for application/json ContentType.
+type PromoteJSONRequestBody = PromoteRequest
 
 // CreateAPITokenJSONRequestBody defines body for CreateAPIToken for application/json ContentType.
 type CreateAPITokenJSONRequestBody = APITokenCreateRequest
@@ -3948,6 +4120,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
 	ListRecordVersions(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DiffProject Compare two collections or two clusters
+	//
+	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+	//
+	// Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
+	DiffProject(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamEvents Watch the project's changes (Server-Sent Events)
 	//
 	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
@@ -4029,6 +4208,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/projects/{project}/owner (the `TransferProject` operationId).
 	TransferProject(ctx context.Context, project ProjectPath, body TransferProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromoteWithBody Make one collection or cluster hold what another holds
+	//
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+	PromoteWithBody(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Promote Make one collection or cluster hold what another holds
+	//
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+	Promote(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAPITokens List the API tokens of a project
 	//
@@ -5020,6 +5217,23 @@ func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, co
 	return c.Client.Do(req)
 }
 
+// DiffProject Compare two collections or two clusters
+//
+// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+//
+// Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
+func (c *Client) DiffProject(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiffProjectRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamEvents Watch the project's changes (Server-Sent Events)
 //
 // A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
@@ -5192,6 +5406,44 @@ func (c *Client) TransferProjectWithBody(ctx context.Context, project ProjectPat
 // Corresponds with PUT /api/v1/projects/{project}/owner (the `TransferProject` operationId).
 func (c *Client) TransferProject(ctx context.Context, project ProjectPath, body TransferProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTransferProjectRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromoteWithBody Make one collection or cluster hold what another holds
+//
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+func (c *Client) PromoteWithBody(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromoteRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Promote Make one collection or cluster hold what another holds
+//
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+func (c *Client) Promote(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromoteRequest(c.Server, project, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8009,6 +8261,103 @@ func NewListRecordVersionsRequest(server string, project ProjectPath, collection
 	return req, nil
 }
 
+// NewDiffProjectRequest constructs an http.Request for the DiffProject method
+func NewDiffProjectRequest(server string, project ProjectPath, params *DiffProjectParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/diff", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Unchanged != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unchanged", *params.Unchanged, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reveal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reveal", *params.Reveal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamEventsRequest constructs an http.Request for the StreamEvents method
 func NewStreamEventsRequest(server string, project ProjectPath, params *StreamEventsParams) (*http.Request, error) {
 	var err error
@@ -8474,6 +8823,53 @@ func NewTransferProjectRequestWithBody(server string, project ProjectPath, conte
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPromoteRequest calls the generic Promote builder with application/json body
+func NewPromoteRequest(server string, project ProjectPath, body PromoteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPromoteRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewPromoteRequestWithBody constructs an http.Request for the Promote method, with any body, and a specified content type
+func NewPromoteRequestWithBody(server string, project ProjectPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/promote", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -9449,6 +9845,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}/versions (the `ListRecordVersions` operationId).
 	ListRecordVersionsWithResponse(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, record RecordPath, params *ListRecordVersionsParams, reqEditors ...RequestEditorFn) (*ListRecordVersionsResponse, error)
 
+	// DiffProjectWithResponse Compare two collections or two clusters
+	//
+	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
+	DiffProjectWithResponse(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*DiffProjectResponse, error)
+
 	// StreamEventsWithResponse Watch the project's changes (Server-Sent Events)
 	//
 	// A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
@@ -9538,6 +9943,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/projects/{project}/owner (the `TransferProject` operationId).
 	TransferProjectWithResponse(ctx context.Context, project ProjectPath, body TransferProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferProjectResponse, error)
+
+	// PromoteWithBodyWithResponse Make one collection or cluster hold what another holds
+	//
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+	PromoteWithBodyWithResponse(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromoteResponse, error)
+
+	// PromoteWithResponse Make one collection or cluster hold what another holds
+	//
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+	PromoteWithResponse(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteResponse, error)
 
 	// ListAPITokensWithResponse List the API tokens of a project
 	//
@@ -14451,6 +14874,144 @@ func (r ListRecordVersionsResponse) ContentType() string {
 	return ""
 }
 
+// DiffProjectResponse200Headers the declared response headers of an HTTP 200 response for DiffProject
+type DiffProjectResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DiffProjectResponse400Headers the declared response headers of an HTTP 400 response for DiffProject
+type DiffProjectResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DiffProjectResponse401Headers the declared response headers of an HTTP 401 response for DiffProject
+type DiffProjectResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DiffProjectResponse403Headers the declared response headers of an HTTP 403 response for DiffProject
+type DiffProjectResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DiffProjectResponse404Headers the declared response headers of an HTTP 404 response for DiffProject
+type DiffProjectResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DiffProjectResponseDefaultHeaders the declared response headers of an HTTP default response for DiffProject
+type DiffProjectResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type DiffProjectResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiffResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DiffProjectResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DiffProjectResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DiffProjectResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DiffProjectResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DiffProjectResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DiffProjectResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DiffProjectResponse) GetJSON200() *DiffResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DiffProjectResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DiffProjectResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DiffProjectResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DiffProjectResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DiffProjectResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DiffProjectResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DiffProjectResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DiffProjectResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DiffProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamEventsResponse200Headers the declared response headers of an HTTP 200 response for StreamEvents
 type StreamEventsResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -15432,6 +15993,161 @@ func (r TransferProjectResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TransferProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PromoteResponse200Headers the declared response headers of an HTTP 200 response for Promote
+type PromoteResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// PromoteResponse400Headers the declared response headers of an HTTP 400 response for Promote
+type PromoteResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// PromoteResponse401Headers the declared response headers of an HTTP 401 response for Promote
+type PromoteResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// PromoteResponse403Headers the declared response headers of an HTTP 403 response for Promote
+type PromoteResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// PromoteResponse404Headers the declared response headers of an HTTP 404 response for Promote
+type PromoteResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// PromoteResponse412Headers the declared response headers of an HTTP 412 response for Promote
+type PromoteResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// PromoteResponseDefaultHeaders the declared response headers of an HTTP default response for Promote
+type PromoteResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type PromoteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromoteResultResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *RevisionPreconditionFailedResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PromoteResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PromoteResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PromoteResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PromoteResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PromoteResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PromoteResponse412Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *PromoteResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromoteResponse) GetJSON200() *PromoteResultResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromoteResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromoteResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromoteResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromoteResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PromoteResponse) GetJSON412() *RevisionPreconditionFailedResponse {
+	return r.JSON412
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PromoteResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PromoteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromoteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromoteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromoteResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17349,6 +18065,21 @@ func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context
 	return ParseListRecordVersionsResponse(rsp)
 }
 
+// DiffProjectWithResponse Compare two collections or two clusters
+//
+// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
+func (c *ClientWithResponses) DiffProjectWithResponse(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*DiffProjectResponse, error) {
+	rsp, err := c.DiffProject(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiffProjectResponse(rsp)
+}
+
 // StreamEventsWithResponse Watch the project's changes (Server-Sent Events)
 //
 // A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.
@@ -17497,6 +18228,36 @@ func (c *ClientWithResponses) TransferProjectWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseTransferProjectResponse(rsp)
+}
+
+// PromoteWithBodyWithResponse Make one collection or cluster hold what another holds
+//
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+func (c *ClientWithResponses) PromoteWithBodyWithResponse(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromoteResponse, error) {
+	rsp, err := c.PromoteWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromoteResponse(rsp)
+}
+
+// PromoteWithResponse Make one collection or cluster hold what another holds
+//
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
+func (c *ClientWithResponses) PromoteWithResponse(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteResponse, error) {
+	rsp, err := c.Promote(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromoteResponse(rsp)
 }
 
 // ListAPITokensWithResponse List the API tokens of a project
@@ -27066,6 +27827,270 @@ func ParseListRecordVersionsResponse(rsp *http.Response) (*ListRecordVersionsRes
 	return response, nil
 }
 
+// ParseDiffProjectResponse parses an HTTP response from a DiffProjectWithResponse call
+func ParseDiffProjectResponse(rsp *http.Response) (*DiffProjectResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DiffProjectResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiffResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DiffProjectResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DiffProjectResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DiffProjectResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DiffProjectResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DiffProjectResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers DiffProjectResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
 func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -28938,6 +29963,308 @@ func ParseTransferProjectResponse(rsp *http.Response) (*TransferProjectResponse,
 		response.Headers404 = &headers
 	case true:
 		var headers TransferProjectResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePromoteResponse parses an HTTP response from a PromoteWithResponse call
+func ParsePromoteResponse(rsp *http.Response) (*PromoteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromoteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromoteResultResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest RevisionPreconditionFailedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PromoteResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PromoteResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PromoteResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PromoteResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PromoteResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PromoteResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers412 = &headers
+	case true:
+		var headers PromoteResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

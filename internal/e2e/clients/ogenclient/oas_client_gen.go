@@ -165,6 +165,19 @@ type Invoker interface {
 	//
 	// DELETE /api/v1/users/{username}
 	DeleteUser(ctx context.Context, params DeleteUserParams) (DeleteUserRes, error)
+	// DiffProject invokes diffProject operation.
+	//
+	// From and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are
+	// compared by name, as stored, in one consistent snapshot (clusters of two collections paired by
+	// name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed
+	// only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise.
+	// Credentials are compared on their plain values but masked unless reveal=true (reader; audited once).
+	// revision is the project's newest audit revision the snapshot saw: a promote with that if_revision
+	// applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal:
+	// 400; a side that does not exist: 404.
+	//
+	// GET /api/v1/projects/{project}/diff
+	DiffProject(ctx context.Context, params DiffProjectParams) (DiffProjectRes, error)
 	// ExportProject invokes exportProject operation.
 	//
 	// The bare document (not enveloped), an attachment: every collection, cluster and record from one
@@ -328,6 +341,19 @@ type Invoker interface {
 	//
 	// POST /api/v1/auth/logout
 	Logout(ctx context.Context) (LogoutRes, error)
+	// Promote invokes promote operation.
+	//
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating
+	// the clusters a collection lacks; with delete, removes its removed records (never clusters or
+	// collections). records narrows a promote between two clusters to those names (400 for collections).
+	// All or nothing; each record changed is audited as its own record.create, record.update or
+	// record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest
+	// revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas
+	// apply as for batch; require_if_match does not. dry_run changes nothing and answers what would
+	// change.
+	//
+	// POST /api/v1/projects/{project}/promote
+	Promote(ctx context.Context, request *PromoteRequest, params PromoteParams) (PromoteRes, error)
 	// PutMember invokes putMember operation.
 	//
 	// Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR
@@ -2879,6 +2905,182 @@ func (c *Client) sendDeleteUser(ctx context.Context, params DeleteUserParams) (r
 	}()
 
 	result, err := decodeDeleteUserResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DiffProject invokes diffProject operation.
+//
+// From and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are
+// compared by name, as stored, in one consistent snapshot (clusters of two collections paired by
+// name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed
+// only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise.
+// Credentials are compared on their plain values but masked unless reveal=true (reader; audited once).
+// revision is the project's newest audit revision the snapshot saw: a promote with that if_revision
+// applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal:
+// 400; a side that does not exist: 404.
+//
+// GET /api/v1/projects/{project}/diff
+func (c *Client) DiffProject(ctx context.Context, params DiffProjectParams) (DiffProjectRes, error) {
+	res, err := c.sendDiffProject(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDiffProject(ctx context.Context, params DiffProjectParams) (res DiffProjectRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/diff"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "from" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "from",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.From.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "to" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "to",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.To.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "unchanged" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "unchanged",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Unchanged.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "reveal" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "reveal",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Reveal.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, DiffProjectOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDiffProjectResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6171,6 +6373,123 @@ func (c *Client) sendLogout(ctx context.Context) (res LogoutRes, err error) {
 	}()
 
 	result, err := decodeLogoutResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// Promote invokes promote operation.
+//
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating
+// the clusters a collection lacks; with delete, removes its removed records (never clusters or
+// collections). records narrows a promote between two clusters to those names (400 for collections).
+// All or nothing; each record changed is audited as its own record.create, record.update or
+// record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest
+// revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas
+// apply as for batch; require_if_match does not. dry_run changes nothing and answers what would
+// change.
+//
+// POST /api/v1/projects/{project}/promote
+func (c *Client) Promote(ctx context.Context, request *PromoteRequest, params PromoteParams) (PromoteRes, error) {
+	res, err := c.sendPromote(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPromote(ctx context.Context, request *PromoteRequest, params PromoteParams) (res PromoteRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/promote"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePromoteRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, PromoteOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePromoteResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

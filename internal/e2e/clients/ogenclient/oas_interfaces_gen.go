@@ -77,6 +77,10 @@ type DeleteUserRes interface {
 	deleteUserRes()
 }
 
+type DiffProjectRes interface {
+	diffProjectRes()
+}
+
 type ExportProjectRes interface {
 	exportProjectRes()
 }
@@ -159,6 +163,10 @@ type LoginRes interface {
 
 type LogoutRes interface {
 	logoutRes()
+}
+
+type PromoteRes interface {
+	promoteRes()
 }
 
 type PutMemberRes interface {

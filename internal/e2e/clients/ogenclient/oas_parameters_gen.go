@@ -145,6 +145,20 @@ type DeleteUserParams struct {
 	Username string
 }
 
+// DiffProjectParams is parameters of diffProject operation.
+type DiffProjectParams struct {
+	// Side A: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	From OptString `json:",omitempty,omitzero"`
+	// Side B: a collection or a cluster, as from (both of one kind, not equal).
+	To OptString `json:",omitempty,omitzero"`
+	// True also lists the unchanged records (they are always counted).
+	Unchanged OptBool `json:",omitempty,omitzero"`
+	// True returns credential values in plain text instead of masked.
+	Reveal OptBool `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+}
+
 // ExportProjectParams is parameters of exportProject operation.
 type ExportProjectParams struct {
 	// True returns credential values in plain text instead of masked.
@@ -418,6 +432,12 @@ type ListUsersParams struct {
 	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
 	// INVALID_REQUEST.
 	Cursor OptString `json:",omitempty,omitzero"`
+}
+
+// PromoteParams is parameters of promote operation.
+type PromoteParams struct {
+	// The project's name.
+	Project Name
 }
 
 // PutMemberParams is parameters of putMember operation.

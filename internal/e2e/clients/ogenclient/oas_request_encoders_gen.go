@@ -210,6 +210,20 @@ func encodeLoginRequest(
 	return nil
 }
 
+func encodePromoteRequest(
+	req *PromoteRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePutMemberRequest(
 	req *MemberPutRequest,
 	r *http.Request,

@@ -1398,6 +1398,7 @@ func (*BadRequestResponseHeaders) deleteMemberRes()       {}
 func (*BadRequestResponseHeaders) deleteProjectRes()      {}
 func (*BadRequestResponseHeaders) deleteRecordRes()       {}
 func (*BadRequestResponseHeaders) deleteUserRes()         {}
+func (*BadRequestResponseHeaders) diffProjectRes()        {}
 func (*BadRequestResponseHeaders) exportProjectRes()      {}
 func (*BadRequestResponseHeaders) getClusterDataRes()     {}
 func (*BadRequestResponseHeaders) getCollectionRes()      {}
@@ -1416,6 +1417,7 @@ func (*BadRequestResponseHeaders) listRecordsRes()        {}
 func (*BadRequestResponseHeaders) listUsersRes()          {}
 func (*BadRequestResponseHeaders) loginRes()              {}
 func (*BadRequestResponseHeaders) logoutRes()             {}
+func (*BadRequestResponseHeaders) promoteRes()            {}
 func (*BadRequestResponseHeaders) putMemberRes()          {}
 func (*BadRequestResponseHeaders) refreshTokenRes()       {}
 func (*BadRequestResponseHeaders) renameClusterRes()      {}
@@ -2959,6 +2961,371 @@ func (*ConflictResponseHeaders) renameCollectionRes()   {}
 func (*ConflictResponseHeaders) renameProjectRes()      {}
 func (*ConflictResponseHeaders) updateRecordRes()       {}
 
+// A comparison of two collections or two clusters, from one snapshot.
+// Ref: #/components/schemas/Diff
+type Diff struct {
+	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	From string `json:"from"`
+	// By cluster, then record, byte-wise.
+	Items []DiffItem `json:"items"`
+	// The project's newest audit revision the snapshot saw.
+	Revision int         `json:"revision"`
+	Summary  DiffSummary `json:"summary"`
+	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	To string `json:"to"`
+}
+
+// GetFrom returns the value of From.
+func (s *Diff) GetFrom() string {
+	return s.From
+}
+
+// GetItems returns the value of Items.
+func (s *Diff) GetItems() []DiffItem {
+	return s.Items
+}
+
+// GetRevision returns the value of Revision.
+func (s *Diff) GetRevision() int {
+	return s.Revision
+}
+
+// GetSummary returns the value of Summary.
+func (s *Diff) GetSummary() DiffSummary {
+	return s.Summary
+}
+
+// GetTo returns the value of To.
+func (s *Diff) GetTo() string {
+	return s.To
+}
+
+// SetFrom sets the value of From.
+func (s *Diff) SetFrom(val string) {
+	s.From = val
+}
+
+// SetItems sets the value of Items.
+func (s *Diff) SetItems(val []DiffItem) {
+	s.Items = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *Diff) SetRevision(val int) {
+	s.Revision = val
+}
+
+// SetSummary sets the value of Summary.
+func (s *Diff) SetSummary(val DiffSummary) {
+	s.Summary = val
+}
+
+// SetTo sets the value of To.
+func (s *Diff) SetTo(val string) {
+	s.To = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/DiffEnvelope
+type DiffEnvelope struct {
+	Data    Diff    `json:"data"`
+	Message Message `json:"message"`
+	Success bool    `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *DiffEnvelope) GetData() Diff {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *DiffEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *DiffEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *DiffEnvelope) SetData(val Diff) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *DiffEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *DiffEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// A record name found on either side.
+// Ref: #/components/schemas/DiffItem
+type DiffItem struct {
+	Change  DiffItemChange `json:"change"`
+	Cluster Name           `json:"cluster"`
+	From    NilDiffSide    `json:"from"`
+	Record  Name           `json:"record"`
+	To      NilDiffSide    `json:"to"`
+}
+
+// GetChange returns the value of Change.
+func (s *DiffItem) GetChange() DiffItemChange {
+	return s.Change
+}
+
+// GetCluster returns the value of Cluster.
+func (s *DiffItem) GetCluster() Name {
+	return s.Cluster
+}
+
+// GetFrom returns the value of From.
+func (s *DiffItem) GetFrom() NilDiffSide {
+	return s.From
+}
+
+// GetRecord returns the value of Record.
+func (s *DiffItem) GetRecord() Name {
+	return s.Record
+}
+
+// GetTo returns the value of To.
+func (s *DiffItem) GetTo() NilDiffSide {
+	return s.To
+}
+
+// SetChange sets the value of Change.
+func (s *DiffItem) SetChange(val DiffItemChange) {
+	s.Change = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *DiffItem) SetCluster(val Name) {
+	s.Cluster = val
+}
+
+// SetFrom sets the value of From.
+func (s *DiffItem) SetFrom(val NilDiffSide) {
+	s.From = val
+}
+
+// SetRecord sets the value of Record.
+func (s *DiffItem) SetRecord(val Name) {
+	s.Record = val
+}
+
+// SetTo sets the value of To.
+func (s *DiffItem) SetTo(val NilDiffSide) {
+	s.To = val
+}
+
+type DiffItemChange string
+
+const (
+	DiffItemChangeAdded     DiffItemChange = "added"
+	DiffItemChangeRemoved   DiffItemChange = "removed"
+	DiffItemChangeChanged   DiffItemChange = "changed"
+	DiffItemChangeUnchanged DiffItemChange = "unchanged"
+)
+
+// AllValues returns all DiffItemChange values.
+func (DiffItemChange) AllValues() []DiffItemChange {
+	return []DiffItemChange{
+		DiffItemChangeAdded,
+		DiffItemChangeRemoved,
+		DiffItemChangeChanged,
+		DiffItemChangeUnchanged,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s DiffItemChange) MarshalText() ([]byte, error) {
+	switch s {
+	case DiffItemChangeAdded:
+		return []byte(s), nil
+	case DiffItemChangeRemoved:
+		return []byte(s), nil
+	case DiffItemChangeChanged:
+		return []byte(s), nil
+	case DiffItemChangeUnchanged:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *DiffItemChange) UnmarshalText(data []byte) error {
+	switch DiffItemChange(data) {
+	case DiffItemChangeAdded:
+		*s = DiffItemChangeAdded
+		return nil
+	case DiffItemChangeRemoved:
+		*s = DiffItemChangeRemoved
+		return nil
+	case DiffItemChangeChanged:
+		*s = DiffItemChangeChanged
+		return nil
+	case DiffItemChangeUnchanged:
+		*s = DiffItemChangeUnchanged
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// DiffResponseHeaders wraps DiffEnvelope with response headers.
+type DiffResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            DiffEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *DiffResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *DiffResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *DiffResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *DiffResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *DiffResponseHeaders) GetResponse() DiffEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *DiffResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *DiffResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *DiffResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *DiffResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *DiffResponseHeaders) SetResponse(val DiffEnvelope) {
+	s.Response = val
+}
+
+func (*DiffResponseHeaders) diffProjectRes() {}
+
+// A record on one side of a comparison: credentials masked unless reveal=true.
+// Ref: #/components/schemas/DiffSide
+type DiffSide struct {
+	Type    RecordType  `json:"type"`
+	Value   RecordValue `json:"value"`
+	Version int         `json:"version"`
+}
+
+// GetType returns the value of Type.
+func (s *DiffSide) GetType() RecordType {
+	return s.Type
+}
+
+// GetValue returns the value of Value.
+func (s *DiffSide) GetValue() RecordValue {
+	return s.Value
+}
+
+// GetVersion returns the value of Version.
+func (s *DiffSide) GetVersion() int {
+	return s.Version
+}
+
+// SetType sets the value of Type.
+func (s *DiffSide) SetType(val RecordType) {
+	s.Type = val
+}
+
+// SetValue sets the value of Value.
+func (s *DiffSide) SetValue(val RecordValue) {
+	s.Value = val
+}
+
+// SetVersion sets the value of Version.
+func (s *DiffSide) SetVersion(val int) {
+	s.Version = val
+}
+
+// How many records of each change (unchanged ones counted even when not listed).
+// Ref: #/components/schemas/DiffSummary
+type DiffSummary struct {
+	Added     int `json:"added"`
+	Changed   int `json:"changed"`
+	Removed   int `json:"removed"`
+	Unchanged int `json:"unchanged"`
+}
+
+// GetAdded returns the value of Added.
+func (s *DiffSummary) GetAdded() int {
+	return s.Added
+}
+
+// GetChanged returns the value of Changed.
+func (s *DiffSummary) GetChanged() int {
+	return s.Changed
+}
+
+// GetRemoved returns the value of Removed.
+func (s *DiffSummary) GetRemoved() int {
+	return s.Removed
+}
+
+// GetUnchanged returns the value of Unchanged.
+func (s *DiffSummary) GetUnchanged() int {
+	return s.Unchanged
+}
+
+// SetAdded sets the value of Added.
+func (s *DiffSummary) SetAdded(val int) {
+	s.Added = val
+}
+
+// SetChanged sets the value of Changed.
+func (s *DiffSummary) SetChanged(val int) {
+	s.Changed = val
+}
+
+// SetRemoved sets the value of Removed.
+func (s *DiffSummary) SetRemoved(val int) {
+	s.Removed = val
+}
+
+// SetUnchanged sets the value of Unchanged.
+func (s *DiffSummary) SetUnchanged(val int) {
+	s.Unchanged = val
+}
+
 // The error code; each response's description says which codes it carries.
 // Ref: #/components/schemas/ErrorCode
 type ErrorCode string
@@ -3534,6 +3901,7 @@ func (*ForbiddenResponseHeaders) deleteMemberRes()       {}
 func (*ForbiddenResponseHeaders) deleteProjectRes()      {}
 func (*ForbiddenResponseHeaders) deleteRecordRes()       {}
 func (*ForbiddenResponseHeaders) deleteUserRes()         {}
+func (*ForbiddenResponseHeaders) diffProjectRes()        {}
 func (*ForbiddenResponseHeaders) exportProjectRes()      {}
 func (*ForbiddenResponseHeaders) getClusterDataRes()     {}
 func (*ForbiddenResponseHeaders) getCollectionRes()      {}
@@ -3549,6 +3917,7 @@ func (*ForbiddenResponseHeaders) listMembersRes()        {}
 func (*ForbiddenResponseHeaders) listRecordVersionsRes() {}
 func (*ForbiddenResponseHeaders) listRecordsRes()        {}
 func (*ForbiddenResponseHeaders) listUsersRes()          {}
+func (*ForbiddenResponseHeaders) promoteRes()            {}
 func (*ForbiddenResponseHeaders) putMemberRes()          {}
 func (*ForbiddenResponseHeaders) renameClusterRes()      {}
 func (*ForbiddenResponseHeaders) renameCollectionRes()   {}
@@ -5051,6 +5420,51 @@ func (s *NameRequest) SetName(val Name) {
 	s.Name = val
 }
 
+// NewNilDiffSide returns new NilDiffSide with value set to v.
+func NewNilDiffSide(v DiffSide) NilDiffSide {
+	return NilDiffSide{
+		Value: v,
+	}
+}
+
+// NilDiffSide is nullable DiffSide.
+type NilDiffSide struct {
+	Value DiffSide
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilDiffSide) SetTo(v DiffSide) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilDiffSide) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilDiffSide) SetToNull() {
+	o.Null = true
+	var v DiffSide
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilDiffSide) Get() (v DiffSide, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilDiffSide) Or(d DiffSide) DiffSide {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewNilInt returns new NilInt with value set to v.
 func NewNilInt(v int) NilInt {
 	return NilInt{
@@ -5451,6 +5865,7 @@ func (*NotFoundResponseHeaders) deleteMemberRes()       {}
 func (*NotFoundResponseHeaders) deleteProjectRes()      {}
 func (*NotFoundResponseHeaders) deleteRecordRes()       {}
 func (*NotFoundResponseHeaders) deleteUserRes()         {}
+func (*NotFoundResponseHeaders) diffProjectRes()        {}
 func (*NotFoundResponseHeaders) exportProjectRes()      {}
 func (*NotFoundResponseHeaders) getClusterDataRes()     {}
 func (*NotFoundResponseHeaders) getCollectionRes()      {}
@@ -5465,6 +5880,7 @@ func (*NotFoundResponseHeaders) listCollectionsRes()    {}
 func (*NotFoundResponseHeaders) listMembersRes()        {}
 func (*NotFoundResponseHeaders) listRecordVersionsRes() {}
 func (*NotFoundResponseHeaders) listRecordsRes()        {}
+func (*NotFoundResponseHeaders) promoteRes()            {}
 func (*NotFoundResponseHeaders) putMemberRes()          {}
 func (*NotFoundResponseHeaders) renameClusterRes()      {}
 func (*NotFoundResponseHeaders) renameCollectionRes()   {}
@@ -7204,6 +7620,144 @@ func (s *ProjectRole) UnmarshalText(data []byte) error {
 	}
 }
 
+// What to promote: from and to as for GET diff.
+// Ref: #/components/schemas/PromoteRequest
+type PromoteRequest struct {
+	// Also delete the records only to holds; false when left out.
+	Delete OptBool `json:"delete"`
+	// Change nothing and answer what would change; false when left out.
+	DryRun OptBool `json:"dry_run"`
+	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	From string `json:"from"`
+	// Apply only when the project's newest revision is still this one (412 otherwise).
+	IfRevision OptInt `json:"if_revision"`
+	// Only these record names (two clusters only).
+	Records []string `json:"records"`
+	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
+	To string `json:"to"`
+}
+
+// GetDelete returns the value of Delete.
+func (s *PromoteRequest) GetDelete() OptBool {
+	return s.Delete
+}
+
+// GetDryRun returns the value of DryRun.
+func (s *PromoteRequest) GetDryRun() OptBool {
+	return s.DryRun
+}
+
+// GetFrom returns the value of From.
+func (s *PromoteRequest) GetFrom() string {
+	return s.From
+}
+
+// GetIfRevision returns the value of IfRevision.
+func (s *PromoteRequest) GetIfRevision() OptInt {
+	return s.IfRevision
+}
+
+// GetRecords returns the value of Records.
+func (s *PromoteRequest) GetRecords() []string {
+	return s.Records
+}
+
+// GetTo returns the value of To.
+func (s *PromoteRequest) GetTo() string {
+	return s.To
+}
+
+// SetDelete sets the value of Delete.
+func (s *PromoteRequest) SetDelete(val OptBool) {
+	s.Delete = val
+}
+
+// SetDryRun sets the value of DryRun.
+func (s *PromoteRequest) SetDryRun(val OptBool) {
+	s.DryRun = val
+}
+
+// SetFrom sets the value of From.
+func (s *PromoteRequest) SetFrom(val string) {
+	s.From = val
+}
+
+// SetIfRevision sets the value of IfRevision.
+func (s *PromoteRequest) SetIfRevision(val OptInt) {
+	s.IfRevision = val
+}
+
+// SetRecords sets the value of Records.
+func (s *PromoteRequest) SetRecords(val []string) {
+	s.Records = val
+}
+
+// SetTo sets the value of To.
+func (s *PromoteRequest) SetTo(val string) {
+	s.To = val
+}
+
+// PromoteResultResponseHeaders wraps ImportResultEnvelope with response headers.
+type PromoteResultResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ImportResultEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *PromoteResultResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *PromoteResultResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *PromoteResultResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *PromoteResultResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *PromoteResultResponseHeaders) GetResponse() ImportResultEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *PromoteResultResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *PromoteResultResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *PromoteResultResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *PromoteResultResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *PromoteResultResponseHeaders) SetResponse(val ImportResultEnvelope) {
+	s.Response = val
+}
+
+func (*PromoteResultResponseHeaders) promoteRes() {}
+
 // A new record; value left out is null.
 // Ref: #/components/schemas/RecordCreateRequest
 type RecordCreateRequest struct {
@@ -8346,6 +8900,67 @@ func (s *RestoreRequest) SetVersion(val int) {
 	s.Version = val
 }
 
+// RevisionPreconditionFailedResponseHeaders wraps ErrorEnvelope with response headers.
+type RevisionPreconditionFailedResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            ErrorEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *RevisionPreconditionFailedResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *RevisionPreconditionFailedResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *RevisionPreconditionFailedResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *RevisionPreconditionFailedResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *RevisionPreconditionFailedResponseHeaders) GetResponse() ErrorEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *RevisionPreconditionFailedResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *RevisionPreconditionFailedResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *RevisionPreconditionFailedResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *RevisionPreconditionFailedResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *RevisionPreconditionFailedResponseHeaders) SetResponse(val ErrorEnvelope) {
+	s.Response = val
+}
+
+func (*RevisionPreconditionFailedResponseHeaders) promoteRes() {}
+
 // An element of an array value.
 // Ref: #/components/schemas/ScalarValue
 // ScalarValue represents sum type.
@@ -8822,6 +9437,7 @@ func (*UnauthorizedResponseHeaders) deleteMemberRes()       {}
 func (*UnauthorizedResponseHeaders) deleteProjectRes()      {}
 func (*UnauthorizedResponseHeaders) deleteRecordRes()       {}
 func (*UnauthorizedResponseHeaders) deleteUserRes()         {}
+func (*UnauthorizedResponseHeaders) diffProjectRes()        {}
 func (*UnauthorizedResponseHeaders) exportProjectRes()      {}
 func (*UnauthorizedResponseHeaders) getClusterDataRes()     {}
 func (*UnauthorizedResponseHeaders) getCollectionRes()      {}
@@ -8841,6 +9457,7 @@ func (*UnauthorizedResponseHeaders) listRecordsRes()        {}
 func (*UnauthorizedResponseHeaders) listUsersRes()          {}
 func (*UnauthorizedResponseHeaders) loginRes()              {}
 func (*UnauthorizedResponseHeaders) logoutRes()             {}
+func (*UnauthorizedResponseHeaders) promoteRes()            {}
 func (*UnauthorizedResponseHeaders) putMemberRes()          {}
 func (*UnauthorizedResponseHeaders) refreshTokenRes()       {}
 func (*UnauthorizedResponseHeaders) renameClusterRes()      {}

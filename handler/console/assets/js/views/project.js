@@ -8,7 +8,7 @@ import { h, toast } from '../dom.js';
 
 // The tabs, each with the right it needs (API tokens and the audit log
 // are an admin's).
-const tabs = [[undefined, 'Collections', 'read'], ['members', 'Members', 'read'], ['tokens', 'API tokens', 'admin'], ['audit', 'Audit log', 'admin']];
+const tabs = [[undefined, 'Collections', 'read'], ['compare', 'Compare', 'read'], ['members', 'Members', 'read'], ['tokens', 'API tokens', 'admin'], ['audit', 'Audit log', 'admin']];
 
 /** where names the resource an audit entry is about. */
 export function where(e) {

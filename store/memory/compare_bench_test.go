@@ -1,0 +1,14 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/hds-go/hds/store/memory"
+	"github.com/hds-go/hds/store/storetest"
+)
+
+// BenchmarkDiff compares two collections of 10,000 records each
+// (storetest.BenchmarkCompare).
+func BenchmarkDiff(b *testing.B) {
+	storetest.BenchmarkCompare(b, memory.New())
+}

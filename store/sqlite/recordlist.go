@@ -1,0 +1,322 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hds-go/hds/store"
+)
+
+// A record list (docs/api.md#5-list-queries) is a count and a page. The
+// filters on columns (type, value, range) and every sort, both ways, are
+// index ranges in the list's order (migrations 0001 and 0003). A
+// substring filter, search or valueContains, is the set of its matches'
+// rowids, found in an index: the trigram index hds_records_text for a
+// pattern of 3 characters or more, else the names in
+// hds_records_name_lower (the values in the table).
+//
+// The count counts the matches first; the page is then read one of two
+// ways, chosen by that count rather than left to the planner (which,
+// without statistics, takes every index range for a few rows):
+//
+//   - From the matches, when they are few: the filter's index (the set
+//     of rowids, the range, the value) finds them, and their records
+//     are read and sorted.
+//   - In order, when they are many: the index of the list's order is
+//     read from the start (or the cursor) until the page is full, each
+//     entry checked against the filters; a substring filter is checked
+//     by rowid, without reading the record, or, when half of the
+//     cluster or more matches (so that about every other record read
+//     is a match), by reading the text, which spares finding the set.
+//
+// A cluster that holds every record (the common case of one box) counts
+// the trigram index's matches without looking each one up.
+
+// minTrigram is the shortest pattern the trigram index finds: shorter
+// ones are matched by reading the texts.
+const minTrigram = 3
+
+// longText is the longest text, in characters, hds_records_text holds
+// (migration 0003): valueContains reads longer ones.
+const longText = "4096"
+
+// textFilter is a substring filter of a record list: the lower-cased
+// pattern and the column of hds_records (and of hds_records_text) holding
+// the lower-cased text it is found in.
+type textFilter struct {
+	col, pattern string
+}
+
+// indexed reports whether hds_records_text finds f's matches.
+func (f textFilter) indexed() bool { return utf8.RuneCountInString(f.pattern) >= minTrigram }
+
+// phrase is f's pattern as an FTS5 query: one string, whose trigrams must
+// follow each other, so that it matches exactly the texts that contain
+// the pattern. Inside the quotes only '"' is special, doubled.
+func (f textFilter) phrase() string {
+	return `"` + strings.ReplaceAll(f.pattern, `"`, `""`) + `"`
+}
+
+// matches is a statement that selects the rowids of the records of the
+// cluster id that match f, found in indexes: through hds_records_text
+// (and hds_records_long_text) when f is indexed, else by reading the
+// texts (the names in hds_records_name_lower, the values in the table:
+// all of it, in the table's order, when scan is true, else the cluster's
+// records by hds_records_cluster_id).
+func (f textFilter) matches(id string, scan bool) (string, []any) {
+	switch {
+	case !f.indexed() && f.col == "name_lower":
+		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_name_lower WHERE x.cluster_id = ? AND instr(x.name_lower, ?) > 0",
+			[]any{id, f.pattern}
+	case !f.indexed() && scan:
+		return "SELECT x.rowid FROM hds_records x NOT INDEXED WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
+			[]any{id, f.pattern}
+	case !f.indexed():
+		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_cluster_id WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
+			[]any{id, f.pattern}
+	}
+	q := "SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND x.seq IN (SELECT rowid FROM hds_records_text WHERE " +
+		f.col + " MATCH ?)"
+	if f.col == "name_lower" {
+		return q, []any{id, f.phrase()}
+	}
+	return q + " UNION ALL SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND length(x.vtext_lower) > " + longText +
+		" AND instr(x.vtext_lower, ?) > 0", []any{id, f.phrase(), id, f.pattern}
+}
+
+// recordList is a record list's filters.
+type recordList struct {
+	q     store.RecordQuery
+	k     *clus
+	texts []textFilter
+	// scan is whether the cluster holds at least half of the records
+	// of every cluster: the values a short valueContains reads are then
+	// read from the whole table, in its order, rather than looked up.
+	scan bool
+}
+
+// newRecordList returns the filters of q on k's records.
+func newRecordList(k *clus, q store.RecordQuery) *recordList {
+	rl := &recordList{q: q, k: k}
+	if q.Search != "" {
+		rl.texts = append(rl.texts, textFilter{"name_lower", lower(q.Search)})
+	}
+	if q.ValueContains != "" {
+		rl.texts = append(rl.texts, textFilter{"vtext_lower", lower(q.ValueContains)})
+	}
+	return rl
+}
+
+// columns adds the filters on columns (the cluster, type, value and
+// range) to l; with checked, as conditions no index serves ("+"), only
+// checked on each record read.
+func (rl *recordList) columns(l *list, checked bool) {
+	q := rl.q
+	r := "r."
+	if checked {
+		r = "+r."
+	}
+	l.cond(r+"cluster_id = ?", rl.k.ID)
+	if q.Type != "" {
+		l.cond(r+"type = ?", string(q.Type))
+	}
+	if q.HasValue {
+		l.cond(r+"vtext = ?", q.Value)
+	}
+	if q.Min != nil {
+		l.cond(r+"type = ? AND "+r+"rkey >= ?", string(q.Type), rkey(q.Type, *q.Min))
+	}
+	if q.Max != nil {
+		l.cond(r+"type = ? AND "+r+"rkey <= ?", string(q.Type), rkey(q.Type, *q.Max))
+	}
+}
+
+// matching adds the substring filters to l, each as the rowids of its
+// matches.
+func (rl *recordList) matching(l *list) {
+	for _, f := range rl.texts {
+		q, args := f.matches(rl.k.ID, rl.scan)
+		l.cond("r.rowid IN ("+q+")", args...)
+	}
+}
+
+// countRecords counts the matches: from the cluster's counter when
+// nothing filters, from the indexes that find the matches of a substring
+// filter alone, else reading the matches' records.
+func (t *tx) countRecords(rl *recordList) (int, error) {
+	var l list
+	rl.columns(&l, false)
+	var n int
+	switch {
+	case len(l.where) == 1 && len(rl.texts) == 0:
+		return int(rl.k.records), nil
+	case len(l.where) == 1 && len(rl.texts) == 1:
+		f := rl.texts[0]
+		q, args := f.matches(rl.k.ID, rl.scan)
+		if f.indexed() {
+			alone, err := t.alone(rl.k)
+			if err != nil {
+				return 0, err
+			}
+			if alone {
+				// The trigram index holds the records of this
+				// cluster only: its matches are the cluster's,
+				// counted without looking each up.
+				q, args = `SELECT rowid FROM hds_records_text WHERE `+f.col+` MATCH ?`, []any{f.phrase()}
+				if f.col == "vtext_lower" {
+					q += ` UNION ALL SELECT x.rowid FROM hds_records x WHERE length(x.vtext_lower) > ` + longText +
+						` AND instr(x.vtext_lower, ?) > 0`
+					args = append(args, f.pattern)
+				}
+			}
+		}
+		err := t.row(`SELECT count(*) FROM (`+q+`)`, args...).Scan(&n)
+		return n, err
+	}
+	rl.matching(&l)
+	err := t.row(`SELECT count(*) FROM hds_records r`+l.whereClause(), l.args...).Scan(&n)
+	return n, err
+}
+
+// alone reports whether k holds every record of the database (the
+// clusters' counters, which limits.max_records_per_cluster reads, say
+// so).
+func (t *tx) alone(k *clus) (bool, error) {
+	var all int
+	err := t.row(`SELECT coalesce(sum(records), 0) FROM hds_clusters`).Scan(&all)
+	return all == k.records, err
+}
+
+// fromMatches reports whether the page of a list with this many matches
+// is read from the matches rather than in order: when they are filtered
+// (by more than the cluster and type, which the indexes of every order
+// lead with) and no more than a tenth of the cluster, or of a few pages.
+func (rl *recordList) fromMatches(matches int) bool {
+	q := rl.q
+	if q.NoCount || (len(rl.texts) == 0 && !q.HasValue && q.Min == nil && q.Max == nil) {
+		return false
+	}
+	return matches <= max(int(rl.k.records)/10, 4*(q.Offset+q.Limit))
+}
+
+// orderIndex is the index that reads the list in order, sorted by col.
+func (rl *recordList) orderIndex(col string) string {
+	q := rl.q
+	desc := ""
+	if q.Desc {
+		desc = "_desc"
+	}
+	if col == "r.rkey" {
+		return "hds_records_range" + desc
+	}
+	if q.Type != "" {
+		switch q.SortBy {
+		case store.SortID:
+			return "hds_records_type_id"
+		case store.SortCreatedAt:
+			return "hds_records_type_created" + desc
+		case store.SortUpdatedAt:
+			return "hds_records_type_updated" + desc
+		case store.SortValue:
+			return "hds_records_type_value" + desc
+		}
+		return "hds_records_type" // by name, and by type: one type
+	}
+	switch q.SortBy {
+	case store.SortID:
+		return "hds_records_cluster_id"
+	case store.SortCreatedAt:
+		return "hds_records_created" + desc
+	case store.SortUpdatedAt:
+		return "hds_records_updated" + desc
+	case store.SortValue:
+		return "hds_records_value" + desc
+	case store.SortType:
+		return "hds_records_type" + desc
+	}
+	return "hds_records_name_lower"
+}
+
+// FindRecords implements store.Store: one statement counts, one reads
+// the page, each served by an index.
+func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQuery) ([]*store.Record, int, error) {
+	var items []*store.Record
+	total := store.NotCounted
+	err := s.read(ctx, func(t *tx) error {
+		k, err := t.cluster(p)
+		if err != nil {
+			return err
+		}
+		rl := newRecordList(k, q)
+		for _, f := range rl.texts {
+			if f.col == "vtext_lower" && !f.indexed() {
+				var last int // the highest seq: about the records of every cluster
+				if err := t.row(`SELECT coalesce(max(seq), 0) FROM hds_records`).Scan(&last); err != nil {
+					return err
+				}
+				rl.scan = 2*k.records >= last
+			}
+		}
+		matches := 0
+		if !q.NoCount {
+			if total, err = t.countRecords(rl); err != nil {
+				return err
+			}
+			matches = total
+		}
+		items = []*store.Record{}
+		if total == 0 {
+			return nil
+		}
+		// From the matches of a substring filter: the set of their
+		// rowids finds them, the other filters are checked.
+		fromSet := rl.fromMatches(matches) && len(rl.texts) > 0
+		var l list
+		rl.columns(&l, fromSet)
+		if !q.NoCount && !fromSet && 2*matches >= k.records {
+			// Half of the cluster or more: read in order, about one
+			// record in two matches; finding the set would cost more.
+			for _, f := range rl.texts {
+				l.cond("instr(r."+f.col+", ?) > 0", f.pattern)
+			}
+		} else {
+			rl.matching(&l)
+		}
+		col := sortColumn("r", q.SortBy)
+		var key any
+		if q.After != nil {
+			key = positionKey(q.SortBy, q.After)
+		}
+		if q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime {
+			// Within one such type the range key orders as the value
+			// key does: hds_records_range serves the filter, the
+			// range and the order.
+			col = "r.rkey"
+			l.cond("r.rkey IS NOT NULL")
+			if q.After != nil {
+				key = rkey(q.Type, q.After.Key)
+			}
+		}
+		if q.After != nil {
+			l.afterKey("r", q.ListQuery, col, key)
+		}
+		from := " FROM hds_records r INDEXED BY " + rl.orderIndex(col)
+		if rl.fromMatches(matches) {
+			// "+" makes the order an expression no index serves: the
+			// planner reads the matches by the filters alone, then
+			// sorts them.
+			from, col = " FROM hds_records r", "+"+col
+		}
+		order, page := orderPageBy("r", q.ListQuery, col)
+		return t.eachRecord(`SELECT `+recordCols+from+l.whereClause()+order, append(l.args, page...),
+			func(r *store.Record) error {
+				items = append(items, r)
+				return nil
+			})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return items, total, nil
+}
