@@ -110,19 +110,22 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		// read after a restart.
 		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled"
 	}
+	redisAnswered := false
 	if cfg.redisURL != "" {
-		limits, closeRedis, err := redisLimitStore(ctx, cfg, logger)
+		limits, closeRedis, answered, err := redisLimitStore(ctx, cfg, logger)
 		if err != nil {
 			return err
 		}
 		defer closeRedis()
+		redisAnswered = answered
 		opts = append(opts, hds.WithRateLimitStore(limits))
 	}
 	h, err := hds.NewHandler(opts...)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if cfg.redisURL != "" {
+	if redisAnswered {
+		// Unreachable, redisLimitStore has said where the counters are.
 		logger.Info("rate limit counters are kept in Redis", "from", cfg.redisURLFrom)
 	}
 	if cfg.security.JWTSecret == "" {
@@ -201,30 +204,34 @@ func newHTTPServer(s serverSettings, h http.Handler, logger *slog.Logger) *http.
 
 // redisLimitStore returns ulule/limiter's Redis store on the Redis server
 // of cfg.redisURL, so that several instances share their rate limit
-// counters, and a function that closes the connection. A Redis server
+// counters, a function that closes the connection, and whether Redis
+// answered at start (when it did not, the log has said so). A Redis server
 // that does not answer at start does not stop the server
 // (docs/api.md#8-limits-rate-limits-and-quotas's fallback applies at start
 // too): the store is made on the first call after Redis answers, and until
 // then its calls fail, so that hds counts in this process and /health says
 // "degraded" (middleware.FallbackStore, which hds.WithRateLimitStore puts
 // in front of it).
-func redisLimitStore(ctx context.Context, cfg *config, logger *slog.Logger) (limiter.Store, func(), error) {
+func redisLimitStore(ctx context.Context, cfg *config, logger *slog.Logger) (limiter.Store, func(), bool, error) {
 	opts, err := redis.ParseURL(cfg.redisURL)
 	if err != nil { // checked by resolve already
-		return nil, nil, fmt.Errorf("%s is not a valid Redis URL", cfg.redisURLFrom)
+		return nil, nil, false, fmt.Errorf("%s is not a valid Redis URL", cfg.redisURLFrom)
 	}
 	client := redis.NewClient(opts)
 	l := &lazyRedisStore{client: client}
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := client.Ping(pingCtx).Err(); err != nil {
-		logger.Warn("cannot reach Redis: rate limit counters are kept in this process until it answers",
+		logger.Warn("cannot reach Redis: rate limit counters are kept in this process, not shared with other instances, "+
+			"until Redis answers; then they are kept in Redis",
 			"from", cfg.redisURLFrom, "error", redact(err, cfg.redisURL))
-	} else if _, err := l.store(); err != nil {
-		_ = client.Close()
-		return nil, nil, fmt.Errorf("%s: Redis rate limit store: %s", cfg.redisURLFrom, redact(err, cfg.redisURL))
+		return l, func() { _ = client.Close() }, false, nil
 	}
-	return l, func() { _ = client.Close() }, nil
+	if _, err := l.store(); err != nil {
+		_ = client.Close()
+		return nil, nil, false, fmt.Errorf("%s: Redis rate limit store: %s", cfg.redisURLFrom, redact(err, cfg.redisURL))
+	}
+	return l, func() { _ = client.Close() }, true, nil
 }
 
 // lazyRedisStore is ulule/limiter's Redis store, made on the first call

@@ -186,6 +186,9 @@ func TestRedisUnreachable(t *testing.T) {
 	if !strings.Contains(s.stderr.String(), "cannot reach Redis") {
 		t.Errorf("the log does not say that Redis cannot be reached:\n%s", s.stderr.String())
 	}
+	if strings.Contains(s.stderr.String(), "counters are kept in Redis") {
+		t.Errorf("the log says the counters are kept in Redis while Redis cannot be reached:\n%s", s.stderr.String())
+	}
 
 	// Redis answers: the server switches to it.
 	ln, err = net.Listen("tcp", addr)
@@ -223,5 +226,18 @@ func TestRedisUnreachable(t *testing.T) {
 	}
 	if strings.Contains(s.stdout.String()+s.stderr.String(), "redis-secret") {
 		t.Errorf("the output shows the Redis password:\n%s\n%s", s.stdout.String(), s.stderr.String())
+	}
+}
+
+func TestRedisReachableAtStart(t *testing.T) {
+	s := start(t, nil, map[string]string{
+		"HDS_ADDR":      "127.0.0.1:0",
+		"HDS_REDIS_URL": "redis://127.0.0.1:6379/0",
+	})
+	if !strings.Contains(s.stderr.String(), "counters are kept in Redis") {
+		t.Errorf("the log does not say that the counters are kept in Redis:\n%s", s.stderr.String())
+	}
+	if strings.Contains(s.stderr.String(), "cannot reach Redis") {
+		t.Errorf("the log says Redis cannot be reached while it answers:\n%s", s.stderr.String())
 	}
 }

@@ -138,8 +138,8 @@ func routes(cfg Config) *router {
 	ua := userAdmin{users: cfg.Users, cursors: cur, logger: cfg.Logger}
 	rt.handle("GET /api/v1/users", protectAdmin(ua.handleList()), operation{
 		id: "listUsers", tag: "users", summary: "List the users",
-		description: "Server administrators only (others and API tokens: 403). Every account, ordered by username byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and \\ are literal).",
-		usersOnly:   true, access: bearer, counted: true, query: []string{"limit", "offset", "search", "cursor"}, status: 200, success: "UserList",
+		description: "Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor, count, search (a case-insensitive substring of the username; %, _ and \\ are literal), sortBy and sortOrder.",
+		usersOnly:   true, access: bearer, counted: true, query: []string{"limit", "offset", "search", "sortBy", "sortOrder", "count", "cursor"}, status: 200, success: "UserList",
 		errors: []int{400, 403},
 	})
 	rt.handle("POST /api/v1/users", protectAdmin(ua.handleCreate()), operation{

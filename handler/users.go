@@ -94,33 +94,38 @@ func (a userAdmin) audit(ctx context.Context, r *http.Request, action, target st
 	a.logger.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
 }
 
-// handleList serves GET /api/v1/users: limit, offset, cursor and search
-// (a substring of the username, as docs/api.md#5-list-queries's name
-// search), ordered by username byte-wise.
+// handleList serves GET /api/v1/users, a list of
+// docs/api.md#5-list-queries: limit, offset, cursor, count, search (a
+// substring of the username, as the name search) and sortBy (name: the
+// username, the default; id; created_at; updated_at) with sortOrder.
 func (a userAdmin) handleList() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
-		q, err := parsePage(query)
-		if err == nil && query.Has("search") {
-			q.Search, err = filterText(query.Get("search"), "search", true)
-		}
+		q, err := parseListQuery(query, containerSortFields)
 		var lc *listCursor
 		if err == nil {
-			q.SortBy = store.SortName
 			lc, err = a.cursors.open(query, &q, []string{"users"})
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		items, total, err := a.users.ListUsers(r.Context(), pageQuery(q))
+		// One more than the page, to know whether a next one exists;
+		// after a cursor, every match, the page found below.
+		sq := q
+		if sq.After != nil {
+			sq.Limit, sq.Offset, sq.After = 0, 0, nil
+		} else {
+			sq.Limit++
+		}
+		items, total, err := a.users.ListUsers(r.Context(), sq)
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
-		items = resumeAfter(items, q, func(u *store.User) bool { return u.Username > q.After.Name })
+		items = resumeAfter(items, q, func(u *store.User) bool { return store.UserAfter(u, *q.After, q) })
 		streamPage(w, r, total, q, store.Items(items), func(out *stream, u *store.User) error {
 			return appendJSONValue(out, userJSON(u))
-		}, func(last *store.User) string { return lc.next(store.Position{Name: last.Username}) })
+		}, func(last *store.User) string { return lc.next(store.UserPosition(last, q)) })
 	}
 }
 

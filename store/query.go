@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"strings"
 	"time"
 )
@@ -64,6 +65,41 @@ type Position struct {
 	Type DataType
 	// Key is the record's value key (KeyOf), for SortValue.
 	Key ValueKey
+}
+
+// SortKey holds the fields that a list other than records sorts by
+// (docs/api.md#5-list-queries): the item's id, name (a user's username),
+// created_at and updated_at.
+type SortKey struct {
+	ID, Name             string
+	CreatedAt, UpdatedAt time.Time
+}
+
+// KeyAt is the SortKey of the position p (ListQuery.After), for comparing
+// items with it.
+func KeyAt(p Position) SortKey {
+	return SortKey{ID: p.ID, Name: p.Name, CreatedAt: p.Time, UpdatedAt: p.Time}
+}
+
+// CompareKeys orders a and b as q sorts a list other than records: by
+// q.SortBy (SortID, SortCreatedAt, SortUpdatedAt; the name otherwise),
+// reversed when q.Desc, ties broken by name, then id, both ascending.
+func (q ListQuery) CompareKeys(a, b SortKey) int {
+	var c int
+	switch q.SortBy {
+	case SortID:
+		c = strings.Compare(a.ID, b.ID)
+	case SortCreatedAt:
+		c = a.CreatedAt.Compare(b.CreatedAt)
+	case SortUpdatedAt:
+		c = a.UpdatedAt.Compare(b.UpdatedAt)
+	default:
+		c = strings.Compare(a.Name, b.Name)
+	}
+	if q.Desc {
+		c = -c
+	}
+	return cmp.Or(c, strings.Compare(a.Name, b.Name), strings.Compare(a.ID, b.ID))
 }
 
 // NotCounted is the total a list returns when its query has NoCount.

@@ -300,9 +300,10 @@ type UserDirectory interface {
 	// FindUsers returns every user, ordered by username.
 	FindUsers(ctx context.Context) ([]*User, error)
 	// ListUsers returns the users whose username contains q.Search (as
-	// ListQuery.Search matches names), ordered by username byte-wise and
-	// paged by q.Limit and q.Offset (a Limit of 0: no limit), with the
-	// number of matches. Other fields of q are ignored.
+	// ListQuery.Search matches names), in the order of CompareUsers
+	// (q.SortBy: by username when unset, id, created_at or updated_at;
+	// q.Desc) and paged by q.Limit and q.Offset (a Limit of 0: no limit),
+	// with the number of matches. Other fields of q are ignored.
 	ListUsers(ctx context.Context, q ListQuery) ([]*User, int, error)
 	// UpdateUser applies c to the user username in one step and returns
 	// the user as changed: ErrNotFound for an unknown user, the

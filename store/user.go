@@ -70,3 +70,34 @@ func OwnsProjectsError(n int) *ValidationError {
 	}
 	return &ValidationError{Message: fmt.Sprintf("the user owns %d %s: transfer or delete them first, or disable the user", n, what)}
 }
+
+// CompareUsers orders a and b as a list of users sorted by q
+// (ListQuery.CompareKeys, the username as the name): every
+// UserDirectory.ListUsers lists in this order.
+func CompareUsers(a, b *User, q ListQuery) int {
+	return q.CompareKeys(userKey(a), userKey(b))
+}
+
+// userKey is the SortKey of u.
+func userKey(u *User) SortKey {
+	return SortKey{ID: u.ID, Name: u.Username, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// UserPosition is where a list of users sorted by q.SortBy resumes after
+// u (ListQuery.After).
+func UserPosition(u *User, q ListQuery) Position {
+	pos := Position{Name: u.Username, ID: u.ID}
+	switch q.SortBy {
+	case SortCreatedAt:
+		pos.Time = u.CreatedAt
+	case SortUpdatedAt:
+		pos.Time = u.UpdatedAt
+	}
+	return pos
+}
+
+// UserAfter reports whether u sorts after the position pos in q's order
+// (CompareUsers): the users a page resumed at pos lists.
+func UserAfter(u *User, pos Position, q ListQuery) bool {
+	return q.CompareKeys(userKey(u), KeyAt(pos)) > 0
+}

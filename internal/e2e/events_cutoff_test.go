@@ -6,6 +6,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -222,4 +223,39 @@ func TestEventsCutTwoInstances(t *testing.T) {
 	one.addRecord(alice, kpath, "after", "INTEGER", "1")
 	assert.Equal(t, []string{"member.delete bob"}, member.untilEnd("bob is removed on the other instance"))
 	assert.Equal(t, []string{"member.delete bob", "token.delete " + own.ID}, token.untilEnd("the token is revoked on the other instance"))
+}
+
+// TestEventsBeforeDeletionTwoInstances: changes made through one instance
+// just before it deletes the project all reach a stream open on another
+// instance sharing the PostgreSQL database, in order, and then the stream
+// ends (docs/api.md#18-audit-log-and-change-feed): the deletion, which
+// takes the project's audit log with it, loses none of them.
+func TestEventsBeforeDeletionTwoInstances(t *testing.T) {
+	url := pgtest.NewURL(t)
+	open := func() *postgres.Store {
+		db, err := sqlx.Open("postgres", url)
+		require.NoError(t, err)
+		db.SetMaxOpenConns(4)
+		s := postgres.New(db, postgres.WithListenURL(url))
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	pg1, pg2 := open(), open()
+	one := startServer(t, storeKind{name: "pg1", new: func(testing.TB) (store.Projects, store.Accounts) { return pg1, pg1 }}, serverSetup{})
+	two := &client{t: t, store: pg2, users: pg2, ids: one.ids, tokens: one.tokens}
+	two.h = hds.New(baseOptions(pg2, pg2, serverSetup{})...)
+	two.api = contractOf(t, two.h, "")
+	alice := one.token("alice")
+	for round := range 5 {
+		one.tree(alice, "p", "c", "k")
+		s := stream(t, two.serve(), pathP("p")+"/events", alice)
+		var want []string
+		for i := range 10 {
+			name := fmt.Sprint("r", i)
+			one.addRecord(alice, pathK("p", "c", "k"), name, "INTEGER", "1")
+			want = append(want, "record.create "+name)
+		}
+		one.mustDo("DELETE", pathP("p"), "", alice, http.StatusNoContent)
+		assert.Equal(t, want, s.untilEnd("the project is deleted"), "round %d: every event before the deletion, then the end", round)
+	}
 }

@@ -56,7 +56,7 @@ func (s *Store) FindProjects(_ context.Context, userID string, q store.ListQuery
 		}
 	}
 	items, total := page(items, q, func(p *store.Project) entry {
-		return entry{p.ID, p.Name, p.CreatedAt, p.UpdatedAt}
+		return entry{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 	})
 	return items, total, nil
 }
@@ -166,7 +166,7 @@ func (s *Store) FindCollections(_ context.Context, p store.Path, q store.ListQue
 		}
 	}
 	items, total := page(items, q, func(c *store.Collection) entry {
-		return entry{c.ID, c.Name, c.CreatedAt, c.UpdatedAt}
+		return entry{ID: c.ID, Name: c.Name, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	})
 	return items, total, nil
 }
@@ -266,7 +266,7 @@ func (s *Store) FindClusters(_ context.Context, p store.Path, q store.ListQuery)
 		}
 	}
 	items, total := page(items, q, func(k *store.Cluster) entry {
-		return entry{k.ID, k.Name, k.CreatedAt, k.UpdatedAt}
+		return entry{ID: k.ID, Name: k.Name, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
 	})
 	return items, total, nil
 }

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hds-go/hds/internal/sortkey"
 	"github.com/hds-go/hds/store"
@@ -93,49 +92,20 @@ func recordOrder(q store.ListQuery) func(a, b *record) int {
 	}
 }
 
-// entry holds the fields every list can sort by.
-type entry struct {
-	id, name         string
-	created, updated time.Time
-}
-
-func compareEntries(by store.SortField, a, b entry) int {
-	switch by {
-	case store.SortID:
-		return strings.Compare(a.id, b.id)
-	case store.SortCreatedAt:
-		return a.created.Compare(b.created)
-	case store.SortUpdatedAt:
-		return a.updated.Compare(b.updated)
-	}
-	return strings.Compare(a.name, b.name)
-}
+// entry holds the fields every list but the records' can sort by.
+type entry = store.SortKey
 
 // page sorts items as q says and cuts out the requested window. It
 // returns the window and the number of items before paging.
 func page[T any](items []T, q store.ListQuery, fields func(T) entry) ([]T, int) {
-	order := entryOrder(q)
+	order := q.CompareKeys
 	total := counted(len(items), q)
 	if a := q.After; a != nil {
-		pos := entry{a.ID, a.Name, a.Time, a.Time}
+		pos := store.KeyAt(*a)
 		items = slices.DeleteFunc(items, func(it T) bool { return order(fields(it), pos) <= 0 })
 	}
 	slices.SortFunc(items, func(x, y T) int { return order(fields(x), fields(y)) })
 	return window(items, q), total
-}
-
-// entryOrder sorts entries by q.SortBy, ties by name then id ascending.
-func entryOrder(q store.ListQuery) func(a, b entry) int {
-	return func(a, b entry) int {
-		c := compareEntries(q.SortBy, a, b)
-		if q.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.id, b.id))
-	}
 }
 
 func window[T any](items []T, q store.ListQuery) []T {

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/hds-go/hds/store"
 )
@@ -66,7 +65,7 @@ func (s *Store) ListUsers(_ context.Context, q store.ListQuery) ([]*store.User, 
 			matches = append(matches, u)
 		}
 	}
-	slices.SortFunc(matches, func(a, b *store.User) int { return strings.Compare(a.Username, b.Username) })
+	slices.SortFunc(matches, func(a, b *store.User) int { return store.CompareUsers(a, b, q) })
 	total := len(matches)
 	matches = matches[min(q.Offset, total):]
 	if q.Limit > 0 && q.Limit < len(matches) {

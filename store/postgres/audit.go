@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -19,22 +21,73 @@ var (
 )
 
 // eventsChannel is the channel of the NOTIFY every audited transaction
-// sends: "<project id> <revision>" (the newest revision it wrote), or
-// "<project id> 0" when the project was deleted. PostgreSQL delivers it
-// at commit, to every instance listening.
+// sends: "<project id> <revision> <entry>" (auditSQL: the entry as the
+// JSON array notifiedEntry reads, so that a listener need not read it back
+// from hds_audit, where a deletion that follows at once would have taken
+// it), "<project id> <revision>" (the newest revision it wrote, when the
+// entries are not in the payload: a batch's, or one that would pass
+// PostgreSQL's 8000-byte limit), or "<project id> 0" when the project was
+// deleted. PostgreSQL delivers it at commit, to every instance listening,
+// in commit order.
 const eventsChannel = "hds_events"
 
 // auditSQL writes one audit entry: it bumps the project's revision (the
 // row lock orders the project's writers until commit, so revisions are
 // gap-free and in commit order), inserts the entry with it, and notifies
-// the listeners, all in one statement.
+// the listeners with the entry, all in one statement.
 const auditSQL = `WITH rev AS (
 	UPDATE hds_projects SET revision = revision + 1 WHERE id = $1 RETURNING revision, name
+), ins AS (
+	INSERT INTO hds_audit (project_id, revision, at, action, actor, actor_name, project,
+		collection, cluster, record, record_id, version, target, request_id)
+	SELECT $1, rev.revision, $2, $3, $4, $5, rev.name, $6, $7, $8, $9, $10, $11, $12 FROM rev
+	RETURNING *
 )
-INSERT INTO hds_audit (project_id, revision, at, action, actor, actor_name, project,
-	collection, cluster, record, record_id, version, target, request_id)
-SELECT $1, rev.revision, $2, $3, $4, $5, rev.name, $6, $7, $8, $9, $10, $11, $12 FROM rev
-RETURNING revision, project, pg_notify('` + eventsChannel + `', $1::text || ' ' || revision)::text`
+SELECT ins.revision, ins.project, pg_notify('` + eventsChannel + `',
+	CASE WHEN octet_length(n.full) < 8000 THEN n.full ELSE ins.project_id::text || ' ' || ins.revision END)::text
+FROM ins, LATERAL (SELECT ins.project_id::text || ' ' || ins.revision || ' ' || json_build_array(ins.at, ins.action,
+	ins.actor, ins.actor_name, ins.project, ins.collection, ins.cluster, ins.record, ins.record_id, ins.version,
+	ins.target, ins.request_id)::text AS full) n`
+
+// notifiedEntry reads the entry of a notification's payload (auditSQL's
+// JSON array) of the project with id, at revision rev.
+func notifiedEntry(id string, rev int64, payload string) (*store.AuditEntry, error) {
+	var f struct {
+		at                                                                       time.Time
+		action                                                                   string
+		actor, actorName, project, collection, cluster, record, recordID, target *string
+		version                                                                  *int64
+		requestID                                                                *string
+	}
+	fields := []any{&f.at, &f.action, &f.actor, &f.actorName, &f.project, &f.collection, &f.cluster, &f.record,
+		&f.recordID, &f.version, &f.target, &f.requestID}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(payload), &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) != len(fields) {
+		return nil, fmt.Errorf("a notified entry of %d fields, want %d", len(raw), len(fields))
+	}
+	for i, r := range raw {
+		if err := json.Unmarshal(r, fields[i]); err != nil {
+			return nil, err
+		}
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	e := &store.AuditEntry{ProjectID: id, Project: str(f.project), Revision: rev, Time: f.at.UTC(),
+		Action: store.Action(f.action), Actor: str(f.actor), ActorName: str(f.actorName), Collection: str(f.collection),
+		Cluster: str(f.cluster), Record: str(f.record), RecordID: str(f.recordID), Target: str(f.target),
+		RequestID: str(f.requestID)}
+	if f.version != nil {
+		e.Version = *f.version
+	}
+	return e, nil
+}
 
 // audit writes e, made by c, as the next entry of the audit log of the
 // project with projectID, in q's transaction, and returns it. It is the

@@ -53,6 +53,12 @@ type feed struct {
 	start sync.Once
 	stop  context.CancelFunc
 	done  chan struct{}
+	// listening is closed once the listening connection is up (at once
+	// without a listen URL).
+	listening chan struct{}
+	// gone holds the watched projects that catchUpAll found deleted; only
+	// the listening goroutine uses it.
+	gone map[string]bool
 }
 
 // AuditEntriesAfter implements store.EventSource.
@@ -83,6 +89,23 @@ func (s *Store) AuditEntriesAfter(ctx context.Context, projectID string, after i
 // Subscribe implements store.EventSource.
 func (s *Store) Subscribe(ctx context.Context, projectID string, deliver func(*store.AuditEntry)) (_ func(), err error) {
 	s.feed.start.Do(s.startFeed)
+	// A commit notified before the connection listens is never heard:
+	// wait for it (at most the store's timeout, or DefaultTimeout; then the catch-up that
+	// follows the connection finds what was missed, unless the project
+	// was deleted meanwhile).
+	bound := s.timeout
+	if bound <= 0 {
+		bound = DefaultTimeout
+	}
+	wait := time.NewTimer(bound)
+	select {
+	case <-s.feed.listening:
+	case <-wait.C:
+	case <-ctx.Done():
+		wait.Stop()
+		return nil, ctx.Err()
+	}
+	wait.Stop()
 	rev, err := s.revision(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -112,7 +135,10 @@ func (s *Store) revision(ctx context.Context, projectID string) (_ int64, err er
 // startFeed starts the goroutine that listens and catches up.
 func (s *Store) startFeed() {
 	ctx, stop := context.WithCancel(context.Background())
-	s.feed.stop, s.feed.done = stop, make(chan struct{})
+	s.feed.stop, s.feed.done, s.feed.listening = stop, make(chan struct{}), make(chan struct{})
+	if s.feed.url == "" {
+		close(s.feed.listening)
+	}
 	go func() {
 		defer close(s.feed.done)
 		s.listen(ctx)
@@ -162,6 +188,7 @@ func (s *Store) listen(ctx context.Context) {
 			// is found by the catch-up that follows.
 			if err := l.Listen(eventsChannel); err == nil {
 				close(ch)
+				close(s.feed.listening)
 			}
 		}()
 	}
@@ -186,9 +213,15 @@ func (s *Store) listen(ctx context.Context) {
 	}
 }
 
-// notified handles the payload of one notification.
+// notified handles the payload of one notification (eventsChannel). An
+// entry in the payload is published as it is, after reading any gap
+// before it from hds_audit: read back, it would be lost when the project
+// is deleted before the read, and a deletion's streams must first have
+// every event committed before it
+// (docs/api.md#18-audit-log-and-change-feed).
 func (s *Store) notified(ctx context.Context, payload string) {
-	id, revText, ok := strings.Cut(payload, " ")
+	id, rest, ok := strings.Cut(payload, " ")
+	revText, entry, withEntry := strings.Cut(rest, " ")
 	rev, err := strconv.ParseInt(revText, 10, 64)
 	if !ok || err != nil {
 		return
@@ -198,13 +231,27 @@ func (s *Store) notified(ctx context.Context, payload string) {
 	case !watched:
 	case rev == 0:
 		s.feed.hub.End(id)
-	case rev > last:
+	case rev <= last:
+	case withEntry:
+		e, err := notifiedEntry(id, rev, entry)
+		if err != nil || rev > last+1 {
+			s.catchUp(ctx, id, last)
+		}
+		if err == nil {
+			s.feed.hub.Publish(e) // unless the catch-up had it
+		}
+	default:
 		s.catchUp(ctx, id, last)
 	}
 }
 
 // catchUpAll catches up every watched project, and ends the watch of
-// those deleted.
+// those deleted. While the Store listens, a project found deleted is
+// ended by its deletion's notification, which comes after those of the
+// entries committed before it (their entries in the payloads, though
+// hds_audit no longer has them): catchUpAll ends it only when it is still
+// watched on a later call, the deletion's notification having been lost
+// with the connection.
 func (s *Store) catchUpAll(ctx context.Context) {
 	watched := s.feed.hub.Watched()
 	if len(watched) == 0 {
@@ -218,15 +265,19 @@ func (s *Store) catchUpAll(ctx context.Context) {
 	if err != nil {
 		return // the next tick or reconnect tries again
 	}
+	gone := make(map[string]bool)
 	for id, last := range watched {
 		rev, ok := current[id]
 		switch {
-		case !ok:
+		case !ok && (s.feed.url == "" || s.feed.gone[id]):
 			s.feed.hub.End(id)
+		case !ok:
+			gone[id] = true
 		case rev > last:
 			s.catchUp(ctx, id, last)
 		}
 	}
+	s.feed.gone = gone
 }
 
 // revisions returns the revision of each project of ids that exists.

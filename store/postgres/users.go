@@ -86,7 +86,7 @@ func (s *Store) ListUsers(ctx context.Context, lq store.ListQuery) (_ []*store.U
 		offset = 0
 	}
 	rows, err := s.q().rows(ctx, `SELECT `+userColumns+`, count(*) OVER () FROM hds_users
-		ORDER BY username LIMIT $1 OFFSET $2`, limit, offset)
+		ORDER BY `+userOrder(lq)+` LIMIT $1 OFFSET $2`, limit, offset)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -118,6 +118,24 @@ func (s *Store) ListUsers(ctx context.Context, lq store.ListQuery) (_ []*store.U
 		users = users[:lq.Limit]
 	}
 	return users, total, nil
+}
+
+// userOrder is the ORDER BY list of a user list sorted as
+// store.CompareUsers sorts (ids compared byte-wise, as Go does).
+func userOrder(lq store.ListQuery) string {
+	col := "username"
+	switch lq.SortBy {
+	case store.SortID:
+		col = `id COLLATE "C"`
+	case store.SortCreatedAt:
+		col = "created_at"
+	case store.SortUpdatedAt:
+		col = "updated_at"
+	}
+	if lq.Desc {
+		col += " DESC"
+	}
+	return col + `, username, id COLLATE "C"`
 }
 
 // adminLock is the pg_advisory_xact_lock key that serialises the changes

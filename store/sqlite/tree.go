@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/hds-go/hds/store"
 )
@@ -221,30 +219,16 @@ func (s *Store) FindProjects(ctx context.Context, userID string, q store.ListQue
 
 // pageProjects sorts projects as q says and cuts out its page.
 func pageProjects(items []*store.Project, q store.ListQuery) ([]*store.Project, int) {
-	order := func(a, b *store.Project) int {
-		var c int
-		switch q.SortBy {
-		case store.SortID:
-			c = strings.Compare(a.ID, b.ID)
-		case store.SortCreatedAt:
-			c = a.CreatedAt.Compare(b.CreatedAt)
-		case store.SortUpdatedAt:
-			c = a.UpdatedAt.Compare(b.UpdatedAt)
-		default:
-			c = strings.Compare(a.Name, b.Name)
-		}
-		if q.Desc {
-			c = -c
-		}
-		return cmp.Or(c, strings.Compare(a.Name, b.Name), strings.Compare(a.ID, b.ID))
+	key := func(p *store.Project) store.SortKey {
+		return store.SortKey{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 	}
+	order := func(a, b *store.Project) int { return q.CompareKeys(key(a), key(b)) }
 	total := len(items)
 	if q.NoCount {
 		total = store.NotCounted
 	}
 	if a := q.After; a != nil {
-		pos := &store.Project{ID: a.ID, Name: a.Name, CreatedAt: a.Time, UpdatedAt: a.Time}
-		items = slices.DeleteFunc(items, func(p *store.Project) bool { return order(p, pos) <= 0 })
+		items = slices.DeleteFunc(items, func(p *store.Project) bool { return q.CompareKeys(key(p), store.KeyAt(*a)) <= 0 })
 	}
 	slices.SortFunc(items, order)
 	if q.Offset >= len(items) {
@@ -444,29 +428,81 @@ func (s *Store) CreateCollection(ctx context.Context, p store.Path) (*store.Coll
 // it; when it exists, an *store.ExistsError, or (ensure) the collection.
 func (t *tx) ensureCollection(pr *proj, c store.Caller, name string, ensure bool) (*coll, bool, error) {
 	existing, err := t.collectionIn(pr, name)
+	return ensureNode(t, pr, collectionNodes, pr.ID, name, ensure, existing, err, func(id string) (*coll, store.AuditEntry) {
+		o := &coll{Collection: store.Collection{ID: id, Name: name, Project: pr.Name, CreatedAt: t.now, UpdatedAt: t.now}, pr: pr}
+		return o, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name}
+	}, c)
+}
+
+// nodes is the table of collections or of clusters: the kind its errors
+// name, and the column of the parent's id.
+type nodes struct {
+	kind, table, parentColumn string
+}
+
+var (
+	collectionNodes = nodes{kind: "collection", table: "hds_collections", parentColumn: "project_id"}
+	clusterNodes    = nodes{kind: "cluster", table: "hds_clusters", parentColumn: "collection_id"}
+)
+
+// ensureNode is ensureCollection and ensureCluster: existing is the node
+// name under parentID, found by its name (lookupErr matching store.ErrNotFound when there is
+// none). A new node is made by made (from its new id: the node and its
+// audit entry), inserted and audited, by caller, after the name's check
+// and the project's byte quota; it reports whether it made one.
+func ensureNode[T any](t *tx, pr *proj, n nodes, parentID, name string, ensure bool, existing T, lookupErr error,
+	made func(id string) (T, store.AuditEntry), caller store.Caller) (T, bool, error) {
+	var zero T
 	switch {
-	case err == nil && ensure:
+	case lookupErr == nil && ensure:
 		return existing, false, nil
-	case err == nil:
+	case lookupErr == nil:
 		if err := store.ValidateName(name); err != nil {
-			return nil, false, err
+			return zero, false, err
 		}
-		return nil, false, &store.ExistsError{Kind: "collection", Name: name}
-	case !errors.Is(err, store.ErrNotFound):
-		return nil, false, err
+		return zero, false, &store.ExistsError{Kind: n.kind, Name: name}
+	case !errors.Is(lookupErr, store.ErrNotFound):
+		return zero, false, lookupErr
 	}
 	if err := store.ValidateName(name); err != nil {
-		return nil, false, err
+		return zero, false, err
 	}
 	if err := t.grow(pr, int64(len(name))); err != nil {
-		return nil, false, err
+		return zero, false, err
 	}
-	o := &coll{Collection: store.Collection{ID: store.NewID(), Name: name, Project: pr.Name, CreatedAt: t.now, UpdatedAt: t.now}, pr: pr}
-	if _, err := t.exec(`INSERT INTO hds_collections (id, project_id, name, name_lower, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		o.ID, pr.ID, name, lower(name), micros(t.now), micros(t.now)); err != nil {
-		return nil, false, err
+	id := store.NewID()
+	o, entry := made(id)
+	if _, err := t.exec(`INSERT INTO `+n.table+` (id, `+n.parentColumn+`, name, name_lower, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, parentID, name, lower(name), micros(t.now), micros(t.now)); err != nil {
+		return zero, false, err
 	}
-	return o, true, t.audit(pr, c, store.AuditEntry{Action: store.ActionCollectionCreate, Collection: name})
+	return o, true, t.audit(pr, caller, entry)
+}
+
+// renameNode renames the node id of pr, named name, to newName, when that
+// is not its name already (the caller has
+// checked the name): taken looks newName up among its siblings (an error
+// matching store.ErrNotFound when it is free); the project's byte quota,
+// the row and its audit entry, by caller, follow. It reports whether it
+// renamed.
+func (t *tx) renameNode(pr *proj, n nodes, id, name, newName string, taken func(name string) error,
+	caller store.Caller, entry store.AuditEntry) (bool, error) {
+	if newName == name {
+		return false, nil
+	}
+	if err := taken(newName); err == nil {
+		return false, &store.ExistsError{Kind: n.kind, Name: newName}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	if err := t.grow(pr, int64(len(newName)-len(name))); err != nil {
+		return false, err
+	}
+	if _, err := t.exec(`UPDATE `+n.table+` SET name = ?, name_lower = ?, updated_at = ? WHERE id = ?`,
+		newName, lower(newName), micros(t.now), id); err != nil {
+		return false, err
+	}
+	return true, t.audit(pr, caller, entry)
 }
 
 // RenameCollection implements store.Store.
@@ -480,23 +516,14 @@ func (s *Store) RenameCollection(ctx context.Context, p store.Path, newName stri
 		if err != nil {
 			return err
 		}
-		if newName != c.Name {
-			if _, err := t.collectionIn(c.pr, newName); err == nil {
-				return &store.ExistsError{Kind: "collection", Name: newName}
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			if err := t.grow(c.pr, int64(len(newName)-len(c.Name))); err != nil {
-				return err
-			}
+		renamed, err := t.renameNode(c.pr, collectionNodes, c.ID, c.Name, newName,
+			func(name string) error { _, err := t.collectionIn(c.pr, name); return err },
+			p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: newName})
+		if err != nil {
+			return err
+		}
+		if renamed {
 			c.Name, c.UpdatedAt = newName, t.now
-			if _, err := t.exec(`UPDATE hds_collections SET name = ?, name_lower = ?, updated_at = ? WHERE id = ?`,
-				newName, lower(newName), micros(t.now), c.ID); err != nil {
-				return err
-			}
-			if err := t.audit(c.pr, p.Caller, store.AuditEntry{Action: store.ActionCollectionRename, Collection: newName}); err != nil {
-				return err
-			}
 		}
 		out, err = t.collectionOut(c)
 		return err
@@ -625,29 +652,10 @@ func (s *Store) CreateCluster(ctx context.Context, p store.Path) (*store.Cluster
 // when it exists, an *store.ExistsError, or (ensure) the cluster.
 func (t *tx) ensureCluster(c *coll, caller store.Caller, name string, ensure bool) (*clus, bool, error) {
 	existing, err := t.clusterIn(c, name)
-	switch {
-	case err == nil && ensure:
-		return existing, false, nil
-	case err == nil:
-		if err := store.ValidateName(name); err != nil {
-			return nil, false, err
-		}
-		return nil, false, &store.ExistsError{Kind: "cluster", Name: name}
-	case !errors.Is(err, store.ErrNotFound):
-		return nil, false, err
-	}
-	if err := store.ValidateName(name); err != nil {
-		return nil, false, err
-	}
-	if err := t.grow(c.pr, int64(len(name))); err != nil {
-		return nil, false, err
-	}
-	k := &clus{Cluster: store.Cluster{ID: store.NewID(), Name: name, Project: c.pr.Name, Collection: c.Name, CreatedAt: t.now, UpdatedAt: t.now}, c: c}
-	if _, err := t.exec(`INSERT INTO hds_clusters (id, collection_id, name, name_lower, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		k.ID, c.ID, name, lower(name), micros(t.now), micros(t.now)); err != nil {
-		return nil, false, err
-	}
-	return k, true, t.audit(c.pr, caller, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: name})
+	return ensureNode(t, c.pr, clusterNodes, c.ID, name, ensure, existing, err, func(id string) (*clus, store.AuditEntry) {
+		k := &clus{Cluster: store.Cluster{ID: id, Name: name, Project: c.pr.Name, Collection: c.Name, CreatedAt: t.now, UpdatedAt: t.now}, c: c}
+		return k, store.AuditEntry{Action: store.ActionClusterCreate, Collection: c.Name, Cluster: name}
+	}, caller)
 }
 
 // RenameCluster implements store.Store.
@@ -661,24 +669,15 @@ func (s *Store) RenameCluster(ctx context.Context, p store.Path, newName string)
 		if err != nil {
 			return err
 		}
-		if newName != k.Name {
-			if _, err := t.clusterIn(k.c, newName); err == nil {
-				return &store.ExistsError{Kind: "cluster", Name: newName}
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			if err := t.grow(k.c.pr, int64(len(newName)-len(k.Name))); err != nil {
-				return err
-			}
+		renamed, err := t.renameNode(k.c.pr, clusterNodes, k.ID, k.Name, newName,
+			func(name string) error { _, err := t.clusterIn(k.c, name); return err },
+			p.Caller, store.AuditEntry{Action: store.ActionClusterRename, Collection: k.c.Name, Cluster: newName})
+		if err != nil {
+			return err
+		}
+		if renamed {
 			k.Name, k.UpdatedAt = newName, t.now
-			if _, err := t.exec(`UPDATE hds_clusters SET name = ?, name_lower = ?, updated_at = ? WHERE id = ?`,
-				newName, lower(newName), micros(t.now), k.ID); err != nil {
-				return err
-			}
 			k.State++ // as hds_clusters_state_rename did
-			if err := t.audit(k.c.pr, p.Caller, store.AuditEntry{Action: store.ActionClusterRename, Collection: k.c.Name, Cluster: newName}); err != nil {
-				return err
-			}
 		}
 		out = &k.Cluster
 		return nil

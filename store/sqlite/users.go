@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/hds-go/hds/store"
@@ -94,9 +95,8 @@ func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
 // ListUsers implements store.UserDirectory.
 func (s *Store) ListUsers(ctx context.Context, q store.ListQuery) ([]*store.User, int, error) {
 	users := []*store.User{}
-	total := 0
 	err := s.read(ctx, func(t *tx) error {
-		rows, err := t.rows(`SELECT ` + userCols + ` FROM hds_users ORDER BY username`)
+		rows, err := t.rows(`SELECT ` + userCols + ` FROM hds_users`)
 		if err != nil {
 			return err
 		}
@@ -106,11 +106,7 @@ func (s *Store) ListUsers(ctx context.Context, q store.ListQuery) ([]*store.User
 			if err != nil {
 				return err
 			}
-			if !store.MatchesSearch(u.Username, q.Search) {
-				continue
-			}
-			total++
-			if total > q.Offset && (q.Limit <= 0 || len(users) < q.Limit) {
+			if store.MatchesSearch(u.Username, q.Search) {
 				users = append(users, u)
 			}
 		}
@@ -118,6 +114,13 @@ func (s *Store) ListUsers(ctx context.Context, q store.ListQuery) ([]*store.User
 	})
 	if err != nil {
 		return nil, 0, err
+	}
+	// The users of a service are few: sorted and paged here.
+	slices.SortStableFunc(users, func(a, b *store.User) int { return store.CompareUsers(a, b, q) })
+	total := len(users)
+	users = users[min(q.Offset, total):]
+	if q.Limit > 0 && q.Limit < len(users) {
+		users = users[:q.Limit]
 	}
 	return users, total, nil
 }

@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +33,7 @@ type UserAdminStore interface {
 func RunUserAdmin(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {
 	t.Run("AdminFlag", func(t *testing.T) { testAdminFlag(t, newStores) })
 	t.Run("ListUsers", func(t *testing.T) { testListUsers(t, newStores) })
+	t.Run("ListUsersSorted", func(t *testing.T) { testListUsersSorted(t, newStores) })
 	t.Run("UpdateUser", func(t *testing.T) { testUpdateUser(t, newStores) })
 	t.Run("LastAdmin", func(t *testing.T) { testLastAdmin(t, newStores) })
 	t.Run("LastAdminConcurrent", func(t *testing.T) { testLastAdminConcurrent(t, newStores) })
@@ -113,6 +117,68 @@ func testListUsers(t *testing.T, newStores func(t *testing.T) (UserAdminStore, U
 		assert.Equal(t, viewUser(a), viewUser(us[0]), "ListUsers returns the user as it is")
 		assert.Equal(t, a.Admin, us[0].Admin, "Admin")
 	}
+}
+
+// testListUsersSorted: ListUsers sorts by q.SortBy (name, id, created_at,
+// updated_at) in either direction, ties broken by username then id
+// ascending (docs/api.md#5-list-queries), with search and paging.
+func testListUsersSorted(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {
+	s, other := newStores(t)
+	ctx := t.Context()
+	for _, n := range []string{"carol", "alice", "dave", "bob", "erin"} {
+		newAdminUser(t, s, n, false, true)
+	}
+	yes := true
+	_, err := s.UpdateUser(ctx, "dave", store.UserChange{Admin: &yes})
+	require.NoError(t, err)
+	all, _, err := other.ListUsers(ctx, store.ListQuery{})
+	require.NoError(t, err)
+	require.Len(t, all, 5)
+	// want sorts the usernames by key, ties by username then id.
+	want := func(key func(u *store.User) string, desc bool) []string {
+		us := slices.Clone(all)
+		slices.SortFunc(us, func(a, b *store.User) int {
+			c := strings.Compare(key(a), key(b))
+			if desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+			return strings.Compare(a.Username, b.Username)
+		})
+		return usernames(us)
+	}
+	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000") }
+	for _, tt := range []struct {
+		by  store.SortField
+		key func(u *store.User) string
+	}{
+		{store.SortName, func(u *store.User) string { return u.Username }},
+		{store.SortID, func(u *store.User) string { return u.ID }},
+		{store.SortCreatedAt, func(u *store.User) string { return stamp(u.CreatedAt) }},
+		{store.SortUpdatedAt, func(u *store.User) string { return stamp(u.UpdatedAt) }},
+	} {
+		for _, desc := range []bool{false, true} {
+			us, total, err := other.ListUsers(ctx, store.ListQuery{SortBy: tt.by, Desc: desc})
+			require.NoError(t, err)
+			assert.Equal(t, want(tt.key, desc), usernames(us), "sortBy %s, desc %v", tt.by, desc)
+			assert.Equal(t, 5, total)
+			us, total, err = other.ListUsers(ctx, store.ListQuery{SortBy: tt.by, Desc: desc, Limit: 2, Offset: 1})
+			require.NoError(t, err)
+			assert.Equal(t, want(tt.key, desc)[1:3], usernames(us), "sortBy %s, desc %v, limit and offset", tt.by, desc)
+			assert.Equal(t, 5, total)
+		}
+	}
+	us, _, err := other.ListUsers(ctx, store.ListQuery{SortBy: store.SortName, Desc: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"erin", "dave", "carol", "bob", "alice"}, usernames(us), "by username, descending")
+	us, total, err := other.ListUsers(ctx, store.ListQuery{SortBy: store.SortUpdatedAt, Desc: true, Search: "A", Limit: 2})
+	require.NoError(t, err)
+	matching := slices.DeleteFunc(want(func(u *store.User) string { return stamp(u.UpdatedAt) }, true),
+		func(n string) bool { return !strings.Contains(n, "a") })
+	assert.Equal(t, matching[:2], usernames(us), "sorted, searched and paged")
+	assert.Equal(t, 3, total, "alice, carol and dave match")
 }
 
 func testUpdateUser(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {

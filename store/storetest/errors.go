@@ -20,48 +20,52 @@ type pathOp struct {
 	// create is true when the method creates the resource at level, so
 	// that only the levels above it must exist.
 	create bool
-	do     func(ctx context.Context, s store.Store, p store.Path) error
+	do     opFunc
+}
+
+// opFunc is the do of a pathOp.
+type opFunc = func(ctx context.Context, s store.Store, p store.Path) error
+
+// result is the pathOp of a method that returns a value and an error.
+func result[T any](m func(store.Store, context.Context, store.Path) (T, error)) opFunc {
+	return func(ctx context.Context, s store.Store, p store.Path) error {
+		_, err := m(s, ctx, p)
+		return err
+	}
+}
+
+// errorOf is the pathOp of a method that returns an error alone.
+func errorOf(m func(store.Store, context.Context, store.Path) error) opFunc {
+	return func(ctx context.Context, s store.Store, p store.Path) error { return m(s, ctx, p) }
+}
+
+// listOf is the pathOp of a list method, with the default query.
+func listOf[T any](m func(store.Store, context.Context, store.Path, store.ListQuery) ([]T, int, error)) opFunc {
+	return func(ctx context.Context, s store.Store, p store.Path) error {
+		_, _, err := m(s, ctx, p, store.NewListQuery())
+		return err
+	}
+}
+
+// renameOf is the pathOp of a rename method, to "renamed".
+func renameOf[T any](m func(store.Store, context.Context, store.Path, string) (T, error)) opFunc {
+	return func(ctx context.Context, s store.Store, p store.Path) error {
+		_, err := m(s, ctx, p, "renamed")
+		return err
+	}
 }
 
 var pathOps = []pathOp{
-	{"FindProject", 0, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.FindProject(ctx, p)
-		return err
-	}},
-	{"RenameProject", 0, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.RenameProject(ctx, p, "renamed")
-		return err
-	}},
-	{"DeleteProject", 0, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		return s.DeleteProject(ctx, p)
-	}},
-	{"FindCollections", 0, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, _, err := s.FindCollections(ctx, p, store.NewListQuery())
-		return err
-	}},
-	{"CreateCollection", 1, true, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.CreateCollection(ctx, p)
-		return err
-	}},
-	{"FindCollection", 1, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.FindCollection(ctx, p)
-		return err
-	}},
-	{"RenameCollection", 1, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.RenameCollection(ctx, p, "renamed")
-		return err
-	}},
-	{"DeleteCollection", 1, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		return s.DeleteCollection(ctx, p)
-	}},
-	{"FindClusters", 1, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, _, err := s.FindClusters(ctx, p, store.NewListQuery())
-		return err
-	}},
-	{"CreateCluster", 2, true, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.CreateCluster(ctx, p)
-		return err
-	}},
+	{"FindProject", 0, false, result(store.Store.FindProject)},
+	{"RenameProject", 0, false, renameOf(store.Store.RenameProject)},
+	{"DeleteProject", 0, false, errorOf(store.Store.DeleteProject)},
+	{"FindCollections", 0, false, listOf(store.Store.FindCollections)},
+	{"CreateCollection", 1, true, result(store.Store.CreateCollection)},
+	{"FindCollection", 1, false, result(store.Store.FindCollection)},
+	{"RenameCollection", 1, false, renameOf(store.Store.RenameCollection)},
+	{"DeleteCollection", 1, false, errorOf(store.Store.DeleteCollection)},
+	{"FindClusters", 1, false, listOf(store.Store.FindClusters)},
+	{"CreateCluster", 2, true, result(store.Store.CreateCluster)},
 	{"FindCluster", 2, false, func(ctx context.Context, s store.Store, p store.Path) error {
 		_, err := s.FindCluster(ctx, p, false)
 		return err
@@ -70,13 +74,8 @@ var pathOps = []pathOp{
 		_, err := s.FindCluster(ctx, p, true)
 		return err
 	}},
-	{"RenameCluster", 2, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.RenameCluster(ctx, p, "renamed")
-		return err
-	}},
-	{"DeleteCluster", 2, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		return s.DeleteCluster(ctx, p)
-	}},
+	{"RenameCluster", 2, false, renameOf(store.Store.RenameCluster)},
+	{"DeleteCluster", 2, false, errorOf(store.Store.DeleteCluster)},
 	{"FindRecords", 2, false, func(ctx context.Context, s store.Store, p store.Path) error {
 		_, _, err := s.FindRecords(ctx, p, store.RecordQuery{ListQuery: store.NewListQuery()})
 		return err
@@ -85,10 +84,7 @@ var pathOps = []pathOp{
 		_, err := s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("2")}, store.Write{})
 		return err
 	}},
-	{"FindRecord", 3, false, func(ctx context.Context, s store.Store, p store.Path) error {
-		_, err := s.FindRecord(ctx, p)
-		return err
-	}},
+	{"FindRecord", 3, false, result(store.Store.FindRecord)},
 	{"UpdateRecord", 3, false, func(ctx context.Context, s store.Store, p store.Path) error {
 		_, err := s.UpdateRecord(ctx, p, store.Write{}, func(r *store.Record) error {
 			r.Value = json.RawMessage("2")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,48 @@ func RunEvents(t *testing.T, newStores func(t *testing.T) (EventStore, EventStor
 			assert.False(t, ok, "no event, the end")
 		case <-time.After(eventWait):
 			require.FailNow(t, "the watch goes on after the project was deleted")
+		}
+		assertNotFound(t, w.Err(), "project", projName, "the watch's error")
+	})
+
+	// docs/api.md#18-audit-log-and-change-feed: a deletion ends the
+	// stream with no further event, but every event committed before it
+	// is delivered first, even when the deletion follows at once.
+	t.Run("EventsBeforeTheDeletion", func(t *testing.T) {
+		a, b := setup(t)
+		w, err := store.WatchProject(t.Context(), b, b, auditPath(0), -1, 0)
+		require.NoError(t, err, "WatchProject")
+		const n = 20
+		for i := range n {
+			write(t, a, fmt.Sprint("r", i))
+		}
+		logged, _, err := a.FindAuditEntries(t.Context(), auditPath(0), store.AuditQuery{Limit: n})
+		require.NoError(t, err)
+		require.NoError(t, a.DeleteProject(t.Context(), auditPath(0)), "DeleteProject")
+		var got []string
+		var entries []*store.AuditEntry
+		deadline := time.After(eventWait)
+		for open := true; open; {
+			select {
+			case e, ok := <-w.C:
+				if open = ok; ok {
+					got = append(got, e.Record)
+					entries = append(entries, e)
+				}
+			case <-deadline:
+				require.FailNow(t, "the watch goes on after the project was deleted", "events: %v", got)
+			}
+		}
+		want := make([]string, n)
+		for i := range want {
+			want[i] = fmt.Sprint("r", i)
+		}
+		assert.Equal(t, want, got, "every event before the deletion, in order, then the end")
+		slices.Reverse(logged) // oldest first
+		if assert.Len(t, entries, len(logged)) {
+			for i, e := range entries {
+				assert.Equal(t, *logged[i], *e, "event %d is the entry of the log", i)
+			}
 		}
 		assertNotFound(t, w.Err(), "project", projName, "the watch's error")
 	})

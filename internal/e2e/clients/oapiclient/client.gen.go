@@ -1734,6 +1734,48 @@ func (e ImportProjectParamsMode) Valid() bool {
 	}
 }
 
+// Defines values for ListUsersParamsSortBy.
+const (
+	ListUsersParamsSortByCreatedAt ListUsersParamsSortBy = "created_at"
+	ListUsersParamsSortById        ListUsersParamsSortBy = "id"
+	ListUsersParamsSortByName      ListUsersParamsSortBy = "name"
+	ListUsersParamsSortByUpdatedAt ListUsersParamsSortBy = "updated_at"
+)
+
+// Valid indicates whether the value is a known member of the ListUsersParamsSortBy enum.
+func (e ListUsersParamsSortBy) Valid() bool {
+	switch e {
+	case ListUsersParamsSortByCreatedAt:
+		return true
+	case ListUsersParamsSortById:
+		return true
+	case ListUsersParamsSortByName:
+		return true
+	case ListUsersParamsSortByUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListUsersParamsSortOrder.
+const (
+	ListUsersParamsSortOrderAsc  ListUsersParamsSortOrder = "asc"
+	ListUsersParamsSortOrderDesc ListUsersParamsSortOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the ListUsersParamsSortOrder enum.
+func (e ListUsersParamsSortOrder) Valid() bool {
+	switch e {
+	case ListUsersParamsSortOrderAsc:
+		return true
+	case ListUsersParamsSortOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIToken An API token of a project; collection and cluster are its scope (null: not narrowed).
 type APIToken struct {
 	Cluster    *Name `json:"cluster"`
@@ -3892,9 +3934,24 @@ type ListUsersParams struct {
 	// Search Case-insensitive substring of the name; %, _ and \ are literal.
 	Search *SearchQuery `form:"search,omitempty" json:"search,omitempty"`
 
+	// SortBy Sort field; ties are broken by name, then id.
+	SortBy *ListUsersParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+
+	// SortOrder Sort direction.
+	SortOrder *ListUsersParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Count false answers total null and skips counting the matches.
+	Count *CountQuery `form:"count,omitempty" json:"count,omitempty"`
+
 	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
 	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// ListUsersParamsSortBy defines parameters for ListUsers.
+type ListUsersParamsSortBy string
+
+// ListUsersParamsSortOrder defines parameters for ListUsers.
+type ListUsersParamsSortOrder string
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
@@ -4890,7 +4947,7 @@ type ClientInterface interface {
 
 	// ListUsers List the users
 	//
-	// Server administrators only (others and API tokens: 403). Every account, ordered by username byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and \ are literal). For users only: an API token is 403.
+	// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor, count, search (a case-insensitive substring of the username; %, _ and \ are literal), sortBy and sortOrder. For users only: an API token is 403.
 	//
 	// Corresponds with GET /api/v1/users (the `ListUsers` operationId).
 	ListUsers(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6280,7 +6337,7 @@ func (c *Client) PingWebhook(ctx context.Context, project ProjectPath, id IdPath
 
 // ListUsers List the users
 //
-// Server administrators only (others and API tokens: 403). Every account, ordered by username byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and \ are literal). For users only: an API token is 403.
+// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor, count, search (a case-insensitive substring of the username; %, _ and \ are literal), sortBy and sortOrder. For users only: an API token is 403.
 //
 // Corresponds with GET /api/v1/users (the `ListUsers` operationId).
 func (c *Client) ListUsers(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10191,6 +10248,42 @@ func NewListUsersRequest(server string, params *ListUsersParams) (*http.Request,
 
 		}
 
+		if params.SortBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortBy", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortOrder != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortOrder", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -11102,7 +11195,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListUsersWithResponse List the users
 	//
-	// Server administrators only (others and API tokens: 403). Every account, ordered by username byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and \ are literal). For users only: an API token is 403.
+	// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor, count, search (a case-insensitive substring of the username; %, _ and \ are literal), sortBy and sortOrder. For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20351,7 +20444,7 @@ func (c *ClientWithResponses) PingWebhookWithResponse(ctx context.Context, proje
 
 // ListUsersWithResponse List the users
 //
-// Server administrators only (others and API tokens: 403). Every account, ordered by username byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and \ are literal). For users only: an API token is 403.
+// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor, count, search (a case-insensitive substring of the username; %, _ and \ are literal), sortBy and sortOrder. For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -344,9 +344,10 @@ type Invoker interface {
 	ListRecords(ctx context.Context, params ListRecordsParams) (ListRecordsRes, error)
 	// ListUsers invokes listUsers operation.
 	//
-	// Server administrators only (others and API tokens: 403). Every account, ordered by username
-	// byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and
-	// \ are literal). For users only: an API token is 403.
+	// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless
+	// sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor,
+	// count, search (a case-insensitive substring of the username; %, _ and \ are literal), sortBy and
+	// sortOrder. For users only: an API token is 403.
 	//
 	// GET /api/v1/users
 	ListUsers(ctx context.Context, params ListUsersParams) (ListUsersRes, error)
@@ -6454,9 +6455,10 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 
 // ListUsers invokes listUsers operation.
 //
-// Server administrators only (others and API tokens: 403). Every account, ordered by username
-// byte-wise: limit, offset, cursor, and search (a case-insensitive substring of the username; %, _ and
-// \ are literal). For users only: an API token is 403.
+// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless
+// sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor,
+// count, search (a case-insensitive substring of the username; %, _ and \ are literal), sortBy and
+// sortOrder. For users only: an API token is 403.
 //
 // GET /api/v1/users
 func (c *Client) ListUsers(ctx context.Context, params ListUsersParams) (ListUsersRes, error) {
@@ -6517,6 +6519,57 @@ func (c *Client) sendListUsers(ctx context.Context, params ListUsersParams) (res
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Search.Get(); ok {
 				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "sortBy" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "sortBy",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SortBy.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "sortOrder" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "sortOrder",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SortOrder.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "count" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "count",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Count.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil
 		}); err != nil {

@@ -444,6 +444,12 @@ type ListUsersParams struct {
 	Offset OptInt `json:",omitempty,omitzero"`
 	// Case-insensitive substring of the name; %, _ and \ are literal.
 	Search OptString `json:",omitempty,omitzero"`
+	// Sort field; ties are broken by name, then id.
+	SortBy OptSortByQuery `json:",omitempty,omitzero"`
+	// Sort direction.
+	SortOrder OptSortOrderQuery `json:",omitempty,omitzero"`
+	// False answers total null and skips counting the matches.
+	Count OptBool `json:",omitempty,omitzero"`
 	// The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and
 	// offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400
 	// INVALID_REQUEST.
