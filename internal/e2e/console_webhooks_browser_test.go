@@ -93,6 +93,7 @@ func TestConsoleBrowserWebhooks(t *testing.T) {
 		assert.Equal(t, "200", row["Last code"])
 		assert.Equal(t, "—", row["Last error"])
 		assert.Equal(t, "—", row["Next attempt"])
+		b.screenshot("webhook-deliveries")
 	})
 
 	t.Run("delete removes it", func(t *testing.T) {

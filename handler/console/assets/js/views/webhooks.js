@@ -114,7 +114,7 @@ export function webhooksView({ route }) {
   }
 
   return h('div.view',
-    h('div.view-head', h('h2', 'Webhooks'), h('p.muted', 'Each change of this project is POSTed to these URLs, signed, and retried until it arrives.'),
+    h('div.view-head', h('h2', 'Webhooks'), h('p.muted', 'Each change of this project is POSTed to these URLs, signed, and tried again when it fails.'),
       h('div.head-actions', h('button.primary', { type: 'button', onclick: create }, 'New webhook'))),
     fresh, list.el, detail);
 }
