@@ -82,7 +82,7 @@ export function webhooksView({ route }) {
     load();
   }
   async function create() {
-    const url = h('input', { name: 'url', type: 'url', required: true, autocomplete: 'off', placeholder: 'https://example.com/hook' });
+    const url = h('input', { name: 'url', type: 'url', required: true, autocomplete: 'off', placeholder: 'an http or https URL' });
     const acts = h('select', { name: 'actions', multiple: true, size: 8 }, feedActions().map(a => h('option', { value: a }, a)));
     const { col, clu, el: scopeEl } = scopePicker(route);
     const secret = h('input', { name: 'secret', autocomplete: 'off', spellcheck: false });
