@@ -15,7 +15,8 @@ import { actions as auditActions } from './audit.js';
 const feedActions = () => auditActions.filter(a => a !== 'credential.reveal');
 
 // Whether the server has webhooks on, asked once per project and user:
-// when they are off the route answers 404 like any unknown route.
+// when they are off the route answers 404 like any unknown route (kept:
+// a server's setting); any other failure is asked about again.
 let known = null;
 
 /** webhooksOn resolves to whether project's webhook routes answer. */
@@ -23,8 +24,8 @@ export function webhooksOn(project) {
   const user = api.session()?.user_id;
   if (!known || known.project !== project || known.user !== user) {
     const k = { project, user };
-    k.promise = api.get(api.resourcePath({ project }) + '/webhooks', { limit: 1 }).then(() => true, () => {
-      if (known === k) known = null; // ask again next time
+    k.promise = api.get(api.resourcePath({ project }) + '/webhooks', { limit: 1 }).then(() => true, e => {
+      if (e.status !== 404 && known === k) known = null;
       return false;
     });
     known = k;
