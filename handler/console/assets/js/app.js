@@ -17,6 +17,7 @@ import { projectBar } from './views/project.js';
 import { membersView, tokensView } from './views/access.js';
 import { auditView } from './views/audit.js';
 import { compareView } from './views/compare.js';
+import { webhooksView } from './views/webhooks.js';
 import { usersView, accountView } from './views/users.js';
 
 const main = document.getElementById('main');
@@ -39,7 +40,7 @@ function view(route) {
   if (route.record != null) return recordView;
   if (route.cluster != null) return recordsView;
   if (route.collection != null) return clustersView;
-  return { members: membersView, tokens: tokensView, audit: auditView, compare: compareView }[route.tab] || collectionsView;
+  return { members: membersView, tokens: tokensView, audit: auditView, compare: compareView, webhooks: webhooksView }[route.tab] || collectionsView;
 }
 
 let renders = 0;

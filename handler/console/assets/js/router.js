@@ -1,7 +1,7 @@
 // Routes live in the location hash, so the console needs one page only
 // and works under any mount prefix:
 //   #/                                   projects
-//   #/p/P[/compare|/members|/tokens|/audit]  a project (collections, or a tab)
+//   #/p/P[/compare|/members|/tokens|/webhooks|/audit]  a project (collections, or a tab)
 //   #/p/P/c/C                            a collection's clusters
 //   #/p/P/c/C/k/K                        a cluster's records
 //   #/p/P/c/C/k/K/r/R                    a record (R "+" = a new one)

@@ -93,43 +93,13 @@ export function tokensView({ route, can }) {
   async function create() {
     const name = h('input', { name: 'name', required: true, autocomplete: 'off' });
     const role = select(tokenRoles, 'reader', { name: 'role' });
-    // The scope is picked from the project's collections, then the
-    // chosen collection's clusters, as the API lists them.
-    const col = h('select', { name: 'collection', 'aria-label': 'Collection' }, h('option', { value: '' }, 'All collections'));
-    const clu = h('select', { name: 'cluster', 'aria-label': 'Cluster', disabled: true }, h('option', { value: '' }, 'All clusters'));
-    const scopeErr = h('div');
-    const fill = async (sel, path, all) => {
-      const names = [];
-      try {
-        const walk = pages(path, { sortBy: 'name', sortOrder: 'asc' }, 1000);
-        while (walk.more()) names.push(...((await walk.next()).items || []).map(it => it.name));
-      } catch (e) {
-        replace(scopeErr, h('p.alert', { role: 'alert' }, `The ${all.toLowerCase().replace('all ', '')} cannot be listed: ${e.message}`));
-        return false;
-      }
-      replace(sel, h('option', { value: '' }, all), names.map(n => h('option', { value: n }, n)));
-      return true;
-    };
-    fill(col, base.replace(/\/tokens$/, '/collections'), 'All collections');
-    let asked = 0;
-    col.addEventListener('change', async () => {
-      const mine = ++asked;
-      replace(clu, h('option', { value: '' }, 'All clusters'));
-      clu.disabled = true;
-      if (!col.value) return;
-      const path = api.resourcePath({ project: route.project, collection: col.value }) + '/clusters';
-      const sel = h('select');
-      if (await fill(sel, path, 'All clusters') && mine === asked) {
-        replace(clu, [...sel.children]);
-        clu.disabled = false;
-      }
-    });
+    const { col, clu, el: scopeEl } = scopePicker(route);
     const exp = select(['never', '1 day', '30 days', '90 days', '1 year'], '90 days', { name: 'expires' });
     const secs = { '1 day': 86400, '30 days': 2592000, '90 days': 7776000, '1 year': 31536000 };
     const done = await dialog({
       title: 'New API token', ok: 'Create token',
       body: [field('Name', name, 'What will use it, e.g. “deploy bot”'), field('Role', role),
-        h('div.row2', field('Collection', col), field('Cluster', clu)), scopeErr, field('Expires', exp)],
+        scopeEl, field('Expires', exp)],
       submit: () => {
         const b = { name: name.value, role: role.value };
         if (col.value) b.collection = col.value;
@@ -153,4 +123,43 @@ export function tokensView({ route, can }) {
     h('div.view-head', h('h2', 'API tokens'), h('p.muted', 'Tokens let programs use this project (or part of it) without a password.'),
       can('admin') ? h('div.head-actions', h('button.primary', { type: 'button', onclick: create }, 'New token')) : null),
     fresh, list.el);
+}
+
+/**
+ * scopePicker returns {col, clu, el}: selects of the project's
+ * collections, then the chosen collection's clusters, as the API lists
+ * them (an empty value: all), for a token's or a webhook's scope.
+ */
+export function scopePicker(route) {
+  const base = api.resourcePath({ project: route.project });
+  const col = h('select', { name: 'collection', 'aria-label': 'Collection' }, h('option', { value: '' }, 'All collections'));
+  const clu = h('select', { name: 'cluster', 'aria-label': 'Cluster', disabled: true }, h('option', { value: '' }, 'All clusters'));
+  const scopeErr = h('div');
+  const fill = async (sel, path, all) => {
+    const names = [];
+    try {
+      const walk = pages(path, { sortBy: 'name', sortOrder: 'asc' }, 1000);
+      while (walk.more()) names.push(...((await walk.next()).items || []).map(it => it.name));
+    } catch (e) {
+      replace(scopeErr, h('p.alert', { role: 'alert' }, `The ${all.toLowerCase().replace('all ', '')} cannot be listed: ${e.message}`));
+      return false;
+    }
+    replace(sel, h('option', { value: '' }, all), names.map(n => h('option', { value: n }, n)));
+    return true;
+  };
+  fill(col, base + '/collections', 'All collections');
+  let asked = 0;
+  col.addEventListener('change', async () => {
+    const mine = ++asked;
+    replace(clu, h('option', { value: '' }, 'All clusters'));
+    clu.disabled = true;
+    if (!col.value) return;
+    const path = api.resourcePath({ project: route.project, collection: col.value }) + '/clusters';
+    const sel = h('select');
+    if (await fill(sel, path, 'All clusters') && mine === asked) {
+      replace(clu, [...sel.children]);
+      clu.disabled = false;
+    }
+  });
+  return { col, clu, el: [h('div.row2', field('Collection', col), field('Cluster', clu)), scopeErr] };
 }

@@ -9,7 +9,8 @@ import { h, replace, when } from '../dom.js';
 import { listView, pages } from '../list.js';
 import { where } from './project.js';
 
-const actions = ['project.create', 'project.rename', 'project.transfer', 'collection.create', 'collection.rename', 'collection.delete',
+/** actions are the audit log's actions (API.md section 15). */
+export const actions = ['project.create', 'project.rename', 'project.transfer', 'collection.create', 'collection.rename', 'collection.delete',
   'cluster.create', 'cluster.rename', 'cluster.delete', 'record.create', 'record.update', 'record.rename',
   'record.delete', 'record.restore', 'credential.reveal', 'member.put', 'member.delete', 'token.create', 'token.delete',
   'webhook.create', 'webhook.delete'];

@@ -1,14 +1,18 @@
 // The bar on top of every screen inside a project: its name, the tabs
-// (collections, members, API tokens, audit log), the state of the live
+// (collections, compare, members, API tokens, webhooks when the server
+// has them on, audit log), the state of the live
 // change feed, and a notice for each change made by someone else.
 
 import * as api from '../api.js';
 import { href } from '../router.js';
 import { h, toast } from '../dom.js';
+import { webhooksOn } from './webhooks.js';
 
-// The tabs, each with the right it needs (API tokens and the audit log
-// are an admin's).
-const tabs = [[undefined, 'Collections', 'read'], ['compare', 'Compare', 'read'], ['members', 'Members', 'read'], ['tokens', 'API tokens', 'admin'], ['audit', 'Audit log', 'admin']];
+// The tabs, each with the right it needs (API tokens, webhooks and the
+// audit log are an admin's); the webhooks tab shows once the server is
+// known to have them on.
+const tabs = [[undefined, 'Collections', 'read'], ['compare', 'Compare', 'read'], ['members', 'Members', 'read'], ['tokens', 'API tokens', 'admin'],
+  ['webhooks', 'Webhooks', 'admin', webhooksOn], ['audit', 'Audit log', 'admin']];
 
 /** where names the resource an audit entry is about. */
 export function where(e) {
@@ -37,6 +41,9 @@ export function projectBar({ route, feed, role, can, onCleanup }) {
       h('h1', h('span.kind', 'Project'), ' ', h('a', { href: href({ project }) }, project)),
       h('span.badge.role', { title: 'Your role on this project' }, role || 'no role'),
       live),
-    h('nav.tabs', { 'aria-label': 'Project' }, tabs.filter(([, , right]) => can(right)).map(([tab, label]) =>
-      h('a', { href: href({ project, tab }), 'aria-current': current === tab ? 'page' : null }, label))));
+    h('nav.tabs', { 'aria-label': 'Project' }, tabs.filter(([, , right]) => can(right)).map(([tab, label, , on]) => {
+      const a = h('a', { href: href({ project, tab }), 'aria-current': current === tab ? 'page' : null, hidden: !!on }, label);
+      if (on) on(project).then(yes => { a.hidden = !yes; });
+      return a;
+    })));
 }
