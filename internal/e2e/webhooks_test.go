@@ -648,12 +648,7 @@ func TestWebhooksAtLeastOnceAcrossRestarts(t *testing.T) {
 // share the sending; no delivery is sent twice.
 func TestWebhooksTwoInstances(t *testing.T) {
 	kind := kindNamed(t, "postgres")
-	var mu sync.Mutex
-	seen := map[string]int{}
-	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen[r.Header.Get("X-Hds-Delivery")]++
-		mu.Unlock()
+	rc := newReceiver(t, func(int, http.ResponseWriter, *http.Request) {
 		time.Sleep(5 * time.Millisecond) // hold each briefly, so that both instances are busy
 	})
 	a := hookServer(t, kind, hds.Webhooks{})
@@ -663,19 +658,35 @@ func TestWebhooksTwoInstances(t *testing.T) {
 	alice := a.token("alice")
 	a.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	const hooks, events = 10, 10
+	ids := make([]string, 0, hooks)
 	for range hooks {
-		b.createHook(alice, "web", `{"url":"`+rc.URL+`","actions":["collection.create"]}`)
+		ids = append(ids, b.createHook(alice, "web", `{"url":"`+rc.URL+`","actions":["collection.create"]}`).ID)
 	}
 	for i := range events {
 		a.mustDo("POST", pathC("web", "c"+strconv.Itoa(i)), "", alice, http.StatusCreated)
 	}
+	seen := map[string]int{}
 	for range hooks * events {
-		rc.next(t, "a delivery")
+		seen[rc.next(t, "a delivery").header.Get("X-Hds-Delivery")]++
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	assert.Len(t, seen, hooks*events, "every delivery arrived")
 	for id, n := range seen {
 		assert.Equal(t, 1, n, "delivery %s sent once", id)
 	}
+	// Once every delivery is recorded as succeeded after one attempt, no
+	// send is left in flight: the receiver has had each exactly once.
+	for _, id := range ids {
+		a.waitDeliveries(t, alice, "web", id, func(ds []deliveryJSON) bool {
+			if len(ds) != events {
+				return false
+			}
+			for _, d := range ds {
+				if d.Status != "succeeded" || d.Attempts != 1 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	assert.Equal(t, hooks*events, rc.count(), "no delivery was sent twice")
 }
