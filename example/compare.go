@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"strconv"
 )
 
 // The commands diff and promote (docs/api.md#21-compare-and-promote): a
@@ -157,26 +156,5 @@ func runPromote(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("promote: %w", err)
 	}
 	path := projectPath(fs.Arg(0)) + "/promote"
-	resp, err := c.do(ctx, "POST", path, nil, bytes.NewReader(b))
-	if err != nil {
-		return fmt.Errorf("promote: %w", err)
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		Data *importSummary `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Data == nil {
-		return fmt.Errorf("promote: POST %s: the answer is not a promote summary", path)
-	}
-	s := answer.Data
-	fmt.Fprintf(e.stdout, "created: %d\nupdated: %d\ndeleted: %d\nunchanged: %d\n", s.Created, s.Updated, s.Deleted, s.Unchanged)
-	if *dryRun {
-		for _, ch := range s.Changes {
-			fmt.Fprintf(e.stdout, "would %s %s/%s/%s\n", ch.Action, ch.Collection, ch.Cluster, ch.Record)
-		}
-		fmt.Fprintln(e.stdout, "dry run: nothing was changed")
-	} else if s.Revision != nil {
-		fmt.Fprintf(e.stdout, "revision: %s\n", strconv.FormatInt(*s.Revision, 10))
-	}
-	return nil
+	return postForSummary(ctx, e, c, "promote", path, nil, bytes.NewReader(b), "a promote summary", *dryRun)
 }

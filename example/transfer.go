@@ -97,20 +97,28 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	}
 	query := url.Values{"mode": {mode}, "dry_run": {strconv.FormatBool(*dryRun)}}
 	path := projectPath(fs.Arg(0)) + "/import"
-	resp, err := c.do(ctx, "POST", path, query, bytes.NewReader(doc))
+	return postForSummary(ctx, e, c, "import", path, query, bytes.NewReader(doc), "an import summary", *dryRun)
+}
+
+// postForSummary POSTs body to path and prints the answer, the summary
+// that import and promote both answer with (importSummary): its counts,
+// then with dryRun what would change, else the revision it made. cmd
+// names the command in errors; what names the summary expected.
+func postForSummary(ctx context.Context, e *env, c *apiClient, cmd, path string, query url.Values, body io.Reader, what string, dryRun bool) error {
+	resp, err := c.do(ctx, "POST", path, query, body)
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	defer resp.Body.Close()
 	var answer struct {
 		Data *importSummary `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Data == nil {
-		return fmt.Errorf("import: POST %s: the answer is not an import summary", path)
+		return fmt.Errorf("%s: POST %s: the answer is not %s", cmd, path, what)
 	}
 	s := answer.Data
 	fmt.Fprintf(e.stdout, "created: %d\nupdated: %d\ndeleted: %d\nunchanged: %d\n", s.Created, s.Updated, s.Deleted, s.Unchanged)
-	if *dryRun {
+	if dryRun {
 		for _, ch := range s.Changes {
 			fmt.Fprintf(e.stdout, "would %s %s/%s/%s\n", ch.Action, ch.Collection, ch.Cluster, ch.Record)
 		}
