@@ -149,16 +149,24 @@ func (s *Store) CreateToken(ctx context.Context, p store.Path, t *store.APIToken
 
 // FindTokens implements store.Access.
 func (s *Store) FindTokens(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.APIToken, int, error) {
-	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.APIToken, int, error) {
-		rows, err := q.rows(ctx, `SELECT `+tokenColumns+`, count(*) OVER () FROM hds_api_tokens WHERE project_id = $1
+	return findProjectList(ctx, s, p, lq, "hds_api_tokens", tokenColumns,
+		func(rows *sql.Rows, total *int) (*store.APIToken, error) { return scanToken(rows, total) })
+}
+
+// findProjectList lists the rows of table (columns, then the total) that
+// belong to p's project, oldest first (created_at, then id), a page as lq
+// says, with their total: a project's API tokens and its webhooks.
+func findProjectList[T any](ctx context.Context, s *Store, p store.Path, lq store.ListQuery, table, columns string,
+	scan func(*sql.Rows, *int) (T, error)) ([]T, int, error) {
+	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]T, int, error) {
+		rows, err := q.rows(ctx, `SELECT `+columns+`, count(*) OVER () FROM `+table+` WHERE project_id = $1
 			ORDER BY created_at, id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
 		if err != nil {
 			return nil, 0, err
 		}
-		return scanList(rows, func(rows *sql.Rows, total *int) (*store.APIToken, error) { return scanToken(rows, total) },
-			func() (int, error) {
-				return q.count(ctx, `SELECT count(*) FROM hds_api_tokens WHERE project_id = $1`, r.project)
-			})
+		return scanList(rows, scan, func() (int, error) {
+			return q.count(ctx, `SELECT count(*) FROM `+table+` WHERE project_id = $1`, r.project)
+		})
 	})
 }
 

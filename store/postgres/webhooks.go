@@ -93,17 +93,8 @@ func (s *Store) CreateWebhook(ctx context.Context, p store.Path, w *store.Webhoo
 
 // FindWebhooks implements store.Webhooks.
 func (s *Store) FindWebhooks(ctx context.Context, p store.Path, lq store.ListQuery) ([]*store.Webhook, int, error) {
-	return findWithin(ctx, s, p, levelProject, func(ctx context.Context, q queryer, r resolved) ([]*store.Webhook, int, error) {
-		rows, err := q.rows(ctx, `SELECT `+webhookColumns+`, count(*) OVER () FROM hds_webhooks WHERE project_id = $1
-			ORDER BY created_at, id LIMIT $2 OFFSET $3`, r.project, lq.Limit, lq.Offset)
-		if err != nil {
-			return nil, 0, err
-		}
-		return scanList(rows, func(rows *sql.Rows, total *int) (*store.Webhook, error) { return scanWebhook(rows, total) },
-			func() (int, error) {
-				return q.count(ctx, `SELECT count(*) FROM hds_webhooks WHERE project_id = $1`, r.project)
-			})
-	})
+	return findProjectList(ctx, s, p, lq, "hds_webhooks", webhookColumns,
+		func(rows *sql.Rows, total *int) (*store.Webhook, error) { return scanWebhook(rows, total) })
 }
 
 // findWebhook returns the webhook id of the project projectID.

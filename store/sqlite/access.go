@@ -124,6 +124,20 @@ func scanToken(row scanner) (*store.APIToken, error) {
 	return &tk, nil
 }
 
+// scopeExists checks that the scope of an API token or a webhook names
+// a collection (and a cluster of it) of pr that exists; an empty scope is
+// the whole project.
+func (t *tx) scopeExists(pr *proj, collection, cluster string) error {
+	if collection == "" {
+		return nil
+	}
+	c, err := t.collectionIn(pr, collection)
+	if err == nil && cluster != "" {
+		_, err = t.clusterIn(c, cluster)
+	}
+	return err
+}
+
 // CreateToken implements store.Access.
 func (s *Store) CreateToken(ctx context.Context, p store.Path, in *store.APIToken) (*store.APIToken, error) {
 	var out *store.APIToken
@@ -132,16 +146,8 @@ func (s *Store) CreateToken(ctx context.Context, p store.Path, in *store.APIToke
 		if err != nil {
 			return err
 		}
-		if in.Collection != "" {
-			c, err := t.collectionIn(pr, in.Collection)
-			if err != nil {
-				return err
-			}
-			if in.Cluster != "" {
-				if _, err := t.clusterIn(c, in.Cluster); err != nil {
-					return err
-				}
-			}
+		if err := t.scopeExists(pr, in.Collection, in.Cluster); err != nil {
+			return err
 		}
 		tk := *in
 		tk.Hash = append([]byte(nil), in.Hash...)

@@ -102,16 +102,8 @@ func (s *Store) CreateWebhook(ctx context.Context, p store.Path, in *store.Webho
 		if err != nil {
 			return err
 		}
-		if in.Collection != "" {
-			c, err := t.collectionIn(pr, in.Collection)
-			if err != nil {
-				return err
-			}
-			if in.Cluster != "" {
-				if _, err := t.clusterIn(c, in.Cluster); err != nil {
-					return err
-				}
-			}
+		if err := t.scopeExists(pr, in.Collection, in.Cluster); err != nil {
+			return err
 		}
 		w := *in
 		w.Actions = append([]store.Action(nil), in.Actions...)
