@@ -23,6 +23,9 @@ type records struct {
 	// audit records the reveals of credentials; nil when the store keeps
 	// no audit log.
 	audit store.AuditLog
+	// clusterTags: the store keeps store.Cluster.State, so GET K carries
+	// the cluster's tag (docs/api.md#cluster-tags).
+	clusterTags bool
 }
 
 // revealed records, when reveal is set, that the request returns
@@ -486,7 +489,7 @@ func (rec records) handleClusterData() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		if !store.KeepsClusterState(rec.store) {
+		if !rec.clusterTags {
 			tag = "" // no tag rather than one that would not change
 		}
 		if tag != "" && notModified(w, inm, tag) {

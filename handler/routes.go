@@ -243,7 +243,8 @@ func routes(cfg Config) *router {
 
 	audit, _ := s.(store.AuditLog)
 	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit, cursors: cur,
-		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
+		clusterTags: store.KeepsClusterState(s),
+		pre:         preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, cur, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
 		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",

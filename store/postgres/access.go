@@ -99,15 +99,18 @@ func scanToken(row interface{ Scan(...any) error }, extra ...any) (*store.APITok
 	err := row.Scan(append([]any{&t.ID, &t.ProjectID, &t.Name, &t.Role, &t.Collection, &t.Cluster, &t.Hash,
 		&t.CreatedAt, &expires, &used, &t.CreatedBy}, extra...)...)
 	t.CreatedAt = t.CreatedAt.UTC()
-	if expires.Valid {
-		e := expires.Time.UTC()
-		t.ExpiresAt = &e
-	}
-	if used.Valid {
-		u := used.Time.UTC()
-		t.LastUsedAt = &u
-	}
+	t.ExpiresAt, t.LastUsedAt = utcOrNil(expires), utcOrNil(used)
 	return &t, err
+}
+
+// utcOrNil returns the time of a nullable column in UTC, or nil when it
+// is NULL.
+func utcOrNil(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
 }
 
 // CreateToken implements store.Access, in one transaction.

@@ -42,10 +42,7 @@ func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*store.Del
 		&lastError, &next, &d.CreatedAt}, extra...)...)
 	d.Revision, d.LastStatusCode, d.LastError = revision.Int64, int(code.Int64), lastError.String
 	d.CreatedAt = d.CreatedAt.UTC()
-	if next.Valid {
-		t := next.Time.UTC()
-		d.NextAttemptAt = &t
-	}
+	d.NextAttemptAt = utcOrNil(next)
 	return &d, err
 }
 
