@@ -107,8 +107,8 @@ const (
 // WithStore sets the store of projects, collections, clusters and
 // records, with the members and API tokens of projects (store.Access),
 // which its path resolution checks on every request: store.Projects
-// lists what is required and what is optional. The memory and PostgreSQL
-// stores have it all. Default: a new, empty in-memory store
+// lists what is required and what is optional. The memory, SQLite and
+// PostgreSQL stores have it all. Default: a new, empty in-memory store
 // (store/memory).
 func WithStore(s store.Projects) Option {
 	return func(c *config) {
@@ -122,7 +122,7 @@ func WithStore(s store.Projects) Option {
 // WithUsers sets the directory of accounts that may log in, with the
 // ends of sessions (logout, password change) and the used refresh tokens
 // (store.Sessions), kept where every instance sharing the directory sees
-// them: a store.Accounts. The memory and PostgreSQL stores are one.
+// them: a store.Accounts. The memory, SQLite and PostgreSQL stores are one.
 // Default: a new, empty in-memory directory (store/memory).
 func WithUsers(u store.Accounts) Option {
 	return func(c *config) {

@@ -61,11 +61,16 @@ func TestServeEndToEnd(t *testing.T) {
 	req, _ = http.NewRequest("POST", s.url+"/api/v1/projects", pr)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
+	// With Expect: 100-continue the client sends no byte of the body
+	// before the handler asks for it (the server's 100 Continue), so the
+	// first write below returns only once the server is working on the
+	// request.
+	req.Header.Set("Expect", "100-continue")
 	inFlight := make(chan int, 1)
 	go func() {
 		// A connection of its own, so that it is not one left idle by the
 		// requests above.
-		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, ExpectContinueTimeout: time.Hour}}
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Errorf("in-flight request: %v", err)
@@ -78,7 +83,6 @@ func TestServeEndToEnd(t *testing.T) {
 	if _, err := io.WriteString(pw, `{"name":`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the server start on the request
 	s.cancel()
 	waitFor(t, s.stderr, "shutting down")
 	if _, err := io.WriteString(pw, `"late"}`); err != nil {

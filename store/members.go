@@ -61,8 +61,8 @@ const TouchInterval = time.Minute
 // its API tokens (docs/api.md#17-sharing-and-api-tokens). Path resolution
 // of the Store on the same type reads them, so a member removed or a token
 // deleted is refused on the very next request, on every instance sharing
-// the storage. The memory and PostgreSQL stores implement it on the same
-// type as Store; storetest.RunAccess is its conformance suite.
+// the storage. The memory, SQLite and PostgreSQL stores implement it on
+// the same type as Store; storetest.RunAccess is its conformance suite.
 // Implementations must be safe for concurrent use.
 //
 // Every method that takes a Path resolves it as the Store does

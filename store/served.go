@@ -3,8 +3,8 @@ package store
 // Projects is the storage of projects that hds serves (hds.WithStore):
 // the tree and its records (Store) and who may use each project besides
 // its owner (Access), which path resolution checks on every request. Both
-// are required; the memory and PostgreSQL stores implement them on one
-// type.
+// are required; every store of this module (memory, SQLite, PostgreSQL)
+// implements them on one type.
 //
 // hds.New also looks for these optional capabilities on the same value,
 // and works without them:
@@ -23,6 +23,9 @@ package store
 //     log; without it only the store keeps them.
 //   - ClusterStateKeeper: the cluster tags of GET K and If-None-Match on
 //     it; without it GET K has no ETag and always answers 200.
+//   - Webhooks: the webhook routes and their deliveries
+//     (docs/api.md#22-webhooks); needed only with hds.WithWebhooks, which
+//     hds.NewHandler refuses with an error for a store without it.
 //   - QuotaSetter: needed only with hds.WithQuotas, which hds.NewHandler
 //     refuses with an error for a store without it.
 type Projects interface {
@@ -33,8 +36,8 @@ type Projects interface {
 // Accounts is the storage of users that hds serves (hds.WithUsers): the
 // accounts that may log in (UserDirectory) and what ends their sessions
 // (Sessions): logout, single-use refresh tokens and password change. Both
-// are required; the memory and PostgreSQL stores implement them on one
-// type.
+// are required; every store of this module (memory, SQLite, PostgreSQL)
+// implements them on one type.
 type Accounts interface {
 	UserDirectory
 	Sessions

@@ -25,8 +25,8 @@ type SessionUser struct {
 // sessions, the refresh tokens already used, and each user's session
 // generation (User.SessionGeneration), which a password change moves on.
 // Nothing is recorded when a session starts: a correctly signed token of a
-// session never ended is valid. The memory and PostgreSQL stores implement
-// it on the same type as UserDirectory; storetest.RunSessions is its
+// session never ended is valid. The memory, SQLite and PostgreSQL stores
+// implement it on the same type as UserDirectory; storetest.RunSessions is its
 // conformance suite. Implementations must be safe for concurrent use.
 //
 // A session id is the token's sid claim, or its jti for a token without

@@ -315,7 +315,7 @@ type UserDirectory interface {
 	SetUserActive(ctx context.Context, username string, active bool) error
 	// DeleteUser removes the user and the user's memberships (Access), or
 	// returns ErrNotFound; the API tokens the user created stay. A
-	// directory that is also the Store (the memory and PostgreSQL stores)
+	// directory that is also the Store (the memory, SQLite and PostgreSQL stores)
 	// refuses, with OwnsProjectsError, a user who owns projects, so that
 	// no project is left without an owner; the last-administrator rule
 	// applies.

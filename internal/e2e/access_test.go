@@ -1,7 +1,7 @@
 package e2e_test
 
 // Sharing and API tokens (docs/api.md#17-sharing-and-api-tokens), black-box
-// on both stores: members and roles, the project list with roles, API
+// on every store: members and roles, the project list with roles, API
 // tokens (creation, format, scope, expiry, revocation, last_used_at, rate
 // limits per token), every error of the section, and changes that take
 // effect on a second instance sharing the storage.

@@ -5,7 +5,7 @@ package e2e_test
 // (store.SessionChecker: the PostgreSQL store serving as its own user
 // directory). These tests hold them to what authentication answered
 // before (docs/api.md#6-authentication and
-// docs/api.md#17-sharing-and-api-tokens), on both stores, and count the
+// docs/api.md#17-sharing-and-api-tokens), on every store, and count the
 // round trips the PostgreSQL store makes for them.
 
 import (

@@ -312,7 +312,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 // TestPreconditionsLast checks that 412 and 428 come after every
 // other answer (docs/api.md#15-concurrency-control-and-record-history): the
 // request's own input (400), existence (404, a version not kept included)
-// and, as docs/api.md says, a taken name (409), on both stores.
+// and, as docs/api.md says, a taken name (409), on every store.
 func TestPreconditionsLast(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		for _, required := range []bool{false, true} {

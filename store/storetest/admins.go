@@ -16,8 +16,8 @@ import (
 )
 
 // UserAdminStore is what RunUserAdmin tests: an AccessStore that also
-// keeps the sessions (store.Sessions), as the memory and PostgreSQL
-// stores do.
+// keeps the sessions (store.Sessions), as every store of this module
+// does.
 type UserAdminStore interface {
 	AccessStore
 	store.Sessions

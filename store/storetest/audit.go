@@ -14,7 +14,7 @@ import (
 )
 
 // AuditStore is what RunAudit tests: a Store and its audit log on one
-// value, as the memory and PostgreSQL stores provide them.
+// value, as every store of this module provides them.
 type AuditStore interface {
 	store.Store
 	store.AuditLog

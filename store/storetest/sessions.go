@@ -13,7 +13,7 @@ import (
 )
 
 // SessionStore is what RunSessions tests: a user directory and its
-// sessions on one value, as the memory and PostgreSQL stores provide them.
+// sessions on one value, as every store of this module provides them.
 type SessionStore interface {
 	store.UserDirectory
 	store.Sessions

@@ -52,7 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Records", func(t *testing.T) { testRecords(t, newStore) })
 	t.Run("Lists", func(t *testing.T) { testLists(t, newStore) })
 	t.Run("RecordLists", func(t *testing.T) { testRecordLists(t, newStore) })
-	t.Run("ListsV11", func(t *testing.T) { testListsV11(t, newStore) })
+	t.Run("ListFilters", func(t *testing.T) { testListFilters(t, newStore) })
 	t.Run("Cursors", func(t *testing.T) { testCursors(t, newStore) })
 	t.Run("Substrings", func(t *testing.T) { testSubstrings(t, newStore) })
 	t.Run("CredentialRecords", func(t *testing.T) { testCredentialRecords(t, newStore) })

@@ -1,6 +1,6 @@
 package storetest
 
-// The v1.1 list queries of docs/api.md#5-list-queries: NoCount
+// The list queries of docs/api.md#5-list-queries beyond paging: NoCount
 // (count=false) and the range filters.
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-func testListsV11(t *testing.T, newStore func(t *testing.T) store.Store) {
+func testListFilters(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("NoCount", func(t *testing.T) {
 		for _, l := range listers {
 			t.Run(l.kind, func(t *testing.T) {
