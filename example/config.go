@@ -174,6 +174,9 @@ type config struct {
 	// key is configured.
 	credentialKeys [][]byte
 	users          []userConfig
+	// path is the configuration file given with -config, "" for none,
+	// for the command lines the server prints.
+	path string
 
 	perHour, perMinute                       int
 	loginFailuresPerUser, loginFailuresPerIP int
@@ -234,6 +237,7 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	cfg.path = path
 	return cfg, nil
 }
 
