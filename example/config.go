@@ -57,7 +57,7 @@ type databaseConfig struct {
 // serverConfig bounds what clients can hold of the server
 // (docs/api.md#8-limits-rate-limits-and-quotas). API.md names
 // max_connections and idle_timeout; the other keys are this example's,
-// documented in the README.
+// documented in docs/server.md.
 type serverConfig struct {
 	MaxConnections    *int   `json:"max_connections"`
 	IdleTimeout       string `json:"idle_timeout"`
