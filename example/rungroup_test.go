@@ -31,17 +31,18 @@ func processAlive(pid int) bool {
 }
 
 // grandchildCommand is CMD as sh -c '...; prog' runs it: sh starts a
-// program in the background that ignores every signal but SIGKILL (and
-// SIGUSR2, which ends it with status 3), logging to LOG.orphan, then the
-// program of log in the foreground, which -signal ends. Before process
-// groups, a restart signalled sh alone and left both programs running.
-func grandchildCommand(t *testing.T, log childLog) (cmd []string, orphans childLog) {
+// program in the background, logging to LOG.orphan, in mode (stubborn:
+// it ignores every signal but SIGKILL, and SIGUSR2, which ends it with
+// status 3; die: a signal ends it), then the program of log in the
+// foreground, which -signal ends. Before process groups, a restart
+// signalled sh alone and left both programs running.
+func grandchildCommand(t *testing.T, log childLog, mode string) (cmd []string, orphans childLog) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	orphans = childLog{t: t, path: log.path + ".orphan"}
 	t.Cleanup(orphans.killChildren)
-	return []string{"sh", "-c", `"$0" hds-test-child "$1.orphan" stubborn & "$0" hds-test-child "$1" die`, exe, log.path}, orphans
+	return []string{"sh", "-c", `"$0" hds-test-child "$1.orphan" "$2" & "$0" hds-test-child "$1" die`, exe, log.path, mode}, orphans
 }
 
 // TestRunWatchProcessGroup: run -watch sends -signal to CMD's whole
@@ -54,8 +55,10 @@ func TestRunWatchProcessGroup(t *testing.T) {
 	base, token := watchServer(t)
 	watchFixture(t, base, token)
 	log := childLog{t: t, path: filepath.Join(t.TempDir(), "log")}
-	command, orphans := grandchildCommand(t, log)
-	r := startRun(t, log, append([]string{"run", "-watch", "-url", base, "-cluster", "p/c/k", "-grace", "300ms",
+	command, orphans := grandchildCommand(t, log, "stubborn")
+	// -grace long enough for the programs to log the signal before the
+	// kill, on a loaded machine too.
+	r := startRun(t, log, append([]string{"run", "-watch", "-url", base, "-cluster", "p/c/k", "-grace", "3s",
 		"-debounce", "0s", "--"}, command...), map[string]string{"HDS_TOKEN": token})
 	first, firstOrphan := log.waitStarts(1), orphans.waitStarts(1)
 
@@ -85,7 +88,7 @@ func TestRunProcessGroup(t *testing.T) {
 	base, token := watchServer(t)
 	watchFixture(t, base, token)
 	log := childLog{t: t, path: filepath.Join(t.TempDir(), "log")}
-	command, orphans := grandchildCommand(t, log)
+	command, orphans := grandchildCommand(t, log, "die")
 	r := startRun(t, log, append([]string{"run", "-url", base, "-cluster", "p/c/k", "--"}, command...),
 		map[string]string{"HDS_TOKEN": token})
 	child, orphan := log.waitStarts(1), orphans.waitStarts(1)
