@@ -77,3 +77,32 @@ func TestFailedStartCreatesNoUser(t *testing.T) {
 	assert.Contains(t, s.stdout.String(), "| go run ./example -config "+shellQuote(cfg)+" user password admin\n")
 	require.NoError(t, s.stop(t))
 }
+
+// TestConfiguredUserWithAnotherPassword: a configured user that exists
+// already with another password (the generated admin of a plain first
+// start, then a configuration naming admin) is left as it is, and the
+// log says that the configured password does not log in and how to set
+// it; one whose password is the configuration's is logged as unchanged.
+func TestConfiguredUserWithAnotherPassword(t *testing.T) {
+	useStandaloneDefault(t)
+	env := map[string]string{"HDS_ADDR": "127.0.0.1:0"}
+	s := start(t, nil, env)
+	require.NoError(t, s.stop(t))
+
+	cfg := writeConfig(t, `{"users": [{"username": "admin", "password": "admin-password", "admin": true},
+  {"username": "bob", "password": "bob-password"}]}`)
+	s = start(t, []string{"-config", cfg}, env)
+	status, _ := call(t, "POST", s.url+"/api/v1/auth/login", "", map[string]string{"username": "admin", "password": "admin-password"})
+	assert.Equal(t, http.StatusUnauthorized, status, "the configured password of an existing user is not applied")
+	login(t, s.url, "bob", "bob-password")
+	require.NoError(t, s.stop(t))
+	assert.Contains(t, s.stderr.String(), `msg="user exists with another password than the configuration's, left unchanged: `+
+		`the configured password does not log in; to make it the password, give it as the first line of stdin to: `+
+		`go run ./example -config `+shellQuote(cfg)+` user password NAME" username=admin`)
+	assert.Contains(t, s.stderr.String(), `msg="user created" username=bob`)
+
+	s = start(t, []string{"-config", cfg}, env)
+	require.NoError(t, s.stop(t))
+	assert.Contains(t, s.stderr.String(), `msg="user exists, left unchanged" username=bob`)
+	assert.NotContains(t, s.stderr.String(), "bob-password")
+}

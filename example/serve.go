@@ -148,7 +148,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	// that fails creates none (docs/api.md#14-the-standalone-server)
 	// and the start that creates admin is one that prints its password.
 	// Connections wait in the listen queue meanwhile.
-	if err := ensureUsers(ctx, users, cfg.users, logger); err != nil {
+	if err := ensureUsers(ctx, users, cfg.users, logger, exampleCommand(cfg)); err != nil {
 		_ = ln.Close()
 		return err
 	}
