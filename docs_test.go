@@ -146,3 +146,60 @@ func eachLine(t *testing.T, name string, f func(n int, text string)) {
 		t.Fatalf("%s: %v", name, err)
 	}
 }
+
+// mdLinkRE finds the target of a Markdown link or image: ](TARGET).
+var mdLinkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocsLinks checks every relative link of README.md and of the
+// pages of docs/ (links to files of the repository, and #anchors of
+// Markdown pages, their own included): the file exists, and the anchor
+// names a heading of it, so that moving a section from one page to
+// another cannot leave a link behind.
+func TestDocsLinks(t *testing.T) {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append([]string{"README.md"}, pages...)
+	anchorsOf := map[string]map[string]bool{}
+	links := 0
+	for _, page := range pages {
+		fenced := false
+		eachLine(t, page, func(n int, text string) {
+			if strings.HasPrefix(strings.TrimSpace(text), "```") {
+				fenced = !fenced
+			}
+			if fenced {
+				return
+			}
+			for _, m := range mdLinkRE.FindAllStringSubmatch(text, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				file, anchor, _ := strings.Cut(target, "#")
+				path := page
+				if file != "" {
+					path = filepath.Join(filepath.Dir(page), file)
+					if _, err := os.Stat(path); err != nil {
+						t.Errorf("%s:%d: link %q: %v", page, n, target, err)
+						continue
+					}
+				}
+				if anchor == "" || !strings.HasSuffix(path, ".md") {
+					continue
+				}
+				if anchorsOf[path] == nil {
+					anchorsOf[path] = headingAnchors(t, path)
+				}
+				if !anchorsOf[path][anchor] {
+					t.Errorf("%s:%d: link %q: no heading of %s has the anchor %q", page, n, target, path, anchor)
+				}
+			}
+		})
+	}
+	if links < 20 {
+		t.Fatalf("%d relative links found: the search is broken", links)
+	}
+}

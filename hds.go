@@ -28,8 +28,12 @@ import (
 	"github.com/hds-go/hds/store/memory"
 )
 
-// Version is the server version reported by /health.
-const Version = "1.0.0"
+// Version is the version of hds that /health and the OpenAPI document's
+// info.version report when the build does not record the module's own
+// (a build inside this repository, or a host that replaces the module
+// by a directory); otherwise they report the recorded one (v1.3.0 as
+// 1.3.0).
+const Version = "1.3.0"
 
 // New returns the API as an http.Handler. With no options it serves an
 // empty in-memory store and user directory, signs tokens with a random
@@ -132,7 +136,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Tokens:         tokens,
 		AllowAnonymous: c.security.AllowAnonymous,
 		Sealer:         sealer,
-		Version:        Version,
+		Version:        moduleVersion(),
 		RateLimiter: middleware.NewRateLimiter(c.limitStore,
 			limiter.Rate{Period: time.Hour, Limit: int64(c.perHour)},
 			limiter.Rate{Period: time.Minute, Limit: int64(c.perMinute)}),

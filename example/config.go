@@ -57,7 +57,7 @@ type databaseConfig struct {
 // serverConfig bounds what clients can hold of the server
 // (docs/api.md#8-limits-rate-limits-and-quotas). API.md names
 // max_connections and idle_timeout; the other keys are this example's,
-// documented in the README.
+// documented in docs/server.md.
 type serverConfig struct {
 	MaxConnections    *int   `json:"max_connections"`
 	IdleTimeout       string `json:"idle_timeout"`
@@ -174,6 +174,9 @@ type config struct {
 	// key is configured.
 	credentialKeys [][]byte
 	users          []userConfig
+	// path is the configuration file given with -config, "" for none,
+	// for the command lines the server prints.
+	path string
 
 	perHour, perMinute                       int
 	loginFailuresPerUser, loginFailuresPerIP int
@@ -234,6 +237,7 @@ func loadConfig(path string, getenv func(string) string) (*config, error) {
 		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	cfg.path = path
 	return cfg, nil
 }
 

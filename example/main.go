@@ -31,7 +31,7 @@
 // Configuration comes from the JSON file given with -config and from the
 // environment variables HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
 // HDS_CREDENTIAL_KEY and HDS_REDIS_URL, the environment winning. See
-// README.md for every key and its default.
+// docs/server.md for every key and its default.
 //
 // The files, as cmd/dex lays them out: main.go (main, run and the command
 // table), config.go (the configuration file and its checks), store.go

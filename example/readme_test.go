@@ -1,26 +1,28 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestREADMEWalkthrough runs the walk-through of README.md against a
-// started server, so that it cannot drift from what hds does: the
-// server is the example's own run with the configuration the README
-// shows (on a free port), the client commands a built binary in the
-// working directory, and every sh block runs, in order, in bash with
-// set -euo pipefail, the shell variables of one block carried to the
-// next. A command followed by a comment that starts with a number, a
-// quote or "{", or that is one word, must print that (a number: the
-// whole output; JSON: white space aside).
+// TestREADMEWalkthrough follows README.md as a reader does, so that it
+// cannot drift from what hds does: the README's first command, `go run
+// ./example`, in an empty directory (the example built once, as the
+// README builds hds-example; on a free port rather than 8080), then
+// every sh block of the README, in order, in bash with set -euo
+// pipefail, the shell variables of one block carried to the next, the
+// password the server printed typed in where a block reads it. An error
+// answer fails the block (curl gets --fail-with-body), except for a
+// command followed by a comment that says what it prints: a comment
+// that starts with a number, a quote or "{", or that is one word, is
+// checked (a number: the whole output; JSON: white space aside).
 func TestREADMEWalkthrough(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -35,52 +37,53 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(readme)
-	config := regexp.MustCompile(`(?s)cat > walkthrough\.json <<'EOF'\n(.*?)\nEOF\n`).FindStringSubmatch(text)
-	if config == nil {
-		t.Fatal("README.md: no walkthrough.json")
+	first := regexp.MustCompile(`(?m)^    (\S.*)$`).FindStringSubmatch(text)
+	if first == nil || first[1] != "go run ./example" {
+		t.Fatalf("README.md: the first command is %q, want go run ./example", first)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "walkthrough.json"), []byte(config[1]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "hds-example"), ".")
+	exe := filepath.Join(dir, "hds-example")
+	build := exec.Command("go", "build", "-o", exe, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	// The server: the example's run, as ./hds-example -config walkthrough.json.
-	ctx, cancel := context.WithCancel(context.Background())
+	// The first command, in a directory of its own, as a reader runs it.
 	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"example", "-config", filepath.Join(dir, "walkthrough.json")},
-			environ(map[string]string{"HDS_ADDR": "127.0.0.1:0"}), strings.NewReader(""), &stdout, &stderr)
-	}()
+	server := exec.Command(exe)
+	server.Dir = dir
+	server.Env = append(cleanEnv(), "HDS_ADDR=127.0.0.1:0")
+	server.Stdout, server.Stderr = &stdout, &stderr
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		cancel()
-		<-done
+		_ = server.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- server.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = server.Process.Kill()
+			<-done
+		}
 	})
-	listening := regexp.MustCompile(`hds listening on (\S+)`)
-	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
-		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
-			base = m[1]
+	started := regexp.MustCompile(`(?s)hds listening on (\S+)\n.*user "admin" was created with the password:\n\s+(\S+)\n`)
+	var base, password string
+	for deadline := time.Now().Add(time.Minute); base == ""; time.Sleep(20 * time.Millisecond) {
+		if m := started.FindStringSubmatch(stdout.String()); m != nil {
+			base, password = m[1], m[2]
 		} else if time.Now().After(deadline) {
-			t.Fatalf("the server did not start: %s %s", stdout.String(), stderr.String())
+			t.Fatalf("the server did not start, or printed no password: %s %s", stdout.String(), stderr.String())
 		}
 	}
 
-	// The walk-through: from its heading to the next part that is not it.
-	start, end := strings.Index(text, "\n## A walk-through with curl\n"), strings.Index(text, "\n## Mounting hds in a host application\n")
-	if start < 0 || end < start {
-		t.Fatal("README.md: the walk-through's headings moved")
-	}
-	blocks := shBlocks(text[:end], strings.Count(text[:start], "\n"))
+	blocks := shBlocks(text, 0)
 	if len(blocks) < 7 {
 		t.Fatalf("README.md: %d sh blocks, want the walk-through's", len(blocks))
 	}
-	if !strings.Contains(blocks[0].code, "H=http://127.0.0.1:8080\n") {
-		t.Fatal("README.md: the first sh block does not set H=http://127.0.0.1:8080")
+	if !strings.Contains(blocks[0].code, "H=http://127.0.0.1:8080\n") || !strings.Contains(blocks[0].code, "read -rsp") {
+		t.Fatal("README.md: the first sh block does not set H=http://127.0.0.1:8080 and read the password")
 	}
 	blocks[0].code = strings.Replace(blocks[0].code, "H=http://127.0.0.1:8080\n", "H="+base+"\n", 1)
 	vars := shVariables(blocks)
@@ -89,17 +92,23 @@ func TestREADMEWalkthrough(t *testing.T) {
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Dir = dir
 		cmd.Env = cleanEnv()
+		cmd.Stdin = strings.NewReader(password + "\n") // typed where a block reads it
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("README.md block at line %d: %v\n%s", b.line, err, out)
+			t.Fatalf("README.md block at line %d: %v\n%s\nthe server's log:\n%s", b.line, err, out, stderr.String())
 		}
 	}
 }
 
 // walkPrelude starts every block: strict mode, the state of the blocks
-// before, and the check of a printed result.
+// before, curl failing on an error answer (but where the README says
+// what a command prints: then the check decides), and the check of a
+// printed result.
 const walkPrelude = `set -euo pipefail
 if [ -f state ]; then . ./state; fi
+curl() {
+  if [ -n "${__said:-}" ]; then command curl "$@"; else command curl --fail-with-body "$@"; fi
+}
 __check() { # got want mode line
   local got=$1 want=$2
   if [ "$3" = json ]; then got=$(printf %s "$got" | tr -d ' \n\t'); want=$(printf %s "$want" | tr -d ' \n\t'); fi
@@ -148,16 +157,34 @@ func shVariables(blocks []shBlock) []string {
 // expectation is a command with a comment after it on one line.
 var expectation = regexp.MustCompile(`^(\S.*?)\s{2,}# (.+)$`)
 
+// continued is the last line of a command of several lines with a
+// comment after it.
+var continued = regexp.MustCompile(`^(\s*\S.*?)\s{2,}# (.+)$`)
+
 // checked returns the block with each command whose comment says what it
-// prints turned into a check of it.
+// prints turned into a check of it. A command of several lines (each but
+// the last ending in a backslash) is checked by the comment of its last
+// line, unless it starts inside a quoted text of lines before.
 func checked(b shBlock) string {
 	lines := strings.Split(b.code, "\n")
-	for i, line := range lines {
-		if strings.HasSuffix(line, `\`) || i > 0 && strings.HasSuffix(lines[i-1], `\`) {
-			continue // a command of several lines
+	var out []string
+	quotes := 0 // single quotes so far: odd inside a quoted text
+	for i := 0; i < len(lines); i++ {
+		from := i
+		for i < len(lines)-1 && strings.HasSuffix(lines[i], `\`) {
+			i++
 		}
-		m := expectation.FindStringSubmatch(line)
-		if m == nil {
+		command := lines[from : i+1]
+		inQuote := quotes%2 == 1
+		for _, l := range command {
+			quotes += strings.Count(l, "'")
+		}
+		m := expectation.FindStringSubmatch(lines[i])
+		if i > from {
+			m = continued.FindStringSubmatch(lines[i])
+		}
+		if m == nil || inQuote {
+			out = append(out, command...)
 			continue
 		}
 		cmd, comment := m[1], m[2]
@@ -170,12 +197,14 @@ func checked(b shBlock) string {
 		case !strings.Contains(comment, " "):
 			want, mode = comment, "text"
 		default:
-			continue // prose
+			out = append(out, command...) // prose
+			continue
 		}
-		lines[i] = fmt.Sprintf("__out=$(%s); __check \"$__out\" '%s' %s %d", cmd,
-			strings.ReplaceAll(want, "'", `'\''`), mode, b.line+i)
+		cmd = strings.Join(append(slices.Clone(command[:len(command)-1]), cmd), "\n")
+		out = append(out, fmt.Sprintf("__out=$(__said=1; %s); __check \"$__out\" '%s' %s %d", cmd,
+			strings.ReplaceAll(want, "'", `'\''`), mode, b.line+i))
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 // cleanEnv is the environment of the blocks: the test's, without the

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,12 +33,12 @@ const (
 	feedMaxWait   = 30 * time.Second
 )
 
-// feedIdle is how long a stream may stay silent before run takes it for
-// broken and reconnects: the server sends a keep-alive every
-// events.keepalive (default 15s), so only a connection that died without
-// a word (a dropped NAT entry) stays silent that long; a reconnection
-// misses nothing either way.
-const feedIdle = 2 * time.Minute
+// feedIdle is how long a stream may stay silent, not a byte, before run
+// takes it for broken and reconnects: the server sends a keep-alive
+// every events.keepalive (default 15 s), so three of them missed means a
+// connection that died without a word (a dropped NAT entry, a peer gone
+// away); a reconnection misses nothing either way.
+const feedIdle = 45 * time.Second
 
 // feed follows the change feed of one project.
 type feed struct {
@@ -54,6 +55,10 @@ type feed struct {
 	// replay starts the first connection from the beginning of the
 	// project's history (Last-Event-ID 0) rather than with the next change.
 	replay bool
+	// idle is how long a stream may stay silent (feedIdle when 0).
+	idle time.Duration
+	// stderr, when not nil, is told of a silent stream given up.
+	stderr io.Writer
 }
 
 // follow connects and reconnects until ctx ends or the access is lost.
@@ -82,7 +87,10 @@ func (f *feed) follow(ctx context.Context) {
 		}
 		if err == nil {
 			wait = feedFirstWait
-			_ = f.read(ctx, body, &last)
+			if err := f.read(ctx, body, &last); errors.Is(err, errSilent) && f.stderr != nil {
+				fmt.Fprintf(f.stderr, "hds: not a byte from the change feed for %s (the server sends a keep-alive every 15 s): reconnecting\n",
+					f.idleLimit())
+			}
 			body.Close()
 		}
 		if ctx.Err() != nil {
@@ -132,11 +140,46 @@ func (f *feed) connect(ctx context.Context, since string) (*cancelOnClose, error
 	return &cancelOnClose{ReadCloser: resp.Body, cancel: func() { cancel(nil) }}, nil
 }
 
-// silence cuts a stream (cancels its request) when nothing came for
-// feedIdle; heard starts the wait again.
-type silence struct{ timer *time.Timer }
+// idleLimit is how long a stream may stay silent.
+func (f *feed) idleLimit() time.Duration {
+	if f.idle > 0 {
+		return f.idle
+	}
+	return feedIdle
+}
 
-func (s silence) heard() { s.timer.Reset(feedIdle) }
+// errSilent is what read returns for a stream cut for its silence.
+var errSilent = errors.New("the change feed was silent for too long")
+
+// silence cuts a stream (cancels its request) when not a byte came for
+// limit: every Read that returns bytes starts the wait again.
+type silence struct {
+	r     io.Reader
+	limit time.Duration
+	timer *time.Timer
+	cut   atomic.Bool
+}
+
+// newSilence reads body, cutting it after limit without a byte.
+func newSilence(body *cancelOnClose, limit time.Duration) *silence {
+	s := &silence{r: body, limit: limit}
+	s.timer = time.AfterFunc(limit, func() {
+		s.cut.Store(true)
+		body.cancel()
+	})
+	return s
+}
+
+func (s *silence) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.timer.Reset(s.limit)
+	}
+	if err != nil && s.cut.Load() {
+		err = errSilent
+	}
+	return n, err
+}
 
 // cancelOnClose cancels the request's context when its body is closed.
 type cancelOnClose struct {
@@ -153,16 +196,15 @@ func (c *cancelOnClose) Close() error {
 // read passes on the events of an open stream until it ends, keeping the
 // revision of the last one in last.
 func (f *feed) read(ctx context.Context, body *cancelOnClose, last *int64) error {
-	idle := silence{time.AfterFunc(feedIdle, body.cancel)}
+	idle := newSilence(body, f.idleLimit())
 	defer idle.timer.Stop()
-	r := bufio.NewReader(body)
+	r := bufio.NewReader(idle)
 	var id, data string
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
 			return err
 		}
-		idle.heard()
 		line = strings.TrimRight(line, "\r\n")
 		if line != "" {
 			field, value, _ := strings.Cut(line, ":")

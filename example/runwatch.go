@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hds-go/hds/internal/refs"
@@ -49,6 +50,10 @@ type watcher struct {
 	stopping    bool     // CMD was asked to stop for a restart
 	nextVars    []string // the environment of the restart
 	terminating bool     // run was asked to stop: no restart any more
+	// stopBy is when what is left of CMD's process group is killed: -grace
+	// after the signal of a restart or the first one passed on; zero
+	// before either.
+	stopBy time.Time
 }
 
 // runWatch starts CMD and restarts it whenever the environment it was
@@ -59,7 +64,7 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 	events := make(chan feedEvent)
 	first := make(chan error, 1)
 	lost := make(chan error, 1)
-	f := &feed{c: t.c, path: projectPath(t.p) + "/events", timeout: t.timeout, events: events, first: first, lost: lost}
+	f := &feed{c: t.c, path: projectPath(t.p) + "/events", timeout: t.timeout, events: events, first: first, lost: lost, stderr: e.stderr}
 	go f.follow(feedCtx)
 	// The stream is open (or cannot be) before the first fetch: no change
 	// after that fetch is missed.
@@ -97,7 +102,7 @@ func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts 
 		stopFeed()
 		feedCtx, stopFeed = context.WithCancel(context.WithoutCancel(ctx))
 		defer stopFeed()
-		f = &feed{c: t.c, path: f.path, timeout: t.timeout, events: events, first: first, lost: lost, replay: true}
+		f = &feed{c: t.c, path: f.path, timeout: t.timeout, events: events, first: first, lost: lost, replay: true, stderr: e.stderr}
 		go f.follow(feedCtx)
 	}
 	w := &watcher{e: e, t: t, command: command, opts: opts, vars: vars, following: true}
@@ -123,19 +128,30 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 	for {
 		select {
 		case s := <-signals:
+			w.current.signal(s) // SIGHUP and SIGQUIT too: the terminal sends them to run's group only
 			if passedOn(s) {
 				w.terminating = true
 				w.pending = false
 				debounce.Stop()
-				w.current.signal(s)
+				if !w.stopping {
+					w.stopBy = time.Now().Add(w.opts.grace)
+				}
 			}
 		case <-w.current.done:
 			if !w.stopping || w.terminating {
 				stopFeed()
+				// What CMD left in its group: the signal it had, or
+				// SIGTERM when CMD ended on its own; then -grace.
+				var sig syscall.Signal
+				if w.stopBy.IsZero() {
+					sig, w.stopBy = syscall.SIGTERM, time.Now().Add(w.opts.grace)
+				}
+				w.current.endGroup(sig, w.stopBy)
 				return w.current.err
 			}
 			grace.Stop()
-			w.stopping = false
+			w.current.endGroup(0, w.stopBy) // nothing of the old environment survives the restart
+			w.stopping, w.stopBy = false, time.Time{}
 			c, err := startChild(w.e, w.command, w.nextVars)
 			if err != nil {
 				stopFeed()
@@ -150,7 +166,7 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 			}
 		case <-grace.C:
 			if w.stopping {
-				_ = w.current.cmd.Process.Kill()
+				w.current.signal(syscall.SIGKILL)
 			}
 		case ev := <-events:
 			if !w.following || w.terminating || !w.matters(ev) {
@@ -205,6 +221,7 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 			fmt.Fprintf(w.e.stderr, "hds: configuration changed (revision %d), restarting\n", w.burstRevision)
 			w.stopping, w.nextVars = true, r.vars
 			w.current.signal(w.opts.signal)
+			w.stopBy = time.Now().Add(w.opts.grace)
 			grace.Reset(w.opts.grace)
 		}
 	}

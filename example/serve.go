@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,17 +139,28 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	if cfg.security.AllowAnonymous {
 		logger.Warn("require_auth is false: requests without a token run as the built-in user \"anonymous\"")
 	}
-	if err := ensureUsers(ctx, users, cfg.users, logger); err != nil {
-		return err
-	}
-	adminPassword, err := ensureAdmin(ctx, users, cfg)
-	if err != nil {
-		return err
-	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	// Users are created once the address is the server's, so that a start
+	// that fails creates none (docs/api.md#14-the-standalone-server)
+	// and the start that creates admin is one that prints its password.
+	// Connections wait in the listen queue meanwhile.
+	if err := ensureUsers(ctx, users, cfg.users, logger, exampleCommand(cfg)); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	adminPassword, err := ensureAdmin(ctx, users, cfg)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	oldAdmin := false
+	if adminPassword == "" && len(cfg.users) == 0 {
+		_, err := users.FindUserByName(ctx, "admin")
+		oldAdmin = err == nil
 	}
 	ln = newLimitListener(ln, cfg.server.maxConnections, logger)
 	srv := newHTTPServer(cfg.server, h, logger)
@@ -161,7 +173,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	base := baseURL(ln.Addr())
 	fmt.Fprintf(stdout, "hds listening on %s\n", base)
 	printData(stdout, cfg, keysUsed)
-	printLogin(stdout, base, cfg.users, adminPassword, cfg)
+	printLogin(stdout, base, cfg.users, adminPassword, oldAdmin, cfg)
 	if cfg.consoleEnabled {
 		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
 	}
@@ -319,9 +331,32 @@ func printData(w io.Writer, cfg *config, keysUsed bool) {
 	}
 }
 
+// exampleCommand is the command line of this program with the
+// configuration of cfg, as the README runs it.
+func exampleCommand(cfg *config) string {
+	if cfg.path == "" {
+		return "go run ./example"
+	}
+	return "go run ./example -config " + shellQuote(cfg.path)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and ./_-.
+func shellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("./_-", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // printLogin tells the operator how to log in. The only secret it shows
 // is the generated admin password, which the operator needs.
-func printLogin(w io.Writer, base string, users []userConfig, adminPassword string, cfg *config) {
+// oldAdmin says that no users are configured and the store holds the
+// admin of an earlier start, whose password is not shown again.
+func printLogin(w io.Writer, base string, users []userConfig, adminPassword string, oldAdmin bool, cfg *config) {
 	username, password := "USERNAME", "PASSWORD"
 	switch {
 	case adminPassword != "":
@@ -335,6 +370,14 @@ func printLogin(w io.Writer, base string, users []userConfig, adminPassword stri
 		}
 	case len(users) > 0:
 		username = users[0].Username
+	case oldAdmin:
+		// The generated admin of an earlier start: its password was printed
+		// then (or never, when that start failed before v1.3 listened
+		// first), and is never shown again. Name the way out.
+		username = "admin"
+		fmt.Fprintf(w, "User %q was created by an earlier start, which printed its password. Lost it, or never saw it?\n"+
+			"Set a new one (the first line of stdin; it ends the user's sessions), beside this server or not:\n"+
+			"    printf '%%s\\n' 'NEW PASSWORD' | %s user password admin\n", username, exampleCommand(cfg))
 	}
 	fmt.Fprintf(w, "Log in (the token is in data.token):\n"+
 		"    curl -s -X POST %s/api/v1/auth/login -H 'Content-Type: application/json' -d '{\"username\":\"%s\",\"password\":\"%s\"}'\n",

@@ -199,11 +199,19 @@ func readNewPassword(r io.Reader, username string) (string, error) {
 }
 
 // ensureUsers creates each configured user that does not exist yet;
-// existing users are left as they are.
-func ensureUsers(ctx context.Context, users store.UserDirectory, list []userConfig, logger *slog.Logger) error {
+// existing users are left as they are. One whose password is not the
+// configuration's (made by an earlier start, or changed since) is said
+// in the log with the command that sets it, since the configured
+// password will not log in.
+func ensureUsers(ctx context.Context, users store.UserDirectory, list []userConfig, logger *slog.Logger, command string) error {
 	for _, u := range list {
-		_, err := users.FindUserByName(ctx, u.Username)
+		existing, err := users.FindUserByName(ctx, u.Username)
 		switch {
+		case err == nil && !auth.CheckPassword(existing.PasswordHash, u.Password):
+			logger.Warn("user exists with another password than the configuration's, left unchanged: the configured password "+
+				"does not log in; to make it the password, give it as the first line of stdin to: "+command+" user password NAME",
+				"username", u.Username)
+			continue
 		case err == nil:
 			logger.Info("user exists, left unchanged", "username", u.Username)
 			continue

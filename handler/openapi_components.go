@@ -253,7 +253,7 @@ func responses() obj {
 	health := func(description, status, storeState string) obj {
 		return obj{"description": description, "headers": obj{"Cache-Control": ref("headers", "NoStore"),
 			middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
-			"content": jsonContent("Health", obj{"status": status, "timestamp": exampleTime, "version": "1.0.0",
+			"content": jsonContent("Health", obj{"status": status, "timestamp": exampleTime, "version": "1.3.0",
 				"checks": obj{"store": storeState, "rate_limit": "ok"}})}
 	}
 	r := obj{
