@@ -1,0 +1,410 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testCA is a throwaway certificate authority made by a test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte // the CA certificate, PEM
+}
+
+// newTestCA makes a CA.
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "hds test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// leaf issues a server certificate for 127.0.0.1, ::1 and localhost with
+// the serial number serial, and returns it and its key, PEM.
+func (ca *testCA) leaf(t *testing.T, serial int64) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial),
+		Subject:      pkix.Name{CommonName: "hds test server"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+// tlsFiles is a certificate and key file pair in a directory of its own.
+type tlsFiles struct {
+	dir, cert, key string
+}
+
+// newTLSFiles writes the leaf of ca with serial to a new pair of files.
+func newTLSFiles(t *testing.T, ca *testCA, serial int64) tlsFiles {
+	t.Helper()
+	dir := t.TempDir()
+	f := tlsFiles{dir: dir, cert: filepath.Join(dir, "tls.crt"), key: filepath.Join(dir, "tls.key")}
+	certPEM, keyPEM := ca.leaf(t, serial)
+	writeFile(t, f.cert, certPEM)
+	writeFile(t, f.key, keyPEM)
+	return f
+}
+
+// writeFile writes data to path, as a program renewing a certificate in
+// place does (truncate and write).
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+}
+
+// pool is a pool holding the CA certificate.
+func (ca *testCA) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}
+
+// client is an HTTP client that trusts ca (and offers HTTP/2).
+func (ca *testCA) client() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: ca.pool()},
+		ForceAttemptHTTP2: true,
+	}}
+}
+
+// hostOf is the host:port of a URL.
+func hostOf(t *testing.T, base string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	return u.Host
+}
+
+// servedSerial makes a new TLS connection to addr, trusting ca, and
+// returns the serial number of the certificate it was given.
+func servedSerial(t *testing.T, ca *testCA, addr string) int64 {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool()})
+	require.NoError(t, err)
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+}
+
+// waitServed waits until new connections to addr get the certificate of
+// serial.
+func waitServed(t *testing.T, ca *testCA, addr string, serial int64, logs *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for servedSerial(t, ca, addr) != serial {
+		if time.Now().After(deadline) {
+			t.Fatalf("new connections did not get the certificate %d within 30s; log:\n%s", serial, logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitLog waits until logs hold s.
+func waitLog(t *testing.T, logs *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log after 30s:\n%s", s, logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// tlsConfigFile is a configuration serving HTTPS with f and the extra keys
+// of tls (e.g. `"min_version": "1.3"`).
+func tlsConfigFile(t *testing.T, f tlsFiles, tlsKeys string) string {
+	t.Helper()
+	extra := ""
+	if tlsKeys != "" {
+		extra = ", " + tlsKeys
+	}
+	return writeConfig(t, `{
+  "security": {"jwt_secret": "`+testJWTSecret+`", "credential_key": "`+testKey+`"},
+  "tls": {"cert_file": "`+f.cert+`", "key_file": "`+f.key+`"`+extra+`},
+  "users": [{"username": "alice", "password": "`+testPassword+`"}]
+}`)
+}
+
+// TestTLSServe: with tls.cert_file and tls.key_file the server serves
+// HTTPS on addr, says https:// in its start-up lines, offers HTTP/2 by
+// ALPN, refuses TLS below tls.min_version, and gives a plain HTTP
+// request no answer of the API.
+func TestTLSServe(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	f := newTLSFiles(t, ca, 1)
+	s := start(t, []string{"-config", tlsConfigFile(t, f, "")}, map[string]string{"HDS_ADDR": "127.0.0.1:0"})
+	require.True(t, strings.HasPrefix(s.url, "https://127.0.0.1:"), "the listening line: %s", s.stdout.String())
+	assert.Contains(t, s.stdout.String(), "Console (in a browser): "+s.url+"/console/")
+	assert.Contains(t, s.stdout.String(), "curl -s -X POST "+s.url+"/api/v1/auth/login")
+	assert.NotContains(t, s.stdout.String(), "http://")
+	addr := hostOf(t, s.url)
+
+	resp, err := ca.client().Get(s.url + "/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 2, resp.ProtoMajor, "HTTP/2 negotiated by ALPN")
+	assert.Equal(t, int64(1), resp.TLS.PeerCertificates[0].SerialNumber.Int64())
+	token := loginWith(t, ca.client(), s.url, "alice", testPassword)
+	status, _ := callWith(t, ca.client(), "POST", s.url+"/api/v1/projects/p", token, nil)
+	assert.Equal(t, http.StatusCreated, status)
+
+	// TLS 1.2 at least.
+	for _, v := range []uint16{tls.VersionTLS10, tls.VersionTLS11} {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool(), MinVersion: v, MaxVersion: v})
+		if err == nil {
+			conn.Close()
+		}
+		assert.Error(t, err, "TLS version %x accepted", v)
+	}
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool(), MaxVersion: tls.VersionTLS12})
+	require.NoError(t, err, "TLS 1.2")
+	conn.Close()
+
+	// Plain HTTP to the TLS port: Go's own 400, nothing of the API.
+	plain, err := http.Get("http://" + addr + "/health")
+	if err == nil {
+		defer plain.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, plain.StatusCode)
+		assert.Nil(t, plain.TLS)
+	}
+	// The log says which certificate it serves.
+	waitLog(t, s.stderr, `msg="tls certificate loaded" subject="CN=hds test server" dns_names=localhost not_after=`)
+}
+
+// TestTLSMinVersion13: tls.min_version "1.3" refuses TLS 1.2; the
+// environment names the files as well as the file does.
+func TestTLSMinVersion13(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	f := newTLSFiles(t, ca, 1)
+	path := writeConfig(t, `{"tls": {"min_version": "1.3"}}`)
+	s := start(t, []string{"-config", path}, map[string]string{"HDS_ADDR": "127.0.0.1:0",
+		"HDS_TLS_CERT_FILE": f.cert, "HDS_TLS_KEY_FILE": f.key})
+	require.True(t, strings.HasPrefix(s.url, "https://"), s.url)
+	addr := hostOf(t, s.url)
+	_, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool(), MaxVersion: tls.VersionTLS12})
+	assert.Error(t, err, "TLS 1.2 accepted with min_version 1.3")
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS13})
+	require.NoError(t, err)
+	assert.Equal(t, uint16(tls.VersionTLS13), conn.ConnectionState().Version)
+	conn.Close()
+}
+
+// TestTLSStartErrors: a bad TLS configuration stops the start with one
+// line naming the key or the file, before anything listens.
+func TestTLSStartErrors(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	f := newTLSFiles(t, ca, 1)
+	other := newTLSFiles(t, ca, 2)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.pem")
+	certPEM, _ := os.ReadFile(f.cert)
+	keyPEM, _ := os.ReadFile(f.key)
+	half := filepath.Join(dir, "half.crt")
+	writeFile(t, half, certPEM[:len(certPEM)/2])
+	chainHalf := filepath.Join(dir, "chain-half.crt")
+	writeFile(t, chainHalf, append(append([]byte{}, certPEM...), ca.pem[:len(ca.pem)/2]...))
+	notPEM := filepath.Join(dir, "not.pem")
+	writeFile(t, notPEM, []byte("not a certificate\n"))
+	for _, tc := range []struct {
+		what   string
+		config string // the tls object
+		env    map[string]string
+		want   string
+	}{
+		{what: "cert without key", config: `{"cert_file": "` + f.cert + `"}`,
+			want: "tls.key_file (or HDS_TLS_KEY_FILE) is missing: tls.cert_file is set, and HTTPS needs both files of the pair"},
+		{what: "key without cert", config: `{}`, env: map[string]string{"HDS_TLS_KEY_FILE": f.key},
+			want: "tls.cert_file (or HDS_TLS_CERT_FILE) is missing: HDS_TLS_KEY_FILE is set, and HTTPS needs both files of the pair"},
+		{what: "min_version", config: `{"cert_file": "` + f.cert + `", "key_file": "` + f.key + `", "min_version": "1.1"}`,
+			want: `tls.min_version must be "1.2" or "1.3", got "1.1"`},
+		{what: "min_version as a number", config: `{"min_version": "TLS1.3"}`,
+			want: `tls.min_version must be "1.2" or "1.3", got "TLS1.3"`},
+		{what: "allow_plain_http", config: `{}`, env: map[string]string{"HDS_ALLOW_PLAIN_HTTP": "yes"},
+			want: `HDS_ALLOW_PLAIN_HTTP must be true or false, got "yes"`},
+		{what: "cert unreadable", config: `{"cert_file": "` + missing + `", "key_file": "` + f.key + `"}`,
+			want: "tls.cert_file: open " + missing + ": no such file or directory"},
+		{what: "key unreadable", config: `{}`, env: map[string]string{"HDS_TLS_CERT_FILE": f.cert, "HDS_TLS_KEY_FILE": missing},
+			want: "HDS_TLS_KEY_FILE: open " + missing + ": no such file or directory"},
+		{what: "mismatched", config: `{"cert_file": "` + f.cert + `", "key_file": "` + other.key + `"}`,
+			want: "tls.cert_file " + f.cert + " and tls.key_file " + other.key + " do not make a pair: tls: private key does not match public key"},
+		{what: "cert half written", config: `{"cert_file": "` + half + `", "key_file": "` + f.key + `"}`,
+			want: "tls.cert_file " + half + ": a PEM block is not complete (a file written half?)"},
+		{what: "chain half written", config: `{"cert_file": "` + chainHalf + `", "key_file": "` + f.key + `"}`,
+			want: "tls.cert_file " + chainHalf + ": a PEM block is not complete (a file written half?)"},
+		{what: "cert not PEM", config: `{"cert_file": "` + notPEM + `", "key_file": "` + f.key + `"}`,
+			want: "tls.cert_file " + notPEM + ": no CERTIFICATE PEM block"},
+		{what: "key file holds a certificate", config: `{"cert_file": "` + f.cert + `", "key_file": "` + f.cert + `"}`,
+			want: "tls.key_file " + f.cert + ": no PRIVATE KEY PEM block"},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			env := map[string]string{"HDS_ADDR": "127.0.0.1:0"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			path := writeConfig(t, `{"tls": `+tc.config+`}`)
+			stdout, stderr, err := runOnce(t, []string{"-config", path}, env, "")
+			require.Error(t, err)
+			msg := strings.TrimPrefix(err.Error(), "config "+path+": ")
+			assert.Equal(t, tc.want, msg)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+			assert.NotContains(t, stdout, "hds listening")
+			keyBody := string(keyPEM[len("-----BEGIN PRIVATE KEY-----\n"):][:40])
+			assert.NotContains(t, err.Error()+stdout+stderr, keyBody, "the key was shown")
+		})
+	}
+}
+
+// TestCheckPlainHTTPAddr: plain HTTP is for a loopback address or
+// localhost; every other host (an empty one, 0.0.0.0 and :: included) is
+// refused naming both ways out.
+func TestCheckPlainHTTPAddr(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"127.0.0.1:8080", "127.1.2.3:0", "[::1]:8080", "localhost:8080", "LocalHost:1", "[::ffff:127.0.0.1]:80"} {
+		assert.NoError(t, checkPlainHTTPAddr(addr), addr)
+	}
+	for _, addr := range []string{":8080", "0.0.0.0:8080", "[::]:8080", "192.0.2.1:80", "10.0.0.1:80", "hds.example.com:80", "[fe80::1]:80"} {
+		err := checkPlainHTTPAddr(addr)
+		if assert.Error(t, err, addr) {
+			assert.Equal(t, `addr "`+addr+`" is not a loopback address, and plain HTTP is served only on loopback: `+
+				"give tls.cert_file and tls.key_file to serve HTTPS, or set tls.allow_plain_http: true "+
+				"(HDS_ALLOW_PLAIN_HTTP=true) behind a proxy that terminates TLS", err.Error())
+		}
+	}
+	assert.EqualError(t, checkPlainHTTPAddr("8080"), `addr (or HDS_ADDR) "8080" is not HOST:PORT: address 8080: missing port in address`)
+}
+
+// TestPlainHTTPOnlyOnLoopback: without TLS a server on every interface
+// starts only with tls.allow_plain_http (or HDS_ALLOW_PLAIN_HTTP) true.
+func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
+	t.Parallel()
+	refusal := "is not a loopback address, and plain HTTP is served only on loopback"
+	for _, tc := range []struct {
+		what, config string
+		env          map[string]string
+	}{
+		{"0.0.0.0", `{}`, map[string]string{"HDS_ADDR": "0.0.0.0:0"}},
+		{"empty host", `{"addr": ":0"}`, nil},
+		{"the environment says false", `{"addr": ":0", "tls": {"allow_plain_http": true}}`, map[string]string{"HDS_ALLOW_PLAIN_HTTP": "false"}},
+		{"the file says false", `{"tls": {"allow_plain_http": false}}`, map[string]string{"HDS_ADDR": "[::]:0"}},
+	} {
+		t.Run("refused: "+tc.what, func(t *testing.T) {
+			stdout, _, err := runOnce(t, []string{"-config", writeConfig(t, tc.config)}, tc.env, "")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), refusal)
+			assert.NotContains(t, stdout, "hds listening")
+		})
+	}
+	for _, tc := range []struct {
+		what, config string
+		env          map[string]string
+	}{
+		{"the file says true", `{"addr": "0.0.0.0:0", "tls": {"allow_plain_http": true}}`, nil},
+		{"the environment says true", `{"addr": ":0"}`, map[string]string{"HDS_ALLOW_PLAIN_HTTP": "true"}},
+	} {
+		t.Run("allowed: "+tc.what, func(t *testing.T) {
+			s := start(t, []string{"-config", writeConfig(t, tc.config)}, tc.env)
+			require.True(t, strings.HasPrefix(s.url, "http://localhost:"), s.url)
+			resp, err := http.Get(s.url + "/health")
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+		})
+	}
+}
+
+// TestTLSReloadOnFileChange: a change of the files is picked up for new
+// connections while connections in flight keep theirs; a half-written or
+// mismatched pair is logged as one line and the previous pair stays.
+func TestTLSReloadOnFileChange(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	f := newTLSFiles(t, ca, 1)
+	s := start(t, []string{"-config", tlsConfigFile(t, f, "")}, map[string]string{"HDS_ADDR": "127.0.0.1:0"})
+	addr := hostOf(t, s.url)
+	require.Equal(t, int64(1), servedSerial(t, ca, addr))
+	// A connection opened before the renewal.
+	old := ca.client()
+	resp, err := old.Get(s.url + "/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 2, resp.ProtoMajor)
+
+	cert2, key2 := ca.leaf(t, 2)
+	writeFile(t, f.key, key2)
+	writeFile(t, f.cert, cert2)
+	waitServed(t, ca, addr, 2, s.stderr)
+	waitLog(t, s.stderr, `msg="tls certificate reloaded" trigger="file change"`)
+	// The connection in flight goes on, with its certificate.
+	resp, err = old.Get(s.url + "/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, int64(1), resp.TLS.PeerCertificates[0].SerialNumber.Int64(), "the old connection was not kept")
+
+	// Half written: the old pair stays.
+	cert3, key3 := ca.leaf(t, 3)
+	writeFile(t, f.cert, cert3[:len(cert3)/2])
+	waitLog(t, s.stderr, `msg="tls reload failed" trigger="file change" reason="tls.cert_file `+f.cert+`: a PEM block is not complete`)
+	assert.Equal(t, int64(2), servedSerial(t, ca, addr))
+	// Complete, but not the key's certificate: the old pair stays.
+	writeFile(t, f.cert, cert3)
+	waitLog(t, s.stderr, `do not make a pair: tls: private key does not match public key`)
+	assert.Equal(t, int64(2), servedSerial(t, ca, addr))
+	// Its key: the new pair.
+	writeFile(t, f.key, key3)
+	waitServed(t, ca, addr, 3, s.stderr)
+	// A failed pair is logged once, not on every look at the files.
+	assert.Equal(t, 1, strings.Count(s.stderr.String(), "a PEM block is not complete"), s.stderr.String())
+	// The server never stopped.
+	status, _ := callWith(t, ca.client(), "GET", s.url+"/health", "", nil)
+	assert.Equal(t, http.StatusOK, status)
+}
