@@ -13,8 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -407,4 +409,109 @@ func TestTLSReloadOnFileChange(t *testing.T) {
 	// The server never stopped.
 	status, _ := callWith(t, ca.client(), "GET", s.url+"/health", "", nil)
 	assert.Equal(t, http.StatusOK, status)
+}
+
+// exampleProcess is the example serving in a process of its own (the
+// test binary as hds-test-example), for the tests that send it signals.
+type exampleProcess struct {
+	cmd            *exec.Cmd
+	url            string
+	stdout, stderr *syncBuffer
+	exited         chan struct{} // closed once the process has been waited for
+}
+
+// startProcess starts the example with the HDS_ variables env (and no
+// other) in a directory of its own and waits until it listens.
+func startProcess(t *testing.T, env map[string]string) *exampleProcess {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	p := &exampleProcess{cmd: exec.Command(exe, "hds-test-example", "serve"), stdout: &syncBuffer{}, stderr: &syncBuffer{},
+		exited: make(chan struct{})}
+	p.cmd.Dir = t.TempDir()
+	p.cmd.Env = append(cleanEnv(), "HDS_DATABASE_URL=memory:", "HDS_ADDR=127.0.0.1:0")
+	for k, v := range env {
+		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if m := listeningLine.FindStringSubmatch(p.stdout.String()); m != nil {
+			p.url = m[1]
+			return p
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("the example exited before listening: %s\nstderr:\n%s", p.cmd.ProcessState, p.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no listening line after a minute\nstdout:\n%s\nstderr:\n%s", p.stdout.String(), p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and requires a clean exit.
+func (p *exampleProcess) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("the example did not stop within a minute of SIGTERM:\n%s", p.stderr.String())
+	}
+	assert.Equal(t, 0, p.cmd.ProcessState.ExitCode(), "stderr:\n%s", p.stderr.String())
+}
+
+// TestTLSReloadOnSIGHUP: SIGHUP loads the pair again (new connections get
+// the new certificate); a bad pair on SIGHUP is logged and the old one
+// stays; the server never stops for it.
+func TestTLSReloadOnSIGHUP(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	f := newTLSFiles(t, ca, 1)
+	p := startProcess(t, map[string]string{"HDS_TLS_CERT_FILE": f.cert, "HDS_TLS_KEY_FILE": f.key})
+	require.True(t, strings.HasPrefix(p.url, "https://"), p.url)
+	addr := hostOf(t, p.url)
+	require.Equal(t, int64(1), servedSerial(t, ca, addr))
+
+	cert2, key2 := ca.leaf(t, 2)
+	writeFile(t, f.key, key2)
+	writeFile(t, f.cert, cert2)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	// The process's own poll (every 5 s) may see the change first; the
+	// line of the reload SIGHUP made is what says SIGHUP worked.
+	waitLog(t, p.stderr, `msg="tls certificate reloaded" trigger=SIGHUP`)
+	assert.Equal(t, int64(2), servedSerial(t, ca, addr))
+
+	cert3, _ := ca.leaf(t, 3)
+	writeFile(t, f.cert, cert3) // without its key
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	waitLog(t, p.stderr, `msg="tls reload failed" trigger=SIGHUP reason="HDS_TLS_CERT_FILE `+f.cert+` and HDS_TLS_KEY_FILE `+f.key+
+		` do not make a pair: tls: private key does not match public key"`)
+	assert.Equal(t, int64(2), servedSerial(t, ca, addr))
+	status, _ := callWith(t, ca.client(), "GET", p.url+"/health", "", nil)
+	assert.Equal(t, http.StatusOK, status)
+	p.stop(t)
+}
+
+// TestSIGHUPWithoutTLS: without TLS, SIGHUP is logged and ignored.
+func TestSIGHUPWithoutTLS(t *testing.T) {
+	t.Parallel()
+	p := startProcess(t, nil)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	waitLog(t, p.stderr, `msg="SIGHUP ignored: the server serves plain HTTP, there is no certificate to reload"`)
+	status, _ := call(t, "GET", p.url+"/health", "", nil)
+	assert.Equal(t, http.StatusOK, status)
+	p.stop(t)
 }
