@@ -53,7 +53,8 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	defer serving.follow(ctx)()
+	stopFollowing := serving.follow(ctx)
+	defer stopFollowing()
 	// streams ends every open change feed stream (hds.WithShutdown).
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()

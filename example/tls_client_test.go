@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,4 +134,23 @@ func TestRunCacheNotOnTLSFailure(t *testing.T) {
 			assert.True(t, os.IsNotExist(statErr), "CMD was started")
 		})
 	}
+}
+
+// TestRunWatchOverTLS: run -watch follows the change feed over HTTPS
+// (HTTP/2) with HDS_CA_FILE and restarts CMD on a change.
+func TestRunWatchOverTLS(t *testing.T) {
+	t.Parallel()
+	base, token, ca, caFile := tlsClientServer(t)
+	log := childLog{t: t, path: filepath.Join(t.TempDir(), "log")}
+	r := startRun(t, log, append([]string{"run", "-watch", "-url", base, "-cluster", "p/c/k", "-debounce", "100ms", "--"},
+		childCommand(t, log.path, "die")...), map[string]string{"HDS_TOKEN": token, "HDS_CA_FILE": caFile})
+	first := log.waitStarts(1)
+	assert.Equal(t, map[string]string{"APP_A": "tls-value"}, first.vars)
+	status, env := callWith(t, ca.client(), "PUT", base+"/api/v1/projects/p/collections/c/clusters/k/records/APP_A", token,
+		map[string]any{"value": "renewed"})
+	require.Equal(t, http.StatusOK, status, "%v", env)
+	second := log.waitStarts(2)
+	assert.Equal(t, map[string]string{"APP_A": "renewed"}, second.vars)
+	require.NoError(t, syscall.Kill(second.pid, syscall.SIGUSR2)) // CMD ends on its own
+	assert.Equal(t, 3, r.wait(t))
 }
