@@ -515,3 +515,48 @@ func TestSIGHUPWithoutTLS(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	p.stop(t)
 }
+
+// TestConfigTLSKeys: the tls.* keys of docs/api.md#serving-over-tls-v13,
+// their defaults, and their environment variables winning over the file.
+func TestConfigTLSKeys(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig(writeConfig(t, `{}`), environ(nil))
+	require.NoError(t, err)
+	assert.Equal(t, tlsSettings{certFrom: "tls.cert_file", keyFrom: "tls.key_file", minVersion: tls.VersionTLS12}, cfg.tls,
+		"defaults: no TLS, 1.2, no plain HTTP off loopback")
+	assert.False(t, cfg.tls.enabled())
+
+	file := writeConfig(t, `{"tls": {"cert_file": "/c.pem", "key_file": "/k.pem", "min_version": "1.3", "allow_plain_http": true}}`)
+	cfg, err = loadConfig(file, environ(nil))
+	require.NoError(t, err)
+	assert.Equal(t, tlsSettings{certFile: "/c.pem", keyFile: "/k.pem", certFrom: "tls.cert_file", keyFrom: "tls.key_file",
+		minVersion: tls.VersionTLS13, allowPlainHTTP: true}, cfg.tls)
+	assert.True(t, cfg.tls.enabled())
+
+	cfg, err = loadConfig(file, environ(map[string]string{"HDS_TLS_CERT_FILE": "/e/c.pem", "HDS_TLS_KEY_FILE": "/e/k.pem",
+		"HDS_ALLOW_PLAIN_HTTP": "false"}))
+	require.NoError(t, err)
+	assert.Equal(t, tlsSettings{certFile: "/e/c.pem", keyFile: "/e/k.pem", certFrom: "HDS_TLS_CERT_FILE", keyFrom: "HDS_TLS_KEY_FILE",
+		minVersion: tls.VersionTLS13}, cfg.tls)
+
+	cfg, err = loadConfig(writeConfig(t, `{"tls": {"min_version": ""}}`), environ(map[string]string{"HDS_ALLOW_PLAIN_HTTP": "true"}))
+	require.NoError(t, err)
+	assert.Equal(t, uint16(tls.VersionTLS12), cfg.tls.minVersion, "an empty min_version is 1.2")
+	assert.True(t, cfg.tls.allowPlainHTTP)
+
+	for config, want := range map[string]string{
+		`{"tls": {"certfile": "/c.pem"}}`:            `unknown field "tls.certfile"`,
+		`{"tls": {"allow_plain_http": "yes"}}`:       `field "tls.allow_plain_http" must be true or false`,
+		`{"tls": {"min_version": 1.3}}`:              `field "tls.min_version"`,
+		`{"tls": {"cert_file": "", "key_file": ""}}`: "",
+	} {
+		_, err := loadConfig(writeConfig(t, config), environ(nil))
+		if want == "" {
+			assert.NoError(t, err, config)
+			continue
+		}
+		if assert.Error(t, err, config) {
+			assert.Contains(t, err.Error(), want, config)
+		}
+	}
+}
