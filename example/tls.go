@@ -70,11 +70,12 @@ func newTLSServing(cfg *config, logger *slog.Logger) (*tlsServing, error) {
 
 // checkPlainHTTPAddr refuses plain HTTP on addr unless its host is a
 // loopback address or localhost (an empty host, 0.0.0.0 and :: are every
-// interface).
+// interface). An addr that is not HOST:PORT is left to net.Listen, which
+// splits it the same way and refuses it when the server starts listening.
 func checkPlainHTTPAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("addr (or HDS_ADDR) %q is not HOST:PORT: %v", addr, err)
+		return nil
 	}
 	if strings.EqualFold(host, "localhost") {
 		return nil
