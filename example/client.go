@@ -82,9 +82,10 @@ func httpClient(caFile string) (*http.Client, error) {
 	return &http.Client{Transport: transport}, nil
 }
 
-// requestFailed is the error of a request that got no answer: a
-// tlsFailure, or else an unreachableError (run -cache falls back to the
-// cache on the latter only).
+// requestFailed is the error of a request that got no answer: for a
+// failure of TLS (isTLSFailure) a plain error saying so, else an
+// unreachableError (run -cache falls back to the cache on the latter
+// only).
 func requestFailed(method, path string, err error) error {
 	err = unwrapURLError(err)
 	if isTLSFailure(err) {
