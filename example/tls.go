@@ -62,7 +62,7 @@ func newTLSServing(cfg *config, logger *slog.Logger) (*tlsServing, error) {
 		return nil, err
 	}
 	r.current.Store(cert)
-	logger.Info("tls certificate loaded", certAttrs(cert)...)
+	logPair(logger, "tls certificate loaded", cert)
 	t.certs = r
 	t.config = &tls.Config{MinVersion: s.minVersion, GetCertificate: r.getCertificate}
 	return t, nil
@@ -197,7 +197,7 @@ func (r *certReloader) reload(trigger string, always bool) {
 		return
 	}
 	r.current.Store(cert)
-	r.logger.Info("tls certificate reloaded", append([]any{"trigger", trigger}, certAttrs(cert)...)...)
+	logPair(r.logger, "tls certificate reloaded", cert, "trigger", trigger)
 }
 
 // pair checks the PEM of both files and makes the pair of them: every
@@ -274,16 +274,19 @@ func fingerprint(certPEM []byte, certErr error, keyPEM []byte, keyErr error) [sh
 	return [sha256.Size]byte(h.Sum(nil))
 }
 
-// certAttrs are the log attributes of a loaded pair: the certificate's
-// subject, names and end of validity (never the key).
-func certAttrs(cert *tls.Certificate) []any {
-	if cert.Leaf == nil {
-		return nil
+// logPair logs msg for a pair loaded, with attrs and the certificate's
+// subject, names and end of validity (never the key): as a warning when
+// the certificate has expired (it is served all the same: clients will
+// refuse it, and the operator must hear why).
+func logPair(logger *slog.Logger, msg string, cert *tls.Certificate, attrs ...any) {
+	level := slog.LevelInfo
+	if leaf := cert.Leaf; leaf != nil {
+		attrs = append(attrs, "subject", leaf.Subject.String(), "dns_names", strings.Join(leaf.DNSNames, ","),
+			"not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
+		if time.Now().After(leaf.NotAfter) {
+			level = slog.LevelWarn
+			attrs = append(attrs, "warning", "the certificate has expired")
+		}
 	}
-	attrs := []any{"subject", cert.Leaf.Subject.String(), "dns_names", strings.Join(cert.Leaf.DNSNames, ","),
-		"not_after", cert.Leaf.NotAfter.UTC().Format(time.RFC3339)}
-	if time.Now().After(cert.Leaf.NotAfter) {
-		attrs = append(attrs, "warning", "the certificate has expired")
-	}
-	return attrs
+	logger.Log(context.Background(), level, msg, attrs...)
 }

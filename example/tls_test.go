@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -53,16 +54,23 @@ func newTestCA(t *testing.T) *testCA {
 }
 
 // leaf issues a server certificate for 127.0.0.1, ::1 and localhost with
-// the serial number serial, and returns it and its key, PEM.
+// the serial number serial, valid for a day, and returns it and its key,
+// PEM.
 func (ca *testCA) leaf(t *testing.T, serial int64) (certPEM, keyPEM []byte) {
+	t.Helper()
+	return ca.leafUntil(t, serial, time.Now().Add(24*time.Hour))
+}
+
+// leafUntil is leaf valid until notAfter.
+func (ca *testCA) leafUntil(t *testing.T, serial int64, notAfter time.Time) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial),
 		Subject:      pkix.Name{CommonName: "hds test server"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotBefore:    notAfter.Add(-48 * time.Hour),
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost"},
@@ -559,5 +567,34 @@ func TestConfigTLSKeys(t *testing.T) {
 		if assert.Error(t, err, config) {
 			assert.Contains(t, err.Error(), want, config)
 		}
+	}
+}
+
+// TestTLSExpiredCertificateWarned: an expired certificate is served (the
+// contract refuses only files that do not load) but logged as a warning
+// saying so; a valid one is logged at info.
+func TestTLSExpiredCertificateWarned(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	f := newTLSFiles(t, ca, 1)
+	expiredCert, expiredKey := ca.leafUntil(t, 2, time.Now().Add(-time.Hour))
+	expired := tlsFiles{cert: filepath.Join(f.dir, "expired.crt"), key: filepath.Join(f.dir, "expired.key")}
+	writeFile(t, expired.cert, expiredCert)
+	writeFile(t, expired.key, expiredKey)
+	for _, tc := range []struct {
+		files tlsFiles
+		want  string
+	}{
+		{f, `level=INFO msg="tls certificate loaded" subject="CN=hds test server"`},
+		{expired, `level=WARN msg="tls certificate loaded" subject="CN=hds test server"`},
+	} {
+		var logs syncBuffer
+		cfg := &config{addr: "0.0.0.0:8443", tls: tlsSettings{certFile: tc.files.cert, keyFile: tc.files.key,
+			certFrom: "tls.cert_file", keyFrom: "tls.key_file", minVersion: tls.VersionTLS12}}
+		serving, err := newTLSServing(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+		require.NoError(t, err)
+		assert.Equal(t, "https", serving.scheme())
+		assert.Contains(t, logs.String(), tc.want)
+		assert.Equal(t, strings.Contains(tc.want, "WARN"), strings.Contains(logs.String(), `warning="the certificate has expired"`), logs.String())
 	}
 }
