@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,13 +11,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 )
 
 // The client side of the example (docs/api.md#14-the-standalone-server):
-// the commands run, export and import talk to a running hds server over
-// HTTP, at -url or HDS_URL, with the token in HDS_TOKEN (a user token or an
-// API token).
+// the commands run, export, import, diff and promote talk to a running
+// hds server over HTTP or HTTPS, at -url or HDS_URL, with the token in
+// HDS_TOKEN (a user token or an API token), trusting the CAs of
+// HDS_CA_FILE besides the system's.
 
 // defaultServerURL is the server the client commands talk to when neither
 // -url nor HDS_URL names one: the example's own default address.
@@ -48,7 +52,64 @@ func newAPIClient(e *env, urlFlag string) (*apiClient, error) {
 		// The URL itself is not repeated: it may carry a password.
 		return nil, errors.New("the server URL (-url or HDS_URL) must be an http:// or https:// URL such as " + defaultServerURL)
 	}
-	return &apiClient{base: strings.TrimRight(base, "/"), token: e.getenv("HDS_TOKEN"), http: http.DefaultClient}, nil
+	hc, err := httpClient(e.getenv("HDS_CA_FILE"))
+	if err != nil {
+		return nil, err
+	}
+	return &apiClient{base: strings.TrimRight(base, "/"), token: e.getenv("HDS_TOKEN"), http: hc}, nil
+}
+
+// httpClient is the HTTP client of the client commands: it trusts the
+// system's roots and, when caFile is not empty, the PEM certificates of
+// caFile too (HDS_CA_FILE, docs/api.md#serving-over-tls-v13).
+func httpClient(caFile string) (*http.Client, error) {
+	if caFile == "" {
+		return http.DefaultClient, nil
+	}
+	pemCerts, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("HDS_CA_FILE: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool() // no system roots here: HDS_CA_FILE's alone
+	}
+	if !roots.AppendCertsFromPEM(pemCerts) {
+		return nil, fmt.Errorf("HDS_CA_FILE %s holds no PEM certificate", caFile)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: transport}, nil
+}
+
+// requestFailed is the error of a request that got no answer: for a
+// failure of TLS (isTLSFailure) a plain error saying so, else an
+// unreachableError (run -cache falls back to the cache on the latter
+// only).
+func requestFailed(method, path string, err error) error {
+	err = unwrapURLError(err)
+	if isTLSFailure(err) {
+		hint := ""
+		if errors.As(err, new(x509.UnknownAuthorityError)) {
+			hint = " (HDS_CA_FILE names a PEM file of the certificates to trust besides the system's)"
+		}
+		return fmt.Errorf("%s %s: no TLS connection to the server: %w%s", method, path, err, hint)
+	}
+	return &unreachableError{fmt.Errorf("%s %s: %w", method, path, err)}
+}
+
+// isTLSFailure reports whether err is a failure of TLS: a certificate that
+// does not verify, a handshake refused, or a server that does not speak
+// TLS on an https:// URL. That is not an outage: it never leads to the
+// cache (docs/api.md#serving-over-tls-v13).
+func isTLSFailure(err error) bool {
+	return errors.As(err, new(*tls.CertificateVerificationError)) ||
+		errors.As(err, new(x509.UnknownAuthorityError)) ||
+		errors.As(err, new(x509.HostnameError)) ||
+		errors.As(err, new(x509.CertificateInvalidError)) ||
+		errors.As(err, new(tls.RecordHeaderError)) ||
+		errors.As(err, new(tls.AlertError)) ||
+		errors.Is(err, http.ErrSchemeMismatch)
 }
 
 // projectPath is the path of project p and, below it, of the given
@@ -82,7 +143,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, &unreachableError{fmt.Errorf("%s %s: %w", method, path, unwrapURLError(err))}
+		return nil, requestFailed(method, path, err)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil

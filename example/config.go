@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -34,6 +35,7 @@ type fileConfig struct {
 	Limits      limitsConfig      `json:"limits"`
 	Console     consoleConfig     `json:"console"`
 	Webhooks    webhooksConfig    `json:"webhooks"`
+	TLS         tlsConfig         `json:"tls"`
 	Users       []userConfig      `json:"users"`
 }
 
@@ -113,6 +115,16 @@ type webhooksConfig struct {
 	MaxBackoff            string `json:"max_backoff"`
 	MaxAttempts           *int   `json:"max_attempts"`
 	AllowPrivateAddresses *bool  `json:"allow_private_addresses"`
+}
+
+// tlsConfig is docs/api.md#serving-over-tls-v13: HTTPS with a
+// certificate and key file pair, and whether plain HTTP may be served on
+// an address other than loopback.
+type tlsConfig struct {
+	CertFile       string `json:"cert_file"`
+	KeyFile        string `json:"key_file"`
+	MinVersion     string `json:"min_version"`
+	AllowPlainHTTP *bool  `json:"allow_plain_http"`
 }
 
 type userConfig struct {
@@ -196,7 +208,25 @@ type config struct {
 	consoleEnabled          bool
 	// webhooks are the webhooks.* keys.
 	webhooks hds.Webhooks
+	// tls are the tls.* keys.
+	tls tlsSettings
 }
+
+// tlsSettings are the tls.* keys, checked: both files or neither.
+type tlsSettings struct {
+	// certFile and keyFile are the PEM files of the pair; both empty
+	// without TLS. certFrom and keyFrom name the key or the environment
+	// variable each came from, for messages.
+	certFile, keyFile, certFrom, keyFrom string
+	// minVersion is tls.VersionTLS12 or tls.VersionTLS13.
+	minVersion uint16
+	// allowPlainHTTP lets the server answer plain HTTP on an address
+	// other than loopback (behind a proxy that terminates TLS).
+	allowPlainHTTP bool
+}
+
+// enabled reports whether the server serves HTTPS.
+func (s tlsSettings) enabled() bool { return s.certFile != "" }
 
 // dbSettings are the database.* keys.
 type dbSettings struct {
@@ -270,6 +300,9 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 	}
 	if v := getenv("HDS_REDIS_URL"); v != "" {
 		rl.RedisURL, redisFrom = v, "HDS_REDIS_URL"
+	}
+	if err := cfg.resolveTLS(fc.TLS, getenv); err != nil {
+		return nil, err
 	}
 	if cfg.addr == "" {
 		cfg.addr = defaultAddr
@@ -376,6 +409,46 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// resolveTLS checks the tls.* keys and their environment variables
+// (HDS_TLS_CERT_FILE, HDS_TLS_KEY_FILE and HDS_ALLOW_PLAIN_HTTP, each
+// winning over its key) into cfg.tls. The files are read when the server
+// starts (newTLSServing), not here: the user commands never read them.
+func (cfg *config) resolveTLS(fc tlsConfig, getenv func(string) string) error {
+	s := tlsSettings{certFile: fc.CertFile, keyFile: fc.KeyFile, certFrom: "tls.cert_file", keyFrom: "tls.key_file"}
+	if v := getenv("HDS_TLS_CERT_FILE"); v != "" {
+		s.certFile, s.certFrom = v, "HDS_TLS_CERT_FILE"
+	}
+	if v := getenv("HDS_TLS_KEY_FILE"); v != "" {
+		s.keyFile, s.keyFrom = v, "HDS_TLS_KEY_FILE"
+	}
+	switch {
+	case s.certFile != "" && s.keyFile == "":
+		return fmt.Errorf("tls.key_file (or HDS_TLS_KEY_FILE) is missing: %s is set, and HTTPS needs both files of the pair", s.certFrom)
+	case s.keyFile != "" && s.certFile == "":
+		return fmt.Errorf("tls.cert_file (or HDS_TLS_CERT_FILE) is missing: %s is set, and HTTPS needs both files of the pair", s.keyFrom)
+	}
+	switch fc.MinVersion {
+	case "", "1.2":
+		s.minVersion = tls.VersionTLS12
+	case "1.3":
+		s.minVersion = tls.VersionTLS13
+	default:
+		return fmt.Errorf("tls.min_version must be \"1.2\" or \"1.3\", got %q", fc.MinVersion)
+	}
+	s.allowPlainHTTP = fc.AllowPlainHTTP != nil && *fc.AllowPlainHTTP
+	switch v := getenv("HDS_ALLOW_PLAIN_HTTP"); v {
+	case "":
+	case "true":
+		s.allowPlainHTTP = true
+	case "false":
+		s.allowPlainHTTP = false
+	default:
+		return fmt.Errorf("HDS_ALLOW_PLAIN_HTTP must be true or false, got %q", v)
+	}
+	cfg.tls = s
+	return nil
 }
 
 // setNumber sets *dst to *v, or to def when the key is left out (v nil),

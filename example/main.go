@@ -30,13 +30,15 @@
 //
 // Configuration comes from the JSON file given with -config and from the
 // environment variables HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
-// HDS_CREDENTIAL_KEY and HDS_REDIS_URL, the environment winning. See
-// docs/server.md for every key and its default.
+// HDS_CREDENTIAL_KEY, HDS_REDIS_URL, HDS_TLS_CERT_FILE, HDS_TLS_KEY_FILE
+// and HDS_ALLOW_PLAIN_HTTP, the environment winning. See docs/server.md
+// for every key and its default.
 //
 // The files, as cmd/dex lays them out: main.go (main, run and the command
 // table), config.go (the configuration file and its checks), store.go
 // (opening the configured store), serve.go (the server), users.go (the
-// user commands), credentials.go (credentials rotate), client.go (what
+// user commands), credentials.go (credentials rotate), tls.go (HTTPS, its
+// certificate reloads and plain HTTP's loopback rule), client.go (what
 // the client commands share), run.go (run: its flags, the fetch and the
 // fallback to the cache), runproc.go (CMD, its signals and status),
 // runcache.go (the sealed cache), runfeed.go (the change feed),
@@ -150,8 +152,10 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "-
 
 const envUsage = `
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
-HDS_CREDENTIAL_KEY, HDS_REDIS_URL. The client commands (run, export, import,
-diff, promote) read HDS_URL (when -url is not given) and HDS_TOKEN, and no configuration.
+HDS_CREDENTIAL_KEY, HDS_REDIS_URL, HDS_TLS_CERT_FILE, HDS_TLS_KEY_FILE,
+HDS_ALLOW_PLAIN_HTTP. The client commands (run, export, import, diff, promote)
+read HDS_URL (when -url is not given), HDS_TOKEN and HDS_CA_FILE (PEM
+certificates trusted besides the system's), and no configuration.
 
 Flags:
 `

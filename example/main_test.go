@@ -81,7 +81,7 @@ type server struct {
 	err            error         // what run returned, once done is closed
 }
 
-var listeningLine = regexp.MustCompile(`hds listening on (http://\S+)`)
+var listeningLine = regexp.MustCompile(`hds listening on (https?://\S+)`)
 
 // start runs the program with args and env and waits until it listens.
 func start(t *testing.T, args []string, env map[string]string) *server {
@@ -131,6 +131,12 @@ func (s *server) stop(t *testing.T) error {
 // call sends a JSON request and decodes the envelope.
 func call(t *testing.T, method, url, token string, body any) (int, map[string]any) {
 	t.Helper()
+	return callWith(t, http.DefaultClient, method, url, token, body)
+}
+
+// callWith is call with client (a client that trusts a test CA).
+func callWith(t *testing.T, client *http.Client, method, url, token string, body any) (int, map[string]any) {
+	t.Helper()
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -149,7 +155,7 @@ func call(t *testing.T, method, url, token string, body any) (int, map[string]an
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -166,7 +172,13 @@ func call(t *testing.T, method, url, token string, body any) (int, map[string]an
 // login logs in and returns the token.
 func login(t *testing.T, base, username, password string) string {
 	t.Helper()
-	status, env := call(t, "POST", base+"/api/v1/auth/login", "", map[string]string{"username": username, "password": password})
+	return loginWith(t, http.DefaultClient, base, username, password)
+}
+
+// loginWith is login with client (a client that trusts a test CA).
+func loginWith(t *testing.T, client *http.Client, base, username, password string) string {
+	t.Helper()
+	status, env := callWith(t, client, "POST", base+"/api/v1/auth/login", "", map[string]string{"username": username, "password": password})
 	if status != http.StatusOK {
 		t.Fatalf("login %s: status %d, body %v", username, status, env)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,6 +25,10 @@ func TestMain(m *testing.M) {
 	// (docs/api.md#14-the-standalone-server), which store_test.go tests on
 	// a directory of its own.
 	defaultDatabaseURL = "memory:"
+	// The servers of the tests look at their certificate files often
+	// (docs/api.md#serving-over-tls-v13): no test waits seconds for a
+	// reload.
+	tlsPollInterval = 20 * time.Millisecond
 	os.Exit(pgtest.Main(m))
 }
 

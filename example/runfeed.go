@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -130,7 +129,7 @@ func (f *feed) connect(ctx context.Context, since string) (*cancelOnClose, error
 		if !stopped {
 			err = context.Cause(hctx)
 		}
-		return nil, &unreachableError{fmt.Errorf("GET %s: %w", f.path, unwrapURLError(err))}
+		return nil, requestFailed("GET", f.path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()

@@ -48,6 +48,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // logWriter), while what it says as it starts is seen at once.
 func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(logs, nil))
+	// HTTPS, or plain HTTP where it is allowed: checked before anything
+	// else starts; SIGHUP is caught from here on.
+	serving, err := newTLSServing(cfg, logger)
+	if err != nil {
+		return err
+	}
+	stopFollowing := serving.follow(ctx)
+	defer stopFollowing()
 	// streams ends every open change feed stream (hds.WithShutdown).
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
@@ -168,9 +176,9 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	// open change feed stream never does: the streams end as it starts.
 	srv.RegisterOnShutdown(endStreams)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- serving.serve(srv, ln) }()
 
-	base := baseURL(ln.Addr())
+	base := baseURL(serving.scheme(), ln.Addr())
 	fmt.Fprintf(stdout, "hds listening on %s\n", base)
 	printData(stdout, cfg, keysUsed)
 	printLogin(stdout, base, cfg.users, adminPassword, oldAdmin, cfg)
@@ -304,16 +312,17 @@ func (l *lazyRedisStore) Increment(ctx context.Context, key string, n int64, rat
 	return s.Increment(ctx, key, n, rate)
 }
 
-// baseURL is the URL a local client reaches the listener at.
-func baseURL(addr net.Addr) string {
+// baseURL is the URL a local client reaches the listener at, with scheme
+// http or https.
+func baseURL(scheme string, addr net.Addr) string {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "http://" + addr.String()
+		return scheme + "://" + addr.String()
 	}
 	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // printData says where the data is kept: for SQLite, the database file
