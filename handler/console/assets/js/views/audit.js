@@ -17,7 +17,7 @@ export const actions = ['project.create', 'project.rename', 'project.transfer', 
 
 // columns are the audit list's; what(e) fills the What cell.
 const columns = what => [
-  { label: '#', cls: 'num', cell: e => e.revision },
+  { label: '#', cls: 'num rev', cell: e => e.revision },
   { label: 'When', cls: 'when', cell: e => when(e.time) },
   { label: 'Action', cls: 'act', cell: e => h('span', { class: 'action ' + e.action.split('.')[1] }, e.action) },
   { label: 'Who', cls: 'who', cell: e => h('span', { title: e.actor }, e.actor_name || e.actor) },
