@@ -1,11 +1,11 @@
 package e2e_test
 
-// The console papercuts of a second look (docs/api.md#19-the-console):
-// the ownership of a project transferred from its members page, after a
-// confirmation; one action to show a credential's value; a history that
-// counts its versions in words; the audit log naming API tokens by name;
-// and a phone's screen used for records and audit entries, with the
-// filters folded away.
+// The console papercuts of a second look (docs/api.md#19-the-console): a
+// history that counts its versions in words; one action to show a
+// credential's value; the audit log naming API tokens by name; a phone's
+// screen used for records and audit entries, with the filters folded
+// away; and the ownership of a project transferred from its members page,
+// after a confirmation.
 
 import (
 	"fmt"
@@ -101,6 +101,49 @@ func TestConsoleBrowserSecondLook(t *testing.T) {
 		}
 	})
 
+	t.Run("a phone shows records and audit entries compactly", func(t *testing.T) {
+		b.t = t
+		for i := range 12 {
+			b.api.addRecord(alice, kpath, fmt.Sprintf("r%02d", i), "STRING", fmt.Sprintf(`"value %d"`, i))
+		}
+		b.run(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
+		defer b.run(chromedp.EmulateViewport(1280, 800))
+		b.signIn("alice", "#/p/shop/c/prod/k/api")
+		b.waitText("1–15 of 15")
+		b.waitFor(`!document.querySelector('.listview.loading')`)
+		// Whole rows on the first screen, under the tabs and the filters.
+		visible := `[...document.querySelectorAll('table.list tbody tr')].filter(r => r.getBoundingClientRect().bottom <= window.innerHeight).length`
+		assert.GreaterOrEqual(t, eval[int](b, visible), 5, "records on a phone's first screen")
+		b.screenshot("phone-cluster")
+		assert.False(t, eval[bool](b, `!!document.querySelector('select[aria-label=Type]')?.checkVisibility()`), "the filters are folded away")
+		b.button("Filters")
+		b.run(chromedp.WaitVisible(chromedp.CSS(`select[aria-label=Type]`)))
+		b.set(`select[aria-label=Type]`, "CREDENTIAL")
+		b.waitText("1–1 of 1")
+		b.button("Filters (1)") // folded again, counting what filters
+		b.run(chromedp.WaitNotVisible(chromedp.CSS(`select[aria-label=Type]`)))
+
+		b.goTo("#/p/shop/audit")
+		b.waitFor(`document.querySelectorAll('table.list tbody td[data-label=Action]').length > 10 && !document.querySelector('.listview.loading')`)
+		// Each entry takes at most two lines: its cells, grouped where they
+		// overlap vertically, make two lines at most.
+		lines := evalJSON[[]int](b, `[...document.querySelectorAll('table.list tbody tr')].map(r => {
+			const boxes = [...r.querySelectorAll('td')].filter(td => td.checkVisibility()).map(td => td.getBoundingClientRect()).sort((a, c) => a.top - c.top);
+			const lines = [];
+			for (const x of boxes) {
+				const last = lines[lines.length - 1];
+				if (last && x.top < last.bottom - 2) last.bottom = Math.max(last.bottom, x.bottom);
+				else lines.push({ bottom: x.bottom });
+			}
+			return lines.length;
+		})`)
+		require.NotEmpty(t, lines)
+		for i, n := range lines {
+			assert.LessOrEqual(t, n, 2, "audit entry %d: lines", i)
+		}
+		assert.GreaterOrEqual(t, eval[int](b, visible), 6, "audit entries on a phone's first screen")
+		b.screenshot("phone-audit")
+	})
 	t.Run("the owner transfers the project, after a confirmation", func(t *testing.T) {
 		b.t = t
 		b.signIn("bob", "#/p/shop/members")
@@ -149,49 +192,5 @@ func TestConsoleBrowserSecondLook(t *testing.T) {
 		assert.Equal(t, b.api.ids["bob"], p.OwnerID, "bob owns the project")
 		b.waitFor(`document.querySelector('.projectbar .role')?.textContent === 'admin'`)
 		assert.False(t, b.hasButton("Transfer ownership"), "alice, an admin now, may not transfer it again")
-	})
-
-	t.Run("a phone shows records and audit entries compactly", func(t *testing.T) {
-		b.t = t
-		for i := range 12 {
-			b.api.addRecord(alice, kpath, fmt.Sprintf("r%02d", i), "STRING", fmt.Sprintf(`"value %d"`, i))
-		}
-		b.run(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
-		defer b.run(chromedp.EmulateViewport(1280, 800))
-		b.signIn("alice", "#/p/shop/c/prod/k/api")
-		b.waitText("1–15 of 15")
-		b.waitFor(`!document.querySelector('.listview.loading')`)
-		// Whole rows on the first screen, under the tabs and the filters.
-		visible := `[...document.querySelectorAll('table.list tbody tr')].filter(r => r.getBoundingClientRect().bottom <= window.innerHeight).length`
-		assert.GreaterOrEqual(t, eval[int](b, visible), 5, "records on a phone's first screen")
-		b.screenshot("phone-cluster")
-		assert.False(t, eval[bool](b, `!!document.querySelector('select[aria-label=Type]')?.checkVisibility()`), "the filters are folded away")
-		b.button("Filters")
-		b.run(chromedp.WaitVisible(chromedp.CSS(`select[aria-label=Type]`)))
-		b.set(`select[aria-label=Type]`, "CREDENTIAL")
-		b.waitText("1–1 of 1")
-		b.button("Filters (1)") // folded again, counting what filters
-		b.run(chromedp.WaitNotVisible(chromedp.CSS(`select[aria-label=Type]`)))
-
-		b.goTo("#/p/shop/audit")
-		b.waitFor(`document.querySelectorAll('table.list tbody td[data-label=Action]').length > 10 && !document.querySelector('.listview.loading')`)
-		// Each entry takes at most two lines: its cells, grouped where they
-		// overlap vertically, make two lines at most.
-		lines := evalJSON[[]int](b, `[...document.querySelectorAll('table.list tbody tr')].map(r => {
-			const boxes = [...r.querySelectorAll('td')].filter(td => td.checkVisibility()).map(td => td.getBoundingClientRect()).sort((a, c) => a.top - c.top);
-			const lines = [];
-			for (const x of boxes) {
-				const last = lines[lines.length - 1];
-				if (last && x.top < last.bottom - 2) last.bottom = Math.max(last.bottom, x.bottom);
-				else lines.push({ bottom: x.bottom });
-			}
-			return lines.length;
-		})`)
-		require.NotEmpty(t, lines)
-		for i, n := range lines {
-			assert.LessOrEqual(t, n, 2, "audit entry %d: lines", i)
-		}
-		assert.GreaterOrEqual(t, eval[int](b, visible), 6, "audit entries on a phone's first screen")
-		b.screenshot("phone-audit")
 	})
 }

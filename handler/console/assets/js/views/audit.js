@@ -20,7 +20,7 @@ const columns = what => [
   { label: '#', cls: 'num rev', cell: e => e.revision },
   { label: 'When', cls: 'when', cell: e => when(e.time) },
   { label: 'Action', cls: 'act', cell: e => h('span', { class: 'action ' + e.action.split('.')[1] }, e.action) },
-  { label: 'Who', cls: 'who', cell: e => h('span', { title: e.actor }, e.actor_name || e.actor) },
+  { label: 'Who', cls: 'actor', cell: e => h('span', { title: e.actor }, e.actor_name || e.actor) },
   { label: 'What', cls: 'what', cell: what },
   { label: 'Version', cls: 'num opt', cell: e => e.version ?? '' },
 ];
