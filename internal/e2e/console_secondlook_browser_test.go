@@ -192,5 +192,13 @@ func TestConsoleBrowserSecondLook(t *testing.T) {
 		assert.Equal(t, b.api.ids["bob"], p.OwnerID, "bob owns the project")
 		b.waitFor(`document.querySelector('.projectbar .role')?.textContent === 'admin'`)
 		assert.False(t, b.hasButton("Transfer ownership"), "alice, an admin now, may not transfer it again")
+
+		// Transferred elsewhere: the old owner's page follows at once.
+		b.signIn("bob", "#/p/shop/members")
+		b.waitFor(`document.querySelector('.projectbar .role')?.textContent === 'owner' && document.querySelector('.live')?.textContent === 'Live'`)
+		assert.True(t, b.hasButton("Transfer ownership"))
+		b.api.mustDo(http.MethodPut, pathP("shop")+"/owner", `{"username":"alice"}`, b.api.token("bob"), http.StatusOK)
+		b.waitFor(`document.querySelector('.projectbar .role')?.textContent === 'admin'`)
+		assert.False(t, b.hasButton("Transfer ownership"), "bob, an admin now")
 	})
 }

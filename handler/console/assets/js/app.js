@@ -149,7 +149,11 @@ function setFeed(project) {
   if (!feed) return;
   feed.on(msg => {
     const e = msg.entry;
-    if (e && ((msg.action.startsWith('member.') && e.target === api.session()?.username) || msg.action === 'project.transfer')) roleChanged();
+    if (!e) return;
+    const me = api.session()?.username;
+    // A transfer changes the roles of the new owner and of the old one.
+    if ((msg.action.startsWith('member.') && e.target === me) ||
+      (msg.action === 'project.transfer' && (e.target === me || access?.role === 'owner'))) roleChanged();
   });
 }
 
