@@ -438,7 +438,7 @@ func TestConsoleBrowser(t *testing.T) {
 		b.run(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 		b.run(chromedp.Navigate(b.base + "#/p/shop/c/prod/k/api"))
 		b.waitText("greeting")
-		b.screenshot("phone-cluster")
+		// docs/console/phone-cluster.png is TestConsoleBrowserSecondLook's, at 375 px.
 		b.run(chromedp.EmulateViewport(1280, 800))
 	})
 }

@@ -59,7 +59,7 @@ func TestConsoleBrowserHistory(t *testing.T) {
 		require.Len(t, vs, 50)
 		assert.Equal(t, 71, vs[0], "the current version first")
 		b.button("Older versions")
-		b.waitText("61 of 61 versions")
+		b.waitFor(`document.querySelector('section.history .list-status')?.textContent === '61 versions'`)
 		vs = b.shownVersions()
 		assert.Len(t, vs, 61)
 		assert.True(t, descending(vs), "newest first, none twice: %v", vs)

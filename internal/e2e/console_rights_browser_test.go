@@ -207,7 +207,7 @@ func TestConsoleBrowserRoles(t *testing.T) {
 			assert.Equal(t, !tc.write, eval[bool](b, `[...document.querySelectorAll('section.editor input, section.editor select')].every(e => e.matches(':disabled'))`), "every field of it")
 			assert.Equal(t, !tc.write, b.has(`.read-only`), "and says so")
 			assert.Equal(t, tc.write, b.has(`button[aria-label="Restore version 1"]`), "restore: editor")
-			assert.Equal(t, tc.reveal, b.hasButton("Reveal value"), "reveal the value: reader")
+			assert.Equal(t, tc.reveal, b.hasButton("Show value"), "show the value: reader")
 			assert.Equal(t, tc.reveal, b.hasButton("Reveal values"), "reveal the history: reader")
 			assert.True(t, b.has(`a[aria-label="View version 1"]`), "anyone may look at an old version")
 
@@ -218,6 +218,7 @@ func TestConsoleBrowserRoles(t *testing.T) {
 			assert.Equal(t, tc.admin, b.has(`select[aria-label="Role of viewer-user"]`), "change a role: admin")
 			assert.Equal(t, tc.admin, b.hasButton("Remove"), "remove a member: admin")
 			assert.Equal(t, !tc.admin, b.hasButton("Leave project"), "leave: a member who is not an admin")
+			assert.Equal(t, tc.own, b.hasButton("Transfer ownership"), "transfer the project: the owner")
 			assert.NotContains(t, eval[string](b, `document.body.innerText`), "Insufficient permissions", "nothing the role may not do was asked")
 		})
 	}

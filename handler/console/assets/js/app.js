@@ -76,7 +76,7 @@ async function render() {
     if (mine !== renders) return;
   }
   const fresh = [];
-  const ctx = { route, feed, role, me, can: right => can(role, right), onCleanup: f => fresh.push(f), rerender: render };
+  const ctx = { route, feed, role, me, can: right => can(role, right), onCleanup: f => fresh.push(f), rerender: render, roleChanged };
   // A collection's or a cluster's page is drawn once it is known to
   // exist: a missing one (misspelled, or deleted) shows its error alone,
   // without the buttons that would edit it. A record's page finds out
@@ -104,8 +104,14 @@ async function render() {
 
 // The caller's role on the open project (GET P answers it, as the
 // project list does), asked once per project and user, and again when
-// the feed says the caller's membership changed.
+// the feed says the caller's membership or the project's owner changed.
 let access = null;
+
+/** roleChanged reads the caller's role again and draws the page anew. */
+function roleChanged() {
+  access = null;
+  render();
+}
 
 function roleOf(project) {
   const user = api.session()?.user_id;
@@ -143,10 +149,11 @@ function setFeed(project) {
   if (!feed) return;
   feed.on(msg => {
     const e = msg.entry;
-    if (e && msg.action.startsWith('member.') && e.target === api.session()?.username) {
-      access = null;
-      render();
-    }
+    if (!e) return;
+    const me = api.session()?.username;
+    // A transfer changes the roles of the new owner and of the old one.
+    if ((msg.action.startsWith('member.') && e.target === me) ||
+      (msg.action === 'project.transfer' && (e.target === me || access?.role === 'owner'))) roleChanged();
   });
 }
 

@@ -12,10 +12,15 @@ import { h, replace, errorBox } from './dom.js';
  * the toolbar whose values come from query()), query() (extra query
  * parameters), empty (text), actions (toolbar buttons), label (for the
  * search box; none: no search box), page (rows per page), pageLabels
- * (the previous and next buttons).
+ * (the previous and next buttons), cls (a class of the table, for a
+ * list's own layout on a phone).
+ *
+ * On a narrow screen the filters and sort controls fold behind a
+ * "Filters" button, which counts the filters in use ("Filters (2)"); the
+ * search box stays in view.
  */
 export function listView({ path, columns, sorts, filters = [], query = () => ({}), empty, actions = [], label,
-  page: PAGE = 25, pageLabels = ['← Previous', 'Next →'] }) {
+  page: PAGE = 25, pageLabels = ['← Previous', 'Next →'], cls }) {
   const state = { search: '', sortBy: sorts?.[0][0], sortOrder: sorts ? 'asc' : undefined, pages: [{ offset: 0 }], page: 0 };
   const body = h('tbody');
   const status = h('p.list-status', { 'aria-live': 'polite' });
@@ -33,13 +38,23 @@ export function listView({ path, columns, sorts, filters = [], query = () => ({}
     type: 'button', title: 'Reverse the order', 'aria-label': 'Sort order: ascending',
     onclick: () => { state.sortOrder = state.sortOrder === 'asc' ? 'desc' : 'asc'; restart(); },
   }, '↑');
-  const table = h('table.list',
+  const table = h('table.list', { class: cls },
     h('thead', h('tr', columns.map(c => h('th', { class: c.cls, scope: 'col' }, c.label)))), body);
-  const el = h('section.listview',
-    search || filters.length || sorts || actions.length
-      ? h('div.toolbar', h('div.filters', search, filters, sorts ? h('span.sort', sortSel, orderBtn) : null), h('div.buttons', actions)) : null,
+  const folded = filters.length || sorts;
+  const toggle = folded && h('button.filter-toggle', { type: 'button', 'aria-expanded': 'false', onclick: () => {
+    const open = toolbar.classList.toggle('open');
+    toggle.setAttribute('aria-expanded', String(open));
+  } }, 'Filters');
+  const toolbar = search || folded || actions.length
+    ? h('div.toolbar', h('div.filters', search, toggle, folded ? h('div.more', filters, sorts ? h('span.sort', sortSel, orderBtn) : null) : null),
+      h('div.buttons', actions)) : null;
+  const el = h('section.listview', toolbar,
     h('div.table-wrap', table),
     h('div.pager', status, h('span.pages', prev, next)));
+
+  // inUse counts the filters with a value (a date filter's input inside its label).
+  const inUse = () => filters.flatMap(f => f.matches('input, select') ? [f] : [...f.querySelectorAll('input, select')])
+    .filter(f => f.value !== '').length;
 
   function restart() { state.pages = [{ offset: 0 }]; state.page = 0; load(); }
 
@@ -51,6 +66,10 @@ export function listView({ path, columns, sorts, filters = [], query = () => ({}
       orderBtn.setAttribute('aria-label', `Sort order: ${state.sortOrder === 'asc' ? 'ascending' : 'descending'}`);
     }
     el.classList.add('loading');
+    if (toggle) {
+      const n = inUse();
+      toggle.textContent = n ? `Filters (${n})` : 'Filters';
+    }
     const at = state.pages[state.page];
     try {
       const data = await api.list(path, {

@@ -46,8 +46,10 @@ function uuid() {
 }
 
 // scalar returns {el, json()} for one value of a base type; json() is
-// the JSON text, or undefined for a hidden credential left as it was.
-function scalar(base, v, { label, inArray }) {
+// the JSON text, or undefined for a hidden credential left as it was. A
+// credential's field (class secret) has its own Show button unless eye
+// is false (a record's page shows them all with one action).
+function scalar(base, v, { label, inArray, eye = true }) {
   const aria = { 'aria-label': label };
   switch (base) {
     case 'NULL':
@@ -79,14 +81,14 @@ function scalar(base, v, { label, inArray }) {
     }
     case 'CREDENTIAL': {
       const hidden = v === MASK;
-      const i = h('input.mono', { ...aria, type: 'password', value: hidden ? '' : (v ?? ''), autocomplete: 'new-password', placeholder: hidden ? 'hidden: leave empty to keep' : 'secret value' });
-      const eye = h('button.small', { type: 'button', 'aria-pressed': 'false', onclick: () => {
+      const i = h('input.mono.secret', { ...aria, type: 'password', value: hidden ? '' : (v ?? ''), autocomplete: 'new-password', placeholder: hidden ? 'hidden: leave empty to keep' : 'secret value' });
+      const btn = eye && h('button.small', { type: 'button', 'aria-pressed': 'false', onclick: () => {
         const showIt = i.type === 'password';
         i.type = showIt ? 'text' : 'password';
-        eye.textContent = showIt ? 'Hide' : 'Show';
-        eye.setAttribute('aria-pressed', String(showIt));
+        btn.textContent = showIt ? 'Hide' : 'Show';
+        btn.setAttribute('aria-pressed', String(showIt));
       } }, 'Show');
-      return { el: h('span.inline', i, eye), json: () => hidden && i.value === '' ? undefined : JSON.stringify(i.value) };
+      return { el: btn ? h('span.inline', i, btn) : i, json: () => hidden && i.value === '' ? undefined : JSON.stringify(i.value) };
     }
     default: { // STRING
       if (inArray) return textInput(v ?? '', aria, '');
@@ -122,11 +124,11 @@ function datetime(v, aria) {
 
 // list edits an array: one row per element, each removable, and a
 // button to add one.
-function list(base, values, label) {
+function list(base, values, label, eye) {
   const rows = h('ol.array-editor');
   const items = [];
   const add = (v, focus) => {
-    const item = scalar(base, v, { label: `${label} item`, inArray: true });
+    const item = scalar(base, v, { label: `${label} item`, inArray: true, eye });
     const row = h('li', item.el, h('button.small.icon', {
       type: 'button', 'aria-label': 'Remove item', title: 'Remove item',
       onclick: () => { items.splice(items.indexOf(item), 1); row.remove(); },
@@ -147,10 +149,13 @@ function list(base, values, label) {
   };
 }
 
-/** editor returns {el, json()} editing a value of type. */
-export function editor(type, value, label = 'Value') {
-  if (isArray(type)) return list(baseOf(type), value, label);
-  return scalar(type, value, { label });
+/**
+ * editor returns {el, json()} editing a value of type. With eye false,
+ * a credential's fields have no Show button of their own.
+ */
+export function editor(type, value, label = 'Value', { eye = true } = {}) {
+  if (isArray(type)) return list(baseOf(type), value, label, eye);
+  return scalar(type, value, { label, eye });
 }
 
 /** carry turns a value of one type into a starting value for another. */

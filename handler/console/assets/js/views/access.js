@@ -1,10 +1,13 @@
 // Sharing a project (API.md section 17): its members and their roles,
-// and API tokens for programs (a new token is shown once, with a copy
-// button). Routes the server does not offer show their error in place.
+// the transfer of its ownership (section 24: the owner's, or a server
+// administrator's, confirmed), and API tokens for programs (a new token
+// is shown once, with a copy button). Routes the server does not offer
+// show their error in place.
 
 import * as api from '../api.js';
 import { h, replace, dialog, confirm, attempt, field, toast, when, copy } from '../dom.js';
 import { listView, pages } from '../list.js';
+import { containerPicker } from '../pickers.js';
 import { go } from '../router.js';
 
 const memberRoles = ['viewer', 'reader', 'editor', 'admin'];
@@ -22,10 +25,12 @@ const select = (options, value, attrs = {}) => {
   return s;
 };
 
-export function membersView({ route, can }) {
+export function membersView({ route, can, me: who, roleChanged }) {
   const base = api.resourcePath(route) + '/members';
   const admin = can('admin'); // manages members; anyone else sees them, and may leave
   const me = api.session()?.username;
+  // The owner hands the project over; a server administrator may for any project.
+  const transfers = can('own') || Boolean(who?.admin);
   const list = listView({
     path: base, empty: 'No members.', columns: [
       { label: 'User', cls: 'name', cell: m => h('strong', m.username) },
@@ -63,9 +68,46 @@ export function membersView({ route, can }) {
     if (done) { toast(`${done.data.username} added as ${done.data.role}`); load(); }
   }
 
+  // transfer asks for the new owner (a member, suggested, or any
+  // active user), then for a confirmation, and hands the project over
+  // (PUT P/owner); the caller's role is read again, as it changed.
+  async function transfer() {
+    const user = h('input', { name: 'username', required: true, autocomplete: 'off', list: 'transfer-to', spellcheck: false });
+    const suggestions = h('datalist', { id: 'transfer-to' });
+    memberNames().then(ns => replace(suggestions, ns.map(n => h('option', { value: n }))), () => {});
+    const username = await dialog({
+      title: `Transfer project “${route.project}”`, ok: 'Continue',
+      body: [h('p', 'The new owner may delete the project and transfer it again; the present owner stays on as an admin.'),
+        field('New owner', user, 'A member of the project, or any user of this server'), suggestions],
+      submit: async () => {
+        const u = user.value.trim();
+        if (!u) throw new Error('Name the new owner');
+        return u;
+      },
+    });
+    if (!username) return;
+    // The confirmation sends it: a refusal (an unknown user) is said in it.
+    const done = await dialog({
+      title: `Make ${username} the owner of “${route.project}”?`, ok: 'Transfer ownership', danger: true,
+      body: [h('p', `The present owner stays on as an admin; from now on only ${username} (or a server administrator) can delete the project or transfer it again.`)],
+      submit: () => api.put(api.resourcePath(route) + '/owner', { username }),
+    });
+    if (!done) return;
+    toast(`${username} is now the owner of “${route.project}”`);
+    roleChanged();
+  }
+  async function memberNames() {
+    const out = [];
+    const walk = pages(base, {}, 100);
+    while (walk.more()) out.push(...((await walk.next()).items || []).filter(m => m.role !== 'owner').map(m => m.username));
+    return out;
+  }
+
   return h('div.view',
     h('div.view-head', h('h2', 'Members'), h('p.muted', 'People who may use this project, and what they may do.'),
-      admin ? h('div.head-actions', h('button.primary', { type: 'button', onclick: add }, 'Add member')) : null),
+      admin || transfers ? h('div.head-actions',
+        transfers ? h('button.danger-text', { type: 'button', onclick: transfer }, 'Transfer ownership') : null,
+        admin ? h('button.primary', { type: 'button', onclick: add }, 'Add member') : null) : null),
     list.el);
 }
 
@@ -131,35 +173,5 @@ export function tokensView({ route, can }) {
  * them (an empty value: all), for a token's or a webhook's scope.
  */
 export function scopePicker(route) {
-  const base = api.resourcePath({ project: route.project });
-  const col = h('select', { name: 'collection', 'aria-label': 'Collection' }, h('option', { value: '' }, 'All collections'));
-  const clu = h('select', { name: 'cluster', 'aria-label': 'Cluster', disabled: true }, h('option', { value: '' }, 'All clusters'));
-  const scopeErr = h('div');
-  const fill = async (sel, path, all) => {
-    const names = [];
-    try {
-      const walk = pages(path, { sortBy: 'name', sortOrder: 'asc' }, 1000);
-      while (walk.more()) names.push(...((await walk.next()).items || []).map(it => it.name));
-    } catch (e) {
-      replace(scopeErr, h('p.alert', { role: 'alert' }, `The ${all.toLowerCase().replace('all ', '')} cannot be listed: ${e.message}`));
-      return false;
-    }
-    replace(sel, h('option', { value: '' }, all), names.map(n => h('option', { value: n }, n)));
-    return true;
-  };
-  fill(col, base + '/collections', 'All collections');
-  let asked = 0;
-  col.addEventListener('change', async () => {
-    const mine = ++asked;
-    replace(clu, h('option', { value: '' }, 'All clusters'));
-    clu.disabled = true;
-    if (!col.value) return;
-    const path = api.resourcePath({ project: route.project, collection: col.value }) + '/clusters';
-    const sel = h('select');
-    if (await fill(sel, path, 'All clusters') && mine === asked) {
-      replace(clu, [...sel.children]);
-      clu.disabled = false;
-    }
-  });
-  return { col, clu, el: [h('div.row2', field('Collection', col), field('Cluster', clu)), scopeErr] };
+  return containerPicker(route.project);
 }

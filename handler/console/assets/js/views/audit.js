@@ -15,12 +15,13 @@ export const actions = ['project.create', 'project.rename', 'project.transfer', 
   'record.delete', 'record.restore', 'credential.reveal', 'member.put', 'member.delete', 'token.create', 'token.delete',
   'webhook.create', 'webhook.delete'];
 
-const columns = [
-  { label: '#', cls: 'num', cell: e => e.revision },
-  { label: 'When', cell: e => when(e.time) },
-  { label: 'Action', cell: e => h('span', { class: 'action ' + e.action.split('.')[1] }, e.action) },
-  { label: 'Who', cell: e => h('span', { title: e.actor }, e.actor_name || e.actor) },
-  { label: 'What', cell: e => where(e) || h('span.muted', 'project') },
+// columns are the audit list's; what(e) fills the What cell.
+const columns = what => [
+  { label: '#', cls: 'num rev', cell: e => e.revision },
+  { label: 'When', cls: 'when', cell: e => when(e.time) },
+  { label: 'Action', cls: 'act', cell: e => h('span', { class: 'action ' + e.action.split('.')[1] }, e.action) },
+  { label: 'Who', cls: 'actor', cell: e => h('span', { title: e.actor }, e.actor_name || e.actor) },
+  { label: 'What', cls: 'what', cell: what },
   { label: 'Version', cls: 'num opt', cell: e => e.version ?? '' },
 ];
 
@@ -41,18 +42,25 @@ function dayEnd(d) {
 export function auditView({ route, feed, me, onCleanup }) {
   const base = api.resourcePath(route);
   // Who can be named: the project's members (by username) and API tokens
-  // (by name), read once; for a server administrator, any user.
+  // (by name), read once; for a server administrator, any user. The
+  // token list also names the tokens that entries are about (tokenById).
   let known = null;
+  let tokenById = new Map();
   function names() {
     if (!known) {
       known = (async () => {
         const byName = new Map();
+        const byId = new Map();
         for (const [p, key, id] of [['/tokens', 'name', t => 'token:' + t.id], ['/members', 'username', m => m.user_id]]) {
           const walk = pages(base + p, {}, 100);
           while (walk.more()) {
-            for (const it of (await walk.next()).items || []) byName.set(it[key], id(it)); // members win over tokens
+            for (const it of (await walk.next()).items || []) {
+              byName.set(it[key], id(it)); // members win over tokens
+              if (p === '/tokens') byId.set(it.id, it.name);
+            }
           }
         }
+        tokenById = byId;
         replace(suggestions, [...byName.keys()].sort().map(n => h('option', { value: n })));
         return byName;
       })();
@@ -60,6 +68,37 @@ export function auditView({ route, feed, me, onCleanup }) {
     }
     return known;
   }
+
+  // A token.* entry names its token by id (target): the console shows
+  // its name, from the token list, or for a deleted token from an entry
+  // the token wrote (actor_name), asked once per token.
+  const tokenNames = new Map(); // id -> Promise of {name, deleted}
+  function tokenName(id) {
+    if (!tokenNames.has(id)) {
+      const p = (async () => {
+        await names();
+        if (tokenById.has(id)) return { name: tokenById.get(id), deleted: false };
+        const wrote = await api.list(base + '/audit', { actor: 'token:' + id, limit: 1 });
+        return { name: wrote.items?.[0]?.actor_name ?? null, deleted: true };
+      })();
+      p.catch(() => tokenNames.delete(id));
+      tokenNames.set(id, p);
+    }
+    return tokenNames.get(id);
+  }
+  function what(e) {
+    if (!e.action.startsWith('token.') || !e.target) return where(e) || h('span.muted', 'project');
+    const cell = h('span', { title: 'API token ' + e.target }, 'token …');
+    tokenName(e.target).then(({ name, deleted }) => {
+      if (name === null) replace(cell, 'a deleted token'); // it wrote nothing that names it
+      else replace(cell, 'token “', name, '”', deleted ? h('span.muted', ' (deleted)') : null);
+    }, () => replace(cell, 'a token'));
+    return cell;
+  }
+  // A token created or deleted since the lists were read: read them again.
+  const forget = msg => {
+    if (msg.action?.startsWith('token.')) { known = null; tokenNames.clear(); }
+  };
   async function actorOf(name) {
     if (!name || rawActor.test(name)) return name;
     const id = (await names()).get(name);
@@ -104,7 +143,7 @@ export function auditView({ route, feed, me, onCleanup }) {
   const until = h('input', { type: 'date', 'aria-label': 'Until', title: 'To the end of this day', onchange: () => list.restart() });
   const problem = h('div');
   const list = listView({
-    path: base + '/audit', columns,
+    path: base + '/audit', columns: columns(what), cls: 'audit',
     filters: [action, who, suggestions, h('label.date', 'From ', since), h('label.date', 'to ', until)],
     query: () => ({
       action: action.value, actor,
@@ -114,7 +153,7 @@ export function auditView({ route, feed, me, onCleanup }) {
     empty: 'No entries.', page: 50, pageLabels: ['← Newer', 'Older →'],
   });
   let t;
-  onCleanup(feed.on(msg => { if (msg.entry) { clearTimeout(t); t = setTimeout(list.reload, 200); } }));
+  onCleanup(feed.on(msg => { if (msg.entry) { forget(msg); clearTimeout(t); t = setTimeout(list.reload, 200); } }));
   return h('div.view',
     h('div.view-head', h('h2', 'Audit log'), h('p.muted', 'Every change to this project: who, what and when. Values are never recorded.')),
     list.el, problem);

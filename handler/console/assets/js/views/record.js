@@ -21,6 +21,17 @@ function who(id) {
   return s && id === s.user_id ? `you (${s.username})` : id;
 }
 
+/**
+ * versionCount says how many versions the history shows: "1 version",
+ * "61 versions" when it shows them all, "50 of 61 versions" when older
+ * ones are still to come (total unknown: "50 versions so far").
+ */
+function versionCount(shown, total, more) {
+  const word = n => n === 1 ? 'version' : 'versions';
+  if (total == null) return `${shown} ${word(shown)}${more ? ' so far' : ''}`;
+  return shown >= total ? `${total} ${word(total)}` : `${shown} of ${total} ${word(total)}`;
+}
+
 export function recordView({ route, feed, can, onCleanup }) {
   const kPath = api.resourcePath({ ...route, record: null, version: null });
   const write = can('write');
@@ -68,12 +79,34 @@ export function recordView({ route, feed, can, onCleanup }) {
     if (done) go({ ...route, record: done.record.name });
   }
 
+  // One action shows a credential's value: the first "Show value"
+  // reveals the stored value (a reader's right, audited) unless the
+  // field holds unsaved changes, which it then shows as typed; "Hide
+  // value" masks the fields again (what they hold stays).
+  let showing = false;
+  const unmask = () => {
+    for (const i of form.el.querySelectorAll('input.secret')) i.type = showing ? 'text' : 'password';
+  };
+  async function showValue() {
+    showing = !showing;
+    if (showing && !revealed && !form.updateBody()) {
+      await load(true); // drawn anew, shown
+      return;
+    }
+    unmask();
+    showBtn.textContent = showing ? 'Hide value' : 'Show value';
+    showBtn.setAttribute('aria-pressed', String(showing));
+  }
+  let showBtn = null;
+
   function drawEditor() {
-    form = recordForm(rec);
+    const cred = isCredential(rec.type) && rec.value !== null;
+    form = recordForm(rec, { eye: !cred });
     const err = h('div');
     const save = h('button.primary', { type: 'submit' }, 'Save');
-    const cred = isCredential(rec.type) && rec.value !== null;
     const editable = write && old === null;
+    showBtn = h('button.small', { type: 'button', 'aria-pressed': String(showing), onclick: showValue }, showing ? 'Hide value' : 'Show value');
+    unmask();
     replace(editorBox,
       h('div.card-head',
         h('h2', rec.name),
@@ -110,7 +143,7 @@ export function recordView({ route, feed, can, onCleanup }) {
       // Disabled as a whole when it may not be saved (a viewer, an old version).
       h('fieldset.plain', { disabled: !editable }, form.el),
       cred && reveal ? h('div.reveal-row',
-        h('button.small', { type: 'button', 'aria-pressed': String(revealed), onclick: () => load(!revealed) }, revealed ? 'Hide value' : 'Reveal value'),
+        showBtn,
         copyButton(async () => text(rec.type, revealed ? rec.value
           : (await api.get(recPath(), { reveal: 'true', version: old ?? undefined })).data.value), 'Copy value')) : null,
       err,
@@ -174,7 +207,7 @@ export function recordView({ route, feed, can, onCleanup }) {
         h('div.vvalue', show(v.type, v.value)),
         h('div.muted.small', when(v.changed_at), ' · ', who(v.changed_by))))),
       h('div.pager',
-        h('p.list-status', { 'aria-live': 'polite' }, `${shown.length} of ${total ?? '?'} versions`),
+        h('p.list-status', { 'aria-live': 'polite' }, versionCount(shown.length, total, walk.more())),
         walk.more() ? h('button', { type: 'button', onclick: () => more() }, 'Older versions') : null));
   }
 

@@ -6,15 +6,17 @@
 import { h, replace, field } from '../dom.js';
 import { editor, typeSelect, carry } from '../values.js';
 
-export function recordForm(rec = { name: '', type: 'STRING', value: '' }) {
+// opts.eye false: a credential's fields have no Show button of their own
+// (the record's page has one action for them all).
+export function recordForm(rec = { name: '', type: 'STRING', value: '' }, { eye = true } = {}) {
   const name = h('input', { name: 'name', value: rec.name, required: true, maxLength: 128, autocomplete: 'off', spellcheck: false });
   let type = rec.type;
-  let ed = editor(type, rec.value);
+  let ed = editor(type, rec.value, 'Value', { eye });
   const slot = h('div.value-slot', ed.el);
   const typeSel = typeSelect(type, t => {
     let v = null;
     try { const j = ed.json(); v = j === undefined ? undefined : JSON.parse(j); } catch { /* start empty */ }
-    ed = editor(t, carry(type, t, v));
+    ed = editor(t, carry(type, t, v), 'Value', { eye });
     type = t;
     replace(slot, ed.el);
   });

@@ -76,7 +76,7 @@ export function recordsView({ route, feed, can, onCleanup }) {
 
   const columns = [
     { label: 'Name', cls: 'name', cell: r => h('a.strong', { href: href(at(r.name)) }, r.name) },
-    { label: 'Type', cell: r => h('span.type', r.type) },
+    { label: 'Type', cls: 'rtype', cell: r => h('span.type', r.type) },
     { label: 'Value', cls: 'value', cell: r => valueCell(r, recPath(r.id), can('reveal')) },
     { label: 'Version', cls: 'num opt', cell: r => r.version },
     { label: 'Updated', cls: 'opt', cell: r => when(r.updated_at) },
@@ -85,7 +85,7 @@ export function recordsView({ route, feed, can, onCleanup }) {
       h('button.small.danger-text', { type: 'button', onclick: () => remove(r), 'aria-label': `Delete ${r.name}` }, 'Delete')] }] : []),
   ];
   const list = listView({
-    path: kPath + '/records', columns, sorts, label: 'records', filters: [typeSel, contains],
+    path: kPath + '/records', columns, sorts, label: 'records', filters: [typeSel, contains], cls: 'records',
     query: () => ({ type: typeSel.value, valueContains: contains.value }),
     empty: write ? 'No records yet. Create the first one.' : 'No records yet.',
     actions: write ? [h('button.primary', { type: 'button', onclick: create }, 'New record')] : [],
