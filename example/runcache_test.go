@@ -344,13 +344,14 @@ func TestRunSignals(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
+			var waited error // the subtests run in parallel: not the test's err
 			select {
-			case err = <-done:
+			case waited = <-done:
 			case <-time.After(time.Minute):
 				t.Fatal("run did not end within a minute of CMD")
 			}
 			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
+			require.ErrorAs(t, waited, &exit, "stderr: %s", stderr.String())
 			assert.Equal(t, tc.want, exit.ExitCode(), "stderr: %s", stderr.String())
 			assert.Empty(t, stderr.String())
 			assert.Len(t, log.starts(), 1)
