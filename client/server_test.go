@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,81 @@ type testServer struct {
 	t     testing.TB
 	srv   *httptest.Server
 	token string // alice's
+
+	mu   sync.Mutex
+	seen []seen // the requests served, in order
+}
+
+// seen is a request the server served.
+type seen struct {
+	method, path, query     string
+	lastEventID, noneMatch string
+	status                  int
+	at                      time.Time // when it was noted
+}
+
+// served returns the requests served so far that match.
+func (s *testServer) served(match func(seen) bool) []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []seen
+	for _, r := range s.seen {
+		if match(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// statusWriter keeps the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// record notes every request served by h in s.seen, once its headers
+// are written (a stream's too) or it ends.
+func (s *testServer) record(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		note := sync.OnceFunc(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.seen = append(s.seen, seen{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery,
+				lastEventID: r.Header.Get("Last-Event-ID"), noneMatch: r.Header.Get("If-None-Match"), status: sw.status, at: time.Now()})
+		})
+		if r.Header.Get("Accept") == "text/event-stream" {
+			// A stream is noted once it is open.
+			h.ServeHTTP(&noteOnHeader{statusWriter: sw, note: note}, r)
+		} else {
+			h.ServeHTTP(sw, r)
+		}
+		note()
+	})
+}
+
+// noteOnHeader notes the request when its headers are written.
+type noteOnHeader struct {
+	*statusWriter
+	note func()
+}
+
+func (w *noteOnHeader) WriteHeader(status int) {
+	w.statusWriter.WriteHeader(status)
+	w.note()
 }
 
 // newTestServer serves hds.New with a memory store, a credential key,
@@ -52,8 +128,17 @@ func newTestServer(t testing.TB, opts ...hds.Option) *testServer {
 		hds.WithLogger(slog.New(slog.DiscardHandler)),
 		hds.WithRateLimit(1_000_000, 1_000_000),
 	}
-	s := &testServer{t: t, srv: httptest.NewServer(hds.New(append(base, opts...)...))}
+	s := &testServer{t: t}
+	s.srv = httptest.NewServer(s.record(hds.New(append(base, opts...)...)))
 	t.Cleanup(s.srv.Close)
+	s.login()
+	return s
+}
+
+// login logs alice in again: the test's own requests use the new token.
+func (s *testServer) login() {
+	s.t.Helper()
+	s.token = ""
 	var login struct {
 		Data struct {
 			Token string `json:"token"`
@@ -61,7 +146,6 @@ func newTestServer(t testing.TB, opts ...hds.Option) *testServer {
 	}
 	s.decode(s.must("POST", "/api/v1/auth/login", `{"username":"alice","password":"alice-password"}`, http.StatusOK), &login)
 	s.token = login.Data.Token
-	return s
 }
 
 // do sends a request with alice's token and returns the status and body.
