@@ -38,10 +38,10 @@ type testServer struct {
 
 // seen is a request the server served.
 type seen struct {
-	method, path, query     string
+	method, path, query    string
 	lastEventID, noneMatch string
-	status                  int
-	at                      time.Time // when it was noted
+	status                 int
+	at                     time.Time // when it was noted
 }
 
 // served returns the requests served so far that match.
