@@ -190,7 +190,7 @@ func clusterPath(p, col, k string) string {
 func projectPath(p string) string { return "/api/v1/projects/" + url.PathEscape(p) }
 
 // Error is an error answered by the server: its HTTP status and the
-// envelope's code, message and details (docs/api.md#9-errors).
+// envelope's code, message and details (docs/api.md#7-errors).
 type Error struct {
 	// Status is the HTTP status, e.g. 404.
 	Status int
