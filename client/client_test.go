@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,57 @@ func TestImportsOnlyStandardLibrary(t *testing.T) {
 	}
 	if seen < 10 {
 		t.Fatalf("go list listed %d packages: %s", seen, out)
+	}
+}
+
+// An answer that does not hold what the contract says is an error naming
+// the record, never showing a value; a type this package does not know
+// keeps its value as encoding/json reads it.
+func TestClusterAnswerChecked(t *testing.T) {
+	for _, tc := range []struct {
+		data, types string
+		says        string
+		want        any
+	}{
+		{data: `{"v":"secret-text"}`, types: `{}`, says: `no type for record "v"`},
+		{data: `{"v":"secret-text"}`, types: `{"v":"INTEGER"}`, says: `record "v": an INTEGER value must be`},
+		{data: `{"v":1.5}`, types: `{"v":"INTEGER"}`, says: `record "v": an INTEGER value must be`},
+		{data: `{"v":["a",1]}`, types: `{"v":"[]STRING"}`, says: `record "v": element 1: a STRING value must be`},
+		{data: `{"v":{"a":1}}`, types: `{"v":"MAP"}`, want: map[string]any{"a": 1.0}},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"success":true,"data":{"name":"k","data":` + tc.data + `,"types":` + tc.types + `},"message":"OK"}`))
+		}))
+		c, err := New(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := c.Cluster(t.Context(), "p", "c", "k")
+		srv.Close()
+		if tc.says == "" {
+			if err != nil || !reflect.DeepEqual(k.Records["v"].Value, tc.want) {
+				t.Errorf("%s %s: %v %#v", tc.data, tc.types, err, k)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "secret-text") {
+			t.Errorf("%s %s: error %v, want one saying %q (and no value)", tc.data, tc.types, err, tc.says)
+		}
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{Status: 404, Code: "RESOURCE_NOT_FOUND", Message: "Resource not found", Details: `cluster "x" not found`},
+			`hds: 404 RESOURCE_NOT_FOUND: Resource not found: cluster "x" not found`},
+		{Error{Status: 502, Message: "Bad Gateway"}, "hds: 502: Bad Gateway"},
+		{Error{Status: 400, Code: "INVALID_REQUEST", Message: "Invalid request", Details: "a\nb"}, "hds: 400 INVALID_REQUEST: Invalid request: a b"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
 	}
 }

@@ -99,11 +99,11 @@ func (c *Client) fetch(ctx context.Context, p, col, k, tag string) (*Cluster, bo
 	for name, raw := range env.Data.Data {
 		typ, ok := env.Data.Types[name]
 		if !ok {
-			return nil, false, &networkError{"GET", path, fmt.Errorf("the answer has no type for record %q (a server older than v1.3?)", name)}
+			return nil, false, fmt.Errorf("client: GET %s: the answer has no type for record %q (a server older than v1.3?)", path, name)
 		}
 		v, err := valueOf(typ, raw)
 		if err != nil {
-			return nil, false, &networkError{"GET", path, fmt.Errorf("record %q: %w", name, err)}
+			return nil, false, fmt.Errorf("client: GET %s: record %q: %w", path, name, err)
 		}
 		out.Records[name] = Record{Type: typ, Value: v}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -128,7 +129,7 @@ func TestWatchCoalesces(t *testing.T) {
 		t.Errorf("first call: revision %d, want 0", w.last().Revision)
 	}
 	for i := 2; i <= 6; i++ {
-		s.put("web", "prod", "k", "port", "INTEGER", strconvItoa(i))
+		s.put("web", "prod", "k", "port", "INTEGER", strconv.Itoa(i))
 	}
 	eventually(t, "the call after the burst", func() bool { return w.n() >= 2 })
 	if got := w.value("port"); got != int64(6) {
@@ -143,7 +144,7 @@ func TestWatchCoalesces(t *testing.T) {
 	before := s.reads(k, http.StatusNotModified)
 	s.must("POST", projectPath("web")+"/collections/other", "", http.StatusCreated)
 	eventually(t, "the read after the collection was created", func() bool { return s.reads(k, http.StatusNotModified) > before })
-	// Changes in another project are not even seen.
+	// A change in another project calls nothing (its feed is another).
 	s.put("web2", "prod", "k", "port", "INTEGER", "7")
 	// One more change, to know every earlier one was handled.
 	s.put("web", "prod", "k", "host", "STRING", `"h"`)
@@ -163,9 +164,6 @@ func TestWatchCoalesces(t *testing.T) {
 	}
 }
 
-// strconvItoa is strconv.Itoa for the few numbers the tests write.
-func strconvItoa(i int) string { return string(rune('0' + i)) }
-
 // Changes while fn runs wait for it: one call at a time, then one call
 // with the newest values.
 func TestWatchOneCallAtATime(t *testing.T) {
@@ -181,7 +179,7 @@ func TestWatchOneCallAtATime(t *testing.T) {
 	eventually(t, "the first call", func() bool { return w.n() == 1 })
 	// fn is still running: changes now wait for it.
 	for i := 2; i <= 4; i++ {
-		s.put("web", "prod", "k", "port", "INTEGER", strconvItoa(i))
+		s.put("web", "prod", "k", "port", "INTEGER", strconv.Itoa(i))
 	}
 	close(w.hold) // every later call returns at once
 	eventually(t, "the newest value", func() bool { return w.value("port") == int64(4) })
@@ -295,7 +293,7 @@ func TestWatchReferences(t *testing.T) {
 	k := clusterPath("web", "prod", "k")
 	reads := s.reads(k, 0)
 	for i := 0; i < 3; i++ {
-		s.put("web", "prod", "noise", "x", "INTEGER", strconvItoa(i))
+		s.put("web", "prod", "noise", "x", "INTEGER", strconv.Itoa(i))
 	}
 	// The referenced record goes away: 422, no call, Watch goes on.
 	s.must("DELETE", clusterPath("web", "prod", "db")+"/records/host", "", http.StatusNoContent)
