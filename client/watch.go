@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"reflect"
 	"strings"
@@ -29,7 +30,8 @@ import (
 // errors, 5xx and 429 answers are retried (after Retry-After, waiting 1
 // second and doubling up to 30); a 422 (a reference that no longer
 // resolves) waits for the next change. A change feed that stays silent
-// for 45 seconds (three missed keep-alives) is dropped and reconnected. A
+// for 45 seconds (three missed keep-alives) is dropped and reconnected,
+// and a read with no answer within 45 seconds is retried. A
 // user token is refreshed before it expires.
 func (c *Client) Watch(ctx context.Context, p, col, k string, fn func(*Cluster)) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -132,7 +134,14 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 	if w.last != nil {
 		tag = w.last.Tag
 	}
-	got, changed, err := w.c.fetch(ctx, w.p, w.col, w.k, tag)
+	// A read that gets no answer within the idle limit is retried, as a
+	// silent change feed is reconnected.
+	rctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
+	got, changed, err := w.c.fetch(rctx, w.p, w.col, w.k, tag)
+	cancel()
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		err = &networkError{"GET", clusterPath(w.p, w.col, w.k), errors.New("no answer within the idle limit")}
+	}
 	switch {
 	case err == nil:
 		w.pending, w.wait = false, 0
@@ -265,6 +274,8 @@ func (w *watcher) reach(ctx context.Context, got *Cluster) map[clusterKey]bool {
 // stored returns the values of a cluster's records as stored and masked
 // (GET K), or nil when it cannot be read.
 func (w *watcher) stored(ctx context.Context, at clusterKey) map[string]json.RawMessage {
+	ctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
+	defer cancel()
 	resp, err := w.c.send(ctx, "GET", clusterPath(w.p, at.collection, at.cluster), url.Values{}, nil)
 	if err != nil {
 		return nil

@@ -19,6 +19,7 @@ type answer struct {
 	tag        string
 	retryAfter string
 	cut        bool // close the connection without an answer
+	hang       bool // answer nothing until the client gives up
 }
 
 // fakeServer answers GET K from a script and serves a change feed whose
@@ -86,6 +87,8 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Unlock()
 		switch {
+		case a.hang:
+			<-r.Context().Done()
 		case a.cut:
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
@@ -158,6 +161,21 @@ func TestWatchRetries(t *testing.T) {
 	}
 	if w.n() != 2 {
 		t.Errorf("%d calls, want 2", w.n())
+	}
+}
+
+// A read that gets no answer within the idle limit is given up and
+// retried.
+func TestWatchHungReadRetried(t *testing.T) {
+	f := newFakeServer(t, answer{status: 200, tag: `"a"`}, answer{hang: true}, answer{status: 200, tag: `"b"`})
+	c := f.client()
+	c.timing.idle = 300 * time.Millisecond
+	w := watch(t, c, "p", "c", "k")
+	eventually(t, "the first call", func() bool { return w.n() == 1 })
+	f.send(1)
+	eventually(t, "the call after the hung read", func() bool { return w.value("v") == `"b"` })
+	if n := f.readCount(); n != 3 {
+		t.Errorf("%d reads, want 3", n)
 	}
 }
 
