@@ -99,8 +99,13 @@ func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan
 			w.wait = 0
 			read.Reset(w.c.timing.debounce)
 		case <-refresh.C:
-			if _, err := w.c.currentToken(ctx); err != nil {
-				return err // only ctx's
+			// Bounded as a read is: a refresh that gets no answer is
+			// tried again later (and by the next request).
+			rctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
+			_, _ = w.c.currentToken(rctx)
+			cancel()
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
 			w.setRefresh(refresh)
 		case <-read.C:
