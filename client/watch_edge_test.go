@@ -233,3 +233,20 @@ func TestWatchFeedRefused(t *testing.T) {
 		t.Errorf("Watch returned %v, want the 403", err)
 	}
 }
+
+// A server that answers 200 with the tag of the last call (one that
+// ignores If-None-Match) calls nothing: never twice with the same tag.
+func TestWatchSameTagNotCalledTwice(t *testing.T) {
+	f := newFakeServer(t, answer{status: 200, tag: `"a"`}, answer{status: 200, tag: `"a"`}, answer{status: 200, tag: `"b"`})
+	w := watch(t, f.client(), "p", "c", "k")
+	eventually(t, "the first call", func() bool { return w.n() == 1 })
+	f.send(1)
+	eventually(t, "the second read", func() bool { return f.readCount() == 2 })
+	f.send(2)
+	eventually(t, "the call with the new tag", func() bool { return w.value("v") == `"b"` })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.calls) != 2 || w.calls[0].Tag != `"a"` || w.calls[1].Tag != `"b"` {
+		t.Errorf("calls %v, want one with \"a\" then one with \"b\"", w.calls)
+	}
+}
