@@ -143,8 +143,9 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 	// silent change feed is reconnected.
 	rctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
 	got, changed, err := w.c.fetch(rctx, w.p, w.col, w.k, tag)
+	timedOut := err != nil && ctx.Err() == nil && rctx.Err() != nil // before cancel, which sets rctx.Err
 	cancel()
-	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+	if timedOut {
 		err = &networkError{"GET", clusterPath(w.p, w.col, w.k), errors.New("no answer within the idle limit")}
 	}
 	switch {
