@@ -14,12 +14,12 @@ import (
 )
 
 // TestPublicPackagesExposeNoInternalTypes holds the README's promise that
-// handler and middleware are usable on their own: their exported
+// handler, middleware and client are usable on their own: their exported
 // functions, methods, types, fields and declared variable types name only
 // the standard library, ulule/limiter and hds's public packages, never an
 // internal one.
 func TestPublicPackagesExposeNoInternalTypes(t *testing.T) {
-	for _, dir := range []string{"handler", "middleware"} {
+	for _, dir := range []string{"handler", "middleware", "client"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
 		fset := token.NewFileSet()

@@ -49,6 +49,8 @@ func queryParameters() map[string]obj {
 			obj{"type": "boolean", "default": false}),
 		"resolve": query("resolve", "true replaces every reference (${NAME}, ${CLUSTER/NAME}, ${COLLECTION/CLUSTER/NAME}) in STRING and []STRING values by the referenced record's current value as text; a value that pulled in a credential is masked unless reveal=true. A reference that cannot be resolved is 422. Not with version (400).",
 			obj{"type": "boolean", "default": false}),
+		"types": query("types", "true adds types to the cluster data: every record name mapped to its type name. The ETag is the same with or without it.",
+			obj{"type": "boolean", "default": false}),
 		"rename": query("rename", "The new name (path form; not with a body).", schemaRef("Name")),
 		"version": query("version", "A version of the record, a positive decimal integer: the record as it was then.",
 			obj{"type": "integer", "minimum": 1}),

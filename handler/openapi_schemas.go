@@ -101,6 +101,8 @@ func schemas() obj {
 		if data {
 			p["data"] = obj{"type": "object", "description": "Every record name of the cluster mapped to its value (credentials masked unless reveal=true).",
 				"propertyNames": schemaRef("Name"), "additionalProperties": schemaRef("RecordValue")}
+			p["types"] = obj{"type": "object", "description": "Only with types=true: every record name of the cluster mapped to its type name.",
+				"propertyNames": schemaRef("Name"), "additionalProperties": schemaRef("RecordType")}
 		}
 		return p
 	}

@@ -449,9 +449,12 @@ func recordFilters(q store.RecordQuery) []string {
 func (rec records) handleClusterData() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
-		var resolve bool
+		var resolve, types bool
 		if err == nil {
 			resolve, err = parseResolve(query)
+		}
+		if err == nil {
+			types, err = parseBool(query, "types")
 		}
 		env := query.Has("format")
 		if err == nil && env && query.Get("format") != formatEnv {
@@ -509,6 +512,10 @@ func (rec records) handleClusterData() queryHandler {
 		out := newStream(w, r, http.StatusOK)
 		out.b = appendCluster(out.b, k)
 		out.b = append(out.b, `,"data":{`...)
+		// With types=true the type of every record follows the data:
+		// kept as the records stream by (a name and a type each, not
+		// their values).
+		var typeOf []nameType
 		ok := streamItems(out, items, func(out *stream, it *store.Record) error {
 			v, err := rec.creds.visible(it, reveal)
 			if err != nil {
@@ -517,15 +524,38 @@ func (rec records) handleClusterData() queryHandler {
 			out.b = jsonstr.Append(out.b, it.Name)
 			out.b = append(out.b, ':')
 			out.value(v)
+			if types {
+				typeOf = append(typeOf, nameType{it.Name, string(it.Type)})
+			}
 			return nil
 		})
 		if !ok {
 			return
 		}
-		out.b = append(out.b, "}}"...)
+		out.b = append(out.b, '}')
+		if types {
+			out.b = append(out.b, `,"types":{`...)
+			for i, nt := range typeOf {
+				if i > 0 {
+					out.b = append(out.b, ',')
+				}
+				out.b = jsonstr.Append(out.b, nt.name)
+				out.b = append(out.b, ':')
+				out.b = jsonstr.Append(out.b, nt.typ)
+				if !out.more() {
+					return
+				}
+			}
+			out.b = append(out.b, '}')
+		}
+		out.b = append(out.b, '}')
 		out.end("OK")
 	}
 }
+
+// nameType is a record's name and type name, as GET K?types=true lists
+// them.
+type nameType struct{ name, typ string }
 
 // resolveAll reads items (a page of the records of the cluster of p) and
 // returns them as they are, in a sequence again, with their resolved

@@ -265,8 +265,8 @@ func routes(cfg Config) *router {
 	})
 	rt.handle("GET "+pathK, protect(rec.handleClusterData()), operation{
 		id: "getClusterData", tag: "clusters", summary: "Get a cluster with the value of every record",
-		description: "data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.",
-		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "resolve", "format"}, headers: []string{"ifNoneMatch"}, status: 200, success: "ClusterData",
+		description: "data maps every record name to its value; credential values are masked unless reveal=true. With types=true, types maps every record name to its type name. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.",
+		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal", "resolve", "types", "format"}, headers: []string{"ifNoneMatch"}, status: 200, success: "ClusterData",
 		errors: slices.Concat(underProject, []int{422}),
 		other:  map[int]string{304: "ClusterNotModified"},
 	})

@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/internal/namerule"
 )
 
 // Ref is one reference. Collection and Cluster are empty when the
@@ -112,7 +112,7 @@ func parseRef(s string) (*Ref, int, bool) {
 	}
 	for i, n := range names {
 		d, err := url.PathUnescape(n)
-		if err != nil || store.ValidateName(d) != nil {
+		if err != nil || namerule.Problem(d) != "" {
 			return nil, 0, false
 		}
 		names[i] = d

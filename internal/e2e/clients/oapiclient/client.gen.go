@@ -2094,6 +2094,9 @@ type ClusterData struct {
 	Project     Name `json:"project"`
 	RecordCount int  `json:"record_count"`
 
+	// Types Only with types=true: every record name of the cluster mapped to its type name.
+	Types *map[string]RecordType `json:"types,omitempty"`
+
 	// UpdatedAt RFC 3339 in UTC with exactly six fraction digits and Z.
 	//
 	// Examples: 2026-11-22T08:18:19.123000Z
@@ -3356,6 +3359,9 @@ type SortOrderQuery string
 // Examples: STRING, int, []FLOAT
 type TypeFilterQuery = TypeName
 
+// TypesQuery defines model for TypesQuery.
+type TypesQuery = bool
+
 // UnchangedQuery defines model for UnchangedQuery.
 type UnchangedQuery = bool
 
@@ -3687,6 +3693,9 @@ type GetClusterDataParams struct {
 
 	// Resolve true replaces every reference (${NAME}, ${CLUSTER/NAME}, ${COLLECTION/CLUSTER/NAME}) in STRING and []STRING values by the referenced record's current value as text; a value that pulled in a credential is masked unless reveal=true. A reference that cannot be resolved is 422. Not with version (400).
 	Resolve *ResolveQuery `form:"resolve,omitempty" json:"resolve,omitempty"`
+
+	// Types true adds types to the cluster data: every record name mapped to its type name. The ETag is the same with or without it.
+	Types *TypesQuery `form:"types,omitempty" json:"types,omitempty"`
 
 	// Format env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
 	Format *GetClusterDataParamsFormat `form:"format,omitempty" json:"format,omitempty"`
@@ -4623,7 +4632,7 @@ type ClientInterface interface {
 
 	// GetClusterData Get a cluster with the value of every record
 	//
-	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
+	// data maps every record name to its value; credential values are masked unless reveal=true. With types=true, types maps every record name to its type name. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster} (the `GetClusterData` operationId).
 	GetClusterData(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *GetClusterDataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5613,7 +5622,7 @@ func (c *Client) DeleteCluster(ctx context.Context, project ProjectPath, collect
 
 // GetClusterData Get a cluster with the value of every record
 //
-// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
+// data maps every record name to its value; credential values are masked unless reveal=true. With types=true, types maps every record name to its type name. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // Corresponds with GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster} (the `GetClusterData` operationId).
 func (c *Client) GetClusterData(ctx context.Context, project ProjectPath, collection CollectionPath, cluster ClusterPath, params *GetClusterDataParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7893,6 +7902,18 @@ func NewGetClusterDataRequest(server string, project ProjectPath, collection Col
 		if params.Resolve != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolve", *params.Resolve, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10835,7 +10856,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetClusterDataWithResponse Get a cluster with the value of every record
 	//
-	// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
+	// data maps every record name to its value; credential values are masked unless reveal=true. With types=true, types maps every record name to its type name. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19844,7 +19865,7 @@ func (c *ClientWithResponses) DeleteClusterWithResponse(ctx context.Context, pro
 
 // GetClusterDataWithResponse Get a cluster with the value of every record
 //
-// data maps every record name to its value; credential values are masked unless reveal=true. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
+// data maps every record name to its value; credential values are masked unless reveal=true. With types=true, types maps every record name to its type name. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -209,11 +209,12 @@ type Invoker interface {
 	// GetClusterData invokes getClusterData operation.
 	//
 	// Data maps every record name to its value; credential values are masked unless reveal=true. With
-	// format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
-	// lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
-	// others. The ETag header names the cluster's stored state, the same for both forms, masked or
-	// revealed (with resolve=true, also the state of every record the answer was built from); with
-	// If-None-Match naming it (or *) the answer is 304 without a body.
+	// types=true, types maps every record name to its type name. With format=env, the answer is the
+	// cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose
+	// names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header
+	// names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true,
+	// also the state of every record the answer was built from); with If-None-Match naming it (or *) the
+	// answer is 304 without a body.
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 	GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error)
@@ -3495,11 +3496,12 @@ func (c *Client) sendExportProject(ctx context.Context, params ExportProjectPara
 // GetClusterData invokes getClusterData operation.
 //
 // Data maps every record name to its value; credential values are masked unless reveal=true. With
-// format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value'
-// lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the
-// others. The ETag header names the cluster's stored state, the same for both forms, masked or
-// revealed (with resolve=true, also the state of every record the answer was built from); with
-// If-None-Match naming it (or *) the answer is 304 without a body.
+// types=true, types maps every record name to its type name. With format=env, the answer is the
+// cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose
+// names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header
+// names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true,
+// also the state of every record the answer was built from); with If-None-Match naming it (or *) the
+// answer is 304 without a body.
 //
 // GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}
 func (c *Client) GetClusterData(ctx context.Context, params GetClusterDataParams) (GetClusterDataRes, error) {
@@ -3607,6 +3609,23 @@ func (c *Client) sendGetClusterData(ctx context.Context, params GetClusterDataPa
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Resolve.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "types" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "types",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Types.Get(); ok {
 				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil

@@ -190,6 +190,9 @@ type GetClusterDataParams struct {
 	// credential is masked unless reveal=true. A reference that cannot be resolved is 422. Not with
 	// version (400).
 	Resolve OptBool `json:",omitempty,omitzero"`
+	// True adds types to the cluster data: every record name mapped to its type name. The ETag is the same
+	// with or without it.
+	Types OptBool `json:",omitempty,omitzero"`
 	// Env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.
 	Format OptFormatQuery `json:",omitempty,omitzero"`
 	//  - or a comma-separated list of entity tags: 304 when the answer's ETag is among them (weak

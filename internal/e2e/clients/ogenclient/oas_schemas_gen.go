@@ -1934,7 +1934,9 @@ type ClusterData struct {
 	Name        Name            `json:"name"`
 	Project     Name            `json:"project"`
 	RecordCount int             `json:"record_count"`
-	UpdatedAt   Timestamp       `json:"updated_at"`
+	// Only with types=true: every record name of the cluster mapped to its type name.
+	Types     OptClusterDataTypes `json:"types"`
+	UpdatedAt Timestamp           `json:"updated_at"`
 }
 
 // GetCollection returns the value of Collection.
@@ -1970,6 +1972,11 @@ func (s *ClusterData) GetProject() Name {
 // GetRecordCount returns the value of RecordCount.
 func (s *ClusterData) GetRecordCount() int {
 	return s.RecordCount
+}
+
+// GetTypes returns the value of Types.
+func (s *ClusterData) GetTypes() OptClusterDataTypes {
+	return s.Types
 }
 
 // GetUpdatedAt returns the value of UpdatedAt.
@@ -2010,6 +2017,11 @@ func (s *ClusterData) SetProject(val Name) {
 // SetRecordCount sets the value of RecordCount.
 func (s *ClusterData) SetRecordCount(val int) {
 	s.RecordCount = val
+}
+
+// SetTypes sets the value of Types.
+func (s *ClusterData) SetTypes(val OptClusterDataTypes) {
+	s.Types = val
 }
 
 // SetUpdatedAt sets the value of UpdatedAt.
@@ -2251,6 +2263,18 @@ func (s *ClusterDataResponseTextPlainHeaders) SetResponse(val ClusterDataRespons
 }
 
 func (*ClusterDataResponseTextPlainHeaders) getClusterDataRes() {}
+
+// Only with types=true: every record name of the cluster mapped to its type name.
+type ClusterDataTypes map[string]RecordType
+
+func (s *ClusterDataTypes) init() ClusterDataTypes {
+	m := *s
+	if m == nil {
+		m = map[string]RecordType{}
+		*s = m
+	}
+	return m
+}
 
 // The success envelope.
 // Ref: #/components/schemas/ClusterEnvelope
@@ -6781,6 +6805,52 @@ func (o OptBool) Get() (v bool, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptBool) Or(d bool) bool {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptClusterDataTypes returns new OptClusterDataTypes with value set to v.
+func NewOptClusterDataTypes(v ClusterDataTypes) OptClusterDataTypes {
+	return OptClusterDataTypes{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptClusterDataTypes is optional ClusterDataTypes.
+type OptClusterDataTypes struct {
+	Value ClusterDataTypes
+	Set   bool
+}
+
+// IsSet returns true if OptClusterDataTypes was set.
+func (o OptClusterDataTypes) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptClusterDataTypes) Reset() {
+	var v ClusterDataTypes
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptClusterDataTypes) SetTo(v ClusterDataTypes) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptClusterDataTypes) Get() (v ClusterDataTypes, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptClusterDataTypes) Or(d ClusterDataTypes) ClusterDataTypes {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -1,0 +1,300 @@
+// Package client is how a Go program reads its configuration from an hds
+// server (docs/api.md#the-go-client): one cluster's records as typed Go
+// values, decoded into a struct, and followed as they change.
+//
+//	c, err := client.New("https://hds.example.com", client.WithToken(os.Getenv("HDS_TOKEN")))
+//	k, err := c.Cluster(ctx, "webshop", "prod", "database") // *client.Cluster
+//	port := k.Records["port"].Value                         // int64(5432)
+//
+//	var cfg struct {
+//		Host     string        `hds:"host,required"`
+//		Port     int           `hds:"port"`
+//		Password string        `hds:"password"`
+//		Timeout  time.Duration `hds:"timeout"`
+//	}
+//	err = c.Decode(ctx, "webshop", "prod", "database", &cfg)
+//
+//	err = c.Watch(ctx, "webshop", "prod", "database", func(k *client.Cluster) {
+//		var cfg Config
+//		if err := k.Decode(&cfg); err == nil {
+//			apply(cfg)
+//		}
+//	})
+//
+// Cluster reads the cluster with one GET, references resolved and
+// credentials revealed (unless the client is made WithoutReveal, as a
+// viewer's token needs). Decode fills a struct from it by the fields'
+// hds:"NAME" tags. Watch calls a function with the cluster and again after
+// every change to it, until its context ends or the access is taken away.
+//
+// An error the server answered is a *Error (use errors.As), with the HTTP
+// status and the envelope's code, message and details.
+//
+// The package imports only the standard library (and small internal
+// packages of the module that do too): a program that uses it pays for no
+// server code.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Client talks to one hds server. It is safe for concurrent use.
+type Client struct {
+	base   string // scheme, host and the mount prefix, without a trailing '/'
+	http   *http.Client
+	reveal bool
+	plain  bool
+
+	// timing holds the waits of Watch; tests shorten them.
+	timing timing
+
+	mu    sync.Mutex // guards token, refused and refreshing
+	token string     // "" sends no Authorization header
+	// refused is a token whose refresh the server refused: not tried again.
+	refused string
+	// refreshing is closed when a refresh in flight ends; nil when none is.
+	refreshing chan struct{}
+}
+
+// timing is what Watch waits for.
+type timing struct {
+	// debounce: changes less than this apart are one burst.
+	debounce time.Duration
+	// idle: a change feed silent for this long is taken for broken and
+	// reconnected (the server sends a keep-alive every 15 s).
+	idle time.Duration
+	// firstWait and maxWait: the first wait before a retry, and the
+	// longest it doubles up to.
+	firstWait, maxWait time.Duration
+	// refreshBefore: a user token is refreshed this long before it
+	// expires (at most half its lifetime).
+	refreshBefore time.Duration
+}
+
+// defaultTiming is what Watch waits for unless told otherwise.
+var defaultTiming = timing{
+	debounce:      time.Second,
+	idle:          45 * time.Second, // three missed keep-alives
+	firstWait:     time.Second,
+	maxWait:       30 * time.Second,
+	refreshBefore: 5 * time.Minute,
+}
+
+// An Option configures a Client made by New.
+type Option func(*Client)
+
+// WithToken makes every request carry token: a user token (from a
+// login; Watch refreshes it before it expires) or an API token
+// (hds_...). Without it, requests carry no Authorization header, which
+// only a server that allows anonymous access answers.
+func WithToken(token string) Option {
+	return func(c *Client) { c.token = token }
+}
+
+// WithHTTPClient sends requests through hc rather than
+// http.DefaultClient. Its Timeout, if any, applies to every request, the
+// change feed of Watch included, so leave it zero and bound requests with
+// their context instead.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.http = hc
+		}
+	}
+}
+
+// WithoutReveal leaves out reveal=true: credentials come masked as
+// "********". A token of the viewer role needs it (its reveal=true is
+// 403). By default credentials are revealed.
+func WithoutReveal() Option {
+	return func(c *Client) { c.reveal = false }
+}
+
+// WithPlainHTTP allows an http:// base URL to a host other than loopback.
+// By default New refuses it, so that a token never travels in clear by
+// accident.
+func WithPlainHTTP() Option {
+	return func(c *Client) { c.plain = true }
+}
+
+// WithDebounce sets how long Watch waits after a change before it reads
+// the cluster: changes less than d apart are one burst, and one call
+// follows its last change. The default is 1 second; d must be positive.
+func WithDebounce(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.timing.debounce = d
+		}
+	}
+}
+
+// New returns a client of the hds server at baseURL: an http:// or
+// https:// URL of where the handler is mounted ("https://hds.example.com",
+// or "https://example.com/hds" for a handler mounted under /hds/). An
+// http:// URL to a host other than loopback is an error unless
+// WithPlainHTTP is given. Errors never repeat the URL (it may carry a
+// password).
+func New(baseURL string, opts ...Option) (*Client, error) {
+	c := &Client{http: http.DefaultClient, reveal: true, timing: defaultTiming}
+	for _, opt := range opts {
+		opt(c)
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, errors.New("client: the base URL must be an http:// or https:// URL such as https://hds.example.com")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return nil, errors.New("client: the base URL must have no query and no fragment")
+	}
+	if u.Scheme == "http" && !c.plain && !loopback(u.Hostname()) {
+		return nil, errors.New("client: an http:// base URL to a host other than loopback sends the token in clear: use https://, or WithPlainHTTP() to allow it")
+	}
+	if strings.ContainsRune(c.token, '\n') || strings.ContainsRune(c.token, '\r') {
+		return nil, errors.New("client: the token must be one line")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	c.base = u.String()
+	return c, nil
+}
+
+// loopback reports whether host (without its port) is a loopback
+// address or the name localhost.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// clusterPath is the path of cluster k of collection col of project p,
+// each name percent-encoded.
+func clusterPath(p, col, k string) string {
+	return projectPath(p) + "/collections/" + url.PathEscape(col) + "/clusters/" + url.PathEscape(k)
+}
+
+// projectPath is the path of project p.
+func projectPath(p string) string { return "/api/v1/projects/" + url.PathEscape(p) }
+
+// Error is an error answered by the server: its HTTP status and the
+// envelope's code, message and details (docs/api.md#7-errors).
+type Error struct {
+	// Status is the HTTP status, e.g. 404.
+	Status int
+	// Code is the envelope's code, e.g. "RESOURCE_NOT_FOUND"; for an
+	// answer without an envelope, "".
+	Code string
+	// Message is the envelope's message, e.g. "Resource not found".
+	Message string
+	// Details adds what went wrong, "" when there is nothing to add.
+	Details string
+
+	// retryAfter is the wait a Retry-After header asked for.
+	retryAfter time.Duration
+}
+
+// Error returns the status, code, message and details in one line.
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("hds: %d", e.Status)
+	if e.Code != "" {
+		msg += " " + e.Code
+	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	if e.Details != "" {
+		msg += ": " + e.Details
+	}
+	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// errorOf reads the error envelope of resp, an answer that is not a
+// success (at most 64 KiB of it).
+func errorOf(resp *http.Response) *Error {
+	e := &Error{Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+	var env struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Details string `json:"details"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env) == nil && env.Error != nil {
+		e.Code, e.Message, e.Details = env.Error.Code, env.Error.Message, env.Error.Details
+	}
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		e.retryAfter = time.Duration(min(secs, 3600)) * time.Second
+	}
+	return e
+}
+
+// networkError is a request that got no answer: no connection, an
+// answer cut short. Its message never repeats the URL.
+type networkError struct {
+	method, path string
+	err          error
+}
+
+func (e *networkError) Error() string {
+	return fmt.Sprintf("client: %s %s: %v", e.method, e.path, e.err)
+}
+
+func (e *networkError) Unwrap() error { return e.err }
+
+// send sends a request to path (below the base URL) with query and
+// headers and returns the answer, whatever its status, for the caller to
+// read and close. A user token about to expire is refreshed first.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, header http.Header) (*http.Response, error) {
+	token, err := c.currentToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target := c.base + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, nil)
+	if err != nil {
+		return nil, &networkError{method, path, err}
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, &networkError{method, path, unwrapURLError(err)}
+	}
+	return resp, nil
+}
+
+// unwrapURLError returns the error inside a *url.Error, which repeats the
+// URL (it may carry a password).
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// errMalformed is a success answer that is not what the contract says.
+var errMalformed = errors.New("the answer is not the JSON the API describes")
