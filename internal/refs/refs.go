@@ -4,6 +4,10 @@
 // same collection) and ${COLLECTION/CLUSTER/NAME} (a record anywhere in the
 // same project), each name percent-encoded as in a path. $${ stands for a
 // literal ${. Text that does not form a reference is literal text.
+//
+// It also resolves them (Resolver, resolve.go), store-independent behind
+// a Reader, within the bounds of the reference: depth, the text of one
+// value, the resolved text of one answer.
 package refs
 
 import (
