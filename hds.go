@@ -146,6 +146,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		ClientIP:          clientIP,
 		MaxBodyBytes:      c.maxBodyBytes,
 		MaxImportBytes:    c.maxImport,
+		MaxResolvedBytes:  c.maxResolved,
 		RequireIfMatch:    c.requireMatch,
 		Logger:            c.logger,
 		MaxVersions:       c.maxVersions,

@@ -10,6 +10,7 @@ import (
 	"github.com/ulule/limiter/v3"
 
 	"github.com/hds-go/hds/internal/duration"
+	"github.com/hds-go/hds/handler"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/store"
 )
@@ -25,6 +26,8 @@ type config struct {
 	credKeys     [][]byte
 	maxBodyBytes int64
 	maxImport    int64
+	// maxResolved is WithMaxResolvedBytes's bound; 0 takes the default.
+	maxResolved  int64
 	logger       *slog.Logger
 	corsOrigins  []string
 	perHour      int
@@ -86,6 +89,9 @@ const (
 	// DefaultMaxImportBytes is the default body limit of batches and
 	// imports, 16 MiB.
 	DefaultMaxImportBytes = 16 << 20
+	// DefaultMaxResolvedBytes is the default bound of the resolved text
+	// of one answer with resolve=true, 16 MiB (WithMaxResolvedBytes).
+	DefaultMaxResolvedBytes = handler.DefaultMaxResolvedBytes
 	// DefaultPerHour and DefaultPerMinute are the default rate limits
 	// per user (or, before authentication, per client IP).
 	DefaultPerHour   = 1000
@@ -174,6 +180,23 @@ func WithMaxImportBytes(n int64) Option {
 			c.fail("WithMaxImportBytes: the limit must be positive, got %d", n)
 		}
 		c.maxImport = n
+	}
+}
+
+// WithMaxResolvedBytes bounds what one answer with resolve=true may hold
+// (config limits.max_resolved_bytes,
+// docs/api.md#20-references-between-records): the UTF-8 bytes of the
+// resolved text of its values that hold references, counted before
+// masking. An answer that would pass it is 422 UNRESOLVED_REFERENCE
+// (details "record NAME: too large") before anything is sent; one value's
+// text is bounded by 1 MiB whatever n is. n must be positive. Default:
+// DefaultMaxResolvedBytes (16 MiB).
+func WithMaxResolvedBytes(n int64) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.fail("WithMaxResolvedBytes: the limit must be positive, got %d", n)
+		}
+		c.maxResolved = n
 	}
 }
 

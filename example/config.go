@@ -101,6 +101,9 @@ type limitsConfig struct {
 	MaxRecordsPerCluster *int64 `json:"max_records_per_cluster"`
 	MaxBytesPerProject   *int64 `json:"max_bytes_per_project"`
 	MaxProjectsPerUser   *int64 `json:"max_projects_per_user"`
+	// MaxResolvedBytes (v1.3) bounds the resolved text of one answer with
+	// resolve=true (docs/api.md#20-references-between-records).
+	MaxResolvedBytes *int64 `json:"max_resolved_bytes"`
 }
 
 type consoleConfig struct {
@@ -244,6 +247,8 @@ type serverSettings struct {
 // limitSettings are the limits.* keys; 0 means no quota.
 type limitSettings struct {
 	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser int64
+	// maxResolvedBytes is limits.max_resolved_bytes: always positive.
+	maxResolvedBytes int64
 }
 
 // loadConfig reads the file at path (none when path is empty), merges in
@@ -324,6 +329,7 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		setNumber(&cfg.limits.maxRecordsPerCluster, "limits.max_records_per_cluster", fc.Limits.MaxRecordsPerCluster, defaultMaxRecordsPerCluster, 0),
 		setNumber(&cfg.limits.maxBytesPerProject, "limits.max_bytes_per_project", fc.Limits.MaxBytesPerProject, defaultMaxBytesPerProject, 0),
 		setNumber(&cfg.limits.maxProjectsPerUser, "limits.max_projects_per_user", fc.Limits.MaxProjectsPerUser, defaultMaxProjectsPerUser, 0),
+		setNumber(&cfg.limits.maxResolvedBytes, "limits.max_resolved_bytes", fc.Limits.MaxResolvedBytes, hds.DefaultMaxResolvedBytes, 1),
 
 		setDuration(&cfg.db.timeout, "database.timeout", fc.Database.Timeout, defaultDBTimeout),
 		setDuration(&cfg.server.idleTimeout, "server.idle_timeout", fc.Server.IdleTimeout, defaultIdleTimeout),

@@ -25,7 +25,7 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, 15*time.Second, cfg.eventsKeepalive, "events.keepalive")
 		assert.Equal(t, 10, cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user")
 		assert.Equal(t, limitSettings{maxImportBytes: 16 << 20, maxRecordsPerCluster: 100_000,
-			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000}, cfg.limits, "limits.*")
+			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000, maxResolvedBytes: 16 << 20}, cfg.limits, "limits.*")
 		assert.True(t, cfg.consoleEnabled, "console.enabled")
 		assert.Equal(t, hds.Webhooks{Enabled: true, Timeout: 10 * time.Second, MaxBackoff: time.Hour, MaxAttempts: 10},
 			cfg.webhooks, "webhooks.*: on in the example, private addresses refused")
@@ -37,7 +37,7 @@ func TestConfigV11Keys(t *testing.T) {
   "history": {"max_versions": 0},
   "events": {"keepalive": "5s", "max_streams_per_user": 3},
   "limits": {"max_import_bytes": 1048576, "max_records_per_cluster": 0, "max_bytes_per_project": 1073741824,
-             "max_projects_per_user": 7},
+             "max_projects_per_user": 7, "max_resolved_bytes": 4096},
   "console": {"enabled": false},
   "webhooks": {"enabled": false, "timeout": "3s", "max_backoff": "5m", "max_attempts": 4, "allow_private_addresses": true},
   "database": {"max_open_conns": 8, "timeout": "2s"},
@@ -54,7 +54,7 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, 5*time.Second, cfg.eventsKeepalive, "events.keepalive")
 		assert.Equal(t, 3, cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user")
 		assert.Equal(t, limitSettings{maxImportBytes: 1 << 20, maxRecordsPerCluster: 0,
-			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7}, cfg.limits, "limits.*")
+			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7, maxResolvedBytes: 4096}, cfg.limits, "limits.*")
 		assert.False(t, cfg.consoleEnabled, "console.enabled")
 		assert.Equal(t, hds.Webhooks{Timeout: 3 * time.Second, MaxBackoff: 5 * time.Minute, MaxAttempts: 4,
 			AllowPrivateAddresses: true}, cfg.webhooks, "webhooks.*")
@@ -70,6 +70,8 @@ func TestConfigV11Keys(t *testing.T) {
 		{"bad keepalive", `{"events": {"keepalive": "often"}}`, `events.keepalive: invalid duration "often"`},
 		{"zero keepalive", `{"events": {"keepalive": "0s"}}`, `events.keepalive must be longer than zero, got "0s"`},
 		{"zero import limit", `{"limits": {"max_import_bytes": 0}}`, "limits.max_import_bytes must be a positive number, got 0"},
+		{"zero resolved bytes", `{"limits": {"max_resolved_bytes": 0}}`, "limits.max_resolved_bytes must be a positive number, got 0"},
+		{"negative resolved bytes", `{"limits": {"max_resolved_bytes": -1}}`, "limits.max_resolved_bytes must be a positive number, got -1"},
 		{"negative quota", `{"limits": {"max_projects_per_user": -5}}`, "limits.max_projects_per_user must not be negative (0 means none), got -5"},
 		{"fractional quota", `{"limits": {"max_bytes_per_project": 1.5}}`, `field "limits.max_bytes_per_project" must be a whole number`},
 		{"zero pool", `{"database": {"max_open_conns": 0}}`, "database.max_open_conns must be a positive number, got 0"},

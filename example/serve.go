@@ -96,6 +96,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithRequireIfMatch(cfg.requireIfMatch),
 		hds.WithMaxVersions(cfg.historyMaxVersions),
 		hds.WithMaxImportBytes(cfg.limits.maxImportBytes),
+		hds.WithMaxResolvedBytes(cfg.limits.maxResolvedBytes),
 		hds.WithEvents(cfg.eventsKeepalive, cfg.eventsMaxStreamsPerUser),
 		hds.WithShutdown(streams),
 		hds.WithConsole(cfg.consoleEnabled),

@@ -1,13 +1,12 @@
 package handler
 
 import (
-	"bytes"
-	"encoding/json"
 	"iter"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/hds-go/hds/internal/resolve"
 	"github.com/hds-go/hds/store"
 )
 
@@ -43,28 +42,6 @@ func isEnvName(name string) bool {
 		}
 	}
 	return true
-}
-
-// envText returns the text an environment file gives a value of type t
-// as a response shows it (masked or revealed): the canonical text, arrays
-// as compact JSON, NULL empty.
-func envText(t store.DataType, value json.RawMessage) (string, error) {
-	switch {
-	case t == store.Null:
-		return "", nil
-	case t.IsArray():
-		var b bytes.Buffer
-		if err := json.Compact(&b, value); err != nil {
-			return "", err
-		}
-		return b.String(), nil
-	case len(value) > 0 && value[0] == '"':
-		var s string
-		err := json.Unmarshal(value, &s)
-		return s, err
-	}
-	// INTEGER, FLOAT and BOOLEAN: their JSON is their canonical text.
-	return string(value), nil
 }
 
 // appendEnvLine appends NAME='text' and a newline; a single quote in
@@ -169,7 +146,7 @@ func (rec records) appendEnv(b []byte, it *store.Record, reveal bool) ([]byte, e
 	if err != nil {
 		return b, err
 	}
-	text, err := envText(it.Type, v)
+	text, err := resolve.Text(it.Type, v)
 	if err != nil {
 		return b, err
 	}

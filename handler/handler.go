@@ -58,6 +58,11 @@ type Config struct {
 	// MaxVersions is how many versions besides the current one each
 	// record keeps (history.max_versions); 0 keeps none.
 	MaxVersions int
+	// MaxResolvedBytes bounds the resolved text of one answer with
+	// resolve=true (limits.max_resolved_bytes,
+	// docs/api.md#20-references-between-records): more is 422. 0 is
+	// DefaultMaxResolvedBytes.
+	MaxResolvedBytes int64
 	// Version is reported by /health.
 	Version string
 	// EventsKeepalive is how long a change feed stream may stay silent

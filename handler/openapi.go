@@ -134,7 +134,7 @@ var errorResponses = map[int]errorResponse{
 	409: {name: "Conflict", description: "409 RESOURCE_EXISTS: a create or rename onto a name already taken."},
 	412: {name: "PreconditionFailed", description: "412 PRECONDITION_FAILED (\"Precondition failed\"): If-Match names none of the record's current tags; nothing changed. ETag is the current one, details names the current version.",
 		extra: []string{"ETag", "RecordETag"}},
-	422: {name: "UnresolvedReference", description: "422 UNRESOLVED_REFERENCE (\"Unresolved reference\"), with resolve=true: a reference cannot be resolved (no such record, out of the caller's reach, a cycle, more than 10 deep); details names the record of the answer and the first such reference as written, e.g. record api_url: ${prod/db/host}: not found."},
+	422: {name: "UnresolvedReference", description: "422 UNRESOLVED_REFERENCE (\"Unresolved reference\"), with resolve=true: a reference cannot be resolved (no such record, out of the caller's reach, a cycle, more than 10 deep, a resolved text past 1 MiB); details names the record of the answer and the first such reference as written, e.g. record api_url: ${prod/db/host}: not found (or ...: too deep, ...: too large). An answer whose resolved text in all would pass limits.max_resolved_bytes (default 16 MiB) is 422 too, details record NAME: too large; nothing of the answer is sent."},
 	428: {name: "PreconditionRequired", description: "428 PRECONDITION_REQUIRED (\"Precondition required\"): the server requires If-Match on this write (concurrency.require_if_match)."},
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/jsonstr"
+	"github.com/hds-go/hds/internal/resolve"
 	"github.com/hds-go/hds/store"
 )
 
@@ -26,18 +27,29 @@ type records struct {
 	// clusterTags: the store keeps store.Cluster.State, so GET K carries
 	// the cluster's tag (docs/api.md#cluster-tags).
 	clusterTags bool
+	// maxResolved bounds the resolved text of an answer (Config.MaxResolvedBytes).
+	maxResolved int64
 }
+
+// DefaultMaxResolvedBytes is the default of Config.MaxResolvedBytes, 16 MiB.
+const DefaultMaxResolvedBytes = resolve.DefaultMaxResolvedBytes
 
 // revealed records, when reveal is set, that the request returns
 // credential plain text under p (docs/api.md#18-audit-log-and-change-feed):
 // one credential.reveal entry per request, naming the record got (nil for
-// the levels of p, down to its cluster). It runs before anything is sent,
-// so that no plain text leaves without its entry.
-func (rec records) revealed(r *http.Request, reveal bool, p store.Path, got *store.Record) error {
+// the levels of p, down to its cluster), and one more for each credential
+// record whose value it revealed through references
+// (docs/api.md#20-references-between-records). It runs before anything is
+// sent, so that no plain text leaves without its entries.
+func (rec records) revealed(r *http.Request, reveal bool, p store.Path, got *store.Record, through ...resolve.Revealed) error {
 	if !reveal || rec.audit == nil {
 		return nil
 	}
-	return rec.audit.RecordReveal(r.Context(), p, got)
+	also := make([]store.RevealedRecord, len(through))
+	for i, t := range through {
+		also[i] = store.RevealedRecord{Collection: t.Collection, Cluster: t.Cluster, Record: t.Record}
+	}
+	return rec.audit.RecordReveal(r.Context(), p, got, also...)
 }
 
 // respond writes one record, its value masked or revealed, with its
@@ -219,14 +231,14 @@ func checkUpdate(in recordInput) (store.DataType, error) {
 func (rec records) handleGet() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
-		var resolve bool
+		var resolving bool
 		if err == nil {
-			resolve, err = parseResolve(query)
+			resolving, err = parseResolve(query)
 		}
 		var version int64
 		if err == nil && query.Has("version") {
 			version, err = parseVersion(query.Get("version"))
-			if err == nil && resolve {
+			if err == nil && resolving {
 				err = errResolveVersion
 			}
 		}
@@ -249,18 +261,19 @@ func (rec records) handleGet() queryHandler {
 			return
 		}
 		shown, tag := got, got.ETag()
-		if resolve {
-			rv := rec.newResolver(r.Context(), revealing(pathOf(r), reveal), reveal, nil)
-			if shown, err = rv.answer(got); err != nil {
-				envelope.Error(w, r, err)
+		var through []resolve.Revealed
+		if resolving {
+			rv := rec.newResolver(r.Context(), revealing(pathOf(r), reveal), reveal)
+			if err := rv.Resolve([]*store.Record{got}); err != nil {
+				envelope.Error(w, r, resolveFailure(err))
 				return
 			}
-			tag = rv.etag(got)
+			shown, tag, through = rv.Shown(got), recordTag(rv, got), rv.Revealed()
 		}
 		if notModified(w, inm, tag) {
 			return
 		}
-		if err := rec.revealed(r, reveal, pathOf(r), got); err != nil {
+		if err := rec.revealed(r, reveal, pathOf(r), got, through...); err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
@@ -371,12 +384,12 @@ func (rec records) handleDelete() queryHandler {
 func (rec records) handleList() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		q, err := parseRecordQuery(query)
-		var reveal, resolve bool
+		var reveal, resolving bool
 		if err == nil {
 			reveal, err = parseReveal(query)
 		}
 		if err == nil {
-			resolve, err = parseResolve(query)
+			resolving, err = parseResolve(query)
 		}
 		p := pathOf(r)
 		var lc *listCursor
@@ -396,12 +409,16 @@ func (rec records) handleList() queryHandler {
 		sq := q
 		sq.Limit++ // one more, to tell whether there is a next page
 		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(p, reveal), sq)
-		var shown map[string]*store.Record // the resolved values, by id
-		if err == nil && resolve {
-			items, shown, err = rec.resolveAll(r.Context(), revealing(p, reveal), reveal, items, q.Limit)
+		var rv *resolve.Resolver
+		if err == nil && resolving {
+			items, rv, err = rec.resolvePage(r.Context(), revealing(p, reveal), reveal, items, q.Limit)
+		}
+		var through []resolve.Revealed
+		if rv != nil {
+			through = rv.Revealed()
 		}
 		if err == nil {
-			err = rec.revealed(r, reveal, p, nil)
+			err = rec.revealed(r, reveal, p, nil, through...)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -409,10 +426,10 @@ func (rec records) handleList() queryHandler {
 		}
 		streamPage(w, r, total, q.ListQuery, items, func(out *stream, it *store.Record) error {
 			show := it
-			if s, ok := shown[it.ID]; ok {
+			if rv != nil {
 				// The page keeps the stored values: cursors are built
 				// from them.
-				show = s
+				show = rv.Shown(it)
 			}
 			v, err := rec.creds.visible(show, reveal)
 			if err != nil {
@@ -449,9 +466,9 @@ func recordFilters(q store.RecordQuery) []string {
 func (rec records) handleClusterData() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		reveal, err := parseReveal(query)
-		var resolve, types bool
+		var resolving, types bool
 		if err == nil {
-			resolve, err = parseResolve(query)
+			resolving, err = parseResolve(query)
 		}
 		if err == nil {
 			types, err = parseBool(query, "types")
@@ -472,15 +489,19 @@ func (rec records) handleClusterData() queryHandler {
 		var k *store.Cluster
 		var items iter.Seq2[*store.Record, error]
 		var tag string
-		if resolve {
-			// Every record is read before the first byte: a reference
-			// that does not resolve fails the whole request.
+		var through []resolve.Revealed
+		if resolving {
+			// Every record is read and resolved before the first byte
+			// (the first pass): a reference that does not resolve, or an
+			// answer too large, fails the whole request.
 			k, err = rec.store.FindCluster(r.Context(), p, true)
+			var rv *resolve.Resolver
 			if err == nil {
-				tag, err = rec.resolveCluster(r.Context(), p, reveal, k, env)
+				rv, err = rec.resolveCluster(r.Context(), p, reveal, k, env)
 			}
 			if err == nil {
-				items, k.Records = store.Items(k.Records), nil
+				tag, through = clusterTag(rv, k), rv.Revealed()
+				items, k.Records = shownItems(rv, k.Records), nil
 			}
 		} else {
 			k, items, err = store.StreamClusterRecords(r.Context(), rec.store, p)
@@ -498,7 +519,7 @@ func (rec records) handleClusterData() queryHandler {
 		if tag != "" && notModified(w, inm, tag) {
 			return
 		}
-		if err := rec.revealed(r, reveal, pathOf(r), nil); err != nil {
+		if err := rec.revealed(r, reveal, pathOf(r), nil, through...); err != nil {
 			envelope.Error(w, r, err)
 			return
 		}
@@ -506,7 +527,7 @@ func (rec records) handleClusterData() queryHandler {
 			w.Header().Set("ETag", tag)
 		}
 		if env {
-			rec.writeEnvFile(w, r, items, p, reveal, resolve)
+			rec.writeEnvFile(w, r, items, p, reveal, resolving)
 			return
 		}
 		out := newStream(w, r, http.StatusOK)
@@ -557,11 +578,12 @@ func (rec records) handleClusterData() queryHandler {
 // them.
 type nameType struct{ name, typ string }
 
-// resolveAll reads items (a page of the records of the cluster of p) and
-// returns them as they are, in a sequence again, with their resolved
-// copies by id (resolve.go). Only the first limit records are resolved:
-// the one after them only tells whether there is a next page.
-func (rec records) resolveAll(ctx context.Context, p store.Path, reveal bool, items iter.Seq2[*store.Record, error], limit int) (iter.Seq2[*store.Record, error], map[string]*store.Record, error) {
+// resolvePage reads items (a page of the records of the cluster of p)
+// and resolves them (the first pass): it returns them as they are, in a
+// sequence again, and the resolver that shows them resolved. Only the
+// first limit records are resolved: the one after them only tells
+// whether there is a next page.
+func (rec records) resolvePage(ctx context.Context, p store.Path, reveal bool, items iter.Seq2[*store.Record, error], limit int) (iter.Seq2[*store.Record, error], *resolve.Resolver, error) {
 	var page []*store.Record
 	for it, err := range items {
 		if err != nil {
@@ -569,41 +591,51 @@ func (rec records) resolveAll(ctx context.Context, p store.Path, reveal bool, it
 		}
 		page = append(page, it)
 	}
-	out, err := rec.newResolver(ctx, p, reveal, nil).answerAll(page[:min(len(page), limit)])
-	if err != nil {
-		return nil, nil, err
+	rv := rec.newResolver(ctx, p, reveal)
+	if err := rv.Resolve(page[:min(len(page), limit)]); err != nil {
+		return nil, nil, resolveFailure(err)
 	}
-	shown := make(map[string]*store.Record, len(out))
-	for _, r := range out {
-		shown[r.ID] = r
-	}
-	return store.Items(page), shown, nil
+	return store.Items(page), rv, nil
 }
 
 // resolveCluster resolves the references of k's records (read with its
-// records) in place, and returns the tag of the answer (resolver.clusterTag).
-// With envOnly, records that the environment file skips are not resolved
-// for the answer; those holding references are resolved all the same for
-// the tag, their failures ignored, so that the environment file and the
-// JSON form have the same tag whenever both answer.
-func (rec records) resolveCluster(ctx context.Context, p store.Path, reveal bool, k *store.Cluster, envOnly bool) (string, error) {
-	rv := rec.newResolver(ctx, p, reveal, k)
-	out := make([]*store.Record, len(k.Records))
-	for i, it := range k.Records {
-		got, err := rv.answer(it)
-		if envOnly && !isEnvName(it.Name) {
-			var ue *envelope.UnresolvedError
-			if err != nil && !errors.As(err, &ue) {
-				return "", err
+// records). With envOnly, records that the environment file skips are
+// not resolved: the records their references reach are only noted, so
+// that the environment file and the JSON form have the same tag whenever
+// both answer.
+func (rec records) resolveCluster(ctx context.Context, p store.Path, reveal bool, k *store.Cluster, envOnly bool) (*resolve.Resolver, error) {
+	rv := rec.newResolver(ctx, p, reveal)
+	rv.Seed(k.Records)
+	answer, skipped := k.Records, []*store.Record(nil)
+	if envOnly {
+		answer = make([]*store.Record, 0, len(k.Records))
+		for _, it := range k.Records {
+			if isEnvName(it.Name) {
+				answer = append(answer, it)
+			} else {
+				skipped = append(skipped, it)
 			}
-			out[i] = it
-			continue
 		}
-		if err != nil {
-			return "", err
-		}
-		out[i] = got
 	}
-	k.Records = out
-	return rv.clusterTag(k), nil
+	if err := rv.Resolve(answer); err != nil {
+		return nil, resolveFailure(err)
+	}
+	for _, it := range skipped {
+		if err := rv.Reach(it); err != nil {
+			return nil, err
+		}
+	}
+	return rv, nil
+}
+
+// shownItems is the sequence of recs as rv shows them, each resolved
+// value made as it is sent.
+func shownItems(rv *resolve.Resolver, recs []*store.Record) iter.Seq2[*store.Record, error] {
+	return func(yield func(*store.Record, error) bool) {
+		for _, r := range recs {
+			if !yield(rv.Shown(r), nil) {
+				return
+			}
+		}
+	}
 }

@@ -243,8 +243,8 @@ func routes(cfg Config) *router {
 
 	audit, _ := s.(store.AuditLog)
 	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit, cursors: cur,
-		clusterTags: store.KeepsClusterState(s),
-		pre:         preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
+		clusterTags: store.KeepsClusterState(s), maxResolved: cmp.Or(cfg.MaxResolvedBytes, DefaultMaxResolvedBytes),
+		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, cur, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
 		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",

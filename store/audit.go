@@ -205,10 +205,13 @@ type AuditLog interface {
 	// RecordReveal writes a credential.reveal entry for the project
 	// p.Project, by p.Caller, naming p.Collection and p.Cluster (empty for
 	// a whole project), and the record r (its name, id and version) when
-	// not nil. It takes a revision as a change does. Path errors are those
-	// of any Path; the levels below the project are only named, not
-	// looked up.
-	RecordReveal(ctx context.Context, p Path, r *Record) error
+	// not nil; then one more for each of through, the credential records
+	// the request revealed through references
+	// (docs/api.md#20-references-between-records), in order, all in one
+	// atomic step. Each entry takes a revision as a change does. Path
+	// errors are those of any Path (nothing is written); the levels below
+	// the project are only named, not looked up.
+	RecordReveal(ctx context.Context, p Path, r *Record, through ...RevealedRecord) error
 }
 
 // AuditLogSetter is implemented by stores that write each committed audit
@@ -225,6 +228,26 @@ func UpdateAction(cur, next *Record) Action {
 		return ActionRecordRename
 	}
 	return ActionRecordUpdate
+}
+
+// RevealedRecord is a credential record whose value a request revealed
+// through a reference: the collection and cluster that hold it, and the
+// record (its name, id and the version revealed).
+type RevealedRecord struct {
+	Collection string
+	Cluster    string
+	Record     *Record
+}
+
+// RevealEntries are the credential.reveal entries of a reveal under p
+// (RevealEntry) and of the records revealed through references, in order.
+func RevealEntries(p Path, r *Record, through []RevealedRecord) []AuditEntry {
+	out := make([]AuditEntry, 0, 1+len(through))
+	out = append(out, RevealEntry(p, r))
+	for _, t := range through {
+		out = append(out, RevealEntry(Path{Collection: t.Collection, Cluster: t.Cluster}, t.Record))
+	}
+	return out
 }
 
 // RevealEntry is the credential.reveal entry of a reveal under p

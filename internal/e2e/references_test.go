@@ -272,26 +272,63 @@ func TestReferencesReach(t *testing.T) {
 	})
 }
 
+// TestReferencesRevealAudit: a reveal through references writes the
+// request's one credential.reveal entry and (v1.3) one more per distinct
+// credential record revealed that way, naming it at the version revealed;
+// a masked answer, a 304 and a failed request write none.
 func TestReferencesRevealAudit(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
 		c, app := refsFixture(t, kind)
 		tok := c.token("alice")
 		reveals := func() []auditJSON { return c.auditLog("web", "?action=credential.reveal").Items }
+		var pw, secretRef, url recordJSON
+		c.mustDo("GET", pathR("web", "prod", "db", "password"), "", tok, http.StatusOK).decode(t, &pw)
+		c.mustDo("GET", app+"/records/url", "", tok, http.StatusOK).decode(t, &url)
+		c.mustDo("GET", app+"/records/secret_ref", "", tok, http.StatusOK).decode(t, &secretRef)
 		before := len(reveals())
 		c.valueOf(tok, app+"/records/url", "?resolve=true&reveal=true")
 		got := reveals()
-		require.Len(t, got, before+1, "one reveal entry")
-		require.NotNil(t, got[0].Record)
-		assert.Equal(t, "url", *got[0].Record, "the record of the answer")
+		require.Len(t, got, before+2, "the request's entry and one for db/password")
+		wantRevealEntry(t, got[1], "prod", "app", "url", url.ID, 1)
+		wantRevealEntry(t, got[0], "prod", "db", "password", pw.ID, 1)
+		assert.Equal(t, *got[1].RequestID, *got[0].RequestID, "one request")
+
+		// The version revealed.
+		c.mustDo("PUT", pathR("web", "prod", "db", "password"), `{"value":"n3w"}`, tok, http.StatusOK)
+		c.valueOf(tok, app+"/records/list", "?resolve=true&reveal=true")
+		got = reveals()
+		require.Len(t, got, before+4)
+		wantRevealEntry(t, got[0], "prod", "db", "password", pw.ID, 2)
+
+		// Cluster data and lists: one entry per distinct credential record
+		// (db/password reached by url, list and types; secret_ref by
+		// via_secret), after the request's own.
+		for _, target := range []string{app + "?resolve=true&reveal=true", app + "/records?resolve=true&reveal=true&limit=100"} {
+			n := len(reveals())
+			c.mustDo("GET", target, "", tok, http.StatusOK)
+			got = reveals()
+			require.Len(t, got, n+3, target)
+			wantRevealEntry(t, got[2], "prod", "app", "", "", 0)
+			wantRevealEntry(t, got[1], "prod", "db", "password", pw.ID, 2)
+			wantRevealEntry(t, got[0], "prod", "app", "secret_ref", secretRef.ID, 1)
+		}
+		n := len(reveals())
 		// Masked: no entry.
 		c.valueOf(tok, app+"/records/url", "?resolve=true")
-		assert.Len(t, reveals(), before+1)
+		// 304: nothing revealed, no entry.
+		status, h, _ := c.do("GET", app+"/records/url?resolve=true&reveal=true", "", tok)
+		require.Equal(t, http.StatusOK, status)
+		n += 2
+		conditional := request("GET", app+"/records/url?resolve=true&reveal=true", "", tok)
+		conditional.Header.Set("If-None-Match", h.Get("ETag"))
+		assert.Equal(t, http.StatusNotModified, c.raw(conditional).StatusCode)
+		assert.Len(t, reveals(), n)
 		// A failed request writes no audit entry.
 		c.addRecord(tok, app, "broken", "STRING", `"${db/password} ${nope}"`)
 		wantUnresolved(t, c, "failed reveal", app+"/records/broken?resolve=true&reveal=true", tok, "record broken: ${nope}: not found")
 		wantUnresolved(t, c, "failed list reveal", app+"/records?resolve=true&reveal=true", tok, "record broken: ${nope}: not found")
 		wantUnresolved(t, c, "failed cluster reveal", app+"?resolve=true&reveal=true", tok, "record broken: ${nope}: not found")
-		assert.Len(t, reveals(), before+1, "no entry for failed requests")
+		assert.Len(t, reveals(), n, "no entry for failed requests")
 	})
 }
 

@@ -95,15 +95,20 @@ var ErrPreconditionRequired = errors.New("precondition required")
 // UnresolvedError is a reference between records that cannot be resolved
 // (docs/api.md#20-references-between-records): 422 UNRESOLVED_REFERENCE
 // whose details name the record of the answer, the reference as written and
-// why, for example `record api_url: ${prod/db/host}: not found`.
+// why, for example `record api_url: ${prod/db/host}: not found`; or an
+// answer whose resolved text in all is too large, without a reference:
+// `record api_url: too large`.
 type UnresolvedError struct {
 	Record    string // the name of the record of the answer
-	Reference string // the reference as written, ${...} included
-	Reason    string // "not found", "cycle" or "too deep"
+	Reference string // the reference as written, ${...} included; "" for the whole answer
+	Reason    string // "not found", "cycle", "too deep" or "too large"
 }
 
 // Error returns the details.
 func (e *UnresolvedError) Error() string {
+	if e.Reference == "" {
+		return "record " + e.Record + ": " + e.Reason
+	}
 	return "record " + e.Record + ": " + e.Reference + ": " + e.Reason
 }
 

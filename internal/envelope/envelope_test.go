@@ -57,6 +57,7 @@ func TestErrorTable(t *testing.T) {
 		{"revision moved on", wrap(&store.RevisionError{Revision: 12}), 412, "PRECONDITION_FAILED", "Precondition failed", "current revision is 12", false},
 		{"precondition required", envelope.ErrPreconditionRequired, 428, "PRECONDITION_REQUIRED", "Precondition required", "", false},
 		{"unresolved reference", wrap(&envelope.UnresolvedError{Record: "api_url", Reference: "${prod/db/host}", Reason: "not found"}), 422, "UNRESOLVED_REFERENCE", "Unresolved reference", "record api_url: ${prod/db/host}: not found", false},
+		{"answer too large", wrap(&envelope.UnresolvedError{Record: "api_url", Reason: "too large"}), 422, "UNRESOLVED_REFERENCE", "Unresolved reference", "record api_url: too large", false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},
 		{"unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
 		{"rate limit store unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", envelope.ErrRateLimitUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},

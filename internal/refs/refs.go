@@ -4,6 +4,10 @@
 // same collection) and ${COLLECTION/CLUSTER/NAME} (a record anywhere in the
 // same project), each name percent-encoded as in a path. $${ stands for a
 // literal ${. Text that does not form a reference is literal text.
+//
+// It imports only the standard library (and internal/namerule), so that
+// the Go client follows references with it too; resolving them against a
+// store is package internal/resolve.
 package refs
 
 import (

@@ -47,14 +47,16 @@ func (s *Store) FindAuditEntries(_ context.Context, p store.Path, q store.AuditQ
 }
 
 // RecordReveal implements store.AuditLog.
-func (s *Store) RecordReveal(_ context.Context, p store.Path, r *store.Record) error {
+func (s *Store) RecordReveal(_ context.Context, p store.Path, r *store.Record, through ...store.RevealedRecord) error {
 	s.lock()
 	defer s.unlock()
 	pr, err := s.project(p)
 	if err != nil {
 		return err
 	}
-	s.audit(pr, p.Caller, store.RevealEntry(p, r))
+	for _, e := range store.RevealEntries(p, r, through) {
+		s.audit(pr, p.Caller, e)
+	}
 	return nil
 }
 

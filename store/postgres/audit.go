@@ -259,12 +259,16 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, aq store.Aud
 }
 
 // RecordReveal implements store.AuditLog.
-func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record) (err error) {
+func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record, through ...store.RevealedRecord) (err error) {
 	ctx, end := s.call(ctx)
 	defer end(&err)
 	return s.inProjectTx(ctx, p, func(q queryer, res resolved) error {
-		_, err := q.audit(ctx, res.project, p.Caller, store.RevealEntry(p, r))
-		return err
+		for _, e := range store.RevealEntries(p, r, through) {
+			if _, err := q.audit(ctx, res.project, p.Caller, e); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

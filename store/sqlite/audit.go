@@ -84,13 +84,18 @@ func (s *Store) FindAuditEntries(ctx context.Context, p store.Path, q store.Audi
 }
 
 // RecordReveal implements store.AuditLog.
-func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record) error {
+func (s *Store) RecordReveal(ctx context.Context, p store.Path, r *store.Record, through ...store.RevealedRecord) error {
 	return s.write(ctx, func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err
 		}
-		return t.audit(pr, p.Caller, store.RevealEntry(p, r))
+		for _, e := range store.RevealEntries(p, r, through) {
+			if err := t.audit(pr, p.Caller, e); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

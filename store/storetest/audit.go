@@ -192,6 +192,37 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 		assert.Equal(t, int64(4), es[len(es)-1].Revision, "the newest revision")
 	})
 
+	t.Run("RevealThroughReferences", func(t *testing.T) {
+		// docs/api.md#20-references-between-records (v1.3): beside the
+		// request's one entry, one per credential record revealed through
+		// references, naming it, in one step; a caller refused writes none.
+		s := newStore(t)
+		ctx := t.Context()
+		_, err := s.CreateProject(ctx, auditPath(0))
+		require.NoError(t, err, "CreateProject")
+		mustCollection(t, s, auditPath(1))
+		mustCluster(t, s, auditPath(2))
+		pw := &store.Record{ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", Name: "password", Version: 3}
+		key := &store.Record{ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c", Name: "key", Version: 1}
+		through := []store.RevealedRecord{
+			{Collection: "prod", Cluster: "db", Record: pw},
+			{Collection: collName, Cluster: clusName, Record: key},
+		}
+		stranger := auditPath(2)
+		stranger.Caller = store.Caller{UserID: "mallory"}
+		assert.ErrorIs(t, s.RecordReveal(ctx, stranger, nil, through...), store.ErrPermissionDenied, "a reveal by a stranger")
+		require.NoError(t, s.RecordReveal(ctx, auditPath(2), nil, through...), "RecordReveal of a cluster, through references")
+		es := allEntries(t, s, projName)
+		assert.Equal(t, []auditView{
+			wantEntry(1, store.ActionProjectCreate, projName, "", "", "", "", 0),
+			wantEntry(2, store.ActionCollectionCreate, projName, collName, "", "", "", 0),
+			wantEntry(3, store.ActionClusterCreate, projName, collName, clusName, "", "", 0),
+			wantEntry(4, store.ActionCredentialReveal, projName, collName, clusName, "", "", 0),
+			wantEntry(5, store.ActionCredentialReveal, projName, "prod", "db", "password", pw.ID, 3),
+			wantEntry(6, store.ActionCredentialReveal, projName, collName, clusName, "key", key.ID, 1),
+		}, viewAll(es), "the request's entry, then one per record revealed through references; none for the stranger")
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		s := newStore(t)
 		ctx := t.Context()
