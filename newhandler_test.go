@@ -31,6 +31,8 @@ func TestNewHandler(t *testing.T) {
 		{"bad duration", []hds.Option{hds.WithSecurity(hds.Security{JWTExpiration: "soon"})},
 			[]string{`Security.JWTExpiration: invalid duration "soon"`}},
 		{"bad trusted proxy", []hds.Option{hds.WithTrustedProxies("not-an-ip")}, []string{`WithTrustedProxies: trusted proxy "not-an-ip"`}},
+		//lint:ignore SA1012 a nil context is what this row checks
+		{"nil shutdown context", []hds.Option{hds.WithShutdown(nil)}, []string{"WithShutdown: the context is nil"}},
 		{"two bad options", []hds.Option{hds.WithStore(nil), hds.WithLoginThrottle(0, 1, 1)},
 			[]string{"WithStore: the store is nil", "WithLoginThrottle: limits and window must be positive"}},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ulule/limiter/v3"
 
 	"github.com/hds-go/hds/internal/sealing"
+	"github.com/hds-go/hds/internal/webhook"
 	"github.com/hds-go/hds/store"
 )
 
@@ -383,9 +384,16 @@ func WithEvents(keepalive time.Duration, maxStreamsPerUser int) Option {
 // waits for the connections it serves: cancel ctx when the server shuts
 // down (Server.RegisterOnShutdown does it at the right moment), and the
 // streams end, their clients reconnect elsewhere with Last-Event-ID.
-// Default: streams end only with their connection.
+// Default: streams end only with their connection. A nil ctx is an
+// invalid option.
 func WithShutdown(ctx context.Context) Option {
-	return func(c *config) { c.shutdown = ctx.Done() }
+	return func(c *config) {
+		if ctx == nil {
+			c.fail("WithShutdown: the context is nil")
+			return
+		}
+		c.shutdown = ctx.Done()
+	}
 }
 
 // Webhooks configures the webhooks of docs/api.md#22-webhooks
@@ -405,17 +413,20 @@ type Webhooks struct {
 	// recorded as failed (webhooks.max_attempts). Default 10.
 	MaxAttempts int
 	// AllowPrivateAddresses lets webhooks reach loopback, private,
-	// link-local, multicast and unspecified addresses
-	// (webhooks.allow_private_addresses). Default false: such a url is
-	// refused on create, and a connection to such an address fails.
+	// link-local and the other special-use addresses of
+	// docs/api.md#22-webhooks (webhooks.allow_private_addresses), but
+	// never multicast, 255.255.255.255, 0.0.0.0/8 or ::. Default false:
+	// every address that is not globally routable unicast is refused on
+	// create, and a connection to one fails.
 	AllowPrivateAddresses bool
 }
 
-// Defaults of Webhooks.
+// Defaults of Webhooks: the dispatcher's own (internal/webhook), named
+// here for hosts.
 const (
-	DefaultWebhookTimeout     = 10 * time.Second
-	DefaultWebhookMaxBackoff  = time.Hour
-	DefaultWebhookMaxAttempts = 10
+	DefaultWebhookTimeout     = webhook.DefaultTimeout
+	DefaultWebhookMaxBackoff  = webhook.DefaultMaxBackoff
+	DefaultWebhookMaxAttempts = webhook.DefaultMaxAttempts
 )
 
 // WithWebhooks configures webhooks (docs/api.md#22-webhooks): with

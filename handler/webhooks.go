@@ -140,7 +140,7 @@ type webhookBody struct {
 func (b webhookBody) check() (*store.Webhook, error) {
 	invalid := func(msg string) error { return &store.ValidationError{Message: msg} }
 	if b.URL == nil {
-		return nil, invalid(`the field "url" is required`)
+		return nil, envelope.BadRequest(`the field "url" is required`)
 	}
 	if len(*b.URL) > maxWebhookURL || !utf8.ValidString(*b.URL) {
 		return nil, invalid("url must be at most 2048 bytes of text")

@@ -281,7 +281,7 @@ func (d *Dispatcher) post(ctx context.Context, c *store.Claim) (int, error) {
 	req.Header.Set("X-Hds-Signature", Sign(c.Webhook.Secret, time.Now().Unix(), body))
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return 0, describe(err, d.cfg.Timeout)
+		return 0, describe(err, d.cfg.Timeout, d.cfg.Guard.AllowPrivate)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
@@ -296,13 +296,16 @@ func (d *Dispatcher) post(ctx context.Context, c *store.Claim) (int, error) {
 
 // describe is the last_error of a request that got no answer. It names
 // no secret: the URL is the webhook's own.
-func describe(err error, timeout time.Duration) error {
+func describe(err error, timeout time.Duration, allowPrivate bool) error {
 	var ue interface{ Timeout() bool }
 	var fe *ForbiddenError
 	switch {
 	case errors.As(err, &fe):
-		return errors.New("refused by the request forgery guard: " + fe.Error() +
-			" (webhooks.allow_private_addresses is off)")
+		note := " (webhooks.allow_private_addresses is off)"
+		if allowPrivate {
+			note = " (refused even with webhooks.allow_private_addresses)"
+		}
+		return errors.New("refused by the request forgery guard: " + fe.Error() + note)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ue) && ue.Timeout():
 		return fmt.Errorf("no answer within %s", timeout)
 	}
