@@ -56,6 +56,9 @@ type Store struct {
 	// (upgrade tests build older schemas with it).
 	lastMigration string
 	quotas        atomic.Pointer[store.Quotas]
+	// maxPending bounds each webhook's pending deliveries
+	// (store.Webhooks.SetMaxPending); 0 or less: none.
+	maxPending atomic.Int64
 	logger        atomic.Pointer[slog.Logger]
 
 	// pubMu orders commits and the publication of their audit entries,
@@ -135,6 +138,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
 	q := store.DefaultQuotas
 	s.quotas.Store(&q)
+	s.maxPending.Store(store.DefaultMaxPending)
 	for _, o := range opts {
 		o(s)
 	}
