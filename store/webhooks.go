@@ -27,7 +27,7 @@ type Webhook struct {
 	// a credential rotation seals it).
 	Secret       []byte
 	SecretSealed bool
-	CreatedAt time.Time
+	CreatedAt    time.Time
 	// CreatedBy is the id of the user who created it.
 	CreatedBy string
 }

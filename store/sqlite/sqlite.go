@@ -59,7 +59,7 @@ type Store struct {
 	// maxPending bounds each webhook's pending deliveries
 	// (store.Webhooks.SetMaxPending); 0 or less: none.
 	maxPending atomic.Int64
-	logger        atomic.Pointer[slog.Logger]
+	logger     atomic.Pointer[slog.Logger]
 
 	// pubMu orders commits and the publication of their audit entries,
 	// and a subscription's start, so that subscribers see every entry
