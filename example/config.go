@@ -14,6 +14,7 @@ import (
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
 )
 
 // fileConfig is the JSON configuration file
@@ -99,6 +100,8 @@ type limitsConfig struct {
 	MaxRecordsPerCluster *int64 `json:"max_records_per_cluster"`
 	MaxBytesPerProject   *int64 `json:"max_bytes_per_project"`
 	MaxProjectsPerUser   *int64 `json:"max_projects_per_user"`
+	// MaxWebhooksPerProject: 0 allows none (docs/api.md#22-webhooks).
+	MaxWebhooksPerProject *int64 `json:"max_webhooks_per_project"`
 }
 
 type consoleConfig struct {
@@ -113,6 +116,8 @@ type webhooksConfig struct {
 	MaxBackoff            string `json:"max_backoff"`
 	MaxAttempts           *int   `json:"max_attempts"`
 	AllowPrivateAddresses *bool  `json:"allow_private_addresses"`
+	MaxPending            *int   `json:"max_pending"`
+	KeepDeliveries        string `json:"keep_deliveries"`
 }
 
 type userConfig struct {
@@ -208,9 +213,10 @@ type serverSettings struct {
 	maxHeaderBytes                                            int
 }
 
-// limitSettings are the limits.* keys; 0 means no quota.
+// limitSettings are the limits.* keys; 0 means no quota, except for
+// maxWebhooksPerProject, where it allows none.
 type limitSettings struct {
-	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser int64
+	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser, maxWebhooksPerProject int64
 }
 
 // loadConfig reads the file at path (none when path is empty), merges in
@@ -287,6 +293,10 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		setNumber(&cfg.limits.maxRecordsPerCluster, "limits.max_records_per_cluster", fc.Limits.MaxRecordsPerCluster, defaultMaxRecordsPerCluster, 0),
 		setNumber(&cfg.limits.maxBytesPerProject, "limits.max_bytes_per_project", fc.Limits.MaxBytesPerProject, defaultMaxBytesPerProject, 0),
 		setNumber(&cfg.limits.maxProjectsPerUser, "limits.max_projects_per_user", fc.Limits.MaxProjectsPerUser, defaultMaxProjectsPerUser, 0),
+		setNumber(&cfg.limits.maxWebhooksPerProject, "limits.max_webhooks_per_project", fc.Limits.MaxWebhooksPerProject,
+			int64(store.DefaultQuotas.MaxWebhooksPerProject), 0),
+		setNumber(&cfg.webhooks.MaxPending, "webhooks.max_pending", fc.Webhooks.MaxPending, hds.DefaultWebhookMaxPending, 1),
+		setDuration(&cfg.webhooks.KeepDeliveries, "webhooks.keep_deliveries", fc.Webhooks.KeepDeliveries, hds.DefaultWebhookKeepDeliveries),
 
 		setDuration(&cfg.db.timeout, "database.timeout", fc.Database.Timeout, defaultDBTimeout),
 		setDuration(&cfg.server.idleTimeout, "server.idle_timeout", fc.Server.IdleTimeout, defaultIdleTimeout),

@@ -55,10 +55,32 @@ func TestConfigQuotaZeroMeansNone(t *testing.T) {
 	defer closeFn()
 	mem, ok := st.(*memory.Store)
 	require.True(t, ok, "the configuration names the in-memory store, got %T", st)
-	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: store.Unlimited, MaxProjectsPerUser: 7},
-		mem.Quotas(), "the quotas in force")
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: store.Unlimited, MaxProjectsPerUser: 7,
+		MaxWebhooksPerProject: 20}, mem.Quotas(), "the quotas in force")
 
 	cfg, err = loadConfig(writeConfig(t, `{}`), environ(nil))
 	require.NoError(t, err, "loadConfig")
 	assert.Equal(t, store.DefaultQuotas, cfg.quotas(), "limits.* left out")
+}
+
+// TestConfigWebhooksQuotaZeroAllowsNone: limits.max_webhooks_per_project
+// 0 allows no webhook (docs/api.md#22-webhooks: "0 none"), unlike the
+// quotas of section 8, whose 0 lifts the bound.
+func TestConfigWebhooksQuotaZeroAllowsNone(t *testing.T) {
+	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_webhooks_per_project": 0}}`), environ(nil))
+	require.NoError(t, err, "loadConfig")
+	st, _, closeFn, err := openStore(t.Context(), cfg)
+	require.NoError(t, err, "openStore")
+	defer closeFn()
+	mem, ok := st.(*memory.Store)
+	require.True(t, ok, "the in-memory store, got %T", st)
+	assert.Equal(t, store.NoneAllowed, mem.Quotas().MaxWebhooksPerProject, "no webhook allowed")
+	p := store.Path{Project: "web", Need: store.RightAdmin}
+	_, err = mem.CreateProject(t.Context(), p)
+	require.NoError(t, err)
+	_, err = mem.CreateWebhook(t.Context(), p, &store.Webhook{URL: "https://hooks.example", Secret: []byte("0123456789abcdef")})
+	var qe *store.QuotaError
+	if assert.ErrorAs(t, err, &qe, "a webhook with max_webhooks_per_project 0") {
+		assert.Equal(t, store.QuotaWebhooksPerProject, qe.Quota)
+	}
 }

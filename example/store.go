@@ -66,8 +66,19 @@ func (cfg *config) quotas() store.Quotas {
 		return n
 	}
 	return store.Quotas{
-		MaxRecordsPerCluster: int(bound(cfg.limits.maxRecordsPerCluster)),
-		MaxBytesPerProject:   bound(cfg.limits.maxBytesPerProject),
-		MaxProjectsPerUser:   int(bound(cfg.limits.maxProjectsPerUser)),
+		MaxRecordsPerCluster:  int(bound(cfg.limits.maxRecordsPerCluster)),
+		MaxBytesPerProject:    bound(cfg.limits.maxBytesPerProject),
+		MaxProjectsPerUser:    int(bound(cfg.limits.maxProjectsPerUser)),
+		MaxWebhooksPerProject: webhooksBound(cfg.limits.maxWebhooksPerProject),
 	}
+}
+
+// webhooksBound is the store.Quotas.MaxWebhooksPerProject of
+// limits.max_webhooks_per_project, whose 0 allows no webhook
+// (docs/api.md#22-webhooks): store.NoneAllowed.
+func webhooksBound(n int64) int {
+	if n == 0 {
+		return store.NoneAllowed
+	}
+	return int(n)
 }

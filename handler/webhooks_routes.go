@@ -1,11 +1,16 @@
 package handler
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/hds-go/hds/internal/webhook"
 	"github.com/hds-go/hds/store"
 )
+
+// setBoundTimeout bounds the store call that sets webhooks.max_pending.
+const setBoundTimeout = 10 * time.Second
 
 // addWebhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
 // and, when there is a store to send from, the dispatcher as background
@@ -17,11 +22,22 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 		ws, _ = cfg.Store.(store.Webhooks)
 	}
 	guard := webhook.Guard{AllowPrivate: wc.AllowPrivateAddresses}
-	h := hooks{store: cfg.Store, webhooks: ws, guard: guard, sender: webhook.New(webhook.Config{
+	sealer := cfg.Sealer
+	h := hooks{store: cfg.Store, webhooks: ws, guard: guard, sealer: sealer, sender: webhook.New(webhook.Config{
 		Store: ws, Timeout: wc.Timeout, MaxBackoff: wc.MaxBackoff, MaxAttempts: wc.MaxAttempts, Guard: guard,
-		Body: func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
+		KeepDeliveries: wc.KeepDeliveries,
+		Body:           func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
+		Secret: func(w *store.Webhook) ([]byte, error) { return openSecret(sealer, w) },
 	})}
 	if ws != nil {
+		// The bound is the store's: it fails the oldest delivery in the
+		// write that passes it. A store that cannot take it now keeps
+		// the one it has (store.DefaultMaxPending unless set).
+		ctx, cancel := context.WithTimeout(context.Background(), setBoundTimeout)
+		if err := ws.SetMaxPending(ctx, wc.MaxPending); err != nil {
+			cfg.Logger.Error("webhooks: set webhooks.max_pending", "error", err)
+		}
+		cancel()
 		rt.background = append(rt.background, func() { h.sender.Run(cfg.Shutdown) })
 	}
 	const (

@@ -112,7 +112,7 @@ func hookServer(t *testing.T, kind storeKind, w hds.Webhooks, opts ...hds.Option
 	w.Enabled, w.AllowPrivateAddresses = true, true
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return newServer(t, kind, append([]hds.Option{hds.WithWebhooks(w), hds.WithShutdown(ctx)}, opts...)...)
+	return newServer(t, kind, append([]hds.Option{hds.WithWebhooks(w), hds.WithShutdown(ctx), hds.WithCredentialKey(testKey)}, opts...)...)
 }
 
 // createHook creates a webhook of project p with body and returns it.
@@ -585,7 +585,7 @@ func TestWebhookDeleteStopsDeliveries(t *testing.T) {
 func TestWebhookForgeryGuard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := newServer(t, memoryKind, hds.WithWebhooks(hds.Webhooks{Enabled: true}), hds.WithShutdown(ctx))
+	c := newServer(t, memoryKind, hds.WithWebhooks(hds.Webhooks{Enabled: true}), hds.WithShutdown(ctx), hds.WithCredentialKey(testKey))
 	alice := c.token("alice")
 	c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	for _, r := range []struct{ url, why string }{
@@ -655,7 +655,7 @@ func TestWebhooksAtLeastOnceAcrossRestarts(t *testing.T) {
 			}
 		})
 		ctx, stop := context.WithCancel(context.Background())
-		first := newServer(t, kind, hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
+		first := newServer(t, kind, hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
 		alice := first.token("alice")
 		first.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 		h := first.createHook(alice, "web", `{"url":"`+rc.URL+`"}`)
@@ -669,7 +669,7 @@ func TestWebhooksAtLeastOnceAcrossRestarts(t *testing.T) {
 		mu.Unlock()
 		ctx2, stop2 := context.WithCancel(context.Background())
 		t.Cleanup(stop2)
-		second := first.attach(hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx2))
+		second := first.attach(hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx2))
 		got := rc.next(t, "the retry by the next server")
 		assert.Equal(t, failed.header.Get("X-Hds-Delivery"), got.header.Get("X-Hds-Delivery"), "the same delivery")
 		ds := second.waitDeliveries(t, alice, "web", h.ID, func(ds []deliveryJSON) bool { return len(ds) == 1 && ds[0].Status == "succeeded" })
@@ -687,7 +687,7 @@ func TestWebhooksTwoInstances(t *testing.T) {
 	a := hookServer(t, kind, hds.Webhooks{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	b := a.attach(hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
+	b := a.attach(hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
 	alice := a.token("alice")
 	a.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	const hooks, events = 10, 10
