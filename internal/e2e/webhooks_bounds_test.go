@@ -1,6 +1,9 @@
 package e2e_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -137,5 +140,90 @@ func TestWebhookSecretSealed(t *testing.T) {
 		}
 		assert.Nil(t, ds[0].LastStatusCode, "nothing was sent")
 		assert.Equal(t, 1, rc.count(), "only the first ping reached the receiver")
+	})
+}
+
+// TestRotateWebhookSecrets: credentials rotate seals a secret kept in
+// clear by an earlier version and re-seals one sealed with the old key,
+// counting them; its final check counts a secret written behind it under
+// the old key; afterwards a server that knows only the new key signs
+// with both secrets as they were.
+func TestRotateWebhookSecrets(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		ctx := t.Context()
+		oldKey, newKey := testKey, bytes.Repeat([]byte{0x6e}, 32)
+		rc := newReceiver(t, nil)
+		// The first server's dispatcher stops at once: the pings below
+		// are for the second one, which knows only the new key.
+		stopped, stop := context.WithCancel(ctx)
+		stop()
+		c := newServer(t, kind, hds.WithCredentialKey(oldKey), hds.WithShutdown(stopped),
+			hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}))
+		alice := c.token("alice")
+		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
+		sealed := c.createHook(alice, "web", `{"url":"`+rc.URL+`","actions":["record.create"],"secret":"sealed-with-the-old-key"}`)
+		ws := c.store.(store.Webhooks)
+		p := store.Path{Project: "web", Caller: store.Caller{UserID: c.ids["alice"]}, Need: store.RightAdmin}
+		clear, err := ws.CreateWebhook(ctx, p, &store.Webhook{URL: rc.URL, Actions: []store.Action{store.ActionRecordCreate},
+			Secret: []byte("kept-in-clear-by-v1.2"), CreatedBy: c.ids["alice"]})
+		require.NoError(t, err, "a webhook as v1.2 kept it")
+
+		st := c.store.(store.Store)
+		got, err := hds.RotateCredentials(ctx, st, hds.Rotation{Primary: newKey, Previous: [][]byte{oldKey}})
+		require.NoError(t, err, "RotateCredentials")
+		assert.Equal(t, 2, got.WebhooksResealed, "one sealed, one re-sealed")
+		assert.Zero(t, got.WebhooksRemaining)
+		for _, id := range []string{sealed.ID, clear.ID} {
+			w, err := ws.FindWebhook(ctx, p, id)
+			require.NoError(t, err)
+			assert.True(t, w.SecretSealed, "sealed now")
+			assert.NotContains(t, string(w.Secret), "kept-in-clear", "no secret in clear")
+		}
+		again, err := hds.RotateCredentials(ctx, st, hds.Rotation{Primary: newKey, Previous: [][]byte{oldKey}})
+		require.NoError(t, err, "a second rotation")
+		assert.Zero(t, again.WebhooksResealed, "nothing left to do")
+
+		// A server that knows only the new key signs with each secret.
+		c2 := c.attach(hds.WithCredentialKey(newKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}),
+			hds.WithShutdown(ctx))
+		for _, h := range []struct{ id, secret string }{{sealed.ID, "sealed-with-the-old-key"}, {clear.ID, "kept-in-clear-by-v1.2"}} {
+			c2.mustDo("POST", pathP("web")+"/webhooks/"+h.id+"/ping", "", alice, http.StatusAccepted)
+			req := rc.next(t, "a ping after the rotation")
+			var body struct {
+				Webhook string `json:"webhook"`
+			}
+			require.NoError(t, json.Unmarshal(req.body, &body))
+			if body.Webhook == h.id {
+				verifySignature(t, "ping of "+h.id, req, h.secret)
+			} else {
+				t.Errorf("a ping of %s, want %s", body.Webhook, h.id)
+			}
+		}
+
+		// A secret written in clear behind the rotation: the final check counts it.
+		_, err = ws.CreateWebhook(ctx, p, &store.Webhook{URL: rc.URL, Actions: []store.Action{store.ActionRecordCreate},
+			Secret: []byte("written-in-clear-later"), CreatedBy: c.ids["alice"]})
+		require.NoError(t, err)
+		late, err := hds.RotateCredentials(ctx, failingReseal{st.(webhookStore)}, hds.Rotation{Primary: newKey, Previous: [][]byte{oldKey}})
+		require.ErrorIs(t, err, hds.ErrRotationIncomplete, "a secret left in clear")
+		assert.Equal(t, 1, late.WebhooksRemaining, "counted by the final check")
+	})
+}
+
+// failingReseal is a store whose webhooks are never re-sealed: its
+// ResealWebhooks reads them but writes nothing, as if every secret had
+// been written behind the rotation.
+type failingReseal struct{ webhookStore }
+
+// webhookStore is a store with webhooks.
+type webhookStore interface {
+	store.Store
+	store.Webhooks
+}
+
+func (f failingReseal) ResealWebhooks(ctx context.Context, reseal func(*store.Webhook) ([]byte, bool, error)) (int, error) {
+	return f.webhookStore.ResealWebhooks(ctx, func(w *store.Webhook) ([]byte, bool, error) {
+		_, _, err := reseal(w)
+		return nil, false, err
 	})
 }
