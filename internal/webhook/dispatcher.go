@@ -30,9 +30,9 @@ const (
 	// DefaultKeepDeliveries is how long finished deliveries are kept
 	// (webhooks.keep_deliveries).
 	DefaultKeepDeliveries = 7 * 24 * time.Hour
-	// pruneEvery is how often finished deliveries past KeepDeliveries
-	// are deleted.
-	pruneEvery = time.Minute
+	// DefaultPruneEvery is how often finished deliveries past
+	// KeepDeliveries are deleted.
+	DefaultPruneEvery = time.Minute
 	// DefaultWorkers bounds the deliveries in flight from one instance:
 	// each holds one goroutine and one connection, for at most Timeout.
 	DefaultWorkers = 16
@@ -62,7 +62,9 @@ type Config struct {
 	// KeepDeliveries is how long a finished delivery is kept before the
 	// dispatcher deletes it (store.Webhooks.PruneDeliveries).
 	KeepDeliveries time.Duration
-	Guard          Guard
+	// PruneEvery is how often they are looked for.
+	PruneEvery time.Duration
+	Guard      Guard
 	// Body is the JSON body of an event's delivery: the audit entry as
 	// the API writes it.
 	Body func(*store.AuditEntry) []byte
@@ -117,6 +119,9 @@ func New(cfg Config) *Dispatcher {
 	}
 	if cfg.KeepDeliveries <= 0 {
 		cfg.KeepDeliveries = DefaultKeepDeliveries
+	}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = DefaultPruneEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -197,7 +202,7 @@ func (d *Dispatcher) Run(stop <-chan struct{}) {
 	defer ticker.Stop()
 	var pruned time.Time
 	for {
-		if now := time.Now(); now.Sub(pruned) >= pruneEvery {
+		if now := time.Now(); now.Sub(pruned) >= d.cfg.PruneEvery {
 			pruned = now
 			if _, err := d.cfg.Store.PruneDeliveries(ctx, now.Add(-d.cfg.KeepDeliveries)); err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Error("webhooks: delete old deliveries", "error", err)

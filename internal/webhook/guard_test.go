@@ -214,6 +214,38 @@ func TestDeliveryRefusedAtConnection(t *testing.T) {
 	assert.Zero(t, hits.Load(), "nothing reached the server")
 }
 
+// TestDispatcherPrunes: finished deliveries older than KeepDeliveries
+// are deleted by the running dispatcher (the store's PruneDeliveries,
+// whose conformance test checks that pending ones stay).
+func TestDispatcherPrunes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	s := memory.New()
+	ctx := context.Background()
+	p := store.Path{Project: "web", Need: store.RightAdmin}
+	_, err := s.CreateProject(ctx, p)
+	require.NoError(t, err)
+	h, err := s.CreateWebhook(ctx, p, &store.Webhook{URL: srv.URL, Secret: []byte("0123456789abcdef")})
+	require.NoError(t, err)
+	_, err = s.PingWebhook(ctx, p, h.ID)
+	require.NoError(t, err)
+	list := func() []*store.Delivery {
+		ds, _, err := s.FindDeliveries(ctx, p, h.ID, store.NewListQuery())
+		require.NoError(t, err)
+		return ds
+	}
+
+	stop := make(chan struct{})
+	d := New(Config{Store: s, Guard: Guard{AllowPrivate: true}, Poll: 10 * time.Millisecond, KeepDeliveries: 50 * time.Millisecond,
+		PruneEvery: 10 * time.Millisecond, Body: func(*store.AuditEntry) []byte { return nil }})
+	done := make(chan struct{})
+	go func() { d.Run(stop); close(done) }()
+	defer func() { close(stop); <-done }()
+	require.Eventually(t, func() bool { return len(list()) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"the ping, once succeeded, is deleted after KeepDeliveries")
+
+}
+
 func TestSign(t *testing.T) {
 	// HMAC-SHA256("secret", "1700000000.{}"), computed independently
 	// (printf .. | openssl dgst -sha256 -hmac secret).
