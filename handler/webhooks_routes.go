@@ -47,7 +47,7 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 	)
 	rt.handle("POST "+path, protect(h.handleCreate()), operation{
 		id: "createWebhook", tag: "webhooks", summary: "Create a webhook",
-		description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
+		description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, body: "WebhookCreate", status: 201, success: "WebhookCreated",
 		errors: underProject,
 	})
@@ -77,7 +77,7 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 	})
 	rt.handle("GET "+one+"/deliveries", protect(h.handleDeliveries()), operation{
 		id: "listWebhookDeliveries", tag: "webhooks", summary: "List a webhook's deliveries",
-		description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404." + who,
+		description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error \"queue full\". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404." + who,
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "DeliveryList",
 		errors: underProject,
 	})
