@@ -115,7 +115,7 @@ func TestWebhookSecretSealed(t *testing.T) {
 		alice := c.token("alice")
 		c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 		const secret = "the-plain-secret-of-this-hook"
-		h := c.createHook(alice, "web", `{"url":"`+rc.URL+`","secret":"`+secret+`"}`)
+		h := c.createHook(alice, "web", `{"url":"`+rc.URL+`","actions":["record.create"],"secret":"`+secret+`"}`)
 		assert.Equal(t, secret, h.Secret, "the answer shows it in clear, once")
 		ws := c.store.(store.Webhooks)
 		p := store.Path{Project: "web", Caller: store.Caller{UserID: c.ids["alice"]}, Need: store.RightAdmin}
