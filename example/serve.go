@@ -114,7 +114,8 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	default:
 		// Never invent a key for a database: what it sealed could not be
 		// read after a restart.
-		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled"
+		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled, " +
+			"and so is creating webhooks (their secrets are sealed with it)"
 	}
 	redisAnswered := false
 	if cfg.redisURL != "" {

@@ -139,6 +139,7 @@ func (s *Store) boundQueues() {
 			d := (*list)[i]
 			*list = slices.Delete(*list, i, i+1)
 			d.status, d.lastError, d.finished = store.DeliveryFailed, store.QueueFull, us
+			delete(s.out.leased, d.id) // a lease that had run out
 			h.finish(d)
 		}
 	}
