@@ -211,7 +211,7 @@ func (c *config) webhooksConfig() *handler.Webhooks {
 		return nil
 	}
 	return &handler.Webhooks{Timeout: w.Timeout, MaxBackoff: w.MaxBackoff, MaxAttempts: w.MaxAttempts,
-		AllowPrivateAddresses: w.AllowPrivateAddresses}
+		AllowPrivateAddresses: w.AllowPrivateAddresses, MaxPending: w.MaxPending, KeepDeliveries: w.KeepDeliveries}
 }
 
 // keyring builds the credential keyring, or nil without a key.

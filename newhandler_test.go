@@ -5,11 +5,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/store"
 )
 
 // TestNewHandler: NewHandler returns, as an error starting "hds: ", what
@@ -31,6 +33,16 @@ func TestNewHandler(t *testing.T) {
 		{"bad duration", []hds.Option{hds.WithSecurity(hds.Security{JWTExpiration: "soon"})},
 			[]string{`Security.JWTExpiration: invalid duration "soon"`}},
 		{"bad trusted proxy", []hds.Option{hds.WithTrustedProxies("not-an-ip")}, []string{`WithTrustedProxies: trusted proxy "not-an-ip"`}},
+		//lint:ignore SA1012 a nil context is what this row checks
+		{"nil shutdown context", []hds.Option{hds.WithShutdown(nil)}, []string{"WithShutdown: the context is nil"}},
+		{"negative KeepDeliveries", []hds.Option{hds.WithWebhooks(hds.Webhooks{KeepDeliveries: -time.Second})},
+			[]string{"WithWebhooks: durations must not be negative"}},
+		{"MaxPending -2", []hds.Option{hds.WithWebhooks(hds.Webhooks{MaxPending: -2})},
+			[]string{"WithWebhooks: MaxPending must be more than 0, 0 (its default) or store.Unlimited, got -2"}},
+		{"MaxPending Unlimited", []hds.Option{hds.WithWebhooks(hds.Webhooks{MaxPending: store.Unlimited})}, nil},
+		{"no webhook allowed", []hds.Option{hds.WithQuotas(store.Quotas{MaxWebhooksPerProject: store.NoneAllowed})}, nil},
+		{"webhook quota -3", []hds.Option{hds.WithQuotas(store.Quotas{MaxWebhooksPerProject: -3})},
+			[]string{"WithQuotas: a quota must be more than 0"}},
 		{"two bad options", []hds.Option{hds.WithStore(nil), hds.WithLoginThrottle(0, 1, 1)},
 			[]string{"WithStore: the store is nil", "WithLoginThrottle: limits and window must be positive"}},
 	}

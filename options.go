@@ -12,6 +12,7 @@ import (
 	"github.com/hds-go/hds/internal/duration"
 	"github.com/hds-go/hds/handler"
 	"github.com/hds-go/hds/internal/sealing"
+	"github.com/hds-go/hds/internal/webhook"
 	"github.com/hds-go/hds/store"
 )
 
@@ -311,10 +312,12 @@ func WithConsole(enabled bool) Option {
 // WithQuotas sets the quotas of
 // docs/api.md#8-limits-rate-limits-and-quotas (config limits.*): the
 // records of a cluster, the bytes of a project (names and values, history
-// included) and the projects of a user. A field left 0 keeps its default
-// (store.DefaultQuotas), so that setting one bound does not lift the
-// others; store.Unlimited means no bound (store.NoQuotas lifts all); any
-// other negative is refused. A write that would pass one is refused with
+// included), the projects of a user and the webhooks of a project. A
+// field left 0 keeps its default (store.DefaultQuotas), so that setting
+// one bound does not lift the others; store.Unlimited means no bound
+// (store.NoQuotas lifts all); MaxWebhooksPerProject also takes
+// store.NoneAllowed (no webhook at all); any other
+// negative is refused. A write that would pass one is refused with
 // 403 QUOTA_EXCEEDED and changes nothing.
 // The store enforces them, atomically with the write: New sets them on
 // the store (which must implement store.QuotaSetter, as both shipped
@@ -324,7 +327,11 @@ func WithConsole(enabled bool) Option {
 func WithQuotas(q store.Quotas) Option {
 	return func(c *config) {
 		bad := func(v int64) bool { return v < 0 && v != store.Unlimited }
-		if bad(int64(q.MaxRecordsPerCluster)) || bad(q.MaxBytesPerProject) || bad(int64(q.MaxProjectsPerUser)) {
+		webhooks := int64(q.MaxWebhooksPerProject)
+		if webhooks == store.NoneAllowed {
+			webhooks = 0
+		}
+		if bad(int64(q.MaxRecordsPerCluster)) || bad(q.MaxBytesPerProject) || bad(int64(q.MaxProjectsPerUser)) || bad(webhooks) {
 			c.fail("WithQuotas: a quota must be more than 0, 0 (its default) or store.Unlimited")
 		}
 		c.quotas = &q
@@ -371,9 +378,16 @@ func WithEvents(keepalive time.Duration, maxStreamsPerUser int) Option {
 // waits for the connections it serves: cancel ctx when the server shuts
 // down (Server.RegisterOnShutdown does it at the right moment), and the
 // streams end, their clients reconnect elsewhere with Last-Event-ID.
-// Default: streams end only with their connection.
+// Default: streams end only with their connection. A nil ctx is an
+// invalid option.
 func WithShutdown(ctx context.Context) Option {
-	return func(c *config) { c.shutdown = ctx.Done() }
+	return func(c *config) {
+		if ctx == nil {
+			c.fail("WithShutdown: the context is nil")
+			return
+		}
+		c.shutdown = ctx.Done()
+	}
 }
 
 // Webhooks configures the webhooks of docs/api.md#22-webhooks
@@ -393,17 +407,34 @@ type Webhooks struct {
 	// recorded as failed (webhooks.max_attempts). Default 10.
 	MaxAttempts int
 	// AllowPrivateAddresses lets webhooks reach loopback, private,
-	// link-local, multicast and unspecified addresses
-	// (webhooks.allow_private_addresses). Default false: such a url is
-	// refused on create, and a connection to such an address fails.
+	// link-local and the other special-use addresses of
+	// docs/api.md#22-webhooks (webhooks.allow_private_addresses), but
+	// never multicast, 255.255.255.255, 0.0.0.0/8 or ::. Default false:
+	// every address that is not globally routable unicast is refused on
+	// create, and a connection to one fails.
 	AllowPrivateAddresses bool
+	// MaxPending bounds the deliveries of each webhook not yet succeeded
+	// or failed (webhooks.max_pending): once one more waits, the oldest
+	// not in flight is recorded as failed with last_error "queue full".
+	// Default (0) DefaultWebhookMaxPending, 10,000; store.Unlimited
+	// lifts the bound. On PostgreSQL the bound is kept in the database,
+	// shared by the instances (the last one started sets it).
+	MaxPending int
+	// KeepDeliveries is how long finished (succeeded or failed)
+	// deliveries are kept before they are deleted
+	// (webhooks.keep_deliveries). Default (0) 7 days.
+	KeepDeliveries time.Duration
 }
 
-// Defaults of Webhooks.
+// Defaults of Webhooks: the dispatcher's own (internal/webhook), named
+// here for hosts.
 const (
-	DefaultWebhookTimeout     = 10 * time.Second
-	DefaultWebhookMaxBackoff  = time.Hour
-	DefaultWebhookMaxAttempts = 10
+	DefaultWebhookTimeout     = webhook.DefaultTimeout
+	DefaultWebhookMaxBackoff  = webhook.DefaultMaxBackoff
+	DefaultWebhookMaxAttempts = webhook.DefaultMaxAttempts
+	// DefaultWebhookMaxPending is 10,000 deliveries per webhook.
+	DefaultWebhookMaxPending     = webhook.DefaultMaxPending
+	DefaultWebhookKeepDeliveries = webhook.DefaultKeepDeliveries
 )
 
 // WithWebhooks configures webhooks (docs/api.md#22-webhooks): with
@@ -416,8 +447,11 @@ const (
 // off, the routes are 404.
 func WithWebhooks(w Webhooks) Option {
 	return func(c *config) {
-		if w.Timeout < 0 || w.MaxBackoff < 0 {
+		if w.Timeout < 0 || w.MaxBackoff < 0 || w.KeepDeliveries < 0 {
 			c.fail("WithWebhooks: durations must not be negative")
+		}
+		if w.MaxPending < 0 && w.MaxPending != store.Unlimited {
+			c.fail("WithWebhooks: MaxPending must be more than 0, 0 (its default) or store.Unlimited, got %d", w.MaxPending)
 		}
 		if w.MaxAttempts < 0 {
 			c.fail("WithWebhooks: MaxAttempts must not be negative, got %d", w.MaxAttempts)

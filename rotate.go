@@ -35,6 +35,12 @@ type RotationProgress struct {
 	// records holding a value not sealed by the primary key. It is 0
 	// whenever RotateCredentials returns nil.
 	Remaining int
+	// WebhooksResealed counts the webhook secrets re-sealed under the
+	// primary key, or sealed for the first time (kept in clear by an
+	// earlier version); WebhooksRemaining those the final check found
+	// not sealed by the primary key (0 whenever RotateCredentials returns
+	// nil). Both stay 0 for a store without webhooks.
+	WebhooksResealed, WebhooksRemaining int
 }
 
 // ErrRotationIncomplete is returned by RotateCredentials when its final
@@ -98,15 +104,62 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 	if err != nil {
 		return p, fmt.Errorf("hds: rotate credentials: %w", err)
 	}
+	hooks, _ := s.(store.Webhooks)
+	if hooks != nil {
+		p.WebhooksResealed, err = hooks.ResealWebhooks(ctx, func(w *store.Webhook) ([]byte, bool, error) {
+			return resealSecret(ring, w)
+		})
+		if err != nil {
+			return p, fmt.Errorf("hds: rotate credentials: webhook secrets: %w", err)
+		}
+		if r.Progress != nil {
+			r.Progress(p)
+		}
+	}
 	n, err := countStale(ctx, s, ring, batch)
 	p.Remaining = n
 	if err != nil {
 		return p, fmt.Errorf("hds: rotate credentials: final check: %w", err)
 	}
-	if n > 0 {
-		return p, fmt.Errorf("hds: rotate credentials: final check: %d records: %w", n, ErrRotationIncomplete)
+	if hooks != nil {
+		_, err = hooks.ResealWebhooks(ctx, func(w *store.Webhook) ([]byte, bool, error) {
+			if _, stale, err := resealSecret(ring, w); stale || err != nil {
+				p.WebhooksRemaining++
+			}
+			return nil, false, nil
+		})
+		if err != nil {
+			return p, fmt.Errorf("hds: rotate credentials: final check: webhook secrets: %w", err)
+		}
+	}
+	if n > 0 || p.WebhooksRemaining > 0 {
+		return p, fmt.Errorf("hds: rotate credentials: final check: %d records and %d webhook secrets: %w",
+			n, p.WebhooksRemaining, ErrRotationIncomplete)
 	}
 	return p, nil
+}
+
+// resealSecret returns the secret of w sealed under the primary key of
+// ring, and whether it changed: a secret in clear (an earlier version's)
+// is sealed, one sealed by another key of ring is re-sealed, one sealed by
+// the primary key is left alone. A sealed secret that no key of ring
+// opens is an error naming the webhook. Secrets are sealed as the
+// handler seals them: as a CREDENTIAL value (a JSON string) bound to
+// the webhook id.
+func resealSecret(ring *sealing.Keyring, w *store.Webhook) ([]byte, bool, error) {
+	if w.SecretSealed {
+		out, changed, err := ring.ResealValue(store.Credential, w.ID, w.Secret)
+		if err != nil {
+			return nil, false, fmt.Errorf("webhook %s: its secret does not open with any key given", w.ID)
+		}
+		return out, changed, nil
+	}
+	plain, err := json.Marshal(string(w.Secret))
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := ring.SealValue(store.Credential, w.ID, plain)
+	return out, err == nil, err
 }
 
 // countStale counts the records of s holding a credential value, current

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/store"
 )
 
 // fileConfig is the JSON configuration file
@@ -104,6 +105,9 @@ type limitsConfig struct {
 	// MaxResolvedBytes (v1.3) bounds the resolved text of one answer with
 	// resolve=true (docs/api.md#20-references-between-records).
 	MaxResolvedBytes *int64 `json:"max_resolved_bytes"`
+	// MaxWebhooksPerProject: 0 is no bound, as for every quota of
+	// limits.* (docs/api.md#22-webhooks).
+	MaxWebhooksPerProject *int64 `json:"max_webhooks_per_project"`
 }
 
 type consoleConfig struct {
@@ -118,6 +122,8 @@ type webhooksConfig struct {
 	MaxBackoff            string `json:"max_backoff"`
 	MaxAttempts           *int   `json:"max_attempts"`
 	AllowPrivateAddresses *bool  `json:"allow_private_addresses"`
+	MaxPending            *int   `json:"max_pending"`
+	KeepDeliveries        string `json:"keep_deliveries"`
 }
 
 // tlsConfig is docs/api.md#serving-over-tls-v13: HTTPS with a
@@ -246,7 +252,7 @@ type serverSettings struct {
 
 // limitSettings are the limits.* keys; 0 means no quota.
 type limitSettings struct {
-	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser int64
+	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser, maxWebhooksPerProject int64
 	// maxResolvedBytes is limits.max_resolved_bytes: always positive.
 	maxResolvedBytes int64
 }
@@ -330,6 +336,10 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		setNumber(&cfg.limits.maxBytesPerProject, "limits.max_bytes_per_project", fc.Limits.MaxBytesPerProject, defaultMaxBytesPerProject, 0),
 		setNumber(&cfg.limits.maxProjectsPerUser, "limits.max_projects_per_user", fc.Limits.MaxProjectsPerUser, defaultMaxProjectsPerUser, 0),
 		setNumber(&cfg.limits.maxResolvedBytes, "limits.max_resolved_bytes", fc.Limits.MaxResolvedBytes, hds.DefaultMaxResolvedBytes, 1),
+		setNumber(&cfg.limits.maxWebhooksPerProject, "limits.max_webhooks_per_project", fc.Limits.MaxWebhooksPerProject,
+			int64(store.DefaultQuotas.MaxWebhooksPerProject), 0),
+		setNumber(&cfg.webhooks.MaxPending, "webhooks.max_pending", fc.Webhooks.MaxPending, hds.DefaultWebhookMaxPending, 1),
+		setDuration(&cfg.webhooks.KeepDeliveries, "webhooks.keep_deliveries", fc.Webhooks.KeepDeliveries, hds.DefaultWebhookKeepDeliveries),
 
 		setDuration(&cfg.db.timeout, "database.timeout", fc.Database.Timeout, defaultDBTimeout),
 		setDuration(&cfg.server.idleTimeout, "server.idle_timeout", fc.Server.IdleTimeout, defaultIdleTimeout),

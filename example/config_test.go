@@ -25,9 +25,10 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, 15*time.Second, cfg.eventsKeepalive, "events.keepalive")
 		assert.Equal(t, 10, cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user")
 		assert.Equal(t, limitSettings{maxImportBytes: 16 << 20, maxRecordsPerCluster: 100_000,
-			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000, maxResolvedBytes: 16 << 20}, cfg.limits, "limits.*")
+			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000, maxResolvedBytes: 16 << 20, maxWebhooksPerProject: 20}, cfg.limits, "limits.*")
 		assert.True(t, cfg.consoleEnabled, "console.enabled")
-		assert.Equal(t, hds.Webhooks{Enabled: true, Timeout: 10 * time.Second, MaxBackoff: time.Hour, MaxAttempts: 10},
+		assert.Equal(t, hds.Webhooks{Enabled: true, Timeout: 10 * time.Second, MaxBackoff: time.Hour, MaxAttempts: 10,
+			MaxPending: 10_000, KeepDeliveries: 7 * 24 * time.Hour},
 			cfg.webhooks, "webhooks.*: on in the example, private addresses refused")
 	})
 
@@ -37,9 +38,10 @@ func TestConfigV11Keys(t *testing.T) {
   "history": {"max_versions": 0},
   "events": {"keepalive": "5s", "max_streams_per_user": 3},
   "limits": {"max_import_bytes": 1048576, "max_records_per_cluster": 0, "max_bytes_per_project": 1073741824,
-             "max_projects_per_user": 7, "max_resolved_bytes": 4096},
+             "max_projects_per_user": 7, "max_resolved_bytes": 4096, "max_webhooks_per_project": 3},
   "console": {"enabled": false},
-  "webhooks": {"enabled": false, "timeout": "3s", "max_backoff": "5m", "max_attempts": 4, "allow_private_addresses": true},
+  "webhooks": {"enabled": false, "timeout": "3s", "max_backoff": "5m", "max_attempts": 4, "allow_private_addresses": true,
+               "max_pending": 50, "keep_deliveries": "1d"},
   "database": {"max_open_conns": 8, "timeout": "2s"},
   "server": {"max_connections": 50, "idle_timeout": "30s", "read_header_timeout": "2s", "read_timeout": "1m",
              "write_timeout": "45s", "max_header_bytes": 8192}
@@ -54,10 +56,10 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, 5*time.Second, cfg.eventsKeepalive, "events.keepalive")
 		assert.Equal(t, 3, cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user")
 		assert.Equal(t, limitSettings{maxImportBytes: 1 << 20, maxRecordsPerCluster: 0,
-			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7, maxResolvedBytes: 4096}, cfg.limits, "limits.*")
+			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7, maxResolvedBytes: 4096, maxWebhooksPerProject: 3}, cfg.limits, "limits.*")
 		assert.False(t, cfg.consoleEnabled, "console.enabled")
 		assert.Equal(t, hds.Webhooks{Timeout: 3 * time.Second, MaxBackoff: 5 * time.Minute, MaxAttempts: 4,
-			AllowPrivateAddresses: true}, cfg.webhooks, "webhooks.*")
+			AllowPrivateAddresses: true, MaxPending: 50, KeepDeliveries: 24 * time.Hour}, cfg.webhooks, "webhooks.*")
 	})
 
 	for _, tt := range []struct{ name, config, want string }{
@@ -83,6 +85,9 @@ func TestConfigV11Keys(t *testing.T) {
 		{"zero webhook attempts", `{"webhooks": {"max_attempts": 0}}`, "webhooks.max_attempts must be a positive number, got 0"},
 		{"zero webhook timeout", `{"webhooks": {"timeout": "0s"}}`, `webhooks.timeout must be longer than zero, got "0s"`},
 		{"bad webhook backoff", `{"webhooks": {"max_backoff": "soon"}}`, `webhooks.max_backoff: invalid duration "soon"`},
+		{"zero max_pending", `{"webhooks": {"max_pending": 0}}`, "webhooks.max_pending must be a positive number, got 0"},
+		{"zero keep_deliveries", `{"webhooks": {"keep_deliveries": "0s"}}`, `webhooks.keep_deliveries must be longer than zero, got "0s"`},
+		{"negative webhooks quota", `{"limits": {"max_webhooks_per_project": -1}}`, "limits.max_webhooks_per_project must not be negative"},
 		{"zero read header timeout", `{"server": {"read_header_timeout": "0s"}}`, `server.read_header_timeout must be longer than zero, got "0s"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,10 +56,31 @@ func TestConfigQuotaZeroMeansNone(t *testing.T) {
 	defer closeFn()
 	mem, ok := st.(*memory.Store)
 	require.True(t, ok, "the configuration names the in-memory store, got %T", st)
-	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: store.Unlimited, MaxProjectsPerUser: 7},
-		mem.Quotas(), "the quotas in force")
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: store.Unlimited, MaxProjectsPerUser: 7,
+		MaxWebhooksPerProject: 20}, mem.Quotas(), "the quotas in force")
 
 	cfg, err = loadConfig(writeConfig(t, `{}`), environ(nil))
 	require.NoError(t, err, "loadConfig")
 	assert.Equal(t, store.DefaultQuotas, cfg.quotas(), "limits.* left out")
+}
+
+// TestConfigWebhooksQuotaZero: limits.max_webhooks_per_project 0 is no
+// bound, as for every quota of limits.* (docs/api.md#22-webhooks: "0
+// none", read as section 8 reads it): a 21st webhook is created.
+func TestConfigWebhooksQuotaZero(t *testing.T) {
+	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_webhooks_per_project": 0}}`), environ(nil))
+	require.NoError(t, err, "loadConfig")
+	st, _, closeFn, err := openStore(t.Context(), cfg)
+	require.NoError(t, err, "openStore")
+	defer closeFn()
+	mem, ok := st.(*memory.Store)
+	require.True(t, ok, "the in-memory store, got %T", st)
+	assert.Equal(t, store.Unlimited, int64(mem.Quotas().MaxWebhooksPerProject), "no bound")
+	p := store.Path{Project: "web", Need: store.RightAdmin}
+	_, err = mem.CreateProject(t.Context(), p)
+	require.NoError(t, err)
+	for i := range store.DefaultQuotas.MaxWebhooksPerProject + 1 {
+		_, err = mem.CreateWebhook(t.Context(), p, &store.Webhook{URL: fmt.Sprintf("https://hooks.example/%d", i), Secret: []byte("0123456789abcdef")})
+		require.NoError(t, err, "webhook %d", i+1)
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -60,6 +62,10 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
 	if cfg.storeKind == storeSQLite {
+		// Said before the lock makes the directory (0700) when missing.
+		if warning := openDirWarning(filepath.Dir(cfg.sqlitePath)); warning != "" {
+			logger.Warn(warning)
+		}
 		// One server per database file; the commands open it beside.
 		release, err := sqlite.Lock(cfg.sqlitePath)
 		if err != nil {
@@ -118,7 +124,8 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	default:
 		// Never invent a key for a database: what it sealed could not be
 		// read after a restart.
-		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled"
+		keyWarning = "no credential_key configured: CREDENTIAL and []CREDENTIAL records are disabled, " +
+			"and so is creating webhooks (their secrets are sealed with it)"
 	}
 	redisAnswered := false
 	if cfg.redisURL != "" {
@@ -393,4 +400,18 @@ func printLogin(w io.Writer, base string, users []userConfig, adminPassword stri
 		"    curl -s -X POST %s/api/v1/auth/login -H 'Content-Type: application/json' -d '{\"username\":\"%s\",\"password\":\"%s\"}'\n",
 		base, username, password)
 	fmt.Fprintf(w, "then send it on every request:\n    curl -s %s/api/v1/projects -H \"Authorization: Bearer $TOKEN\"\n", base)
+}
+
+// openDirWarning says, in one line, that the data directory dir exists
+// with a mode more open than 0700 (docs/api.md#14-the-standalone-server):
+// the files in it are 0600, but others may list it, and the server
+// leaves a directory it did not make as it is. It returns "" when dir is
+// missing (it is then made 0700) or closed to others.
+func openDirWarning(dir string) string {
+	info, err := os.Stat(dir)
+	if err != nil || !info.IsDir() || info.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the data directory %s has mode %04o, more open than 0700: other users of this machine "+
+		"can list it; run chmod 700 %s", dir, info.Mode().Perm(), dir)
 }

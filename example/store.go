@@ -66,8 +66,9 @@ func (cfg *config) quotas() store.Quotas {
 		return n
 	}
 	return store.Quotas{
-		MaxRecordsPerCluster: int(bound(cfg.limits.maxRecordsPerCluster)),
-		MaxBytesPerProject:   bound(cfg.limits.maxBytesPerProject),
-		MaxProjectsPerUser:   int(bound(cfg.limits.maxProjectsPerUser)),
+		MaxRecordsPerCluster:  int(bound(cfg.limits.maxRecordsPerCluster)),
+		MaxBytesPerProject:    bound(cfg.limits.maxBytesPerProject),
+		MaxProjectsPerUser:    int(bound(cfg.limits.maxProjectsPerUser)),
+		MaxWebhooksPerProject: int(bound(cfg.limits.maxWebhooksPerProject)),
 	}
 }

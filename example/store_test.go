@@ -227,3 +227,49 @@ func TestSQLiteLostKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteOpenDirectoryWarning: a data directory that already exists
+// with a mode more open than 0700 is left so, and the start says it in
+// one warning line naming the mode; a directory the server makes (0700),
+// or one closed to others, draws none.
+func TestSQLiteOpenDirectoryWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode // 0: the directory does not exist before the start
+		want string
+	}{
+		{"0755", 0o755, "has mode 0755, more open than 0700"},
+		{"0750", 0o750, "has mode 0750, more open than 0700"},
+		{"0700", 0o700, ""},
+		{"missing", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			if tc.mode != 0 {
+				require.NoError(t, os.Mkdir(dir, 0o700))
+				require.NoError(t, os.Chmod(dir, tc.mode))
+			}
+			s := start(t, nil, map[string]string{"HDS_DATABASE_URL": "sqlite:" + filepath.Join(dir, "hds.db"),
+				"HDS_ADDR": "127.0.0.1:0", "HDS_JWT_SECRET": testJWTSecret})
+			require.NoError(t, s.stop(t))
+			var lines []string
+			for _, l := range strings.Split(s.stderr.String(), "\n") {
+				if strings.Contains(l, "the data directory") {
+					lines = append(lines, l)
+				}
+			}
+			if tc.want == "" {
+				assert.Empty(t, lines, "no warning")
+				return
+			}
+			if assert.Len(t, lines, 1, "one warning line") {
+				assert.Contains(t, lines[0], "level=WARN")
+				assert.Contains(t, lines[0], tc.want)
+				assert.Contains(t, lines[0], dir)
+			}
+			info, err := os.Stat(dir)
+			require.NoError(t, err)
+			assert.Equal(t, tc.mode, info.Mode().Perm(), "left as it was")
+		})
+	}
+}

@@ -129,7 +129,7 @@ var errorResponses = map[int]errorResponse{
 	401: {name: "Unauthorized", description: "401 AUTHENTICATION_FAILED: the token is missing (\"No authorization token provided\"), malformed (\"Invalid or expired token\"), badly signed (\"Invalid token signature\"), expired (\"Token has expired\"), or names an unknown or disabled user; for login, a wrong username or password (\"Invalid username or password\")."},
 	403: {name: "Forbidden", description: "403 AUTHORIZATION_FAILED (\"Insufficient permissions\"): the caller's role on the project (none for a project of another user) does not hold the right the route needs, or an API token is used outside its project or scope. " +
 		"403 QUOTA_EXCEEDED (\"Quota exceeded\"), on the writes that create or grow something: the write would pass a quota " +
-		"(limits.max_projects_per_user, limits.max_records_per_cluster or limits.max_bytes_per_project), details names it; nothing changed."},
+		"(limits.max_projects_per_user, limits.max_records_per_cluster, limits.max_bytes_per_project or limits.max_webhooks_per_project), details names it; nothing changed."},
 	404: {name: "NotFound", description: "404 RESOURCE_NOT_FOUND: a resource of the path is missing; details names the missing level (e.g. collection \"prod\" not found). Also the answer to any path this document does not list."},
 	409: {name: "Conflict", description: "409 RESOURCE_EXISTS: a create or rename onto a name already taken."},
 	412: {name: "PreconditionFailed", description: "412 PRECONDITION_FAILED (\"Precondition failed\"): If-Match names none of the record's current tags; nothing changed. ETag is the current one, details names the current version.",

@@ -3,6 +3,8 @@ package handler
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -29,9 +31,16 @@ type Webhooks struct {
 	// MaxAttempts is how many attempts a delivery gets before it is
 	// failed (webhooks.max_attempts; 0: 10).
 	MaxAttempts int
-	// AllowPrivateAddresses turns the request forgery guard off
-	// (webhooks.allow_private_addresses).
+	// AllowPrivateAddresses narrows the request forgery guard to the
+	// addresses it never lifts (webhooks.allow_private_addresses).
 	AllowPrivateAddresses bool
+	// MaxPending bounds each webhook's deliveries not yet succeeded or
+	// failed (webhooks.max_pending; 0: 10,000; store.Unlimited: no
+	// bound), set on the store when the handler is made.
+	MaxPending int
+	// KeepDeliveries is how long finished deliveries are kept
+	// (webhooks.keep_deliveries; 0: 7 days).
+	KeepDeliveries time.Duration
 }
 
 // Limits of a webhook's fields.
@@ -47,6 +56,45 @@ type hooks struct {
 	webhooks store.Webhooks
 	guard    webhook.Guard
 	sender   *webhook.Dispatcher
+	// sealer seals webhook secrets as credential values; nil: no
+	// credential key, and no webhook may be created.
+	sealer Sealer
+}
+
+// errNoKeyForSecrets refuses a webhook when no credential key is
+// configured: its secret would have to be kept in clear.
+var errNoKeyForSecrets = &store.ValidationError{
+	Message: "no credential key is configured: webhook secrets are sealed like credential values, so webhooks are disabled"}
+
+// sealSecret returns the secret of the webhook id sealed as a CREDENTIAL
+// value is (the webhook id bound to it).
+func sealSecret(s Sealer, id string, secret []byte) ([]byte, error) {
+	plain, err := json.Marshal(string(secret))
+	if err != nil {
+		return nil, err
+	}
+	return s.SealValue(store.Credential, id, plain)
+}
+
+// openSecret returns the plain secret of w: opened when sealed, as
+// stored when in clear (an earlier version's, until a rotation). Its
+// error names no secret; it becomes the delivery's last_error.
+func openSecret(s Sealer, w *store.Webhook) ([]byte, error) {
+	if !w.SecretSealed {
+		return w.Secret, nil
+	}
+	if s == nil {
+		return nil, errors.New("the webhook's secret is sealed and no credential key is configured")
+	}
+	plain, err := s.OpenValue(store.Credential, w.ID, w.Secret)
+	var secret string
+	if err == nil {
+		err = json.Unmarshal(plain, &secret)
+	}
+	if err != nil {
+		return nil, errors.New("the webhook's secret does not open with the configured credential keys")
+	}
+	return []byte(secret), nil
 }
 
 type webhookOut struct {
@@ -140,7 +188,7 @@ type webhookBody struct {
 func (b webhookBody) check() (*store.Webhook, error) {
 	invalid := func(msg string) error { return &store.ValidationError{Message: msg} }
 	if b.URL == nil {
-		return nil, invalid(`the field "url" is required`)
+		return nil, envelope.BadRequest(`the field "url" is required`)
 	}
 	if len(*b.URL) > maxWebhookURL || !utf8.ValidString(*b.URL) {
 		return nil, invalid("url must be at most 2048 bytes of text")
@@ -197,10 +245,19 @@ func (h hooks) handleCreate() queryHandler {
 		if err == nil {
 			hook, err = body.check()
 		}
+		if err == nil && h.sealer == nil {
+			err = errNoKeyForSecrets
+		}
 		if err == nil {
 			if gerr := h.guard.CheckURL(r.Context(), hook.URL); gerr != nil {
 				err = &store.ValidationError{Message: gerr.Error()}
 			}
+		}
+		var plain []byte
+		if err == nil {
+			plain, hook.ID = hook.Secret, store.NewID()
+			hook.Secret, err = sealSecret(h.sealer, hook.ID, plain)
+			hook.SecretSealed = true
 		}
 		if err != nil {
 			reject(w, r, h.store, err)
@@ -213,7 +270,7 @@ func (h hooks) handleCreate() queryHandler {
 			envelope.Error(w, r, err)
 			return
 		}
-		envelope.OK(w, http.StatusCreated, webhookCreatedOut{webhookJSON(got), string(got.Secret)}, "Webhook created")
+		envelope.OK(w, http.StatusCreated, webhookCreatedOut{webhookJSON(got), string(plain)}, "Webhook created")
 	}
 }
 

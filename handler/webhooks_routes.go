@@ -1,11 +1,16 @@
 package handler
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/hds-go/hds/internal/webhook"
 	"github.com/hds-go/hds/store"
 )
+
+// setBoundTimeout bounds the store call that sets webhooks.max_pending.
+const setBoundTimeout = 10 * time.Second
 
 // addWebhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
 // and, when there is a store to send from, the dispatcher as background
@@ -17,11 +22,22 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 		ws, _ = cfg.Store.(store.Webhooks)
 	}
 	guard := webhook.Guard{AllowPrivate: wc.AllowPrivateAddresses}
-	h := hooks{store: cfg.Store, webhooks: ws, guard: guard, sender: webhook.New(webhook.Config{
+	sealer := cfg.Sealer
+	h := hooks{store: cfg.Store, webhooks: ws, guard: guard, sealer: sealer, sender: webhook.New(webhook.Config{
 		Store: ws, Timeout: wc.Timeout, MaxBackoff: wc.MaxBackoff, MaxAttempts: wc.MaxAttempts, Guard: guard,
-		Body: func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
+		KeepDeliveries: wc.KeepDeliveries,
+		Body:           func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
+		Secret: func(w *store.Webhook) ([]byte, error) { return openSecret(sealer, w) },
 	})}
 	if ws != nil {
+		// The bound is the store's: it fails the oldest delivery in the
+		// write that passes it. A store that cannot take it now keeps
+		// the one it has (store.DefaultMaxPending unless set).
+		ctx, cancel := context.WithTimeout(context.Background(), setBoundTimeout)
+		if err := ws.SetMaxPending(ctx, wc.MaxPending); err != nil {
+			cfg.Logger.Error("webhooks: set webhooks.max_pending", "error", err)
+		}
+		cancel()
 		rt.background = append(rt.background, func() { h.sender.Run(cfg.Shutdown) })
 	}
 	const (
@@ -31,7 +47,7 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 	)
 	rt.handle("POST "+path, protect(h.handleCreate()), operation{
 		id: "createWebhook", tag: "webhooks", summary: "Create a webhook",
-		description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
+		description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, body: "WebhookCreate", status: 201, success: "WebhookCreated",
 		errors: underProject,
 	})
@@ -61,7 +77,7 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 	})
 	rt.handle("GET "+one+"/deliveries", protect(h.handleDeliveries()), operation{
 		id: "listWebhookDeliveries", tag: "webhooks", summary: "List a webhook's deliveries",
-		description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404." + who,
+		description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error \"queue full\". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404." + who,
 		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "DeliveryList",
 		errors: underProject,
 	})

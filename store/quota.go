@@ -23,19 +23,32 @@ type Quotas struct {
 	MaxBytesPerProject int64
 	// MaxProjectsPerUser bounds the projects one owner has.
 	MaxProjectsPerUser int
+	// MaxWebhooksPerProject bounds the webhooks of one project
+	// (limits.max_webhooks_per_project, docs/api.md#22-webhooks). Besides
+	// 0 (the default, 20) and Unlimited, it takes NoneAllowed: no
+	// webhook at all. (The configuration's 0 is Unlimited, as for every
+	// quota of limits.*.)
+	MaxWebhooksPerProject int
 }
 
 // DefaultQuotas are the quotas of
 // docs/api.md#8-limits-rate-limits-and-quotas, which both shipped stores
 // apply unless told otherwise.
-var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000}
+var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000,
+	MaxWebhooksPerProject: 20}
 
 // Unlimited, as the value of a field of Quotas, means no bound. (A field
 // left 0 takes its default: see Quotas.Effective.)
 const Unlimited = -1
 
+// NoneAllowed, as the value of Quotas.MaxWebhooksPerProject, allows no
+// webhook at all: a bound of 0, which the field's 0 (its default)
+// cannot say.
+const NoneAllowed = -2
+
 // NoQuotas bounds nothing: every field is Unlimited.
-var NoQuotas = Quotas{MaxRecordsPerCluster: Unlimited, MaxBytesPerProject: Unlimited, MaxProjectsPerUser: Unlimited}
+var NoQuotas = Quotas{MaxRecordsPerCluster: Unlimited, MaxBytesPerProject: Unlimited, MaxProjectsPerUser: Unlimited,
+	MaxWebhooksPerProject: Unlimited}
 
 // Effective returns the quotas q stands for, as stores enforce them: a
 // field left 0 takes its value in DefaultQuotas, and a negative field
@@ -51,14 +64,18 @@ func (q Quotas) Effective() Quotas {
 	if q.MaxProjectsPerUser == 0 {
 		q.MaxProjectsPerUser = DefaultQuotas.MaxProjectsPerUser
 	}
+	if q.MaxWebhooksPerProject == 0 {
+		q.MaxWebhooksPerProject = DefaultQuotas.MaxWebhooksPerProject
+	}
 	return q
 }
 
 // The names of the quotas, as the configuration spells them.
 const (
-	QuotaRecordsPerCluster = "max_records_per_cluster"
-	QuotaBytesPerProject   = "max_bytes_per_project"
-	QuotaProjectsPerUser   = "max_projects_per_user"
+	QuotaRecordsPerCluster  = "max_records_per_cluster"
+	QuotaBytesPerProject    = "max_bytes_per_project"
+	QuotaProjectsPerUser    = "max_projects_per_user"
+	QuotaWebhooksPerProject = "max_webhooks_per_project"
 )
 
 // ErrQuotaExceeded reports a write refused because it would pass a quota.
@@ -82,6 +99,8 @@ func (e *QuotaError) Error() string {
 		return fmt.Sprintf("%s: at most %d bytes of names and values per project", e.Quota, e.Limit)
 	case QuotaProjectsPerUser:
 		return fmt.Sprintf("%s: at most %d projects per user", e.Quota, e.Limit)
+	case QuotaWebhooksPerProject:
+		return fmt.Sprintf("%s: at most %d webhooks per project", e.Quota, e.Limit)
 	}
 	return fmt.Sprintf("%s: at most %d", e.Quota, e.Limit)
 }
@@ -112,6 +131,18 @@ func (q Quotas) CheckRecords(n int) error {
 func (q Quotas) CheckProjects(n int) error {
 	if q.MaxProjectsPerUser > 0 && n >= q.MaxProjectsPerUser {
 		return &QuotaError{Quota: QuotaProjectsPerUser, Limit: int64(q.MaxProjectsPerUser)}
+	}
+	return nil
+}
+
+// CheckWebhooks returns the *QuotaError of a project that has n webhooks
+// and would get one more, or nil. NoneAllowed refuses every one.
+func (q Quotas) CheckWebhooks(n int) error {
+	switch limit := q.MaxWebhooksPerProject; {
+	case limit == NoneAllowed:
+		return &QuotaError{Quota: QuotaWebhooksPerProject, Limit: 0}
+	case limit > 0 && n >= limit:
+		return &QuotaError{Quota: QuotaWebhooksPerProject, Limit: int64(limit)}
 	}
 	return nil
 }

@@ -14,10 +14,12 @@ import (
 func TestQuotasEffective(t *testing.T) {
 	d := store.DefaultQuotas
 	assert.Equal(t, d, store.Quotas{}.Effective(), "the zero Quotas")
-	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: 10, MaxBytesPerProject: d.MaxBytesPerProject, MaxProjectsPerUser: d.MaxProjectsPerUser},
-		store.Quotas{MaxRecordsPerCluster: 10}.Effective(), "only MaxRecordsPerCluster set")
-	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5, MaxProjectsPerUser: d.MaxProjectsPerUser},
-		store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5}.Effective(), "Unlimited and a bound")
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: 10, MaxBytesPerProject: d.MaxBytesPerProject, MaxProjectsPerUser: d.MaxProjectsPerUser,
+		MaxWebhooksPerProject: 20}, store.Quotas{MaxRecordsPerCluster: 10}.Effective(), "only MaxRecordsPerCluster set")
+	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5, MaxProjectsPerUser: d.MaxProjectsPerUser,
+		MaxWebhooksPerProject: 20}, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5}.Effective(), "Unlimited and a bound")
+	assert.Equal(t, store.NoneAllowed, store.Quotas{MaxWebhooksPerProject: store.NoneAllowed}.Effective().MaxWebhooksPerProject,
+		"NoneAllowed is kept")
 	assert.Equal(t, store.NoQuotas, store.NoQuotas.Effective(), "NoQuotas")
 
 	// What the stores check: the effective quotas of the zero Quotas
@@ -30,4 +32,15 @@ func TestQuotasEffective(t *testing.T) {
 	assert.NoError(t, n.CheckRecords(1<<30), "records, Unlimited")
 	assert.NoError(t, n.CheckProjects(1<<30), "projects, Unlimited")
 	assert.NoError(t, n.CheckBytes(1<<40, 1<<40), "bytes, Unlimited")
+	assert.NoError(t, n.CheckWebhooks(1<<20), "webhooks, Unlimited")
+
+	// Webhooks: the default 20, and NoneAllowed refusing the first.
+	assert.NoError(t, z.CheckWebhooks(19), "a 20th webhook")
+	var qe *store.QuotaError
+	if assert.ErrorAs(t, z.CheckWebhooks(20), &qe, "a 21st webhook") {
+		assert.Equal(t, "max_webhooks_per_project: at most 20 webhooks per project", qe.Error())
+	}
+	if assert.ErrorAs(t, store.Quotas{MaxWebhooksPerProject: store.NoneAllowed}.CheckWebhooks(0), &qe, "NoneAllowed") {
+		assert.Equal(t, int64(0), qe.Limit)
+	}
 }

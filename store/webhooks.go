@@ -21,9 +21,13 @@ type Webhook struct {
 	Cluster    string
 	// Secret keys the HMAC-SHA256 signature of each delivery. It leaves
 	// the store for the dispatcher only; the API shows it once, when the
-	// webhook is created.
-	Secret    []byte
-	CreatedAt time.Time
+	// webhook is created. When SecretSealed it is sealed above the store
+	// as credential values are (internal/sealing, the webhook id as
+	// additional data); otherwise it is in clear (written by v1.2, until
+	// a credential rotation seals it).
+	Secret       []byte
+	SecretSealed bool
+	CreatedAt    time.Time
 	// CreatedBy is the id of the user who created it.
 	CreatedBy string
 }
@@ -51,6 +55,15 @@ const (
 	DeliverySucceeded DeliveryStatus = "succeeded"
 	DeliveryFailed    DeliveryStatus = "failed"
 )
+
+// DefaultMaxPending is how many deliveries of one webhook not yet
+// succeeded or failed a store holds unless told otherwise
+// (webhooks.max_pending, Webhooks.SetMaxPending).
+const DefaultMaxPending = 10_000
+
+// QueueFull is the LastError of a delivery failed because its webhook
+// already held the most deliveries not yet succeeded or failed.
+const QueueFull = "queue full"
 
 // ActionPing is the action of the event POST P/webhooks/{id}/ping sends.
 const ActionPing Action = "ping"
@@ -144,4 +157,24 @@ type Webhooks interface {
 	// delivery that is gone (its webhook deleted) or no longer leased to
 	// owner is left alone, without error.
 	FinishAttempt(ctx context.Context, id, owner string, a Attempt) error
+
+	// SetMaxPending bounds the deliveries of each webhook not yet
+	// succeeded or failed (webhooks.max_pending,
+	// docs/api.md#22-webhooks): once a new delivery makes them more than
+	// n, the oldest one not in flight (no lease holds it) is recorded as
+	// failed, LastError QueueFull, in the atomic step that adds the new
+	// one. n 0 takes DefaultMaxPending and Unlimited lifts the bound; a
+	// store never told holds DefaultMaxPending. Where instances share the
+	// storage they share the bound too: the last one set holds.
+	SetMaxPending(ctx context.Context, n int) error
+	// PruneDeliveries deletes the deliveries that finished (succeeded or
+	// failed) before before, of every webhook, and returns how many
+	// (webhooks.keep_deliveries). Pending deliveries stay.
+	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+	// ResealWebhooks calls reseal with each webhook of every project, one
+	// at a time, and, when it asks (write true), replaces the webhook's
+	// secret with the one it returns, marked sealed (SecretSealed). It
+	// returns how many it replaced; an error from reseal stops it. It
+	// checks no access: credentials rotate calls it.
+	ResealWebhooks(ctx context.Context, reseal func(w *Webhook) (secret []byte, write bool, err error)) (int, error)
 }

@@ -24,7 +24,7 @@ const webhooksTab = `[...document.querySelectorAll('nav.tabs a')].some(a => a.te
 func TestConsoleBrowserWebhooks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	b := startBrowser(t, hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
+	b := startBrowser(t, hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
 	alice := b.api.token("alice")
 	b.api.tree(alice, "web", "prod", "db")
 	b.api.share(alice, "web", "bob", "editor")

@@ -55,8 +55,9 @@ func TestWebhooksBoundedResources(t *testing.T) {
 	sr := newSlowReceiver(t)
 	before := runtime.NumGoroutine()
 	ctx, stop := context.WithCancel(context.Background())
-	c := newServer(t, memoryKind, hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true,
-		Timeout: 300 * time.Millisecond, MaxAttempts: 1}), hds.WithShutdown(ctx))
+	c := newServer(t, memoryKind, hds.WithCredentialKey(testKey), hds.WithQuotas(store.Quotas{MaxWebhooksPerProject: store.Unlimited}),
+		hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true,
+			Timeout: 300 * time.Millisecond, MaxAttempts: 1}), hds.WithShutdown(ctx))
 	alice := c.token("alice")
 	c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	const hooks = 100
@@ -103,8 +104,9 @@ func BenchmarkWebhooksSlowReceiver(b *testing.B) {
 			sr := newSlowReceiver(b)
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
-			c := newServer(b, memoryKind, hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true,
-				Timeout: 2 * time.Second}), hds.WithShutdown(ctx))
+			c := newServer(b, memoryKind, hds.WithCredentialKey(testKey), hds.WithQuotas(store.Quotas{MaxWebhooksPerProject: store.Unlimited}),
+				hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true,
+					Timeout: 2 * time.Second}), hds.WithShutdown(ctx))
 			alice := c.token("alice")
 			c.tree(alice, "web", "prod", "db")
 			c.addRecord(alice, pathK("web", "prod", "db"), "port", "INTEGER", "5432")

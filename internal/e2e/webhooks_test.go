@@ -112,7 +112,7 @@ func hookServer(t *testing.T, kind storeKind, w hds.Webhooks, opts ...hds.Option
 	w.Enabled, w.AllowPrivateAddresses = true, true
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return newServer(t, kind, append([]hds.Option{hds.WithWebhooks(w), hds.WithShutdown(ctx)}, opts...)...)
+	return newServer(t, kind, append([]hds.Option{hds.WithWebhooks(w), hds.WithShutdown(ctx), hds.WithCredentialKey(testKey)}, opts...)...)
 }
 
 // createHook creates a webhook of project p with body and returns it.
@@ -192,7 +192,6 @@ func TestWebhookErrors(t *testing.T) {
 		c.tree(alice, "web", "prod", "db")
 		hooks := pathP("web") + "/webhooks"
 		for _, r := range []struct{ what, body, details string }{
-			{"no url", `{}`, "url"},
 			{"a relative url", `{"url":"/hook"}`, "absolute"},
 			{"an ftp url", `{"url":"ftp://example.com/x"}`, "http or https"},
 			{"no host", `{"url":"http:///x"}`, "host"},
@@ -206,6 +205,13 @@ func TestWebhookErrors(t *testing.T) {
 			status, _, env := c.do("POST", hooks, r.body, alice)
 			wantError(t, r.what, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
 			wantDetails(t, r.what, env, r.details)
+		}
+		// A missing required field is a bad request, not a bad value
+		// (docs/api.md#4-routes).
+		for _, body := range []string{`{}`, `{"actions":["record.create"],"secret":"0123456789abcdef"}`} {
+			status, _, env := c.do("POST", hooks, body, alice)
+			wantError(t, "no url: "+body, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
+			wantDetails(t, "no url: "+body, env, `the field "url" is required`)
 		}
 		status, _, env := c.do("POST", hooks, `{"url":"http://127.0.0.1/","collection":"nope"}`, alice)
 		wantError(t, "a scope that does not exist", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Resource not found")
@@ -579,7 +585,7 @@ func TestWebhookDeleteStopsDeliveries(t *testing.T) {
 func TestWebhookForgeryGuard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := newServer(t, memoryKind, hds.WithWebhooks(hds.Webhooks{Enabled: true}), hds.WithShutdown(ctx))
+	c := newServer(t, memoryKind, hds.WithWebhooks(hds.Webhooks{Enabled: true}), hds.WithShutdown(ctx), hds.WithCredentialKey(testKey))
 	alice := c.token("alice")
 	c.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	for _, r := range []struct{ url, why string }{
@@ -594,6 +600,19 @@ func TestWebhookForgeryGuard(t *testing.T) {
 		{"http://224.0.0.1/", "multicast"},
 		{"http://0.0.0.0/", "unspecified"},
 		{"http://[::ffff:127.0.0.1]/", "loopback"},
+		// (v1.3) every address that is not globally routable unicast.
+		{"http://100.64.0.1/", "shared address space"},
+		{"http://0.1.2.3/", "0.0.0.0/8"},
+		{"http://198.18.0.1/", "benchmarking"},
+		{"http://240.0.0.1/", "240.0.0.0/4"},
+		{"http://255.255.255.255/", "broadcast"},
+		{"http://192.0.2.1/", "documentation"},
+		{"http://[::127.0.0.1]/", "IPv4-compatible address holding 127.0.0.1, a loopback address"},
+		{"http://[64:ff9b::7f00:1]/", "NAT64 address holding 127.0.0.1, a loopback address"},
+		{"http://[2002:7f00:1::]/", "6to4 address holding 127.0.0.1, a loopback address"},
+		{"http://[2001::1]/", "Teredo"},
+		{"http://[2001:db8::1]/", "documentation"},
+		{"http://[fec0::1]/", "site-local"},
 	} {
 		status, _, env := c.do("POST", pathP("web")+"/webhooks", `{"url":"`+r.url+`"}`, alice)
 		wantError(t, r.url, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
@@ -606,6 +625,20 @@ func TestWebhookForgeryGuard(t *testing.T) {
 	open.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	open.createHook(alice, "web", `{"url":"http://127.0.0.1:8080/hook"}`)
 	open.createHook(alice, "web", `{"url":"http://localhost/hook"}`)
+	open.createHook(alice, "web", `{"url":"http://100.64.0.1/hook"}`)
+	open.createHook(alice, "web", `{"url":"http://[64:ff9b::7f00:1]/hook"}`)
+	// ... but never multicast, broadcast, 0.0.0.0/8 or ::.
+	for _, r := range []struct{ url, why string }{
+		{"http://224.0.0.1/", "multicast"},
+		{"http://255.255.255.255/", "broadcast"},
+		{"http://0.1.2.3/", "0.0.0.0/8"},
+		{"http://[::]/", "unspecified"},
+		{"http://[::ffff:0.0.0.1]/", "0.0.0.0/8"},
+	} {
+		status, _, env := open.do("POST", pathP("web")+"/webhooks", `{"url":"`+r.url+`"}`, alice)
+		wantError(t, "allowed private: "+r.url, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+		wantDetails(t, "allowed private: "+r.url, env, r.why, "refused even with webhooks.allow_private_addresses")
+	}
 }
 
 // TestWebhooksAtLeastOnceAcrossRestarts: a delivery pending when a
@@ -622,7 +655,7 @@ func TestWebhooksAtLeastOnceAcrossRestarts(t *testing.T) {
 			}
 		})
 		ctx, stop := context.WithCancel(context.Background())
-		first := newServer(t, kind, hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
+		first := newServer(t, kind, hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
 		alice := first.token("alice")
 		first.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 		h := first.createHook(alice, "web", `{"url":"`+rc.URL+`"}`)
@@ -636,7 +669,7 @@ func TestWebhooksAtLeastOnceAcrossRestarts(t *testing.T) {
 		mu.Unlock()
 		ctx2, stop2 := context.WithCancel(context.Background())
 		t.Cleanup(stop2)
-		second := first.attach(hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx2))
+		second := first.attach(hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx2))
 		got := rc.next(t, "the retry by the next server")
 		assert.Equal(t, failed.header.Get("X-Hds-Delivery"), got.header.Get("X-Hds-Delivery"), "the same delivery")
 		ds := second.waitDeliveries(t, alice, "web", h.ID, func(ds []deliveryJSON) bool { return len(ds) == 1 && ds[0].Status == "succeeded" })
@@ -654,7 +687,7 @@ func TestWebhooksTwoInstances(t *testing.T) {
 	a := hookServer(t, kind, hds.Webhooks{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	b := a.attach(hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
+	b := a.attach(hds.WithCredentialKey(testKey), hds.WithWebhooks(hds.Webhooks{Enabled: true, AllowPrivateAddresses: true}), hds.WithShutdown(ctx))
 	alice := a.token("alice")
 	a.mustDo("POST", pathP("web"), "", alice, http.StatusCreated)
 	const hooks, events = 10, 10

@@ -24,6 +24,15 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxBackoff  = time.Hour
 	DefaultMaxAttempts = 10
+	// DefaultMaxPending bounds each webhook's deliveries not yet
+	// succeeded or failed (webhooks.max_pending).
+	DefaultMaxPending = store.DefaultMaxPending
+	// DefaultKeepDeliveries is how long finished deliveries are kept
+	// (webhooks.keep_deliveries).
+	DefaultKeepDeliveries = 7 * 24 * time.Hour
+	// DefaultPruneEvery is how often finished deliveries past
+	// KeepDeliveries are deleted.
+	DefaultPruneEvery = time.Minute
 	// DefaultWorkers bounds the deliveries in flight from one instance:
 	// each holds one goroutine and one connection, for at most Timeout.
 	DefaultWorkers = 16
@@ -50,10 +59,19 @@ type Config struct {
 	MaxAttempts int
 	Workers     int
 	Poll        time.Duration
-	Guard       Guard
+	// KeepDeliveries is how long a finished delivery is kept before the
+	// dispatcher deletes it (store.Webhooks.PruneDeliveries).
+	KeepDeliveries time.Duration
+	// PruneEvery is how often they are looked for.
+	PruneEvery time.Duration
+	Guard      Guard
 	// Body is the JSON body of an event's delivery: the audit entry as
 	// the API writes it.
 	Body func(*store.AuditEntry) []byte
+	// Secret returns the plain secret of a webhook (opening a sealed
+	// one); its error, which must hold no secret, fails the delivery at
+	// once. nil: the stored secret as it is.
+	Secret func(*store.Webhook) ([]byte, error)
 	// Logger receives the errors of the store; nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -98,6 +116,12 @@ func New(cfg Config) *Dispatcher {
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
+	}
+	if cfg.KeepDeliveries <= 0 {
+		cfg.KeepDeliveries = DefaultKeepDeliveries
+	}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = DefaultPruneEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -176,7 +200,14 @@ func (d *Dispatcher) Run(stop <-chan struct{}) {
 	slots := make(chan struct{}, d.cfg.Workers)
 	ticker := time.NewTicker(d.cfg.Poll)
 	defer ticker.Stop()
+	var pruned time.Time
 	for {
+		if now := time.Now(); now.Sub(pruned) >= d.cfg.PruneEvery {
+			pruned = now
+			if _, err := d.cfg.Store.PruneDeliveries(ctx, now.Add(-d.cfg.KeepDeliveries)); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Error("webhooks: delete old deliveries", "error", err)
+			}
+		}
 		if free := cap(slots) - len(slots); free > 0 {
 			claims, err := d.cfg.Store.ClaimDeliveries(ctx, d.owner, time.Now(), d.cfg.Timeout+leaseMargin, free)
 			if err != nil && ctx.Err() == nil {
@@ -220,7 +251,15 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.Claim) {
 	d.inflight[hook][s] = struct{}{}
 	d.mu.Unlock()
 
-	code, sendErr := d.post(sctx, c)
+	var code int
+	secret, sendErr := c.Webhook.Secret, error(nil)
+	if d.cfg.Secret != nil {
+		secret, sendErr = d.cfg.Secret(c.Webhook)
+	}
+	unopened := sendErr != nil
+	if !unopened {
+		code, sendErr = d.post(sctx, c, secret)
+	}
 
 	d.mu.Lock()
 	delete(d.inflight[hook], s)
@@ -239,7 +278,7 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.Claim) {
 		}
 		a.Error = sendErr.Error()
 		attempts := c.Delivery.Attempts + 1
-		if attempts >= d.cfg.MaxAttempts {
+		if attempts >= d.cfg.MaxAttempts || unopened {
 			a.Status = store.DeliveryFailed
 		} else {
 			wait := d.backoff(attempts)
@@ -268,7 +307,7 @@ func (d *Dispatcher) backoff(attempts int) time.Duration {
 
 // post sends the delivery: the status code of the answer, and an error
 // unless it was a 2xx.
-func (d *Dispatcher) post(ctx context.Context, c *store.Claim) (int, error) {
+func (d *Dispatcher) post(ctx context.Context, c *store.Claim, secret []byte) (int, error) {
 	body := d.body(c)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Webhook.URL, bytes.NewReader(body))
 	if err != nil {
@@ -278,10 +317,10 @@ func (d *Dispatcher) post(ctx context.Context, c *store.Claim) (int, error) {
 	req.Header.Set("User-Agent", "hds-webhooks")
 	req.Header.Set("X-Hds-Event", string(c.Delivery.Action))
 	req.Header.Set("X-Hds-Delivery", c.Delivery.ID)
-	req.Header.Set("X-Hds-Signature", Sign(c.Webhook.Secret, time.Now().Unix(), body))
+	req.Header.Set("X-Hds-Signature", Sign(secret, time.Now().Unix(), body))
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return 0, describe(err, d.cfg.Timeout)
+		return 0, describe(err, d.cfg.Timeout, d.cfg.Guard.AllowPrivate)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
@@ -296,13 +335,16 @@ func (d *Dispatcher) post(ctx context.Context, c *store.Claim) (int, error) {
 
 // describe is the last_error of a request that got no answer. It names
 // no secret: the URL is the webhook's own.
-func describe(err error, timeout time.Duration) error {
+func describe(err error, timeout time.Duration, allowPrivate bool) error {
 	var ue interface{ Timeout() bool }
 	var fe *ForbiddenError
 	switch {
 	case errors.As(err, &fe):
-		return errors.New("refused by the request forgery guard: " + fe.Error() +
-			" (webhooks.allow_private_addresses is off)")
+		note := " (webhooks.allow_private_addresses is off)"
+		if allowPrivate {
+			note = " (refused even with webhooks.allow_private_addresses)"
+		}
+		return errors.New("refused by the request forgery guard: " + fe.Error() + note)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ue) && ue.Timeout():
 		return fmt.Errorf("no answer within %s", timeout)
 	}

@@ -15,35 +15,119 @@ import (
 	"syscall"
 )
 
-// Guard is the request forgery guard: unless AllowPrivate, no webhook may
-// name, or connect to, a loopback, private, link-local, multicast or
-// unspecified address.
+// Guard is the request forgery guard (docs/api.md#22-webhooks): unless
+// AllowPrivate, no webhook may name, or connect to, an address that is
+// not globally routable unicast (Forbidden says which); with
+// AllowPrivate, still none that is multicast, 255.255.255.255, in
+// 0.0.0.0/8 or ::.
 type Guard struct {
-	// AllowPrivate lets webhooks reach every address
-	// (webhooks.allow_private_addresses). The zero value refuses them.
+	// AllowPrivate lets webhooks reach loopback, private, link-local and
+	// the other special-use addresses (webhooks.allow_private_addresses).
+	// The zero value refuses them.
 	AllowPrivate bool
 	// Resolver looks host names up for CheckURL; nil is
 	// net.DefaultResolver.
 	Resolver *net.Resolver
 }
 
-// Forbidden says why the guard refuses ip ("a loopback address", ...),
-// or returns "" when it may be reached.
-func Forbidden(ip netip.Addr) string {
-	ip = ip.Unmap()
+// special is a special-use range that Forbidden refuses, with why.
+// always marks the ranges that AllowPrivate does not lift.
+type special struct {
+	prefix netip.Prefix
+	why    string
+	always bool
+}
+
+// specialRanges are the ranges refused besides those netip's predicates
+// name (loopback, private, link-local, multicast, unspecified), from
+// the IANA special-purpose address registries, as docs/api.md#22-webhooks
+// lists them. The IPv6 ranges that embed an IPv4 address are in
+// embedding; Teredo and 64:ff9b:1::/48 are refused whole as well.
+var specialRanges = []special{
+	{netip.MustParsePrefix("0.0.0.0/8"), `in "this network" 0.0.0.0/8`, true},
+	{netip.MustParsePrefix("255.255.255.255/32"), "the broadcast address", true},
+	{netip.MustParsePrefix("100.64.0.0/10"), "in the shared address space 100.64.0.0/10", false},
+	{netip.MustParsePrefix("192.0.0.0/24"), "in the IETF protocol assignments 192.0.0.0/24", false},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation address", false},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address", false},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address", false},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address", false},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address (240.0.0.0/4)", false},
+	{netip.MustParsePrefix("100::/64"), "a discard-only address (100::/64)", false},
+	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address", false},
+	{netip.MustParsePrefix("3fff::/20"), "a documentation address", false},
+	{netip.MustParsePrefix("2001::/32"), "a Teredo address (2001::/32)", false},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address (64:ff9b:1::/48)", false},
+	{netip.MustParsePrefix("2001:2::/48"), "a benchmarking address", false},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address (fec0::/10)", false},
+	{netip.MustParsePrefix("5f00::/16"), "a segment routing SID (5f00::/16)", false},
+}
+
+// embedding are the IPv6 ranges whose addresses hold an IPv4 address,
+// and where: at byte 12 (the last 32 bits), or for 6to4 at byte 2 (bits
+// 16 to 47). IPv4-mapped addresses are unmapped before anything else.
+var embedding = []struct {
+	prefix netip.Prefix
+	name   string
+	at     int
+}{
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible", 12},
+	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64", 12},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a NAT64", 12},
+	{netip.MustParsePrefix("2002::/16"), "a 6to4", 2},
+	{netip.MustParsePrefix("2001::/32"), "a Teredo", 12},
+}
+
+// Forbidden says why the default guard refuses ip ("a loopback
+// address", ...), or returns "" when it may be reached: every address
+// that is not globally routable unicast.
+func Forbidden(ip netip.Addr) string { return forbidden(ip, false) }
+
+// forbidden is Forbidden, or with allowPrivate the guard of
+// webhooks.allow_private_addresses, which refuses only multicast,
+// 255.255.255.255, 0.0.0.0/8 and ::.
+func forbidden(ip netip.Addr, allowPrivate bool) string {
+	ip = ip.WithZone("").Unmap()
 	switch {
 	case !ip.IsValid():
 		return "not an IP address"
 	case ip.IsUnspecified():
 		return "an unspecified address"
+	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
+		return "a multicast address"
+	}
+	for _, r := range specialRanges {
+		if r.always && r.prefix.Contains(ip) {
+			return r.why
+		}
+	}
+	if ip.Is6() && !ip.IsLoopback() {
+		for _, e := range embedding {
+			if !e.prefix.Contains(ip) {
+				continue
+			}
+			b := ip.As16()
+			v4 := netip.AddrFrom4([4]byte(b[e.at : e.at+4]))
+			if why := forbidden(v4, allowPrivate); why != "" {
+				return e.name + " address holding " + v4.String() + ", " + why
+			}
+		}
+	}
+	if allowPrivate {
+		return ""
+	}
+	switch {
 	case ip.IsLoopback():
 		return "a loopback address"
 	case ip.IsPrivate():
 		return "a private address"
 	case ip.IsLinkLocalUnicast():
 		return "a link-local address"
-	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
-		return "a multicast address"
+	}
+	for _, r := range specialRanges {
+		if r.prefix.Contains(ip) {
+			return r.why
+		}
 	}
 	return ""
 }
@@ -69,14 +153,11 @@ func (e *ForbiddenError) Is(target error) bool { return target == ErrForbidden }
 // that resolves to such an address later than CheckURL looked also
 // fails. It runs on every connection the client makes.
 func (g Guard) Control(_, address string, _ syscall.RawConn) error {
-	if g.AllowPrivate {
-		return nil
-	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &ForbiddenError{Address: address, Why: "not an IP address"}
 	}
-	if why := Forbidden(ap.Addr()); why != "" {
+	if why := forbidden(ap.Addr(), g.AllowPrivate); why != "" {
 		return &ForbiddenError{Address: ap.Addr().Unmap().String(), Why: why}
 	}
 	return nil
@@ -100,13 +181,14 @@ func (g Guard) CheckURL(ctx context.Context, raw string) error {
 	case u.Fragment != "":
 		return errors.New("url must not have a fragment")
 	}
+	note := " (webhooks.allow_private_addresses is off)"
 	if g.AllowPrivate {
-		return nil
+		note = " (refused even with webhooks.allow_private_addresses)"
 	}
 	host := u.Hostname()
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if why := Forbidden(ip); why != "" {
-			return fmt.Errorf("url: the host %s is %s (webhooks.allow_private_addresses is off)", host, why)
+		if why := forbidden(ip, g.AllowPrivate); why != "" {
+			return fmt.Errorf("url: the host %s is %s%s", host, why, note)
 		}
 		return nil
 	}
@@ -116,11 +198,14 @@ func (g Guard) CheckURL(ctx context.Context, raw string) error {
 	}
 	ips, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(ips) == 0 {
+		if g.AllowPrivate {
+			return nil // a private name may resolve only where it is sent from; each connection is checked
+		}
 		return fmt.Errorf("url: the host %s does not resolve", host)
 	}
 	for _, ip := range ips {
-		if why := Forbidden(ip); why != "" {
-			return fmt.Errorf("url: the host %s resolves to %s, %s (webhooks.allow_private_addresses is off)", host, ip.Unmap(), why)
+		if why := forbidden(ip, g.AllowPrivate); why != "" {
+			return fmt.Errorf("url: the host %s resolves to %s, %s%s", host, ip.Unmap(), why, note)
 		}
 	}
 	return nil

@@ -31,6 +31,7 @@ type Store struct {
 	mu       sync.RWMutex
 	projects map[string]*project // by name
 	quotas   store.Quotas        // under mu
+	out      outbox              // the webhooks' outboxes, under mu
 	// written holds, under mu, the audit entries written since the write
 	// lock was taken; unlock publishes and logs them.
 	written []*store.AuditEntry
@@ -103,6 +104,7 @@ func New(opts ...Option) *Store {
 		projects:    make(map[string]*project),
 		tokens:      make(map[string]*store.APIToken),
 		quotas:      store.DefaultQuotas,
+		out:         outbox{maxPending: store.DefaultMaxPending},
 		usersByName: make(map[string]*store.User),
 		usersByID:   make(map[string]*store.User),
 		ended:       sessionMarks{marks: make(map[sessionKey]time.Time)},
@@ -207,6 +209,7 @@ func (s *Store) unaudit(pr *project, revision int64) {
 func (s *Store) lock() { s.mu.Lock() }
 
 func (s *Store) unlock() {
+	s.boundQueues()
 	written := s.written
 	s.written = nil
 	s.hub.Publish(written...)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -16,16 +17,54 @@ type hook struct {
 	// after is the revision of its webhook.create entry: it receives the
 	// entries above it.
 	after int64
-	// deliveries are its deliveries, oldest first.
-	deliveries []*delivery
+	// events are its pending event deliveries in revision order, pings
+	// its pending pings, finished the others in the order they finished.
+	events, pings, finished []*delivery
 }
 
-// delivery is a delivery with its lease, under s.mu.
+// delivery is one delivery, kept small: a full queue of
+// store.DefaultMaxPending is about 2 MB (its event is in the audit log
+// already). Times are Unix microseconds.
 type delivery struct {
-	store.Delivery
+	seq       uint64
+	id        string
+	revision  int64
+	action    store.Action
+	status    store.DeliveryStatus
+	attempts  int32
+	code      int32
+	lastError string
+	next      int64 // while pending
+	created   int64
+	finished  int64 // once finished
+	// owner holds the lease until until (none when owner is empty).
 	owner string
-	until time.Time
+	until int64
 }
+
+// outbox is what the store keeps about the outboxes as a whole, under
+// s.mu.
+type outbox struct {
+	seq uint64
+	// maxPending is the bound of store.Webhooks.SetMaxPending as in
+	// force: more than 0, or store.Unlimited.
+	maxPending int
+	// leased are the deliveries under a lease, by id, for FinishAttempt.
+	leased map[string]leaseRef
+	// grown are the hooks that got a delivery in this write: unlock
+	// bounds their queues once the write stands (a batch that rolls back
+	// takes its deliveries away first).
+	grown []*hook
+}
+
+// leaseRef is where a leased delivery is.
+type leaseRef struct {
+	pr *project
+	h  *hook
+	d  *delivery
+}
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 func cloneWebhook(w *store.Webhook) *store.Webhook {
 	c := *w
@@ -34,13 +73,24 @@ func cloneWebhook(w *store.Webhook) *store.Webhook {
 	return &c
 }
 
-func cloneDelivery(d *store.Delivery) *store.Delivery {
-	c := *d
-	if d.NextAttemptAt != nil {
-		t := *d.NextAttemptAt
-		c.NextAttemptAt = &t
+// public is d as store.Delivery, of the webhook h of project pr.
+func (d *delivery) public(pr *project, h *hook) *store.Delivery {
+	out := &store.Delivery{ID: d.id, WebhookID: h.ID, ProjectID: pr.ID, Revision: d.revision, Action: d.action,
+		Status: d.status, Attempts: int(d.attempts), LastStatusCode: int(d.code), LastError: d.lastError,
+		CreatedAt: fromMicros(d.created)}
+	if d.status == store.DeliveryPending {
+		t := fromMicros(d.next)
+		out.NextAttemptAt = &t
 	}
-	return &c
+	return out
+}
+
+// newDelivery returns a pending delivery due at once.
+func (s *Store) newDelivery(revision int64, action store.Action, at time.Time) *delivery {
+	s.out.seq++
+	us := micros(at)
+	return &delivery{seq: s.out.seq, id: store.NewID(), revision: revision, action: action,
+		status: store.DeliveryPending, next: us, created: us}
 }
 
 // outbox adds a pending delivery of e to each of the project's webhooks
@@ -48,11 +98,16 @@ func cloneDelivery(d *store.Delivery) *store.Delivery {
 func (s *Store) outbox(pr *project, e *store.AuditEntry) {
 	for _, h := range pr.hooks {
 		if e.Revision > h.after && h.Matches(e) {
-			at := e.Time
-			h.deliveries = append(h.deliveries, &delivery{Delivery: store.Delivery{ID: store.NewID(), WebhookID: h.ID,
-				ProjectID: pr.ID, Revision: e.Revision, Action: e.Action, Status: store.DeliveryPending,
-				NextAttemptAt: &at, CreatedAt: e.Time}})
+			h.events = append(h.events, s.newDelivery(e.Revision, e.Action, e.Time))
+			s.grew(h)
 		}
+	}
+}
+
+// grew notes that h got a delivery in this write.
+func (s *Store) grew(h *hook) {
+	if !slices.Contains(s.out.grown, h) {
+		s.out.grown = append(s.out.grown, h)
 	}
 }
 
@@ -60,30 +115,69 @@ func (s *Store) outbox(pr *project, e *store.AuditEntry) {
 // (a batch that rolls back).
 func (pr *project) unoutbox(revision int64) {
 	for _, h := range pr.hooks {
-		h.deliveries = slices.DeleteFunc(h.deliveries, func(d *delivery) bool { return d.Revision > revision })
+		h.events = slices.DeleteFunc(h.events, func(d *delivery) bool { return d.revision > revision })
 	}
 }
 
-// KeptDeliveries is how many finished (succeeded or failed) deliveries
-// the memory store keeps of each webhook, the newest: memory is the only
-// place it keeps them. Pending deliveries are always kept.
-const KeptDeliveries = 1000
-
-// trim drops the oldest finished deliveries beyond KeptDeliveries.
-func (h *hook) trim() {
-	finished := 0
-	for _, d := range h.deliveries {
-		if d.Status != store.DeliveryPending {
-			finished++
+// boundQueues fails, in each hook that grew in this write, the oldest
+// deliveries not in flight until no more than maxPending are pending
+// (store.QueueFull). unlock calls it under the write lock.
+func (s *Store) boundQueues() {
+	grown := s.out.grown
+	s.out.grown = nil
+	if s.out.maxPending <= 0 {
+		return
+	}
+	now := s.now()
+	us := micros(now)
+	for _, h := range grown {
+		for len(h.events)+len(h.pings) > s.out.maxPending {
+			list, i := h.oldestIdle(us)
+			if list == nil {
+				break // every one is in flight
+			}
+			d := (*list)[i]
+			*list = slices.Delete(*list, i, i+1)
+			d.status, d.lastError, d.finished = store.DeliveryFailed, store.QueueFull, us
+			delete(s.out.leased, d.id) // a lease that had run out
+			h.finish(d)
 		}
 	}
-	for i := 0; finished > KeptDeliveries && i < len(h.deliveries); {
-		if h.deliveries[i].Status != store.DeliveryPending {
-			h.deliveries = slices.Delete(h.deliveries, i, i+1)
-			finished--
-			continue
+}
+
+// oldestIdle finds the oldest pending delivery that no lease holds at
+// us: the list it is in and its index, or a nil list.
+func (h *hook) oldestIdle(us int64) (*[]*delivery, int) {
+	var list *[]*delivery
+	at := -1
+	for _, l := range []*[]*delivery{&h.events, &h.pings} {
+		for i, d := range *l {
+			if d.owner != "" && us < d.until {
+				continue
+			}
+			if list == nil || d.seq < (*list)[at].seq {
+				list, at = l, i
+			}
+			break
 		}
-		i++
+	}
+	return list, at
+}
+
+// KeptDeliveries is how many finished (succeeded or failed) deliveries
+// the memory store keeps of each webhook at most, the newest, besides
+// the bound of time (store.Webhooks.PruneDeliveries): memory is the only
+// place it keeps them. Pending deliveries are bounded by
+// store.Webhooks.SetMaxPending.
+const KeptDeliveries = 1000
+
+// finish adds d, just finished, to h's finished ones, dropping the
+// oldest beyond KeptDeliveries.
+func (h *hook) finish(d *delivery) {
+	d.owner, d.until = "", 0
+	h.finished = append(h.finished, d)
+	if extra := len(h.finished) - KeptDeliveries; extra > 0 {
+		h.finished = slices.Delete(h.finished, 0, extra)
 	}
 }
 
@@ -113,6 +207,9 @@ func (s *Store) CreateWebhook(_ context.Context, p store.Path, w *store.Webhook)
 		if _, ok := c.clusters[w.Cluster]; w.Cluster != "" && !ok {
 			return nil, &store.NotFoundError{Kind: "cluster", Name: w.Cluster}
 		}
+	}
+	if err := s.quotas.CheckWebhooks(len(pr.hooks)); err != nil {
+		return nil, err
 	}
 	c := cloneWebhook(w)
 	c.ProjectID = pr.ID
@@ -168,6 +265,11 @@ func (s *Store) DeleteWebhook(_ context.Context, p store.Path, id string) error 
 		return err
 	}
 	pr.hooks = slices.DeleteFunc(pr.hooks, func(x *hook) bool { return x == h })
+	for did, ref := range s.out.leased {
+		if ref.h == h {
+			delete(s.out.leased, did)
+		}
+	}
 	s.audit(pr, p.Caller, store.AuditEntry{Action: store.ActionWebhookDelete, Target: id})
 	return nil
 }
@@ -184,11 +286,14 @@ func (s *Store) FindDeliveries(_ context.Context, p store.Path, id string, q sto
 	if err != nil {
 		return nil, 0, err
 	}
-	items := make([]*store.Delivery, 0, len(h.deliveries))
-	for i := len(h.deliveries) - 1; i >= 0; i-- {
-		items = append(items, cloneDelivery(&h.deliveries[i].Delivery))
+	all := slices.Concat(h.events, h.pings, h.finished)
+	slices.SortFunc(all, func(a, b *delivery) int { return cmp.Compare(b.seq, a.seq) }) // newest first
+	page := window(all, q)
+	items := make([]*store.Delivery, len(page))
+	for i, d := range page {
+		items[i] = d.public(pr, h)
 	}
-	return window(items, q), len(items), nil
+	return items, len(all), nil
 }
 
 // PingWebhook implements store.Webhooks.
@@ -203,38 +308,40 @@ func (s *Store) PingWebhook(_ context.Context, p store.Path, id string) (*store.
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	d := &delivery{Delivery: store.Delivery{ID: store.NewID(), WebhookID: h.ID, ProjectID: pr.ID, Action: store.ActionPing,
-		Status: store.DeliveryPending, NextAttemptAt: &now, CreatedAt: now}}
-	h.deliveries = append(h.deliveries, d)
-	return cloneDelivery(&d.Delivery), nil
+	d := s.newDelivery(0, store.ActionPing, s.now())
+	h.pings = append(h.pings, d)
+	s.grew(h)
+	return d.public(pr, h), nil
 }
 
-// ClaimDeliveries implements store.Webhooks.
+// ClaimDeliveries implements store.Webhooks. Of each webhook's events
+// only the oldest pending one may go; its pings go whenever due.
 func (s *Store) ClaimDeliveries(_ context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*store.Claim, error) {
 	s.lock()
 	defer s.unlock()
+	if s.out.leased == nil {
+		s.out.leased = map[string]leaseRef{}
+	}
+	us, until := micros(now), micros(now.Add(lease))
 	var out []*store.Claim
 	for _, pr := range s.projects {
 		for _, h := range pr.hooks {
-			blocked := false // an earlier event delivery is pending
-			for _, d := range h.deliveries {
+			candidates := h.pings
+			if len(h.events) > 0 {
+				candidates = append(candidates[:len(candidates):len(candidates)], h.events[0])
+			}
+			for _, d := range candidates {
 				if len(out) >= limit {
 					return out, nil
 				}
-				if d.Status != store.DeliveryPending || d.Revision != 0 && blocked {
+				if d.next > us || d.owner != "" && us < d.until {
 					continue
 				}
-				if d.Revision != 0 {
-					blocked = true
-				}
-				if d.NextAttemptAt.After(now) || d.owner != "" && now.Before(d.until) {
-					continue
-				}
-				d.owner, d.until = owner, now.Add(lease)
-				c := &store.Claim{Delivery: cloneDelivery(&d.Delivery), Webhook: cloneWebhook(&h.Webhook)}
-				if d.Revision != 0 {
-					e := *pr.log[d.Revision-1]
+				d.owner, d.until = owner, until
+				s.out.leased[d.id] = leaseRef{pr: pr, h: h, d: d}
+				c := &store.Claim{Delivery: d.public(pr, h), Webhook: cloneWebhook(&h.Webhook)}
+				if d.revision != 0 {
+					e := *pr.log[d.revision-1]
 					c.Entry = &e
 				}
 				out = append(out, c)
@@ -248,27 +355,78 @@ func (s *Store) ClaimDeliveries(_ context.Context, owner string, now time.Time, 
 func (s *Store) FinishAttempt(_ context.Context, id, owner string, a store.Attempt) error {
 	s.lock()
 	defer s.unlock()
+	ref, ok := s.out.leased[id]
+	if !ok || ref.d.owner != owner {
+		return nil
+	}
+	delete(s.out.leased, id)
+	if s.projects[ref.pr.Name] != ref.pr || !slices.Contains(ref.pr.hooks, ref.h) {
+		return nil // gone with its project
+	}
+	d, h := ref.d, ref.h
+	d.attempts++
+	d.status, d.code, d.lastError, d.owner, d.until = a.Status, int32(a.StatusCode), a.Error, "", 0
+	if a.Status == store.DeliveryPending {
+		d.next = micros(a.NextAttemptAt.UTC().Truncate(time.Microsecond))
+		return nil
+	}
+	d.finished = micros(s.now())
+	if d.revision != 0 {
+		h.events = slices.DeleteFunc(h.events, func(x *delivery) bool { return x == d })
+	} else {
+		h.pings = slices.DeleteFunc(h.pings, func(x *delivery) bool { return x == d })
+	}
+	h.finish(d)
+	return nil
+}
+
+// SetMaxPending implements store.Webhooks.
+func (s *Store) SetMaxPending(_ context.Context, n int) error {
+	s.lock()
+	defer s.unlock()
+	s.out.maxPending = effectiveMaxPending(n)
+	return nil
+}
+
+// effectiveMaxPending is the bound SetMaxPending(n) sets.
+func effectiveMaxPending(n int) int {
+	if n == 0 {
+		return store.DefaultMaxPending
+	}
+	return n
+}
+
+// PruneDeliveries implements store.Webhooks.
+func (s *Store) PruneDeliveries(_ context.Context, before time.Time) (int, error) {
+	s.lock()
+	defer s.unlock()
+	us, n := micros(before), 0
 	for _, pr := range s.projects {
 		for _, h := range pr.hooks {
-			for _, d := range h.deliveries {
-				if d.ID != id {
-					continue
-				}
-				if d.owner != owner {
-					return nil
-				}
-				d.Attempts++
-				d.Status, d.LastStatusCode, d.LastError, d.owner = a.Status, a.StatusCode, a.Error, ""
-				d.NextAttemptAt = nil
-				if a.Status == store.DeliveryPending {
-					t := a.NextAttemptAt.UTC().Truncate(time.Microsecond)
-					d.NextAttemptAt = &t
-				} else {
-					h.trim()
-				}
-				return nil
+			kept := slices.DeleteFunc(h.finished, func(d *delivery) bool { return d.finished < us })
+			n += len(h.finished) - len(kept)
+			h.finished = kept
+		}
+	}
+	return n, nil
+}
+
+// ResealWebhooks implements store.Webhooks.
+func (s *Store) ResealWebhooks(_ context.Context, reseal func(w *store.Webhook) ([]byte, bool, error)) (int, error) {
+	s.lock()
+	defer s.unlock()
+	n := 0
+	for _, pr := range s.projects {
+		for _, h := range pr.hooks {
+			secret, write, err := reseal(cloneWebhook(&h.Webhook))
+			if err != nil {
+				return n, err
+			}
+			if write {
+				h.Secret, h.SecretSealed = slices.Clone(secret), true
+				n++
 			}
 		}
 	}
-	return nil
+	return n, nil
 }

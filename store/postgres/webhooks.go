@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/lib/pq"
@@ -16,13 +17,13 @@ var _ store.Webhooks = (*Store)(nil)
 // audit entry a webhook receives gets its pending delivery in the
 // statement, and so the transaction, that writes the entry.
 
-const webhookColumns = `id, project_id, url, actions, collection, cluster, secret, created_at, created_by`
+const webhookColumns = `id, project_id, url, actions, collection, cluster, secret, secret_sealed, created_at, created_by`
 
 func scanWebhook(row interface{ Scan(...any) error }, extra ...any) (*store.Webhook, error) {
 	var w store.Webhook
 	var actions []string
 	err := row.Scan(append([]any{&w.ID, &w.ProjectID, &w.URL, pq.Array(&actions), &w.Collection, &w.Cluster, &w.Secret,
-		&w.CreatedAt, &w.CreatedBy}, extra...)...)
+		&w.SecretSealed, &w.CreatedAt, &w.CreatedBy}, extra...)...)
 	w.CreatedAt = w.CreatedAt.UTC()
 	for _, a := range actions {
 		w.Actions = append(w.Actions, store.Action(a))
@@ -78,9 +79,19 @@ func (s *Store) CreateWebhook(ctx context.Context, p store.Path, w *store.Webhoo
 		if err != nil {
 			return err
 		}
+		// The entry took the project's row lock: the count holds until
+		// the commit.
+		n, err := q.count(ctx, `SELECT count(*) FROM hds_webhooks WHERE project_id = $1`, r.project)
+		if err != nil {
+			return err
+		}
+		if err := s.currentQuotas().CheckWebhooks(n); err != nil {
+			return err
+		}
 		return q.insert(ctx, "webhook", c.ID, "project", p.Project, `INSERT INTO hds_webhooks (`+webhookColumns+`, after_revision)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING 1`,
-			c.ID, c.ProjectID, c.URL, pq.Array(actions), c.Collection, c.Cluster, c.Secret, c.CreatedAt, c.CreatedBy, e.Revision)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING 1`,
+			c.ID, c.ProjectID, c.URL, pq.Array(actions), c.Collection, c.Cluster, c.Secret, c.SecretSealed, c.CreatedAt,
+			c.CreatedBy, e.Revision)
 	})
 	if err != nil {
 		return nil, err
@@ -172,8 +183,11 @@ func (s *Store) PingWebhook(ctx context.Context, p store.Path, id string) (_ *st
 		if err != nil {
 			return err
 		}
-		d, err = scanDelivery(row)
-		return classify(err)
+		if d, err = scanDelivery(row); err != nil {
+			return classify(err)
+		}
+		_, err = q.exec(ctx, `SELECT hds_webhook_bound($1)`, id)
+		return err
 	})
 	return d, err
 }
@@ -195,7 +209,7 @@ const claimSQL = `WITH due AS (
 	FROM due WHERE d.seq = due.seq
 	RETURNING d.*
 )
-SELECT ` + deliveryColumns + `, w.url, w.actions, w.collection, w.cluster, w.secret, w.created_at, w.created_by,
+SELECT ` + deliveryColumns + `, w.url, w.actions, w.collection, w.cluster, w.secret, w.secret_sealed, w.created_at, w.created_by,
 	a.project_id, a.project, a.revision, a.at, a.action, a.actor, a.actor_name, a.collection, a.cluster, a.record,
 	a.record_id, a.version, a.target, a.request_id
 FROM claimed d JOIN hds_webhooks w ON w.id = d.webhook_id
@@ -221,7 +235,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, now time.Time
 			actor, actorName, coll, clus, rec, recID, tgt, reqID sql.NullString
 			time                                                 sql.NullTime
 		}
-		d, err := scanDelivery(rows, &w.URL, pq.Array(&actions), &w.Collection, &w.Cluster, &w.Secret, &w.CreatedAt, &w.CreatedBy,
+		d, err := scanDelivery(rows, &w.URL, pq.Array(&actions), &w.Collection, &w.Cluster, &w.Secret, &w.SecretSealed,
+			&w.CreatedAt, &w.CreatedBy,
 			&e.projectID, &e.project, &e.revision, &e.time, &e.action, &e.actor, &e.actorName, &e.coll, &e.clus, &e.rec,
 			&e.recID, &e.version, &e.tgt, &e.reqID)
 		if err != nil {
@@ -255,8 +270,89 @@ func (s *Store) FinishAttempt(ctx context.Context, id, owner string, a store.Att
 	if a.StatusCode != 0 {
 		code = a.StatusCode
 	}
+	var finished any
+	if a.Status != store.DeliveryPending {
+		finished = s.now()
+	}
 	_, err = s.q().exec(ctx, `UPDATE hds_webhook_deliveries SET attempts = attempts + 1, status = $3, last_status_code = $4,
-		last_error = $5, next_attempt_at = $6, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
-		id, owner, string(a.Status), code, null(a.Error), next)
+		last_error = $5, next_attempt_at = $6, finished_at = $7, lease_owner = NULL, lease_until = NULL
+		WHERE id = $1 AND lease_owner = $2`,
+		id, owner, string(a.Status), code, null(a.Error), next, finished)
 	return err
+}
+
+// SetMaxPending implements store.Webhooks: the bound is kept in
+// hds_settings, which the outbox trigger reads, so instances sharing the
+// database share it (the last one set holds).
+func (s *Store) SetMaxPending(ctx context.Context, n int) (err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	if n == 0 {
+		n = store.DefaultMaxPending
+	}
+	_, err = s.q().exec(ctx, `INSERT INTO hds_settings (name, value) VALUES ('webhooks.max_pending', $1)
+		ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`, n)
+	return err
+}
+
+// PruneDeliveries implements store.Webhooks.
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (_ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	res, err := s.q().exec(ctx, `DELETE FROM hds_webhook_deliveries WHERE status <> 'pending' AND finished_at < $1`, before)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// ResealWebhooks implements store.Webhooks, one transaction per webhook
+// (its row locked while reseal runs).
+func (s *Store) ResealWebhooks(ctx context.Context, reseal func(w *store.Webhook) ([]byte, bool, error)) (_ int, err error) {
+	ctx, end := s.call(ctx)
+	defer end(&err)
+	rows, err := s.q().rows(ctx, `SELECT id FROM hds_webhooks ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, classify(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, classify(err)
+	}
+	n := 0
+	for _, id := range ids {
+		err := s.inTx(ctx, func(q queryer) error {
+			row, err := q.row(ctx, `SELECT `+webhookColumns+` FROM hds_webhooks WHERE id = $1 FOR UPDATE`, id)
+			if err != nil {
+				return err
+			}
+			w, err := scanWebhook(row)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil // deleted meanwhile
+			} else if err != nil {
+				return classify(err)
+			}
+			secret, write, err := reseal(w)
+			if err != nil || !write {
+				return err
+			}
+			n++
+			_, err = q.exec(ctx, `UPDATE hds_webhooks SET secret = $2, secret_sealed = true WHERE id = $1`, id, secret)
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -56,7 +56,10 @@ type Store struct {
 	// (upgrade tests build older schemas with it).
 	lastMigration string
 	quotas        atomic.Pointer[store.Quotas]
-	logger        atomic.Pointer[slog.Logger]
+	// maxPending bounds each webhook's pending deliveries
+	// (store.Webhooks.SetMaxPending); 0 or less: none.
+	maxPending atomic.Int64
+	logger     atomic.Pointer[slog.Logger]
 
 	// pubMu orders commits and the publication of their audit entries,
 	// and a subscription's start, so that subscribers see every entry
@@ -135,6 +138,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
 	q := store.DefaultQuotas
 	s.quotas.Store(&q)
+	s.maxPending.Store(store.DefaultMaxPending)
 	for _, o := range opts {
 		o(s)
 	}

@@ -11,16 +11,22 @@ import (
 
 var _ store.Webhooks = (*Store)(nil)
 
-// webhooksMigration is the migration that adds the webhooks' tables.
-const webhooksMigration = "migrations/0004_webhooks.sql"
+// webhooksMigration is the migration that adds the webhooks' tables,
+// boundsMigration the one that bounds their outboxes.
+const (
+	webhooksMigration = "migrations/0004_webhooks.sql"
+	boundsMigration   = "migrations/0005_webhook_bounds.sql"
+)
 
-const webhookCols = `w.id, w.project_id, w.url, w.actions, w.collection, w.cluster, w.secret, w.created_at, w.created_by`
+const webhookCols = `w.id, w.project_id, w.url, w.actions, w.collection, w.cluster, w.secret, w.secret_sealed, w.created_at,
+	w.created_by`
 
 func scanWebhook(row scanner) (*store.Webhook, error) {
 	var w store.Webhook
 	var actions string
 	var created int64
-	if err := row.Scan(&w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret, &created, &w.CreatedBy); err != nil {
+	if err := row.Scan(&w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret, &w.SecretSealed, &created,
+		&w.CreatedBy); err != nil {
 		return nil, err
 	}
 	w.CreatedAt = fromMicros(created)
@@ -55,17 +61,21 @@ func (t *tx) outbox(e *store.AuditEntry) error {
 	if !e.Action.IsEvent() || t.s.lastMigration != "" && t.s.lastMigration < webhooksMigration {
 		return nil // an upgrade test's older schema has no webhooks
 	}
-	rows, err := t.rows(`SELECT `+webhookCols+` FROM hds_webhooks w WHERE w.project_id = ? AND w.after_revision < ?
-		ORDER BY w.created_at, w.id`, e.ProjectID, e.Revision)
+	rows, err := t.rows(`SELECT w.id, w.actions, w.collection, w.cluster FROM hds_webhooks w
+		WHERE w.project_id = ? AND w.after_revision < ? ORDER BY w.created_at, w.id`, e.ProjectID, e.Revision)
 	if err != nil {
 		return err
 	}
 	var hooks []string
 	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
+		var w store.Webhook
+		var actions string
+		if err := rows.Scan(&w.ID, &actions, &w.Collection, &w.Cluster); err != nil {
 			rows.Close()
 			return err
+		}
+		for _, a := range strings.Fields(actions) {
+			w.Actions = append(w.Actions, store.Action(a))
 		}
 		if w.Matches(e) {
 			hooks = append(hooks, w.ID)
@@ -81,8 +91,35 @@ func (t *tx) outbox(e *store.AuditEntry) error {
 			store.NewID(), id, e.ProjectID, e.Revision, string(e.Action), micros(e.Time), micros(e.Time)); err != nil {
 			return err
 		}
+		if err := t.boundQueue(id); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// boundQueue fails the oldest pending deliveries of the webhook id that
+// no lease holds until no more than the store's max pending are pending
+// (store.QueueFull), in t, after a delivery was added.
+func (t *tx) boundQueue(id string) error {
+	limit := int(t.s.maxPending.Load())
+	if limit <= 0 || t.s.lastMigration != "" && t.s.lastMigration < boundsMigration {
+		return nil
+	}
+	var n int
+	if err := t.row(`SELECT count(*) FROM hds_webhook_deliveries WHERE webhook_id = ? AND status = 'pending'`, id).Scan(&n); err != nil {
+		return err
+	}
+	if n <= limit {
+		return nil
+	}
+	now := micros(t.now)
+	_, err := t.exec(`UPDATE hds_webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL,
+		finished_at = ?, lease_owner = NULL, lease_until = NULL
+		WHERE seq IN (SELECT seq FROM hds_webhook_deliveries WHERE webhook_id = ? AND status = 'pending'
+			AND (lease_until IS NULL OR lease_until <= ?) ORDER BY seq LIMIT ?)`,
+		store.QueueFull, now, id, now, n-limit)
+	return err
 }
 
 // webhook returns the webhook id of the project pr.
@@ -105,6 +142,13 @@ func (s *Store) CreateWebhook(ctx context.Context, p store.Path, in *store.Webho
 		if err := t.scopeExists(pr, in.Collection, in.Cluster); err != nil {
 			return err
 		}
+		var n int
+		if err := t.row(`SELECT count(*) FROM hds_webhooks WHERE project_id = ?`, pr.ID).Scan(&n); err != nil {
+			return err
+		}
+		if err := t.s.quotas.Load().CheckWebhooks(n); err != nil {
+			return err
+		}
 		w := *in
 		w.Actions = append([]store.Action(nil), in.Actions...)
 		w.Secret = append([]byte(nil), in.Secret...)
@@ -119,9 +163,10 @@ func (s *Store) CreateWebhook(ctx context.Context, p store.Path, in *store.Webho
 		for _, a := range w.Actions {
 			actions = append(actions, string(a))
 		}
-		if _, err := t.exec(`INSERT INTO hds_webhooks (id, project_id, url, actions, collection, cluster, secret, created_at,
-			created_by, after_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.ProjectID, w.URL, strings.Join(actions, " "),
-			w.Collection, w.Cluster, w.Secret, micros(w.CreatedAt), w.CreatedBy, pr.Revision); err != nil {
+		if _, err := t.exec(`INSERT INTO hds_webhooks (id, project_id, url, actions, collection, cluster, secret, secret_sealed,
+			created_at, created_by, after_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.ProjectID, w.URL,
+			strings.Join(actions, " "), w.Collection, w.Cluster, w.Secret, w.SecretSealed, micros(w.CreatedAt), w.CreatedBy,
+			pr.Revision); err != nil {
 			return err
 		}
 		out = &w
@@ -245,7 +290,10 @@ func (s *Store) PingWebhook(ctx context.Context, p store.Path, id string) (*stor
 		_, err = t.exec(`INSERT INTO hds_webhook_deliveries (id, webhook_id, project_id, revision, action, status,
 			next_attempt_at, created_at) VALUES (?, ?, ?, NULL, ?, 'pending', ?, ?)`,
 			out.ID, id, pr.ID, string(store.ActionPing), micros(now), micros(now))
-		return err
+		if err != nil {
+			return err
+		}
+		return t.boundQueue(id)
 	})
 	return out, err
 }
@@ -305,7 +353,7 @@ func scanClaim(row scanner) (*store.Claim, error) {
 	var created, wcreated int64
 	if err := row.Scan(&d.ID, &d.WebhookID, &d.ProjectID, &revision, &action, &status, &d.Attempts, &code,
 		&lastError, &next, &created, &w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret,
-		&wcreated, &w.CreatedBy); err != nil {
+		&w.SecretSealed, &wcreated, &w.CreatedBy); err != nil {
 		return nil, err
 	}
 	d.Revision, d.Action, d.Status = revision.Int64, store.Action(action), store.DeliveryStatus(status)
@@ -327,9 +375,84 @@ func (s *Store) FinishAttempt(ctx context.Context, id, owner string, a store.Att
 		code = a.StatusCode
 	}
 	return s.write(ctx, func(t *tx) error {
+		var finished any
+		if a.Status != store.DeliveryPending {
+			finished = micros(t.now)
+		}
 		_, err := t.exec(`UPDATE hds_webhook_deliveries SET attempts = attempts + 1, status = ?, last_status_code = ?,
-			last_error = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`,
-			string(a.Status), code, nullString(a.Error), next, id, owner)
+			last_error = ?, next_attempt_at = ?, finished_at = ?, lease_owner = NULL, lease_until = NULL
+			WHERE id = ? AND lease_owner = ?`,
+			string(a.Status), code, nullString(a.Error), next, finished, id, owner)
 		return err
 	})
+}
+
+// SetMaxPending implements store.Webhooks: the bound is this process's
+// (one server process owns the file).
+func (s *Store) SetMaxPending(_ context.Context, n int) error {
+	if n == 0 {
+		n = store.DefaultMaxPending
+	}
+	s.maxPending.Store(int64(n))
+	return nil
+}
+
+// PruneDeliveries implements store.Webhooks.
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, func(t *tx) error {
+		res, err := t.exec(`DELETE FROM hds_webhook_deliveries WHERE status <> 'pending' AND finished_at < ?`, micros(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// ResealWebhooks implements store.Webhooks, one write transaction per
+// webhook.
+func (s *Store) ResealWebhooks(ctx context.Context, reseal func(w *store.Webhook) ([]byte, bool, error)) (int, error) {
+	var ids []string
+	err := s.read(ctx, func(t *tx) error {
+		rows, err := t.rows(`SELECT id FROM hds_webhooks ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		err := s.write(ctx, func(t *tx) error {
+			w, err := scanWebhook(t.row(`SELECT `+webhookCols+` FROM hds_webhooks w WHERE w.id = ?`, id))
+			if err == sql.ErrNoRows {
+				return nil // deleted meanwhile
+			} else if err != nil {
+				return err
+			}
+			secret, write, err := reseal(w)
+			if err != nil || !write {
+				return err
+			}
+			n++
+			_, err = t.exec(`UPDATE hds_webhooks SET secret = ?, secret_sealed = 1 WHERE id = ?`, secret, id)
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ type WebhookStore interface {
 	store.Store
 	store.AuditLog
 	store.Webhooks
+	store.QuotaSetter
 }
 
 // RunWebhooks runs the conformance suite of store.Webhooks. newStores
@@ -30,6 +33,10 @@ func RunWebhooks(t *testing.T, newStores func(t *testing.T) (WebhookStore, Webho
 	t.Run("Claims", func(t *testing.T) { testWebhookClaims(t, newStores) })
 	t.Run("Delete", func(t *testing.T) { testWebhookDelete(t, newStores) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testWebhookConcurrentClaims(t, newStores) })
+	t.Run("Quota", func(t *testing.T) { testWebhookQuota(t, newStores) })
+	t.Run("MaxPending", func(t *testing.T) { testWebhookMaxPending(t, newStores) })
+	t.Run("Prune", func(t *testing.T) { testWebhookPrune(t, newStores) })
+	t.Run("Reseal", func(t *testing.T) { testWebhookReseal(t, newStores) })
 }
 
 // newHook creates a webhook on the fixture's project as its owner.
@@ -344,4 +351,218 @@ func testWebhookConcurrentClaims(t *testing.T, newStores func(t *testing.T) (Web
 		}
 	}
 	assert.Len(t, seen, hooks*events, "every delivery claimed once")
+}
+
+// testWebhookQuota: Quotas.MaxWebhooksPerProject bounds a project's
+// webhooks (docs/api.md#22-webhooks): one more is a *QuotaError naming
+// max_webhooks_per_project that writes nothing; 0 takes the default 20,
+// NoneAllowed refuses every one, Unlimited none.
+func testWebhookQuota(t *testing.T, newStores func(t *testing.T) (WebhookStore, WebhookStore)) {
+	s, _ := newStores(t)
+	f := newFixture(t, s)
+	p := f.path(0)
+	p.Need = store.RightAdmin
+	create := func() (*store.Webhook, error) {
+		return s.CreateWebhook(f.ctx, p, &store.Webhook{URL: "https://q.example", Secret: []byte("0123456789abcdef"), CreatedBy: owner})
+	}
+	wantQuota := func(err error, limit int64, what string) {
+		t.Helper()
+		var qe *store.QuotaError
+		if assert.ErrorAs(t, err, &qe, what) {
+			assert.Equal(t, store.QuotaWebhooksPerProject, qe.Quota, what)
+			assert.Equal(t, limit, qe.Limit, what)
+			assert.ErrorIs(t, err, store.ErrQuotaExceeded, what)
+		}
+	}
+	count := func() int {
+		_, n, err := s.FindWebhooks(f.ctx, p, store.NewListQuery())
+		require.NoError(t, err)
+		return n
+	}
+	revision := func() int64 {
+		pr, err := s.FindProject(f.ctx, p)
+		require.NoError(t, err)
+		return pr.Revision
+	}
+
+	s.SetQuotas(store.Quotas{MaxWebhooksPerProject: 2})
+	first, err := create()
+	require.NoError(t, err)
+	_, err = create()
+	require.NoError(t, err)
+	before := revision()
+	_, err = create()
+	wantQuota(err, 2, "a third webhook past 2")
+	assert.Equal(t, 2, count(), "nothing created")
+	assert.Equal(t, before, revision(), "no audit entry written")
+	require.NoError(t, s.DeleteWebhook(f.ctx, p, first.ID))
+	_, err = create()
+	assert.NoError(t, err, "room again after a delete")
+
+	s.SetQuotas(store.Quotas{MaxWebhooksPerProject: store.NoneAllowed})
+	_, err = create()
+	wantQuota(err, 0, "NoneAllowed")
+
+	s.SetQuotas(store.Quotas{})
+	for count() < store.DefaultQuotas.MaxWebhooksPerProject {
+		_, err := create()
+		require.NoError(t, err)
+	}
+	_, err = create()
+	wantQuota(err, 20, "the default bound, 20")
+
+	s.SetQuotas(store.Quotas{MaxWebhooksPerProject: store.Unlimited})
+	_, err = create()
+	assert.NoError(t, err, "Unlimited")
+	s.SetQuotas(store.Quotas{})
+}
+
+// testWebhookMaxPending: once a webhook holds more pending deliveries
+// than SetMaxPending's bound, the oldest not in flight fails with
+// store.QueueFull in the same step; pings count; Unlimited lifts it.
+func testWebhookMaxPending(t *testing.T, newStores func(t *testing.T) (WebhookStore, WebhookStore)) {
+	s, other := newStores(t)
+	f := newFixture(t, s)
+	for _, h := range []WebhookStore{s, other} {
+		require.NoError(t, h.SetMaxPending(f.ctx, 3), "SetMaxPending")
+	}
+	t.Cleanup(func() {
+		for _, h := range []WebhookStore{s, other} {
+			_ = h.SetMaxPending(context.Background(), 0)
+		}
+	})
+	h := newHook(t, s, f, store.Webhook{Actions: []store.Action{store.ActionRecordCreate}})
+	mustRecord(t, s, recordPath(f, "r1"), store.Integer, "1")
+	now := time.Now().Add(time.Second)
+	claims, err := s.ClaimDeliveries(f.ctx, "a", now, time.Hour, 10)
+	require.NoError(t, err)
+	require.Len(t, claims, 1, "r1's delivery in flight")
+	inFlight := claims[0].Delivery.ID
+	for _, name := range []string{"r2", "r3", "r4", "r5"} {
+		mustRecord(t, s, recordPath(f, name), store.Integer, "1")
+	}
+	got := deliveries(t, s, f, h.ID) // newest first: r5 r4 r3 r2 r1
+	require.Len(t, got, 5, "failed deliveries stay listed")
+	status := func(ds []*store.Delivery) []store.DeliveryStatus {
+		var out []store.DeliveryStatus
+		for _, d := range ds {
+			out = append(out, d.Status)
+		}
+		return out
+	}
+	assert.Equal(t, []store.DeliveryStatus{store.DeliveryPending, store.DeliveryPending, store.DeliveryFailed,
+		store.DeliveryFailed, store.DeliveryPending}, status(got), "r2 and r3 failed: the oldest not in flight (r1 is)")
+	assert.Equal(t, inFlight, got[4].ID)
+	for _, d := range got[2:4] {
+		assert.Equal(t, store.QueueFull, d.LastError, "last_error")
+		assert.Nil(t, d.NextAttemptAt, "no next attempt")
+		assert.Zero(t, d.Attempts, "never attempted")
+		assert.Zero(t, d.LastStatusCode)
+	}
+
+	p := f.path(0)
+	p.Need = store.RightAdmin
+	ping, err := other.PingWebhook(f.ctx, p, h.ID)
+	require.NoError(t, err)
+	got = deliveries(t, s, f, h.ID)
+	require.Len(t, got, 6)
+	assert.Equal(t, ping.ID, got[0].ID)
+	assert.Equal(t, store.DeliveryPending, got[0].Status, "the new ping waits")
+	assert.Equal(t, store.DeliveryFailed, got[2].Status, "a ping counts: r4 failed")
+	assert.Equal(t, store.QueueFull, got[2].LastError)
+	assert.Equal(t, store.DeliveryPending, got[1].Status, "r5 waits")
+	assert.Equal(t, store.DeliveryPending, got[5].Status, "r1 is still in flight")
+
+	require.NoError(t, s.FinishAttempt(f.ctx, inFlight, "a", store.Attempt{StatusCode: 200, Status: store.DeliverySucceeded}),
+		"the delivery in flight finishes as usual")
+	for _, st := range []WebhookStore{s, other} {
+		require.NoError(t, st.SetMaxPending(f.ctx, store.Unlimited))
+	}
+	for i := range 5 {
+		mustRecord(t, s, recordPath(f, "u"+string(rune('a'+i))), store.Integer, "1")
+	}
+	pending := 0
+	for _, d := range deliveries(t, s, f, h.ID) {
+		if d.Status == store.DeliveryPending {
+			pending++
+		}
+	}
+	assert.Equal(t, 7, pending, "no bound: r5, the ping and five more")
+}
+
+// testWebhookPrune: PruneDeliveries deletes the deliveries finished
+// before the time given, of every webhook, and no pending one.
+func testWebhookPrune(t *testing.T, newStores func(t *testing.T) (WebhookStore, WebhookStore)) {
+	s, other := newStores(t)
+	f := newFixture(t, s)
+	h := newHook(t, s, f, store.Webhook{Actions: []store.Action{store.ActionRecordCreate}})
+	p := f.path(0)
+	p.Need = store.RightAdmin
+	mustRecord(t, s, recordPath(f, "r1"), store.Integer, "1")
+	_, err := s.PingWebhook(f.ctx, p, h.ID)
+	require.NoError(t, err)
+	claims, err := s.ClaimDeliveries(f.ctx, "a", time.Now().Add(time.Second), time.Minute, 10)
+	require.NoError(t, err)
+	require.Len(t, claims, 2, "the event and the ping")
+	require.NoError(t, s.FinishAttempt(f.ctx, claims[0].Delivery.ID, "a", store.Attempt{StatusCode: 200, Status: store.DeliverySucceeded}))
+	require.NoError(t, s.FinishAttempt(f.ctx, claims[1].Delivery.ID, "a", store.Attempt{Error: "x", Status: store.DeliveryFailed}))
+	mustRecord(t, s, recordPath(f, "r2"), store.Integer, "1") // pending
+
+	n, err := other.PruneDeliveries(f.ctx, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing finished an hour ago")
+	assert.Len(t, deliveries(t, s, f, h.ID), 3)
+	n, err = other.PruneDeliveries(f.ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "both finished ones")
+	got := deliveries(t, s, f, h.ID)
+	if assert.Len(t, got, 1, "the pending one stays") {
+		assert.Equal(t, store.DeliveryPending, got[0].Status)
+	}
+}
+
+// testWebhookReseal: ResealWebhooks hands each webhook to the resealer
+// and stores what it asks, marked sealed.
+func testWebhookReseal(t *testing.T, newStores func(t *testing.T) (WebhookStore, WebhookStore)) {
+	s, other := newStores(t)
+	f := newFixture(t, s)
+	a := newHook(t, s, f, store.Webhook{Secret: []byte("clear-secret-of-a")})
+	b := newHook(t, s, f, store.Webhook{Secret: []byte("clear-secret-of-b")})
+	assert.False(t, a.SecretSealed, "as given")
+	seen := map[string][]byte{}
+	n, err := other.ResealWebhooks(f.ctx, func(w *store.Webhook) ([]byte, bool, error) {
+		seen[w.ID] = w.Secret
+		assert.False(t, w.SecretSealed, w.ID)
+		return []byte("sealed:" + w.ID), w.ID == a.ID, nil
+	})
+	require.NoError(t, err, "ResealWebhooks")
+	assert.Equal(t, 1, n, "one written")
+	assert.Equal(t, map[string][]byte{a.ID: []byte("clear-secret-of-a"), b.ID: []byte("clear-secret-of-b")}, seen, "each webhook once")
+	p := f.path(0)
+	p.Need = store.RightAdmin
+	got, err := s.FindWebhook(f.ctx, p, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("sealed:"+a.ID), got.Secret)
+	assert.True(t, got.SecretSealed)
+	got, err = s.FindWebhook(f.ctx, p, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("clear-secret-of-b"), got.Secret, "not asked: unchanged")
+	assert.False(t, got.SecretSealed)
+
+	c := newHook(t, s, f, store.Webhook{Secret: []byte("sealed-by-caller"), SecretSealed: true})
+	got, err = other.FindWebhook(f.ctx, p, c.ID)
+	require.NoError(t, err)
+	assert.True(t, got.SecretSealed, "SecretSealed is kept as created")
+	mustRecord(t, s, recordPath(f, "r1"), store.Integer, "1")
+	claims, err := s.ClaimDeliveries(f.ctx, "a", time.Now().Add(time.Second), time.Minute, 10)
+	require.NoError(t, err)
+	for _, cl := range claims {
+		if cl.Webhook.ID == c.ID {
+			assert.True(t, cl.Webhook.SecretSealed, "a claim says the secret is sealed")
+		}
+	}
+
+	boom := errors.New("boom")
+	_, err = s.ResealWebhooks(f.ctx, func(*store.Webhook) ([]byte, bool, error) { return nil, false, boom })
+	assert.ErrorIs(t, err, boom, "an error of the resealer stops it")
 }
