@@ -34,6 +34,7 @@ import (
 	"github.com/lib/pq"
 	"github.com/lib/pq/pqerror"
 
+	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/store"
 )
 
@@ -50,6 +51,9 @@ type Store struct {
 	quotas  atomic.Pointer[store.Quotas]
 	logger  atomic.Pointer[slog.Logger]
 	feed    feed
+	// longReads bounds the snapshots of exports and comparisons
+	// (longread.go).
+	longReads *readahead.Gate
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -77,6 +81,7 @@ var (
 // lib/pq. Run Migrate before serving.
 func New(db *sqlx.DB, opts ...Option) *Store {
 	s := &Store{Now: time.Now, db: db, timeout: DefaultTimeout}
+	s.longReads = readahead.NewGate(s.poolSize)
 	for _, o := range opts {
 		o(s)
 	}

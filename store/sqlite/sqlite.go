@@ -37,6 +37,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/hds-go/hds/internal/fanout"
+	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/store"
 )
 
@@ -69,6 +70,10 @@ type Store struct {
 	// per call. nstmts counts them, up to maxStmts.
 	stmts  sync.Map
 	nstmts atomic.Int32
+
+	// longReads bounds the snapshots of exports and comparisons
+	// (longread.go).
+	longReads *readahead.Gate
 }
 
 // stmtKey names a statement of a pool in Store.stmts.
@@ -133,6 +138,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
+	s.longReads = readahead.NewGate(s.readPoolSize)
 	q := store.DefaultQuotas
 	s.quotas.Store(&q)
 	for _, o := range opts {
