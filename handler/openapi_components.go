@@ -254,7 +254,7 @@ func responses() obj {
 		return obj{"description": description, "headers": obj{"Cache-Control": ref("headers", "NoStore"),
 			middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)},
 			"content": jsonContent("Health", obj{"status": status, "timestamp": exampleTime, "version": "1.0.0",
-				"checks": obj{"store": storeState, "rate_limit": "ok"}})}
+				"checks": obj{"store": storeState, "storage": "ok", "rate_limit": "ok"}})}
 	}
 	r := obj{
 		responseName("NoContent"):         obj{"description": "Deleted, with everything beneath it.", "headers": rateHeaders()},

@@ -194,9 +194,11 @@ func schemas() obj {
 			"version":   obj{"type": "string", "minLength": 1},
 			"checks": object("Each dependency's state.", obj{
 				"store": obj{"type": "string", "enum": []any{"ok", "unavailable"}},
+				"storage": obj{"type": "string", "enum": []any{"ok", "full"},
+					"description": "full while the store's writes fail for want of storage (a full disk; reads still work): status is then degraded."},
 				"rate_limit": obj{"type": "string", "enum": []any{"ok", "unavailable", "local"},
 					"description": "The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own."},
-			}, "store", "rate_limit"),
+			}, "store", "storage", "rate_limit"),
 		}, "status", "timestamp", "version", "checks"),
 		"OpenAPIDocument": obj{"type": "object", "description": "An OpenAPI 3.1 document (this one).",
 			"required": []any{"openapi", "info", "paths"},

@@ -54,6 +54,8 @@ type Store struct {
 	// longReads bounds the snapshots of exports and comparisons
 	// (longread.go).
 	longReads *readahead.Gate
+	// storage remembers writes that failed for a full disk (StorageFull).
+	storage store.StorageWatch
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -132,6 +134,10 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// StorageFull implements store.StorageChecker: a write failed for a full
+// disk (disk_full, 53100) lately, and none succeeded since.
+func (s *Store) StorageFull() bool { return s.storage.Full() }
 
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) (err error) {
@@ -268,11 +274,15 @@ func (s *Store) tryTx(ctx context.Context, f func(q queryer) error) error {
 	var written []*store.AuditEntry
 	if err := f(queryer{s: s, tx: tx, written: &written}); err != nil {
 		_ = tx.Rollback()
+		s.storage.Failed(err)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return classify(err)
+		err = classify(err)
+		s.storage.Failed(err)
+		return err
 	}
+	s.storage.Succeeded()
 	store.LogAudit(ctx, s.logger.Load(), written...)
 	return nil
 }
@@ -311,6 +321,7 @@ func (s *Store) callWithin(ctx context.Context, timeout time.Duration) (context.
 	}
 	return ctx, func(errp *error) {
 		*errp = settle(ctx, *errp)
+		s.storage.Failed(*errp)
 		cancel()
 	}
 }
@@ -363,6 +374,7 @@ var unavailableCodes = []pqerror.Code{
 	pqerror.CrashShutdown,
 	pqerror.CannotConnectNow,
 	pqerror.IdleSessionTimeout,
+	pqerror.DiskFull,               // store.ErrStorageFull
 	pqerror.TRDeadlockDetected,     // after inTx's last attempt
 	pqerror.TRSerializationFailure, // after inTx's last attempt
 }
@@ -375,6 +387,9 @@ var unavailableCodes = []pqerror.Code{
 func classify(err error) error {
 	if err == nil || !unavailable(err) {
 		return err
+	}
+	if pq.As(err, pqerror.DiskFull) != nil {
+		return fmt.Errorf("%w: %w", store.ErrStorageFull, err)
 	}
 	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 }

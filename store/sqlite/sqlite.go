@@ -74,6 +74,8 @@ type Store struct {
 	// longReads bounds the snapshots of exports and comparisons
 	// (longread.go).
 	longReads *readahead.Gate
+	// storage remembers writes that failed for a full disk (StorageFull).
+	storage store.StorageWatch
 }
 
 // stmtKey names a statement of a pool in Store.stmts.
@@ -235,6 +237,10 @@ func (s *Store) SetQuotas(q store.Quotas) {
 	s.quotas.Store(&q)
 }
 
+// StorageFull implements store.StorageChecker: a write failed for a full
+// disk (SQLITE_FULL) lately, and none succeeded since.
+func (s *Store) StorageFull() bool { return s.storage.Full() }
+
 // SetAuditLogger implements store.AuditLogSetter.
 func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }
 
@@ -271,8 +277,10 @@ func classify(ctx context.Context, err error) error {
 		return err
 	case errors.As(err, &se):
 		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%w: %w", store.ErrStorageFull, err)
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_READONLY,
-			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN,
+			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_CANTOPEN,
 			sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_INTERRUPT:
 			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 		}
@@ -413,7 +421,9 @@ func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error 
 	defer func() { s.prepare(ctx, s.w, t.missed) }()
 	if err := f(t); err != nil {
 		_ = sqlTx.Rollback()
-		return classify(ctx, err)
+		err = classify(ctx, err)
+		s.storage.Failed(err)
+		return err
 	}
 	s.pubMu.Lock()
 	err = sqlTx.Commit()
@@ -425,8 +435,11 @@ func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error 
 	}
 	s.pubMu.Unlock()
 	if err != nil {
-		return classify(ctx, err)
+		err = classify(ctx, err)
+		s.storage.Failed(err)
+		return err
 	}
+	s.storage.Succeeded()
 	store.LogAudit(ctx, s.logger.Load(), t.written...)
 	return nil
 }
