@@ -56,6 +56,11 @@ type Store struct {
 	longReads *readahead.Gate
 	// storage remembers writes that failed for a full disk (StorageFull).
 	storage store.StorageWatch
+	// idleConns is how many idle connections the pool keeps, when the
+	// Store made the pool (Open): 0 when the host did. dropping is set
+	// while dropIdle runs.
+	idleConns int
+	dropping  atomic.Bool
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -116,6 +121,7 @@ func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*S
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := New(db, append([]Option{WithListenURL(url)}, opts...)...)
+	s.idleConns = maxOpenConns
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -322,8 +328,28 @@ func (s *Store) callWithin(ctx context.Context, timeout time.Duration) (context.
 	return ctx, func(errp *error) {
 		*errp = settle(ctx, *errp)
 		s.storage.Failed(*errp)
+		if errors.Is(*errp, store.ErrUnavailable) {
+			s.dropIdle()
+		}
 		cancel()
 	}
+}
+
+// dropIdle closes the idle connections of the pool, after a call found
+// the database unreachable or silent: connections that sat idle through
+// an outage may be dead without knowing it (a database that stalled or
+// swallowed their bytes), and a call handed one would wait its whole
+// timeout after the database is back. New connections are made as calls
+// need them, so that the Store answers as soon as the database does. It
+// does so only for a pool the Store made (Open), whose idle size it
+// knows.
+func (s *Store) dropIdle() {
+	if s.idleConns <= 0 || !s.dropping.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.dropping.Store(false)
+	s.db.SetMaxIdleConns(0) // closes the idle ones
+	s.db.SetMaxIdleConns(s.idleConns)
 }
 
 // callerError carries an error of a function the caller gave (the update
