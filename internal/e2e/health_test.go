@@ -57,8 +57,10 @@ func TestHealthStoreDownChecks(t *testing.T) {
 
 // diskFull is a store whose disk is full: every record write fails with
 // store.ErrStorageFull (as SQLITE_FULL or PostgreSQL's 53100 do), and it
-// says so as a store.StorageChecker; reads work.
-type diskFull struct{ store.Store }
+// says so as a store.StorageChecker; reads work. It keeps the members and
+// API tokens of the store it wraps (store.Projects), so that hds.New is
+// given it as it is.
+type diskFull struct{ store.Projects }
 
 func (diskFull) StorageFull() bool { return true }
 
@@ -71,7 +73,7 @@ func (diskFull) CreateRecord(context.Context, store.Path, *store.Record, store.W
 // degraded (200: reads work), checks.storage "full"
 // (docs/api.md#10-health).
 func TestHealthStorageFull(t *testing.T) {
-	c := newServerWrapped(t, memoryKind, func(st store.Store) store.Store { return diskFull{st} })
+	c := newServerWrapped(t, memoryKind, func(st store.Store) store.Store { return diskFull{st.(store.Projects)} })
 	tok := c.token("alice")
 	c.tree(tok, "p", "c", "k")
 	res := c.call(req{method: http.MethodPost, target: pathK("p", "c", "k") + "/records", token: tok, body: `{"name":"r","type":"STRING","value":"v"}`})
