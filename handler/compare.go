@@ -289,15 +289,12 @@ type promoteResult struct {
 	Revision int64 `json:"revision"`
 }
 
-// promoteAttempts is how often a promote without if_revision is planned
-// again when the project changed between its snapshot and its write.
-const promoteAttempts = 3
-
 // handlePromote serves POST P/promote: the comparison is planned into
 // ops (planPromote) and applied in one store.Store.Apply whose IfRevision
 // is the snapshot's, so that exactly the comparison read is applied, or
-// nothing. With if_revision, a project whose revision moved on is 412;
-// without it, the promote is planned again.
+// nothing: a project whose revision moved on is 412. Without if_revision,
+// the ops alone are conditioned on what they change, and a promote that
+// raced with a write to them is planned again (replan.go).
 func (rec records) handlePromote() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		var body promoteBody
@@ -316,19 +313,23 @@ func (rec records) handlePromote() queryHandler {
 		}
 		p := pathOf(r)
 		var res promoteResult
-		for attempt := 1; ; attempt++ {
+		err = untilApplied(r.Context(), func() (bool, error) {
 			var ops []store.Op
 			var revision int64
+			var err error
 			res, ops, revision, err = rec.planPromote(r, p, from, to, names, body.Delete)
 			if err == nil && body.IfRevision != nil && *body.IfRevision != revision {
 				err = &store.RevisionError{Revision: revision}
 			}
 			if err != nil || len(ops) == 0 {
-				break
+				return false, err
 			}
-			var applied []store.OpResult
-			applied, err = rec.store.Apply(r.Context(), p, store.Batch{Ops: ops, CreateParents: true, DryRun: body.DryRun,
-				IfRevision: revision, Write: store.Write{MaxVersions: rec.pre.maxVersions}})
+			var ifRevision int64
+			if body.IfRevision != nil {
+				ifRevision = revision
+			}
+			applied, err := rec.store.Apply(r.Context(), p, store.Batch{Ops: ops, CreateParents: true, DryRun: body.DryRun,
+				IfRevision: ifRevision, Write: store.Write{MaxVersions: rec.pre.maxVersions}})
 			if err == nil && !body.DryRun {
 				res.Revision = applied[0].Revision
 			}
@@ -336,10 +337,8 @@ func (rec records) handlePromote() queryHandler {
 			if errors.As(err, &oe) {
 				err = oe.Err // the ops are the plan's, not the client's
 			}
-			if body.IfRevision != nil || !errors.Is(err, store.ErrPreconditionFailed) || attempt == promoteAttempts {
-				break
-			}
-		}
+			return body.IfRevision == nil && raced(err), err
+		})
 		extendWriteDeadline(w, r) // a big promote may take longer than the write timeout to apply
 		if err != nil {
 			envelope.Error(w, r, err)

@@ -3,14 +3,17 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -19,8 +22,11 @@ import (
 // Server-Sent Events read from the project's audit log
 // (store.WatchProject), replayed after Last-Event-ID or ?since= and then
 // live. A stream holds no store lock and no connection of the pool while it
-// waits; a client that does not read is dropped once the events held for it
-// fill a bounded buffer (store.ErrLagging) or a write stalls for writeWait.
+// waits; a client that falls behind is caught up from the log
+// (store.WatchProject holds a bounded buffer), and one that reads nothing
+// for writeWait is dropped. A stream that ends for any reason but the
+// client's leaving, the project's deletion, the token's expiry or a
+// shutdown has its cause logged with its request.
 // Every recheck it checks again that the caller may still read the project
 // (its path resolved by the store, as any request's) and that its session
 // is live; it ends at the token's expiry, when the project is deleted, and
@@ -216,10 +222,14 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	w.WriteHeader(http.StatusOK)
 	write := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
-		if _, err := w.Write(b); err != nil {
-			return false
+		_, err := w.Write(b)
+		if err == nil {
+			err = rc.Flush()
 		}
-		return rc.Flush() == nil
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			reqinfo.From(r.Context()).Err = errors.New("change feed: the client read nothing for " + writeWait.String() + ": stream dropped")
+		}
+		return err == nil
 	}
 	if !write([]byte(": stream open\n\n")) {
 		return
@@ -269,8 +279,14 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 	for {
 		select {
 		case e, ok := <-wt.C:
-			if !ok || !emit(e) {
-				return // deleted, dropped for lagging, the store failed, or cut
+			if !ok {
+				if err := wt.Err(); !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+					reqinfo.From(r.Context()).Err = fmt.Errorf("change feed: the stream ended: %w", err)
+				}
+				return // deleted, or the store failed
+			}
+			if !emit(e) {
+				return // the write failed, or cut
 			}
 		case <-keepalive.C:
 			if !write([]byte(": keep-alive\n\n")) {

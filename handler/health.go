@@ -17,11 +17,15 @@ const healthTimeout = 2 * time.Second
 // handleHealth serves GET /health (not enveloped, docs/api.md#10-health):
 // 503 "unavailable" when the store does not answer its Ping; otherwise
 // 200, "degraded" when the shared rate limit store cannot be reached
-// (requests are then counted in this process) and "ok" when it can or
-// when there is none. checks gives each dependency's state.
+// (requests are then counted in this process) or when the store's writes
+// fail for want of storage (store.StorageChecker: reads still work), and
+// "ok" otherwise. checks gives each dependency's state as the contract
+// lists them; "storage": "full" is added only while writes fail for want
+// of storage, so that a healthy answer has exactly the contract's keys.
 func handleHealth(s store.Store, limits *middleware.FallbackStore, version string) http.Handler {
 	type checks struct {
 		Store     string `json:"store"`
+		Storage   string `json:"storage,omitempty"`
 		RateLimit string `json:"rate_limit"`
 	}
 	type health struct {
@@ -40,6 +44,9 @@ func handleHealth(s store.Store, limits *middleware.FallbackStore, version strin
 			if !limits.Shared(ctx) {
 				out.Status, out.Checks.RateLimit = "degraded", "unavailable"
 			}
+		}
+		if sc, ok := s.(store.StorageChecker); ok && sc.StorageFull() {
+			out.Status, out.Checks.Storage = "degraded", "full"
 		}
 		if err := s.Ping(ctx); err != nil {
 			out.Status, out.Checks.Store, status = "unavailable", "unavailable", http.StatusServiceUnavailable

@@ -58,16 +58,12 @@ type importChange struct {
 	Record     string
 }
 
-// importAttempts is how often an import is planned again when the
-// project changed between its snapshot and its write.
-const importAttempts = 3
-
 // handleImport serves POST P/import?mode=merge|replace&dry_run=: the
 // document is checked whole, compared with a snapshot of the project
 // (store.Store.ExportProject) into a plan, and the plan is applied in one
 // store.Store.Apply whose writes are conditioned on the snapshot (the
-// entity tag of each record it updates or deletes). When the project
-// changed meanwhile, the import is planned again.
+// entity tag of each record it updates or deletes). When a concurrent
+// write changed what it read, the import is planned again (replan.go).
 func (rec records) handleImport() queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
 		replace, dryRun, err := parseImportQuery(query)
@@ -88,13 +84,13 @@ func (rec records) handleImport() queryHandler {
 		}
 		p := pathOf(r)
 		var pl *importPlan
-		for attempt := 1; ; attempt++ {
+		err = untilApplied(r.Context(), func() (bool, error) {
+			var err error
 			pl, err = rec.planImport(r, p, doc, replace)
 			if err != nil || dryRun || pl.Len() == 0 {
-				break
+				return false, err
 			}
-			var applied []store.OpResult
-			applied, err = rec.store.Apply(r.Context(), p, store.Batch{Source: pl, OmitRecords: true, CreateParents: true,
+			applied, err := rec.store.Apply(r.Context(), p, store.Batch{Source: pl, OmitRecords: true, CreateParents: true,
 				Write: store.Write{MaxVersions: rec.pre.maxVersions}})
 			if err == nil {
 				pl.revision = applied[0].Revision
@@ -103,11 +99,8 @@ func (rec records) handleImport() queryHandler {
 			if errors.As(err, &oe) && !errors.Is(err, store.ErrUnavailable) {
 				err = oe.Err // the ops are the plan's, not the client's
 			}
-			raced := errors.Is(err, store.ErrPreconditionFailed) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAlreadyExists)
-			if !raced || attempt == importAttempts {
-				break
-			}
-		}
+			return raced(err), err
+		})
 		extendWriteDeadline(w, r) // a big import may take longer than the write timeout to apply
 		if err != nil {
 			envelope.Error(w, r, err)

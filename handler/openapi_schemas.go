@@ -196,6 +196,8 @@ func schemas() obj {
 			"version":   obj{"type": "string", "minLength": 1},
 			"checks": object("Each dependency's state.", obj{
 				"store": obj{"type": "string", "enum": []any{"ok", "unavailable"}},
+				"storage": obj{"type": "string", "enum": []any{"ok", "full"},
+					"description": "Present only while the store's writes fail for want of storage (a full disk; reads still work), as full: status is then degraded."},
 				"rate_limit": obj{"type": "string", "enum": []any{"ok", "unavailable", "local"},
 					"description": "The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own."},
 			}, "store", "rate_limit"),

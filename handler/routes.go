@@ -89,7 +89,7 @@ func routes(cfg Config) *router {
 
 	rt.handle("GET /health", handleHealth(s, cfg.SharedLimits, cfg.Version), operation{
 		id: "getHealth", tag: "meta", summary: "Health of the service and its store",
-		description: "Not enveloped. 200 with status \"ok\" when the store answers, \"degraded\" when it does but the shared rate limit store (Redis) does not, 503 with \"unavailable\" when the store does not answer; checks says which. Needs no token and is not rate limited.",
+		description: "Not enveloped. 200 with status \"ok\" when the store answers, \"degraded\" when it does but the shared rate limit store (Redis) does not or its writes fail for a full disk (checks.storage \"full\"), 503 with \"unavailable\" when the store does not answer; checks says which. Needs no token and is not rate limited.",
 		access:      public, status: 200, success: "Health",
 		other: map[int]string{503: "HealthUnavailable", 413: defaultResponse},
 	})

@@ -174,3 +174,20 @@ func (b *Batch) Result(res OpResult) OpResult {
 	}
 	return res
 }
+
+// itemOverhead is about what an item costs in memory beyond its strings.
+const itemOverhead = 128
+
+// Size returns about how many bytes it holds in memory: what a store
+// counts when it reads items ahead of its caller into a bounded buffer.
+func (it ExportItem) Size() int {
+	return itemOverhead + len(it.Collection) + len(it.Cluster) + it.Record.size()
+}
+
+// size is about how many bytes r holds beyond a pointer (0 for nil).
+func (r *Record) size() int {
+	if r == nil {
+		return 0
+	}
+	return itemOverhead + len(r.ID) + len(r.Name) + len(r.Type) + len(r.Value) + len(r.UpdatedBy)
+}

@@ -203,3 +203,9 @@ func (b Batch) CheckRevision(current int64) error {
 	}
 	return nil
 }
+
+// Size returns about how many bytes pr holds in memory (see
+// ExportItem.Size).
+func (pr Pair) Size() int {
+	return itemOverhead + len(pr.Cluster) + len(pr.Name) + pr.From.size() + pr.To.size()
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 )
 
 // EventSource delivers the entries of the projects' audit logs as they
@@ -34,13 +33,16 @@ type EventSource interface {
 	Subscribe(ctx context.Context, projectID string, deliver func(*AuditEntry)) (cancel func(), err error)
 }
 
-// ErrLagging ends a Watcher whose reader fell behind by more than its
-// buffer: the stream is dropped rather than kept in memory without
-// bound. The reader may resume from the last revision it read.
+// ErrLagging was the error of a Watcher whose reader fell behind by more
+// than its buffer.
+//
+// Deprecated: a Watcher no longer ends for that; it catches up from the
+// log (see WatchProject). Kept for the programs that test for it.
 var ErrLagging = errors.New("the subscriber fell behind")
 
-// DefaultWatchBuffer is how many entries a Watcher holds for a reader
-// that is behind, when WatchProject is given no buffer size.
+// DefaultWatchBuffer is how many live entries a Watcher holds for a
+// reader that is behind, when WatchProject is given no buffer size; past
+// it, the Watcher reads what the reader missed from the log instead.
 const DefaultWatchBuffer = 256
 
 // watchPage is how many entries a Watcher reads at a time when it
@@ -63,7 +65,7 @@ type Watcher struct {
 }
 
 // Err returns why the watch ended, once C is closed: the context's error,
-// ErrLagging, ErrNotFound (as a *NotFoundError) when the project was
+// ErrNotFound (as a *NotFoundError) when the project was
 // deleted, or the store's error.
 func (w *Watcher) Err() error {
 	<-w.done
@@ -80,9 +82,13 @@ func (w *Watcher) Close() {
 // Path (p.Need is what the caller must hold), through src. The events
 // start after revision since, replayed from the log, then go on live as
 // they are committed; with since below 0 they start with the next change.
-// buffer (DefaultWatchBuffer when 0 or less) bounds the entries held for
-// a reader that is behind: past it the watch ends with ErrLagging. It
-// ends when ctx is done, and when the project is deleted. The project is
+// buffer (DefaultWatchBuffer when 0 or less) bounds the live entries held
+// for a reader that is behind: past it, the entries that did not fit are
+// read again from the log (AuditEntriesAfter, a page at a time) once the
+// reader has taken the ones before them, so that a slow reader misses
+// nothing and the memory a watch holds stays bounded. It ends when ctx is
+// done, when the project is deleted, and when the store fails to read
+// the log. The project is
 // followed by id: a rename does not end it.
 //
 // WatchProject is the Go API of the change feed: a host serving hds in
@@ -104,13 +110,17 @@ func watch(ctx context.Context, src EventSource, pr *Project, after int64, buffe
 	}
 	ctx, stop := context.WithCancel(ctx)
 	live := make(chan *AuditEntry, buffer)
-	lagged := make(chan struct{})
-	var once sync.Once
+	// lagged holds a token when an entry did not fit in live since the
+	// follower last took it: the follower then reads the log.
+	lagged := make(chan struct{}, 1)
 	cancel, err := src.Subscribe(ctx, pr.ID, func(e *AuditEntry) {
 		select {
 		case live <- e:
 		default:
-			once.Do(func() { close(lagged) })
+			select {
+			case lagged <- struct{}{}:
+			default:
+			}
 		}
 	})
 	if err != nil {
@@ -131,7 +141,11 @@ func watch(ctx context.Context, src EventSource, pr *Project, after int64, buffe
 }
 
 // follower is the goroutine of a Watcher: it replays, then forwards live
-// entries, filling gaps from the log and skipping what it sent.
+// entries, filling gaps from the log and skipping what it sent. When live
+// entries were dropped (lagged), it reads the log after the newest
+// revision it handled to its end: an entry is committed before it is
+// delivered, so every entry dropped before the follower took the token is
+// in the log by then, and one dropped after puts the token back.
 type follower struct {
 	src     EventSource
 	project *Project
@@ -149,7 +163,9 @@ func (f *follower) run(ctx context.Context, live <-chan *AuditEntry) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-f.lagged:
-			return ErrLagging
+			if err := f.fill(ctx, math.MaxInt64); err != nil {
+				return err
+			}
 		case e := <-live:
 			if e == nil {
 				return &NotFoundError{Kind: "project", Name: f.project.Name}
@@ -201,7 +217,5 @@ func (f *follower) send(ctx context.Context, e *AuditEntry) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-f.lagged:
-		return ErrLagging
 	}
 }

@@ -91,6 +91,7 @@ type healthBody struct {
 	Status string `json:"status"`
 	Checks struct {
 		Store     string `json:"store"`
+		Storage   string `json:"storage"`
 		RateLimit string `json:"rate_limit"`
 	} `json:"checks"`
 }

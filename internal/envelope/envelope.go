@@ -164,6 +164,8 @@ func classify(err error) (problem, bool) {
 		return problem{http.StatusPreconditionFailed, CodePreconditionFailed, "Precondition failed", details}, true
 	case errors.As(err, &unresolved):
 		return problem{http.StatusUnprocessableEntity, CodeUnresolved, "Unresolved reference", unresolved.Error()}, true
+	case errors.Is(err, store.ErrStorageFull):
+		return problem{http.StatusServiceUnavailable, CodeServiceUnavailable, "Service unavailable", "storage full"}, false
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, ErrRateLimitUnavailable):
 		return problem{http.StatusServiceUnavailable, CodeServiceUnavailable, "Service unavailable", ""}, false
 	}

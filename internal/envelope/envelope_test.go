@@ -60,6 +60,7 @@ func TestErrorTable(t *testing.T) {
 		{"answer too large", wrap(&envelope.UnresolvedError{Record: "api_url", Reason: "too large"}), 422, "UNRESOLVED_REFERENCE", "Unresolved reference", "record api_url: too large", false},
 		{"rate limited", envelope.ErrRateLimited, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", "", false},
 		{"unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", store.ErrUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
+		{"storage full", wrap(fmt.Errorf("%w: sqlite: database or disk is full", store.ErrStorageFull)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "storage full", true},
 		{"rate limit store unavailable", wrap(fmt.Errorf("%w: dial tcp: refused", envelope.ErrRateLimitUnavailable)), 503, "SERVICE_UNAVAILABLE", "Service unavailable", "", true},
 		{"unexpected", errors.New(`pq: syntax error at "SELECT secret"`), 500, "SERVER_ERROR", "Internal server error", "", true},
 	}

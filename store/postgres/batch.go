@@ -360,12 +360,13 @@ LEFT JOIN hds_records r ON r.cluster_id = k.id
 WHERE c.project_id = $1
 ORDER BY c.name, k.name, r.name`
 
-// ExportProject implements store.Store: one read-only REPEATABLE READ
-// transaction, whose rows are visited as they arrive. The store's
-// timeout applies until the first row has arrived, not to the visits:
-// an export to a slow client takes as long as it takes (it holds a
-// snapshot and a connection, no lock that blocks writers).
-func (s *Store) ExportProject(ctx context.Context, p store.Path, visit func(store.ExportItem) error) (err error) {
+// exportProject is ExportProject: one read-only REPEATABLE READ
+// transaction, whose rows are visited as they arrive, once the read has
+// a place among the long reads (longread.go). The store's timeout applies
+// until the first row has arrived (the wait for a place included), not to
+// the visits: an export to a slow client takes as long as it takes (it
+// holds a snapshot and a connection, no lock that blocks writers).
+func (s *Store) exportProject(ctx context.Context, p store.Path, visit func(store.ExportItem) error) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
@@ -383,6 +384,11 @@ func (s *Store) ExportProject(ctx context.Context, p store.Path, visit func(stor
 			err = fmt.Errorf("%w: %w (%v)", store.ErrUnavailable, context.DeadlineExceeded, err)
 		}
 	}()
+	release, err := s.longReads.Enter(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer release()
 	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return classify(err)

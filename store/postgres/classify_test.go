@@ -46,7 +46,6 @@ func TestClassify(t *testing.T) {
 		{"unique violation 23505", &pq.Error{Code: "23505"}, false},
 		{"undefined column 42703", &pq.Error{Code: "42703"}, false},
 		{"syntax error 42601", &pq.Error{Code: "42601"}, false},
-		{"disk full 53100", &pq.Error{Code: "53100"}, false},
 		{"invalid byte sequence 22021", &pq.Error{Code: "22021"}, false},
 		{"authentication failed 28P01", &pq.Error{Code: "28P01"}, false},
 	} {
@@ -59,4 +58,9 @@ func TestClassify(t *testing.T) {
 		assert.ErrorIs(t, got, tc.err, "%s: the cause stays wrapped", tc.name)
 	}
 	assert.NoError(t, classify(nil), "nil stays nil")
+
+	// A full disk is a 503 whose details say so (docs/api.md#10-health).
+	full := classify(fmt.Errorf("insert: %w", &pq.Error{Code: "53100"}))
+	assert.ErrorIs(t, full, store.ErrStorageFull, "disk_full 53100 is store.ErrStorageFull")
+	assert.ErrorIs(t, full, store.ErrUnavailable, "disk_full 53100 is store.ErrUnavailable")
 }

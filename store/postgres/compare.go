@@ -37,13 +37,14 @@ FROM a FULL JOIN b ON a.cluster = b.cluster AND a.name = b.name
 ORDER BY coalesce(a.cluster, b.cluster) COLLATE "C", coalesce(a.name, b.name) COLLATE "C"`
 }
 
-// CompareRecords implements store.Comparer: one read-only REPEATABLE READ
+// compareRecords is CompareRecords: once the read has a place among the
+// long reads (longread.go), one read-only REPEATABLE READ
 // transaction is the snapshot, and it runs a fixed number of statements
 // whatever the sides hold: two that resolve the sides, one that reads the
 // revision, and compareSQL, whose rows are visited as they arrive. The
 // store's timeout applies until the first pair has arrived, as for
 // ExportProject.
-func (s *Store) CompareRecords(ctx context.Context, p store.Path, from, to store.Side, visit func(store.Pair) error) (err error) {
+func (s *Store) compareRecords(ctx context.Context, p store.Path, from, to store.Side, visit func(store.Pair) error) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
@@ -70,6 +71,11 @@ func (s *Store) CompareRecords(ctx context.Context, p store.Path, from, to store
 			err = fmt.Errorf("%w: %w (%v)", store.ErrUnavailable, context.DeadlineExceeded, err)
 		}
 	}()
+	release, err := s.longReads.Enter(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer release()
 	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return classify(err)

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,4 +134,30 @@ func TestBlackHoledDatabaseRecovers(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return got.Load() >= proj.Revision }, faultBound, 20*time.Millisecond,
 		"the change feed delivers the other instance's write after the outage")
+}
+
+// TestRecoversAtOnceAfterOutage: connections that sat idle in the pool
+// through an outage are dead (the database swallowed their bytes), so a
+// call handed one after the database is back would wait its whole timeout
+// and fail (issue 37: 503 for another database.timeout after a stall).
+// Once a call has found the database silent, the pool's idle connections
+// are dropped: the first call after the database answers again succeeds,
+// on a new connection.
+func TestRecoversAtOnceAfterOutage(t *testing.T) {
+	proxy, s, p, _, _ := proxiedStore(t)
+	// Two connections in the pool, idle.
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			_, _, err := s.FindRecords(t.Context(), p, store.RecordQuery{ListQuery: store.NewListQuery()})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	proxy.BlackHole() // the idle ones swallow every byte, for good
+	assertEndsUnavailable(t, "FindRecord", func(ctx context.Context) error { _, err := s.FindRecord(ctx, p); return err })
+	proxy.Heal()
+	_, err := s.FindRecord(t.Context(), p)
+	assert.NoError(t, err, "the first call once the database answers again")
+	assert.NoError(t, s.Ping(t.Context()), "and the next")
 }

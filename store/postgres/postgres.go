@@ -34,6 +34,7 @@ import (
 	"github.com/lib/pq"
 	"github.com/lib/pq/pqerror"
 
+	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/store"
 )
 
@@ -50,6 +51,16 @@ type Store struct {
 	quotas  atomic.Pointer[store.Quotas]
 	logger  atomic.Pointer[slog.Logger]
 	feed    feed
+	// longReads bounds the snapshots of exports and comparisons
+	// (longread.go).
+	longReads *readahead.Gate
+	// storage remembers writes that failed for a full disk (StorageFull).
+	storage store.StorageWatch
+	// idleConns is how many idle connections the pool keeps, when the
+	// Store made the pool (Open): 0 when the host did. dropping is set
+	// while dropIdle runs.
+	idleConns int
+	dropping  atomic.Bool
 }
 
 // DefaultTimeout is how long a store call may take when WithTimeout is
@@ -77,6 +88,7 @@ var (
 // lib/pq. Run Migrate before serving.
 func New(db *sqlx.DB, opts ...Option) *Store {
 	s := &Store{Now: time.Now, db: db, timeout: DefaultTimeout}
+	s.longReads = readahead.NewGate(s.poolSize)
 	for _, o := range opts {
 		o(s)
 	}
@@ -109,6 +121,7 @@ func Open(ctx context.Context, url string, maxOpenConns int, opts ...Option) (*S
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := New(db, append([]Option{WithListenURL(url)}, opts...)...)
+	s.idleConns = maxOpenConns
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -127,6 +140,10 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// StorageFull implements store.StorageChecker: a write failed for a full
+// disk (disk_full, 53100) lately, and none succeeded since.
+func (s *Store) StorageFull() bool { return s.storage.Full() }
 
 // Ping implements store.Store.
 func (s *Store) Ping(ctx context.Context) (err error) {
@@ -263,11 +280,15 @@ func (s *Store) tryTx(ctx context.Context, f func(q queryer) error) error {
 	var written []*store.AuditEntry
 	if err := f(queryer{s: s, tx: tx, written: &written}); err != nil {
 		_ = tx.Rollback()
+		s.storage.Failed(err)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return classify(err)
+		err = classify(err)
+		s.storage.Failed(err)
+		return err
 	}
+	s.storage.Succeeded()
 	store.LogAudit(ctx, s.logger.Load(), written...)
 	return nil
 }
@@ -306,8 +327,29 @@ func (s *Store) callWithin(ctx context.Context, timeout time.Duration) (context.
 	}
 	return ctx, func(errp *error) {
 		*errp = settle(ctx, *errp)
+		s.storage.Failed(*errp)
+		if errors.Is(*errp, store.ErrUnavailable) {
+			s.dropIdle()
+		}
 		cancel()
 	}
+}
+
+// dropIdle closes the idle connections of the pool, after a call found
+// the database unreachable or silent: connections that sat idle through
+// an outage may be dead without knowing it (a database that stalled or
+// swallowed their bytes), and a call handed one would wait its whole
+// timeout after the database is back. New connections are made as calls
+// need them, so that the Store answers as soon as the database does. It
+// does so only for a pool the Store made (Open), whose idle size it
+// knows.
+func (s *Store) dropIdle() {
+	if s.idleConns <= 0 || !s.dropping.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.dropping.Store(false)
+	s.db.SetMaxIdleConns(0) // closes the idle ones
+	s.db.SetMaxIdleConns(s.idleConns)
 }
 
 // callerError carries an error of a function the caller gave (the update
@@ -358,6 +400,7 @@ var unavailableCodes = []pqerror.Code{
 	pqerror.CrashShutdown,
 	pqerror.CannotConnectNow,
 	pqerror.IdleSessionTimeout,
+	pqerror.DiskFull,               // store.ErrStorageFull
 	pqerror.TRDeadlockDetected,     // after inTx's last attempt
 	pqerror.TRSerializationFailure, // after inTx's last attempt
 }
@@ -370,6 +413,9 @@ var unavailableCodes = []pqerror.Code{
 func classify(err error) error {
 	if err == nil || !unavailable(err) {
 		return err
+	}
+	if pq.As(err, pqerror.DiskFull) != nil {
+		return fmt.Errorf("%w: %w", store.ErrStorageFull, err)
 	}
 	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 }

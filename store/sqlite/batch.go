@@ -145,10 +145,10 @@ func (t *tx) apply(pr *proj, c store.Caller, b store.Batch, op store.Op) (store.
 	return store.OpResult{Record: out}, nil
 }
 
-// ExportProject implements store.Store: one read transaction is the
-// snapshot (WAL: writers go on while visit runs).
-func (s *Store) ExportProject(ctx context.Context, p store.Path, visit func(store.ExportItem) error) error {
-	return s.readNoDeadline(ctx, func(t *tx) error {
+// exportProject is ExportProject: one read transaction is the snapshot
+// (WAL: writers go on while visit runs), a long read (longread.go).
+func (s *Store) exportProject(ctx context.Context, p store.Path, visit func(store.ExportItem) error) error {
+	return s.longRead(ctx, func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err

@@ -7,14 +7,14 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// CompareRecords implements store.Comparer: one read transaction is the
-// snapshot (WAL: writers go on while visit runs), and each side is one
-// statement whose rows, ordered by cluster and name, are merged as they
+// compareRecords is CompareRecords: a long read (longread.go); one read
+// transaction is the snapshot (WAL: writers go on while visit runs), and
+// each side is one statement whose rows, ordered by cluster and name, are merged as they
 // are read (two cursors open on one connection), so that a comparison of
 // any size runs four statements besides the path's and holds one row of
 // each side at a time.
-func (s *Store) CompareRecords(ctx context.Context, p store.Path, from, to store.Side, visit func(store.Pair) error) error {
-	return s.readNoDeadline(ctx, func(t *tx) error {
+func (s *Store) compareRecords(ctx context.Context, p store.Path, from, to store.Side, visit func(store.Pair) error) error {
+	return s.longRead(ctx, func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err

@@ -37,6 +37,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/hds-go/hds/internal/fanout"
+	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/store"
 )
 
@@ -72,6 +73,12 @@ type Store struct {
 	// per call. nstmts counts them, up to maxStmts.
 	stmts  sync.Map
 	nstmts atomic.Int32
+
+	// longReads bounds the snapshots of exports and comparisons
+	// (longread.go).
+	longReads *readahead.Gate
+	// storage remembers writes that failed for a full disk (StorageFull).
+	storage store.StorageWatch
 }
 
 // stmtKey names a statement of a pool in Store.stmts.
@@ -136,6 +143,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
+	s.longReads = readahead.NewGate(s.readPoolSize)
 	q := store.DefaultQuotas
 	s.quotas.Store(&q)
 	s.maxPending.Store(store.DefaultMaxPending)
@@ -233,6 +241,10 @@ func (s *Store) SetQuotas(q store.Quotas) {
 	s.quotas.Store(&q)
 }
 
+// StorageFull implements store.StorageChecker: a write failed for a full
+// disk (SQLITE_FULL) lately, and none succeeded since.
+func (s *Store) StorageFull() bool { return s.storage.Full() }
+
 // SetAuditLogger implements store.AuditLogSetter.
 func (s *Store) SetAuditLogger(logger *slog.Logger) { s.logger.Store(logger) }
 
@@ -269,8 +281,10 @@ func classify(ctx context.Context, err error) error {
 		return err
 	case errors.As(err, &se):
 		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%w: %w", store.ErrStorageFull, err)
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_READONLY,
-			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN,
+			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_CANTOPEN,
 			sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_INTERRUPT:
 			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 		}
@@ -411,7 +425,9 @@ func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error 
 	defer func() { s.prepare(ctx, s.w, t.missed) }()
 	if err := f(t); err != nil {
 		_ = sqlTx.Rollback()
-		return classify(ctx, err)
+		err = classify(ctx, err)
+		s.storage.Failed(err)
+		return err
 	}
 	s.pubMu.Lock()
 	err = sqlTx.Commit()
@@ -423,8 +439,11 @@ func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error 
 	}
 	s.pubMu.Unlock()
 	if err != nil {
-		return classify(ctx, err)
+		err = classify(ctx, err)
+		s.storage.Failed(err)
+		return err
 	}
+	s.storage.Succeeded()
 	store.LogAudit(ctx, s.logger.Load(), t.written...)
 	return nil
 }

@@ -1,0 +1,57 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/hds-go/hds/internal/readahead"
+	"github.com/hds-go/hds/store"
+)
+
+// Long reads (docs/api.md#8-limits-rate-limits-and-quotas). An export and
+// a comparison read one snapshot, a read transaction that holds a
+// connection of the read pool until its last row is read, and their
+// caller writes each item to a client that may read slowly. So that no
+// number of slow readers starves the instance, they run through
+// readahead: at most half of the read pool (readahead.Share of its size
+// when the read starts, whatever it is sized to) holds such snapshots at
+// once, a read beyond that waits for a place within the store's timeout
+// (then fails with store.ErrUnavailable), and the rows are read ahead of
+// the caller into a buffer of at most readAheadBytes, so that a snapshot
+// that fits gives its connection back as soon as it is read.
+
+// readAheadBytes bounds what a long read holds in memory ahead of its
+// caller (one item is held whatever its size).
+const readAheadBytes = 1 << 20
+
+// readPoolSize is the bound of the read pool.
+func (s *Store) readPoolSize() int { return s.r.Stats().MaxOpenConnections }
+
+// longRead runs f in one read transaction once it has a place among the
+// long reads; the wait for it is bounded by the store's timeout, the
+// transaction by ctx alone.
+func (s *Store) longRead(ctx context.Context, f func(t *tx) error) error {
+	wait, cancel := s.deadline(ctx)
+	release, err := s.longReads.Enter(wait)
+	cancel()
+	if err != nil {
+		return classify(ctx, err)
+	}
+	defer release()
+	return s.readNoDeadline(ctx, f)
+}
+
+// ExportProject implements store.Store: exportProject, read ahead.
+func (s *Store) ExportProject(ctx context.Context, p store.Path, visit func(store.ExportItem) error) error {
+	return readahead.Visit(ctx, readAheadBytes, store.ExportItem.Size,
+		func(ctx context.Context, push func(store.ExportItem) error) error {
+			return s.exportProject(ctx, p, push)
+		}, visit)
+}
+
+// CompareRecords implements store.Comparer: compareRecords, read ahead.
+func (s *Store) CompareRecords(ctx context.Context, p store.Path, from, to store.Side, visit func(store.Pair) error) error {
+	return readahead.Visit(ctx, readAheadBytes, store.Pair.Size,
+		func(ctx context.Context, push func(store.Pair) error) error {
+			return s.compareRecords(ctx, p, from, to, push)
+		}, visit)
+}
