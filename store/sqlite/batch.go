@@ -11,11 +11,11 @@ import (
 var errRollback = errors.New("dry run")
 
 // Apply implements store.Store: every op runs in one write transaction,
-// which a failure (or a dry run) rolls back whole. Its deadline grows
-// with the number of ops (writeFor).
+// which a failure (or a dry run) rolls back whole. Its deadline follows
+// the ops done (writeFor).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
 	var results []store.OpResult
-	err := s.writeFor(ctx, b.Len(), func(t *tx) error {
+	err := s.writeFor(ctx, func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err
@@ -30,6 +30,7 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 				return &store.OpError{Index: i, Err: err}
 			}
 			results[i] = b.Result(res)
+			t.advance()
 		}
 		if b.DryRun {
 			t.written = nil

@@ -37,6 +37,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/hds-go/hds/internal/fanout"
+	"github.com/hds-go/hds/internal/progress"
 	"github.com/hds-go/hds/store"
 )
 
@@ -296,6 +297,17 @@ type tx struct {
 	// once it commits; ended the projects it deleted.
 	written []*store.AuditEntry
 	ended   []string
+	// progress, when not nil, is the deadline of a call of many items
+	// (writeFor), which advance moves.
+	progress *progress.Context
+}
+
+// advance records that an item of a call of many items is done (see
+// writeFor); it does nothing for other calls.
+func (t *tx) advance() {
+	if t.progress != nil {
+		t.progress.Advance()
+	}
 }
 
 // stmt returns the prepared statement of query for t: the pool's, bound
@@ -379,21 +391,22 @@ func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	return s.writeNoDeadline(ctx, f)
 }
 
-// opTime is the time a call whose work grows with n items (the ops of a
-// batch or an import) gets per item on top of the timeout, so that a
-// body within limits.max_import_bytes has the time it needs (150,000
-// records: 150 s more), as the PostgreSQL store does.
-const opTime = time.Millisecond
-
-// writeFor is write for a call of n items: its deadline is the timeout
-// plus opTime per item.
-func (s *Store) writeFor(ctx context.Context, n int, f func(t *tx) error) error {
+// writeFor is write for a call whose work grows with its items (the ops
+// of a batch or an import): its deadline follows the work done
+// (progress.WithStall). It fails when no item has been done within the
+// timeout (from the call's start for the first), however long the call
+// takes in all, so that a body within limits.max_import_bytes is not cut
+// off because the machine is loaded; f calls t.advance after each item.
+func (s *Store) writeFor(ctx context.Context, f func(t *tx) error) error {
 	if s.timeout <= 0 {
 		return s.write(ctx, f)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Duration(n)*opTime)
+	pctx, cancel := progress.WithStall(ctx, s.timeout)
 	defer cancel()
-	return s.writeNoDeadline(ctx, f)
+	return s.writeNoDeadline(pctx, func(t *tx) error {
+		t.progress = pctx
+		return f(t)
+	})
 }
 
 // writeNoDeadline is write bounded by ctx alone (migrations, which may

@@ -1,0 +1,69 @@
+package progress_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hds-go/hds/internal/progress"
+)
+
+// waitDone waits for ctx to end, failing the test after a generous
+// deadline.
+func waitDone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the context did not end")
+	}
+}
+
+func TestStallEnds(t *testing.T) {
+	ctx, cancel := progress.WithStall(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	waitDone(t, ctx)
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Errorf("a stalled call: %v, want context.DeadlineExceeded", ctx.Err())
+	}
+}
+
+// TestAdvanceKeepsAlive checks that a call making progress outlives its
+// stall time many times over: it ends only once the progress stops.
+func TestAdvanceKeepsAlive(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	ctx, cancel := progress.WithStall(t.Context(), stall)
+	defer cancel()
+	start := time.Now()
+	for time.Since(start) < 4*stall {
+		ctx.Advance()
+		if ctx.Err() != nil {
+			t.Fatalf("ended after %v while advancing every millisecond", time.Since(start))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if at, ok := ctx.Deadline(); !ok || at.Before(start.Add(4*stall)) {
+		t.Errorf("deadline %v, %v: want the last progress plus the stall", at, ok)
+	}
+	waitDone(t, ctx)
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Errorf("once stalled: %v, want context.DeadlineExceeded", ctx.Err())
+	}
+}
+
+func TestCancelAndParent(t *testing.T) {
+	ctx, cancel := progress.WithStall(t.Context(), time.Hour)
+	cancel()
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", ctx.Err())
+	}
+	parent, stop := context.WithCancel(t.Context())
+	ctx, cancel = progress.WithStall(parent, time.Hour)
+	defer cancel()
+	stop()
+	waitDone(t, ctx)
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("parent cancelled: %v, want context.Canceled", ctx.Err())
+	}
+}
