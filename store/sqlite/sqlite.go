@@ -70,6 +70,18 @@ type Store struct {
 	// per call. nstmts counts them, up to maxStmts.
 	stmts  sync.Map
 	nstmts atomic.Int32
+
+	// The writer (writer.go): reqs hands it the writes, quit stops it,
+	// stopped is closed once it has; commits counts the transactions it
+	// committed, queued the writes waiting for it to take them; a group
+	// takes requests for groupTime at most.
+	groupTime time.Duration
+	queued    atomic.Int64
+	reqs      chan *writeReq
+	quit      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
+	commits   atomic.Int64
 }
 
 // stmtKey names a statement of a pool in Store.stmts.
@@ -133,7 +145,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := prepareFile(path); err != nil {
 		return nil, err
 	}
-	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
+	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL", groupTime: groupTime}
 	q := store.DefaultQuotas
 	s.quotas.Store(&q)
 	for _, o := range opts {
@@ -148,12 +160,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	s.w = w
+	s.startWriter()
 	if err := s.migrate(ctx, s.lastMigration); err != nil {
+		s.stopWriter()
 		w.Close()
 		return nil, describeOpen(path, err)
 	}
 	r, err := sql.Open("sqlite", path+"?"+common+"&_pragma=query_only(1)")
 	if err != nil {
+		s.stopWriter()
 		w.Close()
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
@@ -212,8 +227,9 @@ func describeOpen(path string, err error) error {
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
+// Close closes the database, once the writes being committed are.
 func (s *Store) Close() error {
+	s.stopWriter()
 	var err error
 	if s.r != nil {
 		err = s.r.Close()
@@ -280,12 +296,17 @@ func classify(ctx context.Context, err error) error {
 	return err
 }
 
-// tx is a transaction of the Store: a write (BEGIN IMMEDIATE on the one
-// writing connection) or a read (a snapshot on a read-only connection).
+// tx is a transaction of the Store: a write (a savepoint of a group's
+// BEGIN IMMEDIATE transaction on the one writing connection, writer.go)
+// or a read (a snapshot on a read-only connection).
 type tx struct {
 	*sql.Tx
-	ctx context.Context
-	s   *Store
+	// ctx is the context of the statements: the call's for a read, the
+	// writer's for a write, whose call is the call's context, checked
+	// before each statement (stmtContext).
+	ctx  context.Context
+	call context.Context
+	s    *Store
 	db  *sql.DB // the pool
 	now time.Time
 	// missed are the statements the pool had not prepared, prepared on
@@ -310,6 +331,16 @@ func (t *tx) advance() {
 	}
 }
 
+// stmtContext is the context a statement of t runs under: t.ctx, or the
+// call's once it has ended, so that the statement fails at once with the
+// call's error rather than run.
+func (t *tx) stmtContext() context.Context {
+	if t.call != nil && t.call.Err() != nil {
+		return t.call
+	}
+	return t.ctx
+}
+
 // stmt returns the prepared statement of query for t: the pool's, bound
 // to t, or one prepared on t when the pool has none yet (the pool's is
 // then prepared once t ends); nil when it does not prepare. t keeps it
@@ -325,7 +356,7 @@ func (t *tx) stmt(query string) *sql.Stmt {
 		st = t.StmtContext(t.ctx, v.(*sql.Stmt))
 	} else {
 		t.missed = append(t.missed, query)
-		if p, err := t.PrepareContext(t.ctx, query); err == nil {
+		if p, err := t.PrepareContext(t.stmtContext(), query); err == nil {
 			st = p
 		}
 	}
@@ -338,26 +369,29 @@ func (t *tx) stmt(query string) *sql.Stmt {
 
 // exec runs a statement of t.
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
-		return st.ExecContext(t.ctx, args...)
+		return st.ExecContext(ctx, args...)
 	}
-	return t.ExecContext(t.ctx, query, args...)
+	return t.ExecContext(ctx, query, args...)
 }
 
 // row runs a query of t that returns one row.
 func (t *tx) row(query string, args ...any) *sql.Row {
+	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
-		return st.QueryRowContext(t.ctx, args...)
+		return st.QueryRowContext(ctx, args...)
 	}
-	return t.QueryRowContext(t.ctx, query, args...)
+	return t.QueryRowContext(ctx, query, args...)
 }
 
 // rows runs a query of t.
 func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
+	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
-		return st.QueryContext(t.ctx, args...)
+		return st.QueryContext(ctx, args...)
 	}
-	return t.QueryContext(t.ctx, query, args...)
+	return t.QueryContext(ctx, query, args...)
 }
 
 // prepare prepares on db the statements a transaction ran unprepared,
@@ -403,39 +437,13 @@ func (s *Store) writeFor(ctx context.Context, f func(t *tx) error) error {
 	}
 	pctx, cancel := progress.WithStall(ctx, s.timeout)
 	defer cancel()
-	return s.writeNoDeadline(pctx, func(t *tx) error {
-		t.progress = pctx
-		return f(t)
-	})
+	return s.submit(pctx, f, pctx)
 }
 
 // writeNoDeadline is write bounded by ctx alone (migrations, which may
 // take longer than one call).
 func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error {
-	sqlTx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return classify(ctx, err)
-	}
-	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.w, now: s.now()}
-	defer func() { s.prepare(ctx, s.w, t.missed) }()
-	if err := f(t); err != nil {
-		_ = sqlTx.Rollback()
-		return classify(ctx, err)
-	}
-	s.pubMu.Lock()
-	err = sqlTx.Commit()
-	if err == nil {
-		s.hub.Publish(t.written...)
-		for _, id := range t.ended {
-			s.hub.End(id)
-		}
-	}
-	s.pubMu.Unlock()
-	if err != nil {
-		return classify(ctx, err)
-	}
-	store.LogAudit(ctx, s.logger.Load(), t.written...)
-	return nil
+	return s.submit(ctx, f, nil)
 }
 
 // read runs f in one read transaction: every statement of f sees the same
