@@ -74,3 +74,26 @@ func (s *Store) HoldWriter() (release func()) {
 func (s *Store) WriteFunc(ctx context.Context, f func() error) error {
 	return s.write(ctx, func(*tx) error { return f() })
 }
+
+// ReadsQueued is the number of reads waiting for a read connection.
+func (s *Store) ReadsQueued() int64 { return s.readsQueued.Load() }
+
+// HoldReader takes a read connection until release is called.
+func (s *Store) HoldReader() (release func()) {
+	held, rel := make(chan struct{}), make(chan struct{})
+	go s.readNoDeadline(context.Background(), func(*tx) error {
+		close(held)
+		<-rel
+		return nil
+	})
+	<-held
+	return func() { close(rel) }
+}
+
+// ReadFunc runs f inside a read transaction, holding a read connection.
+func (s *Store) ReadFunc(ctx context.Context, f func()) error {
+	return s.read(ctx, func(*tx) error {
+		f()
+		return nil
+	})
+}

@@ -8,11 +8,13 @@
 //
 // The database runs in WAL mode with synchronous=FULL: a write is on disk
 // when its call returns, so it survives the process being killed (and a
-// power loss). Writes go through one connection, in BEGIN IMMEDIATE
-// transactions, so that writers queue in the process instead of retrying
-// on SQLITE_BUSY; reads use a small pool of read-only connections and run
-// beside the writer (WAL). Another process writing the same file (an
-// administrative command) waits up to the busy timeout.
+// power loss). Writes go through one connection, owned by one goroutine
+// that commits the writes waiting in groups (writer.go), in BEGIN
+// IMMEDIATE transactions, so that writers queue in the process instead of
+// retrying on SQLITE_BUSY; reads use a pool of read-only connections
+// (ReadConns), taken in arrival order, and run beside the writer (WAL).
+// Another process writing the same file (an administrative command)
+// waits up to the busy timeout.
 //
 // The schema is created by numbered, embedded migrations (migrations/),
 // which Open runs. Every column a list filters or sorts by is computed in
@@ -28,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,7 +53,13 @@ type Store struct {
 
 	path    string
 	w       *sql.DB // one connection: every write
-	r       *sql.DB // read-only connections
+	r       *sql.DB // read-only connections: ReadConns
+	// readConns is WithReadConns's; readSlots holds a token per read
+	// running, so that reads beyond ReadConns queue in arrival order
+	// (database/sql hands a free connection to a random waiter).
+	readConns   int
+	readSlots   chan struct{}
+	readsQueued atomic.Int64
 	timeout time.Duration
 	sync    string
 	// lastMigration, when not empty, is the migration Open stops after
@@ -123,6 +132,28 @@ func WithTimeout(d time.Duration) Option { return func(s *Store) { s.timeout = d
 // means no bound).
 func WithQuotas(q store.Quotas) Option { return func(s *Store) { s.SetQuotas(q) } }
 
+// WithReadConns sets the number of read-only connections, which bounds
+// the reads that run at once (default DefaultReadConns; 0 or less keeps
+// the default).
+func WithReadConns(n int) Option { return func(s *Store) { s.readConns = n } }
+
+// DefaultReadConns is the number of read-only connections of a Store
+// opened without WithReadConns: twice the CPUs Go uses
+// (runtime.GOMAXPROCS), and at least 4. A read of SQLite is work of the
+// CPU in the process (the driver is pure Go), so more connections than
+// that add no speed; a read beyond them waits, first come first served.
+func DefaultReadConns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// ReadConns returns the number of read-only connections of the Store:
+// the reads that run at once, the others waiting their turn in arrival
+// order. It is the one place the read pool is sized.
+func (s *Store) ReadConns() int {
+	if s.readConns > 0 {
+		return s.readConns
+	}
+	return DefaultReadConns()
+}
+
 // WithSynchronousNormal trades durability on power loss for speed
 // (PRAGMA synchronous=NORMAL): a write answered survives the process
 // being killed, but the last ones may be lost when the machine stops.
@@ -172,8 +203,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
+	s.readSlots = make(chan struct{}, s.ReadConns())
+	r.SetMaxOpenConns(s.ReadConns())
+	r.SetMaxIdleConns(s.ReadConns())
 	s.r = r
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
@@ -455,6 +487,15 @@ func (s *Store) read(ctx context.Context, f func(t *tx) error) error {
 }
 
 func (s *Store) readNoDeadline(ctx context.Context, f func(t *tx) error) error {
+	s.readsQueued.Add(1)
+	select {
+	case s.readSlots <- struct{}{}:
+		s.readsQueued.Add(-1)
+	case <-ctx.Done():
+		s.readsQueued.Add(-1)
+		return classify(ctx, ctx.Err())
+	}
+	defer func() { <-s.readSlots }()
 	sqlTx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return classify(ctx, err)
