@@ -51,17 +51,17 @@ type Store struct {
 	// microseconds in UTC. Tests may replace it before first use.
 	Now func() time.Time
 
-	path    string
-	w       *sql.DB // one connection: every write
-	r       *sql.DB // read-only connections: ReadConns
+	path string
+	w    *sql.DB // one connection: every write
+	r    *sql.DB // read-only connections: ReadConns
 	// readConns is WithReadConns's; readSlots holds a token per read
 	// running, so that reads beyond ReadConns queue in arrival order
 	// (database/sql hands a free connection to a random waiter).
 	readConns   int
 	readSlots   chan struct{}
 	readsQueued atomic.Int64
-	timeout time.Duration
-	sync    string
+	timeout     time.Duration
+	sync        string
 	// lastMigration, when not empty, is the migration Open stops after
 	// (upgrade tests build older schemas with it).
 	lastMigration string
@@ -339,8 +339,8 @@ type tx struct {
 	ctx  context.Context
 	call context.Context
 	s    *Store
-	db  *sql.DB // the pool
-	now time.Time
+	db   *sql.DB // the pool
+	now  time.Time
 	// missed are the statements the pool had not prepared, prepared on
 	// it once the transaction ends; prepared the statements of the
 	// transaction by query.
