@@ -24,6 +24,8 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 			return err
 		}
 		results = make([]store.OpResult, b.Len())
+		t.clusters = map[[2]string]*clus{}
+		t.hooks = map[string][]hookRow{}
 		for i := range results {
 			res, err := t.apply(pr, p.Caller, b, b.Op(i))
 			if err != nil {
@@ -53,6 +55,19 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 // opCluster returns the cluster of op: created, with its collection, when
 // missing and create says so.
 func (t *tx) opCluster(pr *proj, c store.Caller, op store.Op, create bool) (*clus, bool, error) {
+	key := [2]string{op.Collection, op.Cluster}
+	if k, ok := t.clusters[key]; ok {
+		return k, false, nil
+	}
+	k, created, err := t.findOpCluster(pr, c, op, create)
+	if err == nil && t.clusters != nil {
+		t.clusters[key] = k
+	}
+	return k, created, err
+}
+
+// findOpCluster is opCluster without the batch's clusters.
+func (t *tx) findOpCluster(pr *proj, c store.Caller, op store.Op, create bool) (*clus, bool, error) {
 	var col *coll
 	var created bool
 	var err error
@@ -83,6 +98,7 @@ func (t *tx) apply(pr *proj, c store.Caller, b store.Batch, op store.Op) (store.
 		_, created, err := t.opCluster(pr, c, op, true)
 		return store.OpResult{Created: created}, err
 	case store.OpDeleteCollection:
+		clear(t.clusters)
 		col, err := t.collectionIn(pr, op.Collection)
 		if err != nil {
 			return store.OpResult{}, err
@@ -90,6 +106,7 @@ func (t *tx) apply(pr *proj, c store.Caller, b store.Batch, op store.Op) (store.
 		return store.OpResult{}, t.deleteCollection(col, c)
 	case store.OpDeleteCluster:
 		k, _, err := t.opCluster(pr, c, op, false)
+		clear(t.clusters)
 		if err != nil {
 			return store.OpResult{}, err
 		}

@@ -163,7 +163,7 @@ func BenchmarkImport150k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		_, err := s.Apply(ctx, p, store.Batch{Source: importSource{150_000}, OmitRecords: true, CreateParents: true})
+		_, err := s.Apply(ctx, p, store.Batch{Source: importSource{importN}, OmitRecords: true, CreateParents: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -214,3 +214,6 @@ func BenchmarkFileSize(b *testing.B) {
 		})
 	}
 }
+
+// importN is the records of BenchmarkImport150k.
+var importN = 150_000

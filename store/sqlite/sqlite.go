@@ -183,7 +183,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busyTimeout.Milliseconds())
-	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_txlock=immediate")
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_pragma=temp_store(MEMORY)&_pragma=cache_size(-16000)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
@@ -353,6 +353,12 @@ type tx struct {
 	// progress, when not nil, is the deadline of a call of many items
 	// (writeFor), which advance moves.
 	progress *progress.Context
+	// clusters and hooks, when not nil, keep what the ops of a batch
+	// found (Apply): its clusters by collection and name (forgotten when
+	// an op deletes a collection or cluster), and the webhooks of its
+	// project (no op of a batch changes them).
+	clusters map[[2]string]*clus
+	hooks    map[string][]hookRow
 }
 
 // advance records that an item of a call of many items is done (see

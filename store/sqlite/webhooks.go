@@ -16,11 +16,16 @@ const webhooksMigration = "migrations/0004_webhooks.sql"
 
 const webhookCols = `w.id, w.project_id, w.url, w.actions, w.collection, w.cluster, w.secret, w.created_at, w.created_by`
 
-func scanWebhook(row scanner) (*store.Webhook, error) {
+func scanWebhook(row scanner) (*store.Webhook, error) { return scanWebhookAfter(row) }
+
+// scanWebhookAfter is scanWebhook of a row with more columns after
+// webhookCols, read into more.
+func scanWebhookAfter(row scanner, more ...any) (*store.Webhook, error) {
 	var w store.Webhook
 	var actions string
 	var created int64
-	if err := row.Scan(&w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret, &created, &w.CreatedBy); err != nil {
+	dest := append([]any{&w.ID, &w.ProjectID, &w.URL, &actions, &w.Collection, &w.Cluster, &w.Secret, &created, &w.CreatedBy}, more...)
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	w.CreatedAt = fromMicros(created)
@@ -51,29 +56,56 @@ func scanDelivery(row scanner) (*store.Delivery, error) {
 // outbox adds, in t, a pending delivery of the entry e to each webhook of
 // its project that receives it: t.audit calls it with every entry, so
 // that the deliveries commit (or roll back) with the change.
+// hookRow is a webhook and its after_revision.
+type hookRow struct {
+	w     *store.Webhook
+	after int64
+}
+
+// projectHooks returns the webhooks of the project id in the order of
+// their creation: read once per batch (t.hooks), else at each call.
+func (t *tx) projectHooks(id string) ([]hookRow, error) {
+	if hooks, ok := t.hooks[id]; ok {
+		return hooks, nil
+	}
+	rows, err := t.rows(`SELECT `+webhookCols+`, w.after_revision FROM hds_webhooks w WHERE w.project_id = ?
+		ORDER BY w.created_at, w.id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hooks []hookRow
+	for rows.Next() {
+		var h hookRow
+		var err error
+		h.w, err = scanWebhookAfter(rows, &h.after)
+		if err != nil {
+			return nil, err
+		}
+		hooks = append(hooks, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if t.hooks != nil {
+		t.hooks[id] = hooks
+	}
+	return hooks, nil
+}
+
 func (t *tx) outbox(e *store.AuditEntry) error {
 	if !e.Action.IsEvent() || t.s.lastMigration != "" && t.s.lastMigration < webhooksMigration {
 		return nil // an upgrade test's older schema has no webhooks
 	}
-	rows, err := t.rows(`SELECT `+webhookCols+` FROM hds_webhooks w WHERE w.project_id = ? AND w.after_revision < ?
-		ORDER BY w.created_at, w.id`, e.ProjectID, e.Revision)
+	all, err := t.projectHooks(e.ProjectID)
 	if err != nil {
 		return err
 	}
 	var hooks []string
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			rows.Close()
-			return err
+	for _, h := range all {
+		if h.after < e.Revision && h.w.Matches(e) {
+			hooks = append(hooks, h.w.ID)
 		}
-		if w.Matches(e) {
-			hooks = append(hooks, w.ID)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for _, id := range hooks {
 		if _, err := t.exec(`INSERT INTO hds_webhook_deliveries (id, webhook_id, project_id, revision, action, status,
