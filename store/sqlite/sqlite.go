@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,11 @@ var (
 // not given (API.md's database.timeout).
 const DefaultTimeout = 5 * time.Second
 
+// walLimit is the size, in bytes, the WAL file is cut back to when it
+// starts over after a checkpoint (journal_size_limit): about what the
+// automatic checkpoint, every 1,000 pages, lets it grow to.
+const walLimit = 4 << 20
+
 // busyTimeout is how long a statement waits for a lock another process
 // holds (an administrative command writing beside the server).
 const busyTimeout = 5 * time.Second
@@ -183,7 +189,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busyTimeout.Milliseconds())
-	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_pragma=temp_store(MEMORY)&_pragma=cache_size(-16000)&_txlock=immediate")
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_pragma=temp_store(MEMORY)&_pragma=cache_size(-16000)&_pragma=journal_size_limit("+strconv.Itoa(walLimit)+")&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}

@@ -297,6 +297,15 @@ func (g *writeGroup) commit() {
 	}
 	s.pubMu.Unlock()
 	s.prepare(g.ctx, s.w, g.missed)
+	if err == nil && g.members[0].r.progress != nil {
+		// After a batch or an import, the WAL is copied into the
+		// database now rather than at the next automatic checkpoint,
+		// and (journal_size_limit) cut back once it starts over,
+		// instead of staying the size of the biggest write. PASSIVE
+		// waits for no reader: what a reader still needs is copied
+		// by a later checkpoint.
+		_, _ = s.w.ExecContext(g.ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	}
 	for _, m := range g.members {
 		if err != nil {
 			m.r.done <- classify(m.r.ctx, err)
