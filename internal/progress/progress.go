@@ -91,3 +91,12 @@ func (c *Context) Err() error {
 	}
 	return err
 }
+
+// Advance calls Advance of ctx when it is a *Context, and does nothing
+// otherwise: code that runs both within a call of many items and within
+// others records its progress without knowing which.
+func Advance(ctx context.Context) {
+	if c, ok := ctx.(*Context); ok {
+		c.Advance()
+	}
+}
