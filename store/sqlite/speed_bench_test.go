@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 // API only, so that a build of an older commit runs them too (benchstat
 // compares the two):
 //
-//	go test -run '^$' -bench 'BenchmarkCreate|BenchmarkGet|BenchmarkFileSize' -count 6 ./store/sqlite/
+//	go test -run '^$' -bench 'BenchmarkCreate|BenchmarkGet|BenchmarkWritersReaders|BenchmarkFileSize' -count 6 ./store/sqlite/
 //	go test -run '^$' -bench BenchmarkImport150k -benchtime 1x -count 3 ./store/sqlite/
 
 // speedProject makes the project p with collection c and cluster k, no
@@ -99,6 +100,39 @@ func BenchmarkCreate(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkWritersReaders runs 32 goroutines creating records and 8
+// reading them at once, with the store's default timeout (5 s), as the
+// fault probe did against a server, and reports the calls that failed as
+// unavailable (a 503): with a fair writer queue and group commit, none.
+func BenchmarkWritersReaders(b *testing.B) {
+	s := open(b, sqlite.WithTimeout(sqlite.DefaultTimeout))
+	p := speedProject(b, s)
+	ctx := context.Background()
+	var unavailable atomic.Int64
+	var created atomic.Int64
+	parallel(b, 40, func(i int) error {
+		rp := p
+		var err error
+		if i%5 == 0 {
+			rp.Record = "r" + strconv.Itoa(int(created.Load()))
+			_, err = s.FindRecord(ctx, rp)
+			if errors.Is(err, store.ErrNotFound) {
+				err = nil
+			}
+		} else {
+			rp.Record = "r" + strconv.Itoa(i)
+			_, err = s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
+			created.Store(int64(i))
+		}
+		if errors.Is(err, store.ErrUnavailable) {
+			unavailable.Add(1)
+			return nil
+		}
+		return err
+	})
+	b.ReportMetric(float64(unavailable.Load()), "unavailable")
 }
 
 // BenchmarkGet reads one record of a cluster of 1,000 (a GET), from 8
