@@ -26,6 +26,7 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		results = make([]store.OpResult, b.Len())
 		t.clusters = map[[2]string]*clus{}
 		t.hooks = map[string][]hookRow{}
+		t.deferProject = true
 		for i := range results {
 			res, err := t.apply(pr, p.Caller, b, b.Op(i))
 			if err != nil {
@@ -37,6 +38,9 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		if b.DryRun {
 			t.written = nil
 			return errRollback
+		}
+		if err := t.flushProject(); err != nil {
+			return err
 		}
 		for i := range results {
 			results[i].Revision = pr.Revision

@@ -365,6 +365,11 @@ type tx struct {
 	// project (no op of a batch changes them).
 	clusters map[[2]string]*clus
 	hooks    map[string][]hookRow
+	// deferProject, set by a batch, keeps the revision and byte count of
+	// its project in memory (audit, addBytes) until flushProject writes
+	// them once; dirty is the project they changed.
+	deferProject bool
+	dirty        *proj
 }
 
 // advance records that an item of a call of many items is done (see
