@@ -13,11 +13,13 @@ import (
 
 // Context is a context.Context that ends, with context.DeadlineExceeded,
 // when Advance has not been called for its stall time (counted from its
-// creation at first), or when its parent ends.
+// creation at first), but not before its floor has passed since its
+// creation; or when its parent ends.
 type Context struct {
 	context.Context // the cancelable child of the parent
 	cancel          context.CancelFunc
 	stall           time.Duration
+	floor           time.Time // the deadline is never before it
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -26,13 +28,16 @@ type Context struct {
 }
 
 // WithStall returns a Context of parent that ends when it makes no
-// progress (Advance) for stall, and its cancel function, which the caller
-// calls once the work is done. stall must be more than 0.
-func WithStall(parent context.Context, stall time.Duration) (*Context, context.CancelFunc) {
+// progress (Advance) for stall, but not before floor has passed (a fixed
+// allowance the call keeps: a deadline that follows the work only ever
+// gives more time), and its cancel function, which the caller calls once
+// the work is done. stall must be more than 0.
+func WithStall(parent context.Context, stall, floor time.Duration) (*Context, context.CancelFunc) {
 	inner, cancel := context.WithCancel(parent)
-	c := &Context{Context: inner, cancel: cancel, stall: stall, at: time.Now().Add(stall)}
+	now := time.Now()
+	c := &Context{Context: inner, cancel: cancel, stall: stall, floor: now.Add(floor), at: now.Add(max(stall, floor))}
 	c.mu.Lock()
-	c.timer = time.AfterFunc(stall, c.expire)
+	c.timer = time.AfterFunc(max(stall, floor), c.expire)
 	c.mu.Unlock()
 	return c, func() {
 		c.mu.Lock()
@@ -55,12 +60,15 @@ func (c *Context) expire() {
 	c.cancel()
 }
 
-// Advance records progress: the deadline moves to stall from now. It is
-// cheap (no timer is reset), and does nothing once c has ended.
+// Advance records progress: the deadline moves to stall from now (when
+// that is later than it is). It is cheap (no timer is reset), and does
+// nothing once c has ended.
 func (c *Context) Advance() {
 	c.mu.Lock()
 	if !c.expired {
-		c.at = time.Now().Add(c.stall)
+		if at := time.Now().Add(c.stall); at.After(c.at) {
+			c.at = at
+		}
 	}
 	c.mu.Unlock()
 }

@@ -21,7 +21,7 @@ func waitDone(t *testing.T, ctx context.Context) {
 }
 
 func TestStallEnds(t *testing.T) {
-	ctx, cancel := progress.WithStall(t.Context(), 10*time.Millisecond)
+	ctx, cancel := progress.WithStall(t.Context(), 10*time.Millisecond, 0)
 	defer cancel()
 	waitDone(t, ctx)
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -33,7 +33,7 @@ func TestStallEnds(t *testing.T) {
 // stall time many times over: it ends only once the progress stops.
 func TestAdvanceKeepsAlive(t *testing.T) {
 	const stall = 200 * time.Millisecond
-	ctx, cancel := progress.WithStall(t.Context(), stall)
+	ctx, cancel := progress.WithStall(t.Context(), stall, 0)
 	defer cancel()
 	start := time.Now()
 	for time.Since(start) < 4*stall {
@@ -53,17 +53,33 @@ func TestAdvanceKeepsAlive(t *testing.T) {
 }
 
 func TestCancelAndParent(t *testing.T) {
-	ctx, cancel := progress.WithStall(t.Context(), time.Hour)
+	ctx, cancel := progress.WithStall(t.Context(), time.Hour, 0)
 	cancel()
 	if !errors.Is(ctx.Err(), context.Canceled) {
 		t.Errorf("cancelled: %v, want context.Canceled", ctx.Err())
 	}
 	parent, stop := context.WithCancel(t.Context())
-	ctx, cancel = progress.WithStall(parent, time.Hour)
+	ctx, cancel = progress.WithStall(parent, time.Hour, 0)
 	defer cancel()
 	stop()
 	waitDone(t, ctx)
 	if !errors.Is(ctx.Err(), context.Canceled) {
 		t.Errorf("parent cancelled: %v, want context.Canceled", ctx.Err())
+	}
+}
+
+// TestFloor checks that a call without progress still has its floor: it
+// ends once the floor has passed, not after the stall time.
+func TestFloor(t *testing.T) {
+	const floor = 300 * time.Millisecond
+	start := time.Now()
+	ctx, cancel := progress.WithStall(t.Context(), time.Millisecond, floor)
+	defer cancel()
+	waitDone(t, ctx)
+	if d := time.Since(start); d < floor {
+		t.Errorf("ended after %v, before its floor of %v", d, floor)
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Errorf("past its floor: %v, want context.DeadlineExceeded", ctx.Err())
 	}
 }

@@ -31,7 +31,7 @@ var errDryRun = errors.New("dry run")
 // concurrent write they could not account for (errPerOp) runs again,
 // every op per op.
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) (_ []store.OpResult, err error) {
-	ctx, end := s.callFor(ctx)
+	ctx, end := s.callFor(ctx, b.Len())
 	defer end(&err)
 	results, err := s.apply(ctx, p, b, true)
 	if errors.Is(err, errPerOp) {

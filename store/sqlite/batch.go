@@ -15,7 +15,7 @@ var errRollback = errors.New("dry run")
 // the ops done (writeFor).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
 	var results []store.OpResult
-	err := s.writeFor(ctx, func(t *tx) error {
+	err := s.writeFor(ctx, b.Len(), func(t *tx) error {
 		pr, err := t.project(p)
 		if err != nil {
 			return err

@@ -474,17 +474,22 @@ func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	return s.writeNoDeadline(ctx, f)
 }
 
-// writeFor is write for a call whose work grows with its items (the ops
-// of a batch or an import): its deadline follows the work done
-// (progress.WithStall). It fails when no item has been done within the
-// timeout (from the call's start for the first), however long the call
-// takes in all, so that a body within limits.max_import_bytes is not cut
-// off because the machine is loaded; f calls t.advance after each item.
-func (s *Store) writeFor(ctx context.Context, f func(t *tx) error) error {
+// opTime is the time a call whose work grows with its items is given for
+// each item, over the timeout, whatever its progress (writeFor).
+const opTime = time.Millisecond
+
+// writeFor is write for a call of n items (the ops of a batch or an
+// import): its deadline follows the work done (progress.WithStall). It
+// fails when no item has been done within the timeout, however long the
+// call takes in all, but not before the timeout plus opTime per item (the
+// fixed allowance it had before), so that a body within
+// limits.max_import_bytes is not cut off because the machine is loaded;
+// f calls t.advance after each item.
+func (s *Store) writeFor(ctx context.Context, n int, f func(t *tx) error) error {
 	if s.timeout <= 0 {
 		return s.write(ctx, f)
 	}
-	pctx, cancel := progress.WithStall(ctx, s.timeout)
+	pctx, cancel := progress.WithStall(ctx, s.timeout, s.timeout+time.Duration(n)*opTime)
 	defer cancel()
 	return s.submit(pctx, f, pctx)
 }
