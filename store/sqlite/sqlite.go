@@ -213,7 +213,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	r.SetMaxOpenConns(s.ReadConns())
 	r.SetMaxIdleConns(s.ReadConns())
 	s.r = r
-	if err := s.Ping(ctx); err != nil {
+	// The first read, which opens a read connection, is bounded by ctx
+	// alone, as the migrations are: the store's timeout bounds its calls,
+	// and a short one must not fail Open on a loaded machine.
+	if err := s.readNoDeadline(ctx, func(t *tx) error {
+		var n int
+		return t.row(`SELECT count(*) FROM hds_schema_migrations`).Scan(&n)
+	}); err != nil {
 		s.Close()
 		return nil, describeOpen(path, err)
 	}
