@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hds-go/hds/internal/progress"
 	"github.com/hds-go/hds/store"
 )
 
@@ -22,8 +23,8 @@ var errDryRun = errors.New("dry run")
 // Apply implements store.Store, in one transaction. The project row is
 // locked first (FOR NO KEY UPDATE), as every write in a project does
 // (quotas.go), so that writes on one project run one after another and
-// never deadlock on each other's locks. Its deadline grows with the
-// number of ops (callFor); each statement writes at most writeChunk rows. The ops run set-based (setTx: a few
+// never deadlock on each other's locks. Its deadline follows the ops
+// done (callFor); each statement writes at most writeChunk rows. The ops run set-based (setTx: a few
 // statements for a run of at most setChunk ops), but for the deletes
 // of containers, which run per op (pgTx: each op locks what it changes,
 // as the single writes do). A batch whose set-based writes met a
@@ -84,6 +85,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 				return &store.OpError{Index: i, Err: err}
 			}
 			results[i] = b.Result(res)
+			progress.Advance(ctx)
 			return nil
 		}
 		each := &pgTx{q: q, b: b, c: p.Caller, now: now, project: p.Project, projectID: projectID, quotas: quotas}
@@ -109,6 +111,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 					break
 				}
 				ops = append(ops, op)
+				progress.Advance(ctx)
 			}
 			end := start + len(ops)
 			// The project's bytes now: the project row is locked, so only
@@ -119,6 +122,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 			if err := tx.load(ctx); err != nil {
 				return err
 			}
+			progress.Advance(ctx)
 			for i := start; i < end; i++ {
 				if err := run(i, ops[i-start], tx.apply); err != nil {
 					return err
@@ -129,6 +133,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 				if err := tx.flush(ctx); err != nil {
 					return err
 				}
+				progress.Advance(ctx)
 			}
 			grown += tx.delta
 			start = end

@@ -35,6 +35,7 @@ import (
 	"github.com/lib/pq/pqerror"
 
 	"github.com/hds-go/hds/internal/readahead"
+	"github.com/hds-go/hds/internal/progress"
 	"github.com/hds-go/hds/store"
 )
 
@@ -300,21 +301,29 @@ func (s *Store) call(ctx context.Context) (context.Context, func(*error)) {
 	return s.callWithin(ctx, s.timeout)
 }
 
-// opTime is the time a call whose work grows with its items is given
-// for each item, over the store's timeout (callFor).
+// opTime is the time a call whose work grows with its items is given for
+// each item, over the store's timeout, whatever its progress (callFor).
 const opTime = time.Millisecond
 
 // callFor is call for a call whose work grows with n items (the ops of a
-// batch or an import): its deadline is the store's timeout plus opTime
-// per item, so that a body within limits.max_import_bytes has the time it
-// needs (150,000 records: 150 s more), while each of its statements still
-// ends within the timeout (they write at most writeChunk rows, and
-// conn.go bounds every wait for the server).
+// batch or an import): its deadline follows the work done
+// (progress.WithStall), so that a body within limits.max_import_bytes
+// has the time it needs however loaded the machine: it fails when no
+// item (an op, a set-based run's load or flush) has been done within the
+// store's timeout, but not before the timeout plus opTime per item (the
+// fixed allowance it had before: a set-based run may take longer than
+// the timeout), and each of its statements still ends within it
+// (they write at most writeChunk rows, and conn.go bounds every wait for
+// the server). Apply records its progress with progress.Advance.
 func (s *Store) callFor(ctx context.Context, n int) (context.Context, func(*error)) {
 	if s.timeout <= 0 {
 		return s.callWithin(ctx, 0)
 	}
-	return s.callWithin(ctx, s.timeout+time.Duration(n)*opTime)
+	pctx, cancel := progress.WithStall(ctx, s.timeout, s.timeout+time.Duration(n)*opTime)
+	return pctx, func(errp *error) {
+		*errp = settle(pctx, *errp)
+		cancel()
+	}
 }
 
 // callWithin is call with the deadline timeout (none when 0 or less).

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
@@ -12,12 +13,20 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
+// testTimeout is the deadline of a store call in the conformance runs:
+// a shared CI machine, loaded many times over and running the race
+// detector, took more than the default 5 s to write a value of 1 MiB,
+// and no test may fail because the machine is slow.
+const testTimeout = time.Minute
+
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return postgres.New(pgtest.New(t)) })
+	storetest.Run(t, func(t *testing.T) store.Store { return postgres.New(pgtest.New(t), postgres.WithTimeout(testTimeout)) })
 }
 
 func TestUsers(t *testing.T) {
-	storetest.RunUsers(t, func(t *testing.T) store.UserDirectory { return postgres.New(pgtest.New(t)) })
+	storetest.RunUsers(t, func(t *testing.T) store.UserDirectory {
+		return postgres.New(pgtest.New(t), postgres.WithTimeout(testTimeout))
+	})
 }
 
 func TestQuotas(t *testing.T) {
@@ -27,5 +36,7 @@ func TestQuotas(t *testing.T) {
 }
 
 func TestAudit(t *testing.T) {
-	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore { return postgres.New(pgtest.New(t)) })
+	storetest.RunAudit(t, func(t *testing.T) storetest.AuditStore {
+		return postgres.New(pgtest.New(t), postgres.WithTimeout(testTimeout))
+	})
 }

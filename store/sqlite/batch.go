@@ -11,8 +11,8 @@ import (
 var errRollback = errors.New("dry run")
 
 // Apply implements store.Store: every op runs in one write transaction,
-// which a failure (or a dry run) rolls back whole. Its deadline grows
-// with the number of ops (writeFor).
+// which a failure (or a dry run) rolls back whole. Its deadline follows
+// the ops done (writeFor).
 func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store.OpResult, error) {
 	var results []store.OpResult
 	err := s.writeFor(ctx, b.Len(), func(t *tx) error {
@@ -24,16 +24,23 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 			return err
 		}
 		results = make([]store.OpResult, b.Len())
+		t.clusters = map[[2]string]*clus{}
+		t.hooks = map[string][]hookRow{}
+		t.deferProject = true
 		for i := range results {
 			res, err := t.apply(pr, p.Caller, b, b.Op(i))
 			if err != nil {
 				return &store.OpError{Index: i, Err: err}
 			}
 			results[i] = b.Result(res)
+			t.advance()
 		}
 		if b.DryRun {
 			t.written = nil
 			return errRollback
+		}
+		if err := t.flushProject(); err != nil {
+			return err
 		}
 		for i := range results {
 			results[i].Revision = pr.Revision
@@ -52,6 +59,19 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 // opCluster returns the cluster of op: created, with its collection, when
 // missing and create says so.
 func (t *tx) opCluster(pr *proj, c store.Caller, op store.Op, create bool) (*clus, bool, error) {
+	key := [2]string{op.Collection, op.Cluster}
+	if k, ok := t.clusters[key]; ok {
+		return k, false, nil
+	}
+	k, created, err := t.findOpCluster(pr, c, op, create)
+	if err == nil && t.clusters != nil {
+		t.clusters[key] = k
+	}
+	return k, created, err
+}
+
+// findOpCluster is opCluster without the batch's clusters.
+func (t *tx) findOpCluster(pr *proj, c store.Caller, op store.Op, create bool) (*clus, bool, error) {
 	var col *coll
 	var created bool
 	var err error
@@ -82,6 +102,7 @@ func (t *tx) apply(pr *proj, c store.Caller, b store.Batch, op store.Op) (store.
 		_, created, err := t.opCluster(pr, c, op, true)
 		return store.OpResult{Created: created}, err
 	case store.OpDeleteCollection:
+		clear(t.clusters)
 		col, err := t.collectionIn(pr, op.Collection)
 		if err != nil {
 			return store.OpResult{}, err
@@ -89,6 +110,7 @@ func (t *tx) apply(pr *proj, c store.Caller, b store.Batch, op store.Op) (store.
 		return store.OpResult{}, t.deleteCollection(col, c)
 	case store.OpDeleteCluster:
 		k, _, err := t.opCluster(pr, c, op, false)
+		clear(t.clusters)
 		if err != nil {
 			return store.OpResult{}, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"time"
 
 	"github.com/hds-go/hds/store"
 )
@@ -42,4 +43,57 @@ func (s *Store) QueryString(ctx context.Context, query string, args ...any) (str
 // RecordKeys is recordKeys, for tests that write rows by hand.
 func RecordKeys(t store.DataType, v json.RawMessage) (vk []byte, rk, vtext, vlower any) {
 	return recordKeys(t, v)
+}
+
+// WithGroupTime sets the time a group of writes takes requests before
+// it commits, for tests that make one group of every write waiting.
+func WithGroupTime(d time.Duration) Option { return func(s *Store) { s.groupTime = d } }
+
+// Commits is the number of transactions the writer committed.
+func (s *Store) Commits() int64 { return s.commits.Load() }
+
+// Queued is the number of writes waiting for the writer to take them.
+func (s *Store) Queued() int64 { return s.queued.Load() }
+
+// HoldWriter makes the writer wait, inside the transaction of a group
+// (of which the hold is the first write), until release is called: the
+// writes made meanwhile queue.
+func (s *Store) HoldWriter() (release func()) {
+	held, rel := make(chan struct{}), make(chan struct{})
+	go s.writeNoDeadline(context.Background(), func(*tx) error {
+		close(held)
+		<-rel
+		return nil
+	})
+	<-held
+	return func() { close(rel) }
+}
+
+// WriteFunc runs f as the function of a write, for tests of what the
+// writer does with its outcome.
+func (s *Store) WriteFunc(ctx context.Context, f func() error) error {
+	return s.write(ctx, func(*tx) error { return f() })
+}
+
+// ReadsQueued is the number of reads waiting for a read connection.
+func (s *Store) ReadsQueued() int64 { return s.readsQueued.Load() }
+
+// HoldReader takes a read connection until release is called.
+func (s *Store) HoldReader() (release func()) {
+	held, rel := make(chan struct{}), make(chan struct{})
+	go s.readNoDeadline(context.Background(), func(*tx) error {
+		close(held)
+		<-rel
+		return nil
+	})
+	<-held
+	return func() { close(rel) }
+}
+
+// ReadFunc runs f inside a read transaction, holding a read connection.
+func (s *Store) ReadFunc(ctx context.Context, f func()) error {
+	return s.read(ctx, func(*tx) error {
+		f()
+		return nil
+	})
 }

@@ -8,11 +8,13 @@
 //
 // The database runs in WAL mode with synchronous=FULL: a write is on disk
 // when its call returns, so it survives the process being killed (and a
-// power loss). Writes go through one connection, in BEGIN IMMEDIATE
-// transactions, so that writers queue in the process instead of retrying
-// on SQLITE_BUSY; reads use a small pool of read-only connections and run
-// beside the writer (WAL). Another process writing the same file (an
-// administrative command) waits up to the busy timeout.
+// power loss). Writes go through one connection, owned by one goroutine
+// that commits the writes waiting in groups (writer.go), in BEGIN
+// IMMEDIATE transactions, so that writers queue in the process instead of
+// retrying on SQLITE_BUSY; reads use a pool of read-only connections
+// (ReadConns), taken in arrival order, and run beside the writer (WAL).
+// Another process writing the same file (an administrative command)
+// waits up to the busy timeout.
 //
 // The schema is created by numbered, embedded migrations (migrations/),
 // which Open runs. Every column a list filters or sorts by is computed in
@@ -28,6 +30,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +42,7 @@ import (
 
 	"github.com/hds-go/hds/internal/fanout"
 	"github.com/hds-go/hds/internal/readahead"
+	"github.com/hds-go/hds/internal/progress"
 	"github.com/hds-go/hds/store"
 )
 
@@ -48,11 +53,17 @@ type Store struct {
 	// microseconds in UTC. Tests may replace it before first use.
 	Now func() time.Time
 
-	path    string
-	w       *sql.DB // one connection: every write
-	r       *sql.DB // read-only connections
-	timeout time.Duration
-	sync    string
+	path string
+	w    *sql.DB // one connection: every write
+	r    *sql.DB // read-only connections: ReadConns
+	// readConns is WithReadConns's; readSlots holds a token per read
+	// running, so that reads beyond ReadConns queue in arrival order
+	// (database/sql hands a free connection to a random waiter).
+	readConns   int
+	readSlots   chan struct{}
+	readsQueued atomic.Int64
+	timeout     time.Duration
+	sync        string
 	// lastMigration, when not empty, is the migration Open stops after
 	// (upgrade tests build older schemas with it).
 	lastMigration string
@@ -79,6 +90,17 @@ type Store struct {
 	longReads *readahead.Gate
 	// storage remembers writes that failed for a full disk (StorageFull).
 	storage store.StorageWatch
+	// The writer (writer.go): reqs hands it the writes, quit stops it,
+	// stopped is closed once it has; commits counts the transactions it
+	// committed, queued the writes waiting for it to take them; a group
+	// takes requests for groupTime at most.
+	groupTime time.Duration
+	queued    atomic.Int64
+	reqs      chan *writeReq
+	quit      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
+	commits   atomic.Int64
 }
 
 // stmtKey names a statement of a pool in Store.stmts.
@@ -102,6 +124,11 @@ var (
 // not given (API.md's database.timeout).
 const DefaultTimeout = 5 * time.Second
 
+// walLimit is the size, in bytes, the WAL file is cut back to when it
+// starts over after a checkpoint (journal_size_limit): about what the
+// automatic checkpoint, every 1,000 pages, lets it grow to.
+const walLimit = 4 << 20
+
 // busyTimeout is how long a statement waits for a lock another process
 // holds (an administrative command writing beside the server).
 const busyTimeout = 5 * time.Second
@@ -119,6 +146,28 @@ func WithTimeout(d time.Duration) Option { return func(s *Store) { s.timeout = d
 // store.DefaultQuotas; a field left 0 keeps its default, store.Unlimited
 // means no bound).
 func WithQuotas(q store.Quotas) Option { return func(s *Store) { s.SetQuotas(q) } }
+
+// WithReadConns sets the number of read-only connections, which bounds
+// the reads that run at once (default DefaultReadConns; 0 or less keeps
+// the default).
+func WithReadConns(n int) Option { return func(s *Store) { s.readConns = n } }
+
+// DefaultReadConns is the number of read-only connections of a Store
+// opened without WithReadConns: twice the CPUs Go uses
+// (runtime.GOMAXPROCS), and at least 4. A read of SQLite is work of the
+// CPU in the process (the driver is pure Go), so more connections than
+// that add no speed; a read beyond them waits, first come first served.
+func DefaultReadConns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// ReadConns returns the number of read-only connections of the Store:
+// the reads that run at once, the others waiting their turn in arrival
+// order. It is the one place the read pool is sized.
+func (s *Store) ReadConns() int {
+	if s.readConns > 0 {
+		return s.readConns
+	}
+	return DefaultReadConns()
+}
 
 // WithSynchronousNormal trades durability on power loss for speed
 // (PRAGMA synchronous=NORMAL): a write answered survives the process
@@ -142,8 +191,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := prepareFile(path); err != nil {
 		return nil, err
 	}
-	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL"}
-	s.longReads = readahead.NewGate(s.readPoolSize)
+	s := &Store{Now: time.Now, path: path, timeout: DefaultTimeout, sync: "FULL", groupTime: groupTime}
+	s.longReads = readahead.NewGate(s.ReadConns)
 	q := store.DefaultQuotas
 	s.quotas.Store(&q)
 	s.maxPending.Store(store.DefaultMaxPending)
@@ -151,7 +200,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busyTimeout.Milliseconds())
-	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_txlock=immediate")
+	w, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+s.sync+")&_pragma=temp_store(MEMORY)&_pragma=cache_size(-16000)&_pragma=journal_size_limit("+strconv.Itoa(walLimit)+")&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
@@ -159,19 +208,29 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	s.w = w
+	s.startWriter()
 	if err := s.migrate(ctx, s.lastMigration); err != nil {
+		s.stopWriter()
 		w.Close()
 		return nil, describeOpen(path, err)
 	}
 	r, err := sql.Open("sqlite", path+"?"+common+"&_pragma=query_only(1)")
 	if err != nil {
+		s.stopWriter()
 		w.Close()
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
+	s.readSlots = make(chan struct{}, s.ReadConns())
+	r.SetMaxOpenConns(s.ReadConns())
+	r.SetMaxIdleConns(s.ReadConns())
 	s.r = r
-	if err := s.Ping(ctx); err != nil {
+	// The first read, which opens a read connection, is bounded by ctx
+	// alone, as the migrations are: the store's timeout bounds its calls,
+	// and a short one must not fail Open on a loaded machine.
+	if err := s.readNoDeadline(ctx, func(t *tx) error {
+		var n int
+		return t.row(`SELECT count(*) FROM hds_schema_migrations`).Scan(&n)
+	}); err != nil {
 		s.Close()
 		return nil, describeOpen(path, err)
 	}
@@ -223,8 +282,9 @@ func describeOpen(path string, err error) error {
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
+// Close closes the database, once the writes being committed are.
 func (s *Store) Close() error {
+	s.stopWriter()
 	var err error
 	if s.r != nil {
 		err = s.r.Close()
@@ -297,14 +357,19 @@ func classify(ctx context.Context, err error) error {
 	return err
 }
 
-// tx is a transaction of the Store: a write (BEGIN IMMEDIATE on the one
-// writing connection) or a read (a snapshot on a read-only connection).
+// tx is a transaction of the Store: a write (a savepoint of a group's
+// BEGIN IMMEDIATE transaction on the one writing connection, writer.go)
+// or a read (a snapshot on a read-only connection).
 type tx struct {
 	*sql.Tx
-	ctx context.Context
-	s   *Store
-	db  *sql.DB // the pool
-	now time.Time
+	// ctx is the context of the statements: the call's for a read, the
+	// writer's for a write, whose call is the call's context, checked
+	// before each statement (stmtContext).
+	ctx  context.Context
+	call context.Context
+	s    *Store
+	db   *sql.DB // the pool
+	now  time.Time
 	// missed are the statements the pool had not prepared, prepared on
 	// it once the transaction ends; prepared the statements of the
 	// transaction by query.
@@ -314,6 +379,38 @@ type tx struct {
 	// once it commits; ended the projects it deleted.
 	written []*store.AuditEntry
 	ended   []string
+	// progress, when not nil, is the deadline of a call of many items
+	// (writeFor), which advance moves.
+	progress *progress.Context
+	// clusters and hooks, when not nil, keep what the ops of a batch
+	// found (Apply): its clusters by collection and name (forgotten when
+	// an op deletes a collection or cluster), and the webhooks of its
+	// project (no op of a batch changes them).
+	clusters map[[2]string]*clus
+	hooks    map[string][]hookRow
+	// deferProject, set by a batch, keeps the revision and byte count of
+	// its project in memory (audit, addBytes) until flushProject writes
+	// them once; dirty is the project they changed.
+	deferProject bool
+	dirty        *proj
+}
+
+// advance records that an item of a call of many items is done (see
+// writeFor); it does nothing for other calls.
+func (t *tx) advance() {
+	if t.progress != nil {
+		t.progress.Advance()
+	}
+}
+
+// stmtContext is the context a statement of t runs under: t.ctx, or the
+// call's once it has ended, so that the statement fails at once with the
+// call's error rather than run.
+func (t *tx) stmtContext() context.Context {
+	if t.call != nil && t.call.Err() != nil {
+		return t.call
+	}
+	return t.ctx
 }
 
 // stmt returns the prepared statement of query for t: the pool's, bound
@@ -331,7 +428,7 @@ func (t *tx) stmt(query string) *sql.Stmt {
 		st = t.StmtContext(t.ctx, v.(*sql.Stmt))
 	} else {
 		t.missed = append(t.missed, query)
-		if p, err := t.PrepareContext(t.ctx, query); err == nil {
+		if p, err := t.PrepareContext(t.stmtContext(), query); err == nil {
 			st = p
 		}
 	}
@@ -344,26 +441,29 @@ func (t *tx) stmt(query string) *sql.Stmt {
 
 // exec runs a statement of t.
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
-		return st.ExecContext(t.ctx, args...)
+		return st.ExecContext(ctx, args...)
 	}
-	return t.ExecContext(t.ctx, query, args...)
+	return t.ExecContext(ctx, query, args...)
 }
 
 // row runs a query of t that returns one row.
 func (t *tx) row(query string, args ...any) *sql.Row {
+	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
-		return st.QueryRowContext(t.ctx, args...)
+		return st.QueryRowContext(ctx, args...)
 	}
-	return t.QueryRowContext(t.ctx, query, args...)
+	return t.QueryRowContext(ctx, query, args...)
 }
 
 // rows runs a query of t.
 func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
+	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
-		return st.QueryContext(t.ctx, args...)
+		return st.QueryContext(ctx, args...)
 	}
-	return t.QueryContext(t.ctx, query, args...)
+	return t.QueryContext(ctx, query, args...)
 }
 
 // prepare prepares on db the statements a transaction ran unprepared,
@@ -397,55 +497,30 @@ func (s *Store) write(ctx context.Context, f func(t *tx) error) error {
 	return s.writeNoDeadline(ctx, f)
 }
 
-// opTime is the time a call whose work grows with n items (the ops of a
-// batch or an import) gets per item on top of the timeout, so that a
-// body within limits.max_import_bytes has the time it needs (150,000
-// records: 150 s more), as the PostgreSQL store does.
+// opTime is the time a call whose work grows with its items is given for
+// each item, over the timeout, whatever its progress (writeFor).
 const opTime = time.Millisecond
 
-// writeFor is write for a call of n items: its deadline is the timeout
-// plus opTime per item.
+// writeFor is write for a call of n items (the ops of a batch or an
+// import): its deadline follows the work done (progress.WithStall). It
+// fails when no item has been done within the timeout, however long the
+// call takes in all, but not before the timeout plus opTime per item (the
+// fixed allowance it had before), so that a body within
+// limits.max_import_bytes is not cut off because the machine is loaded;
+// f calls t.advance after each item.
 func (s *Store) writeFor(ctx context.Context, n int, f func(t *tx) error) error {
 	if s.timeout <= 0 {
 		return s.write(ctx, f)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Duration(n)*opTime)
+	pctx, cancel := progress.WithStall(ctx, s.timeout, s.timeout+time.Duration(n)*opTime)
 	defer cancel()
-	return s.writeNoDeadline(ctx, f)
+	return s.submit(pctx, f, pctx)
 }
 
 // writeNoDeadline is write bounded by ctx alone (migrations, which may
 // take longer than one call).
 func (s *Store) writeNoDeadline(ctx context.Context, f func(t *tx) error) error {
-	sqlTx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return classify(ctx, err)
-	}
-	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.w, now: s.now()}
-	defer func() { s.prepare(ctx, s.w, t.missed) }()
-	if err := f(t); err != nil {
-		_ = sqlTx.Rollback()
-		err = classify(ctx, err)
-		s.storage.Failed(err)
-		return err
-	}
-	s.pubMu.Lock()
-	err = sqlTx.Commit()
-	if err == nil {
-		s.hub.Publish(t.written...)
-		for _, id := range t.ended {
-			s.hub.End(id)
-		}
-	}
-	s.pubMu.Unlock()
-	if err != nil {
-		err = classify(ctx, err)
-		s.storage.Failed(err)
-		return err
-	}
-	s.storage.Succeeded()
-	store.LogAudit(ctx, s.logger.Load(), t.written...)
-	return nil
+	return s.submit(ctx, f, nil)
 }
 
 // read runs f in one read transaction: every statement of f sees the same
@@ -457,6 +532,15 @@ func (s *Store) read(ctx context.Context, f func(t *tx) error) error {
 }
 
 func (s *Store) readNoDeadline(ctx context.Context, f func(t *tx) error) error {
+	s.readsQueued.Add(1)
+	select {
+	case s.readSlots <- struct{}{}:
+		s.readsQueued.Add(-1)
+	case <-ctx.Done():
+		s.readsQueued.Add(-1)
+		return classify(ctx, ctx.Err())
+	}
+	defer func() { <-s.readSlots }()
 	sqlTx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return classify(ctx, err)

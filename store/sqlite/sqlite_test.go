@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/sqlite"
@@ -17,10 +18,17 @@ func open(t testing.TB, opts ...sqlite.Option) *sqlite.Store {
 	return openAt(t, filepath.Join(t.TempDir(), "hds.db"), opts...)
 }
 
-// openAt opens the store on path, closed when the test ends.
+// testTimeout is the deadline of a store call in tests (unless a test
+// sets its own): a shared CI machine, loaded many times over and running
+// the race detector, may take seconds for what takes milliseconds alone,
+// and no test may fail because the machine is slow.
+const testTimeout = time.Minute
+
+// openAt opens the store on path, closed when the test ends. Its calls
+// have testTimeout unless opts say otherwise.
 func openAt(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), path, opts...)
+	s, err := sqlite.Open(context.Background(), path, append([]sqlite.Option{sqlite.WithTimeout(testTimeout)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

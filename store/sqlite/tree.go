@@ -137,12 +137,17 @@ func (t *tx) grow(pr *proj, delta int64) error {
 	return t.addBytes(pr, delta)
 }
 
-// addBytes adds delta to the project's byte count without a check.
+// addBytes adds delta to the project's byte count without a check (in
+// memory only when t.deferProject: flushProject writes it).
 func (t *tx) addBytes(pr *proj, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
 	pr.bytes += delta
+	if t.deferProject {
+		t.dirty = pr
+		return nil
+	}
 	_, err := t.exec(`UPDATE hds_projects SET bytes = bytes + ? WHERE id = ?`, delta, pr.ID)
 	return err
 }
@@ -150,7 +155,10 @@ func (t *tx) addBytes(pr *proj, delta int64) error {
 // audit writes e, made by c, as the next entry of the project's audit log:
 // the project's revision moves on in the same transaction.
 func (t *tx) audit(pr *proj, c store.Caller, e store.AuditEntry) error {
-	if err := t.row(`UPDATE hds_projects SET revision = revision + 1 WHERE id = ? RETURNING revision`, pr.ID).Scan(&pr.Revision); err != nil {
+	if t.deferProject {
+		pr.Revision++
+		t.dirty = pr
+	} else if err := t.row(`UPDATE hds_projects SET revision = revision + 1 WHERE id = ? RETURNING revision`, pr.ID).Scan(&pr.Revision); err != nil {
 		return err
 	}
 	e.ProjectID, e.Project, e.Revision, e.Time = pr.ID, pr.Name, pr.Revision, t.now
@@ -168,6 +176,20 @@ func (t *tx) audit(pr *proj, c store.Caller, e store.AuditEntry) error {
 	}
 	t.written = append(t.written, &e)
 	return t.outbox(&e)
+}
+
+// flushProject writes the revision and byte count of the project that a
+// batch (t.deferProject) changed in memory only: once, not at each op.
+// Only a batch's own transaction changes the project meanwhile (there is
+// one writer), so the values in memory are the project's.
+func (t *tx) flushProject() error {
+	if t.dirty == nil {
+		return nil
+	}
+	pr := t.dirty
+	t.dirty = nil
+	_, err := t.exec(`UPDATE hds_projects SET revision = ?, bytes = ? WHERE id = ?`, pr.Revision, pr.bytes, pr.ID)
+	return err
 }
 
 // size is what a name and a value count against the project's quota.

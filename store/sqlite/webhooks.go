@@ -30,10 +30,17 @@ func scanWebhook(row scanner) (*store.Webhook, error) {
 		return nil, err
 	}
 	w.CreatedAt = fromMicros(created)
-	for _, a := range strings.Fields(actions) {
-		w.Actions = append(w.Actions, store.Action(a))
-	}
+	w.Actions = actionsOf(actions)
 	return &w, nil
+}
+
+// actionsOf reads the actions column: actions separated by spaces.
+func actionsOf(actions string) []store.Action {
+	var out []store.Action
+	for _, a := range strings.Fields(actions) {
+		out = append(out, store.Action(a))
+	}
+	return out
 }
 
 const deliveryCols = `d.id, d.webhook_id, d.project_id, d.revision, d.action, d.status, d.attempts, d.last_status_code,
@@ -54,6 +61,44 @@ func scanDelivery(row scanner) (*store.Delivery, error) {
 	return &d, nil
 }
 
+// hookRow is what the outbox reads of a webhook: what it receives
+// (w.ID, w.Actions, w.Collection, w.Cluster) and its after_revision.
+type hookRow struct {
+	w     *store.Webhook
+	after int64
+}
+
+// projectHooks returns the webhooks of the project id in the order of
+// their creation: read once per batch (t.hooks), else at each call.
+func (t *tx) projectHooks(id string) ([]hookRow, error) {
+	if hooks, ok := t.hooks[id]; ok {
+		return hooks, nil
+	}
+	rows, err := t.rows(`SELECT w.id, w.actions, w.collection, w.cluster, w.after_revision FROM hds_webhooks w
+		WHERE w.project_id = ? ORDER BY w.created_at, w.id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hooks []hookRow
+	for rows.Next() {
+		h := hookRow{w: &store.Webhook{}}
+		var actions string
+		if err := rows.Scan(&h.w.ID, &actions, &h.w.Collection, &h.w.Cluster, &h.after); err != nil {
+			return nil, err
+		}
+		h.w.Actions = actionsOf(actions)
+		hooks = append(hooks, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if t.hooks != nil {
+		t.hooks[id] = hooks
+	}
+	return hooks, nil
+}
+
 // outbox adds, in t, a pending delivery of the entry e to each webhook of
 // its project that receives it: t.audit calls it with every entry, so
 // that the deliveries commit (or roll back) with the change.
@@ -61,29 +106,15 @@ func (t *tx) outbox(e *store.AuditEntry) error {
 	if !e.Action.IsEvent() || t.s.lastMigration != "" && t.s.lastMigration < webhooksMigration {
 		return nil // an upgrade test's older schema has no webhooks
 	}
-	rows, err := t.rows(`SELECT w.id, w.actions, w.collection, w.cluster FROM hds_webhooks w
-		WHERE w.project_id = ? AND w.after_revision < ? ORDER BY w.created_at, w.id`, e.ProjectID, e.Revision)
+	all, err := t.projectHooks(e.ProjectID)
 	if err != nil {
 		return err
 	}
 	var hooks []string
-	for rows.Next() {
-		var w store.Webhook
-		var actions string
-		if err := rows.Scan(&w.ID, &actions, &w.Collection, &w.Cluster); err != nil {
-			rows.Close()
-			return err
+	for _, h := range all {
+		if h.after < e.Revision && h.w.Matches(e) {
+			hooks = append(hooks, h.w.ID)
 		}
-		for _, a := range strings.Fields(actions) {
-			w.Actions = append(w.Actions, store.Action(a))
-		}
-		if w.Matches(e) {
-			hooks = append(hooks, w.ID)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for _, id := range hooks {
 		if _, err := t.exec(`INSERT INTO hds_webhook_deliveries (id, webhook_id, project_id, revision, action, status,

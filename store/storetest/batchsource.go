@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -27,6 +29,21 @@ func (l *opList) Len() int { return len(l.ops) }
 func (l *opList) Op(i int) store.Op {
 	l.asked++
 	return l.ops[i]
+}
+
+// cancelAt is an OpSource over ops that cancels the call's context when
+// op at is asked: the call's deadline passing in the middle of a batch.
+type cancelAt struct {
+	opList
+	at     int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAt) Op(i int) store.Op {
+	if i == c.at {
+		c.cancel()
+	}
+	return c.opList.Op(i)
 }
 
 // bigOps returns an OpEnsureCluster of cluster k and n creates of
@@ -131,5 +148,33 @@ func testBatchSource(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assert.Len(t, res, n+1, "its results")
 		assert.Nil(t, f.clusterRecords(t, "big"), "a dry run creates nothing")
 		f.assertUnchanged(t, "a dry run")
+	})
+
+	// A call whose context ends in the middle of a big batch (its
+	// deadline on a loaded machine) fails as unavailable and leaves
+	// nothing of the batch, or, for a store that does not stop, writes
+	// all of it: never a part. The store then writes as before.
+	t.Run("CancelledMidway", func(t *testing.T) {
+		f := newFixture(t, newStore(t))
+		audited := f.auditTotal(t)
+		ctx, cancel := context.WithCancel(f.ctx)
+		defer cancel()
+		src := &cancelAt{opList: opList{ops: bigOps("big", n)}, at: n / 2, cancel: cancel}
+		_, err := f.s.Apply(ctx, f.path(0), store.Batch{Source: src, OmitRecords: true, Write: keepHistory})
+		if err != nil {
+			assert.True(t, errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.Canceled),
+				"a batch cut off by its context: unavailable, not %v", err)
+			assert.Nil(t, f.clusterRecords(t, "big"), "nothing of the batch cut off: no cluster")
+			f.assertUnchanged(t, "a batch cut off")
+			if audited >= 0 {
+				assert.Equal(t, audited, f.auditTotal(t), "no audit entry of a batch cut off")
+			}
+		} else {
+			assert.Len(t, f.clusterRecords(t, "big"), n, "a batch not cut off wrote every record")
+		}
+
+		_, err = f.s.Apply(f.ctx, f.path(0), store.Batch{Source: &opList{ops: bigOps("after", 10)}, OmitRecords: true, Write: keepHistory})
+		require.NoError(t, err, "a batch after the one cut off")
+		assert.Len(t, f.clusterRecords(t, "after"), 10, "the batch after the one cut off")
 	})
 }

@@ -1,0 +1,147 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/sqlite"
+)
+
+// waitQueued waits until n writes wait for s's writer, failing the test
+// after a generous deadline.
+func waitQueued(t *testing.T, s *sqlite.Store, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for s.Queued() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", s.Queued(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// groupCluster makes the project p with the cluster c/k and its record
+// "taken", and returns the cluster's path.
+func groupCluster(t *testing.T, s *sqlite.Store) store.Path {
+	ctx := context.Background()
+	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	_, err := s.CreateProject(ctx, p)
+	require.NoError(t, err)
+	_, err = s.Apply(ctx, p, store.Batch{CreateParents: true, Ops: []store.Op{{Kind: store.OpCreate, Collection: "c", Cluster: "k",
+		Record: "taken", New: &store.Record{Type: store.Integer, Value: json.RawMessage("0")}}}})
+	require.NoError(t, err)
+	return p
+}
+
+// TestGroupCommit checks that the writes waiting for the writer are
+// committed together, in one transaction (one sync of the file for them
+// all), and that within it each stands or falls alone: a create of a
+// taken name and a batch failing at its last op leave nothing, the
+// others are all written, with their audit entries and counts.
+func TestGroupCommit(t *testing.T) {
+	s := open(t, sqlite.WithGroupTime(time.Hour))
+	p := groupCluster(t, s)
+	ctx := context.Background()
+	audit := func() int {
+		_, total, err := s.FindAuditEntries(ctx, store.Path{Caller: p.Caller, Project: "p"}, store.AuditQuery{Limit: 1})
+		require.NoError(t, err)
+		return total
+	}
+	audited := audit()
+	const writers = 20
+	release := s.HoldWriter()
+	before := s.Commits()
+	var wg sync.WaitGroup
+	errs := make([]error, writers+2)
+	for i := range writers {
+		wg.Go(func() {
+			rp := p
+			rp.Record = "r" + strconv.Itoa(i)
+			_, errs[i] = s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
+		})
+	}
+	wg.Go(func() {
+		rp := p
+		rp.Record = "taken"
+		_, errs[writers] = s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	})
+	wg.Go(func() {
+		create := func(name string) store.Op {
+			return store.Op{Kind: store.OpCreate, Collection: "c", Cluster: "k", Record: name,
+				New: &store.Record{Type: store.Integer, Value: json.RawMessage("2")}}
+		}
+		_, errs[writers+1] = s.Apply(ctx, p, store.Batch{Ops: []store.Op{create("b1"), create("b2"), create("taken")}})
+	})
+	waitQueued(t, s, writers+2)
+	release()
+	wg.Wait()
+
+	assert.Equal(t, int64(1), s.Commits()-before, "the hold and every write waiting: one group, one commit")
+	for i := range writers {
+		assert.NoError(t, errs[i], "write %d", i)
+	}
+	assert.ErrorIs(t, errs[writers], store.ErrAlreadyExists, "the create of a taken name")
+	var oe *store.OpError
+	if assert.ErrorAs(t, errs[writers+1], &oe, "the failing batch") {
+		assert.Equal(t, 2, oe.Index, "the failing batch's op")
+	}
+	k, err := s.FindCluster(ctx, p, true)
+	require.NoError(t, err)
+	assert.Equal(t, writers+1, k.RecordCount, "the records written, and the one before")
+	names := map[string]string{}
+	for _, r := range k.Records {
+		names[r.Name] = string(r.Value)
+	}
+	for i := range writers {
+		assert.Equal(t, strconv.Itoa(i), names["r"+strconv.Itoa(i)], "record r%d", i)
+	}
+	assert.Equal(t, "0", names["taken"], "the taken record unchanged")
+	assert.NotContains(t, names, "b1", "nothing of the failed batch")
+	assert.Equal(t, audited+writers, audit(), "an audit entry per write written, none of the failed ones")
+}
+
+// TestGroupQueuedDeadline checks that a write whose deadline passes while
+// it waits for the writer fails as unavailable and is never written,
+// and that the writer goes on.
+func TestGroupQueuedDeadline(t *testing.T) {
+	s := open(t)
+	p := groupCluster(t, s)
+	release := s.HoldWriter()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	rp := p
+	rp.Record = "late"
+	_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	release()
+	assert.ErrorIs(t, err, store.ErrUnavailable, "a write past its deadline while queued")
+	_, err = s.FindRecord(context.Background(), rp)
+	assert.ErrorIs(t, err, store.ErrNotFound, "the late write is not written")
+	rp.Record = "next"
+	_, err = s.CreateRecord(context.Background(), rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	assert.NoError(t, err, "a write after it")
+}
+
+// TestGroupPanic checks that a write whose function panics panics in its
+// caller, its savepoint rolled back, and that the writer goes on.
+func TestGroupPanic(t *testing.T) {
+	s := open(t)
+	p := groupCluster(t, s)
+	assert.PanicsWithValue(t, "boom", func() {
+		_ = s.WriteFunc(context.Background(), func() error { panic("boom") })
+	}, "the panic reaches the caller")
+	err := s.WriteFunc(context.Background(), func() error { return errors.New("plain") })
+	assert.EqualError(t, err, "plain", "an error of the function")
+	rp := p
+	rp.Record = "after"
+	_, err = s.CreateRecord(context.Background(), rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	assert.NoError(t, err, "a write after the panic")
+}
