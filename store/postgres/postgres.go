@@ -34,8 +34,8 @@ import (
 	"github.com/lib/pq"
 	"github.com/lib/pq/pqerror"
 
-	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/internal/progress"
+	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/store"
 )
 

@@ -41,8 +41,8 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/hds-go/hds/internal/fanout"
-	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/internal/progress"
+	"github.com/hds-go/hds/internal/readahead"
 	"github.com/hds-go/hds/store"
 )
 
