@@ -603,6 +603,24 @@ func (e HealthChecksRateLimit) Valid() bool {
 	}
 }
 
+// Defines values for HealthChecksStorage.
+const (
+	HealthChecksStorageFull HealthChecksStorage = "full"
+	HealthChecksStorageOk   HealthChecksStorage = "ok"
+)
+
+// Valid indicates whether the value is a known member of the HealthChecksStorage enum.
+func (e HealthChecksStorage) Valid() bool {
+	switch e {
+	case HealthChecksStorageFull:
+		return true
+	case HealthChecksStorageOk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthChecksStore.
 const (
 	HealthChecksStoreOk          HealthChecksStore = "ok"
@@ -2449,7 +2467,10 @@ type Health struct {
 	Checks struct {
 		// RateLimit The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own.
 		RateLimit HealthChecksRateLimit `json:"rate_limit"`
-		Store     HealthChecksStore     `json:"store"`
+
+		// Storage Present only while the store's writes fail for want of storage (a full disk; reads still work), as full: status is then degraded.
+		Storage *HealthChecksStorage `json:"storage,omitempty"`
+		Store   HealthChecksStore    `json:"store"`
 	} `json:"checks"`
 	Status HealthStatus `json:"status"`
 
@@ -2462,6 +2483,9 @@ type Health struct {
 
 // HealthChecksRateLimit The shared rate limit store: local when counters live in this process only; unavailable while Redis cannot be reached and each instance counts on its own.
 type HealthChecksRateLimit string
+
+// HealthChecksStorage Present only while the store's writes fail for want of storage (a full disk; reads still work), as full: status is then degraded.
+type HealthChecksStorage string
 
 // HealthChecksStore defines model for Health.Checks.Store.
 type HealthChecksStore string
@@ -4910,7 +4934,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Create a webhook
 	//
-	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4919,7 +4943,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Create a webhook
 	//
-	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4942,7 +4966,7 @@ type ClientInterface interface {
 
 	// ListWebhookDeliveries List a webhook's deliveries
 	//
-	// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+	// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error "queue full". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, project ProjectPath, id IdPath, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5013,7 +5037,7 @@ type ClientInterface interface {
 
 	// GetHealth Health of the service and its store
 	//
-	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
+	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not or its writes fail for a full disk (checks.storage "full"), 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 	//
 	// Corresponds with GET /health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6240,7 +6264,7 @@ func (c *Client) ListWebhooks(ctx context.Context, project ProjectPath, params *
 
 // CreateWebhookWithBody Create a webhook
 //
-// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6259,7 +6283,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, project ProjectPath,
 
 // CreateWebhook Create a webhook
 //
-// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6312,7 +6336,7 @@ func (c *Client) GetWebhook(ctx context.Context, project ProjectPath, id IdPath,
 
 // ListWebhookDeliveries List a webhook's deliveries
 //
-// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error "queue full". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Corresponds with GET /api/v1/projects/{project}/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, project ProjectPath, id IdPath, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6473,7 +6497,7 @@ func (c *Client) UpdateUser(ctx context.Context, username UsernamePath, body Upd
 
 // GetHealth Health of the service and its store
 //
-// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
+// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not or its writes fail for a full disk (checks.storage "full"), 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 //
 // Corresponds with GET /health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11162,7 +11186,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Create a webhook
 	//
-	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11171,7 +11195,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Create a webhook
 	//
-	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+	// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11198,7 +11222,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookDeliveriesWithResponse List a webhook's deliveries
 	//
-	// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+	// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error "queue full". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11279,7 +11303,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetHealthWithResponse Health of the service and its store
 	//
-	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
+	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not or its writes fail for a full disk (checks.storage "full"), 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20375,7 +20399,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, proj
 
 // CreateWebhookWithBodyWithResponse Create a webhook
 //
-// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20390,7 +20414,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Create a webhook
 //
-// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback, private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+// url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20435,7 +20459,7 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, projec
 
 // ListWebhookDeliveriesWithResponse List a webhook's deliveries
 //
-// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
+// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error "queue full". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an API token is 403.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20570,7 +20594,7 @@ func (c *ClientWithResponses) UpdateUserWithResponse(ctx context.Context, userna
 
 // GetHealthWithResponse Health of the service and its store
 //
-// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
+// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared rate limit store (Redis) does not or its writes fail for a full disk (checks.storage "full"), 503 with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate limited.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -120,11 +120,16 @@ type Invoker interface {
 	// Url is an absolute http or https URL; actions (default: every action of the change feed) and
 	// collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it
 	// receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown
-	// this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback,
-	// private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The
-	// webhook receives the events committed after its creation, each POSTed with X-Hds-Event,
-	// X-Hds-Delivery and X-Hds-Signature: t=,v1=<hex HMAC-SHA256 of "." keyed with the secret>. Admins and
-	// the owner only; API tokens may not (403). For users only: an API token is 403.
+	// this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url
+	// whose host is, or resolves to, an address that is not globally routable unicast (loopback, private,
+	// link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address)
+	// is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and ::
+	// stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like
+	// credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20):
+	// one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each
+	// POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=,v1=<hex HMAC-SHA256 of "." keyed
+	// with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token
+	// is 403.
 	//
 	// POST /api/v1/projects/{project}/webhooks
 	CreateWebhook(ctx context.Context, request *WebhookCreateRequest, params CreateWebhookParams) (CreateWebhookRes, error)
@@ -227,8 +232,9 @@ type Invoker interface {
 	// GetHealth invokes getHealth operation.
 	//
 	// Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared
-	// rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks
-	// says which. Needs no token and is not rate limited.
+	// rate limit store (Redis) does not or its writes fail for a full disk (checks.storage "full"), 503
+	// with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate
+	// limited.
 	//
 	// GET /health
 	GetHealth(ctx context.Context) (GetHealthRes, error)
@@ -355,8 +361,10 @@ type Invoker interface {
 	// ListWebhookDeliveries invokes listWebhookDeliveries operation.
 	//
 	// Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a
-	// ping. An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an
-	// API token is 403.
+	// ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it
+	// the oldest one not in flight fails with last_error "queue full". Finished deliveries are kept
+	// webhooks.keep_deliveries (default 7 days). An unknown id is 404. Admins and the owner only; API
+	// tokens may not (403). For users only: an API token is 403.
 	//
 	// GET /api/v1/projects/{project}/webhooks/{id}/deliveries
 	ListWebhookDeliveries(ctx context.Context, params ListWebhookDeliveriesParams) (ListWebhookDeliveriesRes, error)
@@ -2098,11 +2106,16 @@ func (c *Client) sendCreateUser(ctx context.Context, request *UserCreateRequest)
 // Url is an absolute http or https URL; actions (default: every action of the change feed) and
 // collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it
 // receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown
-// this once. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, a loopback,
-// private, link-local, multicast or unspecified address is 400 VALIDATION_ERROR (details say why). The
-// webhook receives the events committed after its creation, each POSTed with X-Hds-Event,
-// X-Hds-Delivery and X-Hds-Signature: t=,v1=<hex HMAC-SHA256 of "." keyed with the secret>. Admins and
-// the owner only; API tokens may not (403). For users only: an API token is 403.
+// this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url
+// whose host is, or resolves to, an address that is not globally routable unicast (loopback, private,
+// link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address)
+// is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and ::
+// stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like
+// credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20):
+// one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each
+// POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=,v1=<hex HMAC-SHA256 of "." keyed
+// with the secret>. Admins and the owner only; API tokens may not (403). For users only: an API token
+// is 403.
 //
 // POST /api/v1/projects/{project}/webhooks
 func (c *Client) CreateWebhook(ctx context.Context, request *WebhookCreateRequest, params CreateWebhookParams) (CreateWebhookRes, error) {
@@ -3849,8 +3862,9 @@ func (c *Client) sendGetCollection(ctx context.Context, params GetCollectionPara
 // GetHealth invokes getHealth operation.
 //
 // Not enveloped. 200 with status "ok" when the store answers, "degraded" when it does but the shared
-// rate limit store (Redis) does not, 503 with "unavailable" when the store does not answer; checks
-// says which. Needs no token and is not rate limited.
+// rate limit store (Redis) does not or its writes fail for a full disk (checks.storage "full"), 503
+// with "unavailable" when the store does not answer; checks says which. Needs no token and is not rate
+// limited.
 //
 // GET /health
 func (c *Client) GetHealth(ctx context.Context) (GetHealthRes, error) {
@@ -6676,8 +6690,10 @@ func (c *Client) sendListUsers(ctx context.Context, params ListUsersParams) (res
 // ListWebhookDeliveries invokes listWebhookDeliveries operation.
 //
 // Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a
-// ping. An unknown id is 404. Admins and the owner only; API tokens may not (403). For users only: an
-// API token is 403.
+// ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it
+// the oldest one not in flight fails with last_error "queue full". Finished deliveries are kept
+// webhooks.keep_deliveries (default 7 days). An unknown id is 404. Admins and the owner only; API
+// tokens may not (403). For users only: an API token is 403.
 //
 // GET /api/v1/projects/{project}/webhooks/{id}/deliveries
 func (c *Client) ListWebhookDeliveries(ctx context.Context, params ListWebhookDeliveriesParams) (ListWebhookDeliveriesRes, error) {

@@ -6935,14 +6935,21 @@ func (s *HealthChecks) encodeFields(e *jx.Encoder) {
 		s.RateLimit.Encode(e)
 	}
 	{
+		if s.Storage.Set {
+			e.FieldStart("storage")
+			s.Storage.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("store")
 		s.Store.Encode(e)
 	}
 }
 
-var jsonFieldsNameOfHealthChecks = [2]string{
+var jsonFieldsNameOfHealthChecks = [3]string{
 	0: "rate_limit",
-	1: "store",
+	1: "storage",
+	2: "store",
 }
 
 // Decode decodes HealthChecks from json.
@@ -6964,8 +6971,18 @@ func (s *HealthChecks) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"rate_limit\"")
 			}
+		case "storage":
+			if err := func() error {
+				s.Storage.Reset()
+				if err := s.Storage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"storage\"")
+			}
 		case "store":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
 				if err := s.Store.Decode(d); err != nil {
 					return err
@@ -6984,7 +7001,7 @@ func (s *HealthChecks) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000011,
+		0b00000101,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -7068,6 +7085,46 @@ func (s HealthChecksRateLimit) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *HealthChecksRateLimit) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes HealthChecksStorage as json.
+func (s HealthChecksStorage) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes HealthChecksStorage from json.
+func (s *HealthChecksStorage) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode HealthChecksStorage to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch HealthChecksStorage(v) {
+	case HealthChecksStorageOk:
+		*s = HealthChecksStorageOk
+	case HealthChecksStorageFull:
+		*s = HealthChecksStorageFull
+	default:
+		*s = HealthChecksStorage(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s HealthChecksStorage) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *HealthChecksStorage) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -10534,6 +10591,39 @@ func (s OptClusterDataTypes) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptClusterDataTypes) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes HealthChecksStorage as json.
+func (o OptHealthChecksStorage) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes HealthChecksStorage from json.
+func (o *OptHealthChecksStorage) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptHealthChecksStorage to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptHealthChecksStorage) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptHealthChecksStorage) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

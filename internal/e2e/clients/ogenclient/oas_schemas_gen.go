@@ -4597,12 +4597,20 @@ type HealthChecks struct {
 	// The shared rate limit store: local when counters live in this process only; unavailable while Redis
 	// cannot be reached and each instance counts on its own.
 	RateLimit HealthChecksRateLimit `json:"rate_limit"`
-	Store     HealthChecksStore     `json:"store"`
+	// Present only while the store's writes fail for want of storage (a full disk; reads still work), as
+	// full: status is then degraded.
+	Storage OptHealthChecksStorage `json:"storage"`
+	Store   HealthChecksStore      `json:"store"`
 }
 
 // GetRateLimit returns the value of RateLimit.
 func (s *HealthChecks) GetRateLimit() HealthChecksRateLimit {
 	return s.RateLimit
+}
+
+// GetStorage returns the value of Storage.
+func (s *HealthChecks) GetStorage() OptHealthChecksStorage {
+	return s.Storage
 }
 
 // GetStore returns the value of Store.
@@ -4613,6 +4621,11 @@ func (s *HealthChecks) GetStore() HealthChecksStore {
 // SetRateLimit sets the value of RateLimit.
 func (s *HealthChecks) SetRateLimit(val HealthChecksRateLimit) {
 	s.RateLimit = val
+}
+
+// SetStorage sets the value of Storage.
+func (s *HealthChecks) SetStorage(val OptHealthChecksStorage) {
+	s.Storage = val
 }
 
 // SetStore sets the value of Store.
@@ -4664,6 +4677,49 @@ func (s *HealthChecksRateLimit) UnmarshalText(data []byte) error {
 		return nil
 	case HealthChecksRateLimitLocal:
 		*s = HealthChecksRateLimitLocal
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Present only while the store's writes fail for want of storage (a full disk; reads still work), as
+// full: status is then degraded.
+type HealthChecksStorage string
+
+const (
+	HealthChecksStorageOk   HealthChecksStorage = "ok"
+	HealthChecksStorageFull HealthChecksStorage = "full"
+)
+
+// AllValues returns all HealthChecksStorage values.
+func (HealthChecksStorage) AllValues() []HealthChecksStorage {
+	return []HealthChecksStorage{
+		HealthChecksStorageOk,
+		HealthChecksStorageFull,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HealthChecksStorage) MarshalText() ([]byte, error) {
+	switch s {
+	case HealthChecksStorageOk:
+		return []byte(s), nil
+	case HealthChecksStorageFull:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *HealthChecksStorage) UnmarshalText(data []byte) error {
+	switch HealthChecksStorage(data) {
+	case HealthChecksStorageOk:
+		*s = HealthChecksStorageOk
+		return nil
+	case HealthChecksStorageFull:
+		*s = HealthChecksStorageFull
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -6943,6 +6999,52 @@ func (o OptFormatQuery) Get() (v FormatQuery, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptFormatQuery) Or(d FormatQuery) FormatQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptHealthChecksStorage returns new OptHealthChecksStorage with value set to v.
+func NewOptHealthChecksStorage(v HealthChecksStorage) OptHealthChecksStorage {
+	return OptHealthChecksStorage{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptHealthChecksStorage is optional HealthChecksStorage.
+type OptHealthChecksStorage struct {
+	Value HealthChecksStorage
+	Set   bool
+}
+
+// IsSet returns true if OptHealthChecksStorage was set.
+func (o OptHealthChecksStorage) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptHealthChecksStorage) Reset() {
+	var v HealthChecksStorage
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptHealthChecksStorage) SetTo(v HealthChecksStorage) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptHealthChecksStorage) Get() (v HealthChecksStorage, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptHealthChecksStorage) Or(d HealthChecksStorage) HealthChecksStorage {
 	if v, ok := o.Get(); ok {
 		return v
 	}

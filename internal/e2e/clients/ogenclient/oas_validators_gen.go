@@ -5391,6 +5391,24 @@ func (s *HealthChecks) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.Storage.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "storage",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := s.Store.Validate(); err != nil {
 			return err
 		}
@@ -5414,6 +5432,17 @@ func (s HealthChecksRateLimit) Validate() error {
 	case "unavailable":
 		return nil
 	case "local":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s HealthChecksStorage) Validate() error {
+	switch s {
+	case "ok":
+		return nil
+	case "full":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
