@@ -75,7 +75,7 @@ func TestConfigWebhooksQuotaZero(t *testing.T) {
 	defer closeFn()
 	mem, ok := st.(*memory.Store)
 	require.True(t, ok, "the in-memory store, got %T", st)
-	assert.Equal(t, store.Unlimited, int64(mem.Quotas().MaxWebhooksPerProject), "no bound")
+	assert.Equal(t, store.Unlimited, mem.Quotas().MaxWebhooksPerProject, "no bound")
 	p := store.Path{Project: "web", Need: store.RightAdmin}
 	_, err = mem.CreateProject(t.Context(), p)
 	require.NoError(t, err)
