@@ -85,7 +85,12 @@ func TestGroupCommit(t *testing.T) {
 	release()
 	wg.Wait()
 
-	assert.Equal(t, int64(1), s.Commits()-before, "the hold and every write waiting: one group, one commit")
+	// The writes waiting make one group with the hold; the batch, whose
+	// deadline follows its work, commits in a group of its own and ends
+	// the group it arrives in, so the writes queued after it make a
+	// second: two or three commits, where one a write would make 23.
+	commits := s.Commits() - before
+	assert.True(t, commits == 2 || commits == 3, "the hold and every write waiting in one group, the batch alone: %d commits", commits)
 	for i := range writers {
 		assert.NoError(t, errs[i], "write %d", i)
 	}
