@@ -20,7 +20,7 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 	if err != nil {
 		return nil, err
 	}
-	if err := b.CheckRevision(pr.Revision); err != nil {
+	if err := b.CheckRevision(pr.changeRevision()); err != nil {
 		return nil, err
 	}
 	tx := &memTx{s: s, pr: pr, b: b, c: p.Caller, now: s.now(), bytes: pr.bytes, revision: pr.Revision}

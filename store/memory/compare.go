@@ -22,7 +22,8 @@ func (s *Store) CompareRecords(_ context.Context, p store.Path, from, to store.S
 	return store.MergeSides(from, store.Items(a), store.Items(b), visit)
 }
 
-// compareSnapshot returns the project's revision and the records of each
+// compareSnapshot returns the project's newest revision that changes
+// something (changeRevision) and the records of each
 // side, by cluster and name.
 func (s *Store) compareSnapshot(p store.Path, from, to store.Side) (int64, []store.SideRecord, []store.SideRecord, error) {
 	s.mu.RLock()
@@ -57,5 +58,5 @@ func (s *Store) compareSnapshot(p store.Path, from, to store.Side) (int64, []sto
 			}
 		}
 	}
-	return pr.Revision, out[0], out[1], nil
+	return pr.changeRevision(), out[0], out[1], nil
 }

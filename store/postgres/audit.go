@@ -279,3 +279,14 @@ func ceilMicro(t time.Time) time.Time {
 	}
 	return t
 }
+
+// changeRevision is the project's newest revision whose entry changes
+// something (not credential.reveal), 0 when none: the revision of a
+// comparison and what Batch.IfRevision is checked against
+// (docs/api.md#22-compare-and-promote). The audit table's primary key,
+// (project_id, revision), is read backwards from the newest entry and
+// stops at the first that is not a reveal.
+func (q queryer) changeRevision(ctx context.Context, projectID string) (int64, error) {
+	return q.sum(ctx, `SELECT coalesce((SELECT revision FROM hds_audit WHERE project_id = $1 AND action <> 'credential.reveal'
+		ORDER BY revision DESC LIMIT 1), 0)`, projectID)
+}

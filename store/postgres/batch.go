@@ -68,8 +68,14 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 		if err := p.Check(true, st); err != nil {
 			return err
 		}
-		if err := b.CheckRevision(revision); err != nil {
-			return err
+		if b.IfRevision != 0 {
+			changed, err := q.changeRevision(ctx, projectID)
+			if err != nil {
+				return err
+			}
+			if err := b.CheckRevision(changed); err != nil {
+				return err
+			}
 		}
 		now, quotas := s.now(), s.currentQuotas()
 		run := func(i int, op store.Op, apply func(ctx context.Context, op store.Op) (store.OpResult, error)) error {

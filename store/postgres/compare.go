@@ -99,9 +99,9 @@ func (s *Store) compareRecords(ctx context.Context, p store.Path, from, to store
 			ids[i] = res.cluster.String
 		}
 	}
-	var revision int64
-	if err := tx.QueryRowContext(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, project).Scan(&revision); err != nil {
-		return notFoundOr(err, "project", p.Project)
+	revision, err := q.changeRevision(ctx, project)
+	if err != nil {
+		return err
 	}
 	if err := visit(store.Pair{Revision: revision}); err != nil {
 		return callerError{err}

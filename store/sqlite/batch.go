@@ -20,8 +20,14 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		if err != nil {
 			return err
 		}
-		if err := b.CheckRevision(pr.Revision); err != nil {
-			return err
+		if b.IfRevision != 0 {
+			revision, err := t.changeRevision(pr)
+			if err != nil {
+				return err
+			}
+			if err := b.CheckRevision(revision); err != nil {
+				return err
+			}
 		}
 		results = make([]store.OpResult, b.Len())
 		t.clusters = map[[2]string]*clus{}

@@ -34,7 +34,11 @@ func (s *Store) compareRecords(ctx context.Context, p store.Path, from, to store
 				ids[i] = k.ID
 			}
 		}
-		if err := visit(store.Pair{Revision: pr.Revision}); err != nil {
+		revision, err := t.changeRevision(pr)
+		if err != nil {
+			return err
+		}
+		if err := visit(store.Pair{Revision: revision}); err != nil {
 			return err
 		}
 		return store.MergeSides(from, t.side(from, ids[0], "a"), t.side(to, ids[1], "b"), visit)

@@ -178,6 +178,22 @@ func (t *tx) audit(pr *proj, c store.Caller, e store.AuditEntry) error {
 	return t.outbox(&e)
 }
 
+// changeRevision is the project's newest revision whose entry changes
+// something (not credential.reveal), 0 when none: the revision of a
+// comparison and what Batch.IfRevision is checked against
+// (docs/api.md#22-compare-and-promote). The audit table's primary key,
+// (project_id, revision), is read backwards from the newest entry and
+// stops at the first that is not a reveal.
+func (t *tx) changeRevision(pr *proj) (int64, error) {
+	var revision int64
+	err := t.row(`SELECT revision FROM hds_audit WHERE project_id = ? AND action <> 'credential.reveal'
+		ORDER BY revision DESC LIMIT 1`, pr.ID).Scan(&revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return revision, err
+}
+
 // flushProject writes the revision and byte count of the project that a
 // batch (t.deferProject) changed in memory only: once, not at each op.
 // Only a batch's own transaction changes the project meanwhile (there is
