@@ -106,8 +106,10 @@ type Batch struct {
 	// changes.
 	DryRun bool
 	// IfRevision, when not 0, makes the batch conditional on the
-	// project's newest audit revision (docs/api.md#21-compare-and-promote):
-	// it applies only when that is still IfRevision, checked in the same
+	// project's newest audit revision that changes something, a
+	// credential.reveal entry not counted
+	// (docs/api.md#22-compare-and-promote): it applies only when that is
+	// still IfRevision, checked in the same
 	// atomic step before the first op; otherwise the store returns a
 	// *RevisionError (not an *OpError) and nothing changes.
 	IfRevision int64
@@ -134,8 +136,14 @@ func (e *OpError) Unwrap() error { return e.Err }
 type ExportItem struct {
 	// Revision, on the project's item, is the revision of the snapshot:
 	// the newest audit entry of the project whose change it includes.
-	Revision   int64
-	Collection string
+	Revision int64
+	// ChangeRevision, on the project's item, is the newest revision of
+	// the snapshot whose entry changes something (not credential.reveal):
+	// the revision of a comparison, and what Batch.IfRevision is checked
+	// against (docs/api.md#22-compare-and-promote). A store that leaves it
+	// 0 checks IfRevision against Revision.
+	ChangeRevision int64
+	Collection     string
 	Cluster    string
 	// Record is the record, its value as stored (credentials sealed).
 	Record *Record

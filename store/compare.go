@@ -27,7 +27,9 @@ func (s Side) String() string {
 // snapshot's revision alone, then every record name found on either side.
 type Pair struct {
 	// Revision, on the first Pair only, is the snapshot's revision: the
-	// newest audit entry of the project whose change it includes.
+	// newest audit entry of the project whose change it includes, a
+	// credential.reveal entry not counted (it changes nothing), so that
+	// a reveal never makes a Batch.IfRevision of it stale.
 	Revision int64
 	// Cluster is the cluster the records are in: the same name on both
 	// sides when two collections are compared (their clusters are paired
@@ -77,7 +79,7 @@ func compareExported(ctx context.Context, s Store, p Path, from, to Side, visit 
 	err := s.ExportProject(ctx, p, func(it ExportItem) error {
 		switch {
 		case it.Collection == "":
-			revision = it.Revision
+			revision = cmp.Or(it.ChangeRevision, it.Revision)
 		case it.Record == nil:
 			exists[Side{it.Collection, it.Cluster}] = true
 		default:
@@ -195,7 +197,8 @@ func (e *RevisionError) Error() string {
 func (e *RevisionError) Is(target error) bool { return target == ErrPreconditionFailed }
 
 // CheckRevision returns a *RevisionError when b has an IfRevision that is
-// not current, the project's newest revision. Stores call it inside the
+// not current, the project's newest revision that changes something
+// (credential.reveal entries not counted). Stores call it inside the
 // atomic step that applies b, before its first op.
 func (b Batch) CheckRevision(current int64) error {
 	if b.IfRevision != 0 && b.IfRevision != current {

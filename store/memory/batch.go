@@ -251,11 +251,11 @@ func (tx *memTx) apply(op store.Op) (store.OpResult, error) {
 // that a slow visit blocks no writer. The copy is one slice of compact
 // records per cluster, of exact size.
 func (s *Store) ExportProject(_ context.Context, p store.Path, visit func(store.ExportItem) error) error {
-	snap, revision, err := s.snapshot(p)
+	snap, revision, changed, err := s.snapshot(p)
 	if err != nil {
 		return err
 	}
-	if err := visit(store.ExportItem{Revision: revision}); err != nil {
+	if err := visit(store.ExportItem{Revision: revision, ChangeRevision: changed}); err != nil {
 		return err
 	}
 	for _, k := range snap {
@@ -281,13 +281,14 @@ type snapCluster struct {
 }
 
 // snapshot copies the project's tree under the read lock, in name order,
-// and returns it with the project's revision.
-func (s *Store) snapshot(p store.Path) ([]snapCluster, int64, error) {
+// and returns it with the project's revision and its newest revision that
+// changes something (changeRevision).
+func (s *Store) snapshot(p store.Path) ([]snapCluster, int64, int64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	pr, err := s.project(p)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	var snap []snapCluster
 	for _, cn := range slices.Sorted(maps.Keys(pr.collections)) {
@@ -302,5 +303,5 @@ func (s *Store) snapshot(p store.Path) ([]snapCluster, int64, error) {
 			snap = append(snap, k)
 		}
 	}
-	return snap, pr.Revision, nil
+	return snap, pr.Revision, pr.changeRevision(), nil
 }

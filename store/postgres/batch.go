@@ -415,7 +415,11 @@ func (s *Store) exportProject(ctx context.Context, p store.Path, visit func(stor
 	if err := tx.QueryRowContext(ctx, `SELECT revision FROM hds_projects WHERE id = $1`, res.project).Scan(&revision); err != nil {
 		return notFoundOr(err, "project", p.Project)
 	}
-	if err := visit(store.ExportItem{Revision: revision}); err != nil {
+	changed, err := q.changeRevision(ctx, res.project)
+	if err != nil {
+		return err
+	}
+	if err := visit(store.ExportItem{Revision: revision, ChangeRevision: changed}); err != nil {
 		return callerError{err}
 	}
 	rows, err := tx.QueryContext(ctx, exportSQL, res.project)

@@ -181,7 +181,11 @@ func (s *Store) exportProject(ctx context.Context, p store.Path, visit func(stor
 		if err != nil {
 			return err
 		}
-		if err := visit(store.ExportItem{Revision: pr.Revision}); err != nil {
+		changed, err := t.changeRevision(pr)
+		if err != nil {
+			return err
+		}
+		if err := visit(store.ExportItem{Revision: pr.Revision, ChangeRevision: changed}); err != nil {
 			return err
 		}
 		type container struct{ id, collection, cluster string }
