@@ -144,7 +144,7 @@ type ExportItem struct {
 	// 0 checks IfRevision against Revision.
 	ChangeRevision int64
 	Collection     string
-	Cluster    string
+	Cluster        string
 	// Record is the record, its value as stored (credentials sealed).
 	Record *Record
 }
