@@ -93,6 +93,7 @@ func testComparisons(t *testing.T, newStore func(t *testing.T) store.Store) {
 		})
 	}
 	t.Run("IfRevision", func(t *testing.T) { testIfRevision(t, newStore) })
+	t.Run("RevealChangesNothing", func(t *testing.T) { testRevealChangesNothing(t, newStore) })
 }
 
 func testCompare(t *testing.T, newStore func(t *testing.T) store.Store, how string) {
@@ -246,6 +247,74 @@ func testIfRevision(t *testing.T, newStore func(t *testing.T) store.Store) {
 	_, err = f.s.Apply(f.ctx, f.path(0), store.Batch{Ops: []store.Op{createOp("c", 3)}, Write: keepHistory})
 	assert.NoError(t, err, "IfRevision 0: no condition")
 }
+
+// testRevealChangesNothing: a credential.reveal entry moves the project's
+// revision, but neither a comparison's revision nor what IfRevision is
+// checked against (API.md section 22, v1.3): a person who reviewed a
+// comparison can promote it after someone else revealed a credential.
+func testRevealChangesNothing(t *testing.T, newStore func(t *testing.T) store.Store) {
+	f := newFixture(t, newStore(t))
+	al, ok := f.s.(store.AuditLog)
+	require.True(t, ok, "the store implements store.AuditLog")
+	mustCluster(t, f.s, setLevel(f.path(2), 2, "other"))
+	from, to := store.Side{Collection: collName, Cluster: clusName}, store.Side{Collection: collName, Cluster: "other"}
+	revisions := func(what string) map[string]int64 {
+		t.Helper()
+		out := map[string]int64{}
+		for how, compare := range comparers(f.s) {
+			err := compare(f.ctx, f.path(0), from, to, func(pr store.Pair) error {
+				out[how] = pr.Revision
+				return errFirstPair
+			})
+			require.ErrorIs(t, err, errFirstPair, "%s: compare %s", how, what)
+		}
+		return out
+	}
+	projectRevision := func() int64 {
+		t.Helper()
+		proj, err := f.s.FindProject(f.ctx, f.path(0))
+		require.NoError(t, err)
+		return proj.Revision
+	}
+	reveal := func() {
+		t.Helper()
+		before := projectRevision()
+		require.NoError(t, al.RecordReveal(f.ctx, f.path(2), nil), "RecordReveal")
+		require.Equal(t, before+1, projectRevision(), "a reveal takes a revision")
+	}
+
+	reviewed := projectRevision()
+	both := func(n int64) map[string]int64 { return map[string]int64{"Comparer": n, "Fallback": n} }
+	assert.Equal(t, both(reviewed), revisions("before the reveal"), "with no reveal, the comparison's revision is the project's")
+	reveal()
+	reveal()
+	assert.Equal(t, both(reviewed), revisions("after two reveals"), "a reveal does not move the comparison's revision")
+
+	for _, dry := range []bool{true, false} {
+		_, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Ops: []store.Op{createOp("a", 1)}, Write: keepHistory, IfRevision: reviewed, DryRun: dry})
+		require.NoError(t, err, "dry run %v: IfRevision of the comparison applies after reveals", dry)
+	}
+	assert.Equal(t, "1", f.recordValue(t, "a"), "applied")
+	changed := projectRevision()
+	assert.Equal(t, both(changed), revisions("after a change"), "a change moves the comparison's revision")
+
+	reveal()
+	for _, dry := range []bool{true, false} {
+		_, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Ops: []store.Op{createOp("b", 2)}, Write: keepHistory, IfRevision: reviewed, DryRun: dry})
+		var re *store.RevisionError
+		if assert.ErrorAs(t, err, &re, "dry run %v: a change made the revision stale", dry) {
+			assert.Equal(t, changed, re.Revision, "it names the newest revision that changes something, not the reveal's")
+			assert.Equal(t, "current revision is "+jsonInt(changed), re.Error(), "message")
+		}
+	}
+	assert.Empty(t, f.recordValue(t, "b"), "nothing changed")
+	_, err := f.s.Apply(f.ctx, f.path(0), store.Batch{Ops: []store.Op{createOp("b", 2)}, Write: keepHistory, IfRevision: changed})
+	require.NoError(t, err, "the revision it names applies, the reveal after it notwithstanding")
+	assert.Equal(t, "2", f.recordValue(t, "b"), "applied")
+}
+
+// errFirstPair ends a comparison at its first Pair, the revision.
+var errFirstPair = errors.New("first pair")
 
 func jsonInt(n int64) string {
 	b, _ := json.Marshal(n)
