@@ -124,10 +124,10 @@ func (rec records) handleDiff() queryHandler {
 		}
 		p := revealing(pathOf(r), reveal)
 		if reveal && rec.audit != nil {
-			// The reveal's entry is written before the snapshot is taken,
-			// so that the revision answered includes it (a promote with
-			// if_revision of that revision applies), and only once the
-			// sides are known to exist.
+			// The reveal's entry is written only once the sides are known
+			// to exist, before the snapshot is taken; the revision
+			// answered does not count it (a reveal changes nothing: a
+			// promote with that if_revision applies).
 			err := store.Compare(r.Context(), rec.store, p, from, to, func(store.Pair) error { return errStop })
 			if errors.Is(err, errStop) {
 				err = rec.revealed(r, reveal, p, nil)

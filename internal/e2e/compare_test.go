@@ -142,8 +142,10 @@ func TestDiff(t *testing.T) {
 		}, d.lines(), "clusters of other names: the from cluster names every item")
 
 		// reveal=true: plain values, one credential.reveal entry, and the
-		// revision answered includes it.
+		// revision answered does not count it (v1.3: a reveal changes
+		// nothing).
 		before := c.auditLog("web", "?action=credential.reveal")
+		unrevealed := c.diff(t, "web", "from=staging/app&to=prod/app", alice).Revision
 		d = c.diff(t, "web", "from=staging/app&to=prod/app&reveal=true", alice)
 		assert.Contains(t, d.lines(), `app/pw changed {"type":"CREDENTIAL","value":"new-secret","version":1} {"type":"CREDENTIAL","value":"old-secret","version":1}`,
 			"revealed")
@@ -151,8 +153,61 @@ func TestDiff(t *testing.T) {
 		require.Equal(t, before.Total+1, after.Total, "one reveal entry for the request")
 		e := after.Items[0]
 		assert.Equal(t, "<null>", str(e.Collection), "the entry names the project only")
-		assert.Equal(t, e.Revision, d.Revision, "the revision answered includes the reveal's entry")
-		assert.Equal(t, e.Revision, c.exportRevision(t, "web", alice), "nothing after it")
+		assert.Equal(t, e.Revision, c.exportRevision(t, "web", alice), "the reveal's entry is the project's newest")
+		assert.Equal(t, unrevealed, d.Revision, "the revision answered does not count the reveal's entry")
+		assert.Less(t, d.Revision, e.Revision, "the revision answered precedes the reveal's entry")
+	})
+}
+
+// TestPromoteAfterReveal: a credential.reveal entry never makes an
+// if_revision stale (API.md section 22, v1.3): alice reviews a
+// comparison, bob reveals a credential, alice's promote of what she
+// reviewed applies; a real change still makes it 412, naming the
+// revision of that change, not of a reveal after it.
+func TestPromoteAfterReveal(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind storeKind) {
+		c := newServer(t, kind, hds.WithCredentialKey(testKey))
+		alice, bob := c.token("alice"), c.token("bob")
+		stagingAndProd(c, alice)
+		c.share(alice, "web", "bob", "reader")
+		pw := pathR("web", "prod", "app", "pw")
+		reveal := func() {
+			t.Helper()
+			before := c.auditLog("web", "?action=credential.reveal").Total
+			c.mustDo("GET", pw+"?reveal=true", "", bob, http.StatusOK)
+			require.Equal(t, before+1, c.auditLog("web", "?action=credential.reveal").Total, "bob's reveal is audited")
+		}
+		promote := func(body string, revision int64) (int, envelope) {
+			t.Helper()
+			status, _, env := c.do("POST", pathP("web")+"/promote", `{"from":"staging/app","to":"prod/app",`+body+`"if_revision":`+strconv.FormatInt(revision, 10)+`}`, alice)
+			return status, env
+		}
+
+		reviewed := c.diff(t, "web", "from=staging/app&to=prod/app", alice).Revision
+		reveal()
+		assert.Greater(t, c.exportRevision(t, "web", alice), reviewed, "the reveal moved the project's revision")
+		assert.Equal(t, reviewed, c.diff(t, "web", "from=staging/app&to=prod/app", alice).Revision, "but not the comparison's")
+		status, env := promote(`"dry_run":true,`, reviewed)
+		assert.Equal(t, http.StatusOK, status, "a dry run with the reviewed if_revision after a reveal: %s", env.details())
+		status, env = promote(`"records":["host"],`, reviewed)
+		require.Equal(t, http.StatusOK, status, "a promote with the reviewed if_revision after a reveal: %s", env.details())
+		var s importSummary
+		env.decode(t, &s)
+		assert.Equal(t, []string{"update prod/app/host"}, s.changeList(), "it applied what was reviewed")
+
+		// A real change makes it stale; the details name that change's
+		// revision, though a reveal follows it.
+		c.addRecord(alice, pathK("web", "prod", "app"), "added", "INTEGER", "1")
+		changed := c.auditLog("web", "?limit=1").Items[0].Revision
+		reveal()
+		for _, body := range []string{`"dry_run":true,`, ``} {
+			status, env = promote(body, s.Revision)
+			wantError(t, "stale if_revision "+body, status, env, http.StatusPreconditionFailed, "PRECONDITION_FAILED", "Precondition failed")
+			assert.Equal(t, "current revision is "+strconv.FormatInt(changed, 10), env.details(), "details name the newest change's revision")
+		}
+		assert.Equal(t, changed, c.diff(t, "web", "from=staging/app&to=prod/app", alice).Revision, "the comparison names it too")
+		status, env = promote(``, changed)
+		assert.Equal(t, http.StatusOK, status, "the revision the details name applies: %s", env.details())
 	})
 }
 
@@ -230,8 +285,8 @@ func TestPromote(t *testing.T) {
 		base := c.serve()
 		alice := c.token("alice")
 		stagingAndProd(c, alice)
-		before := c.export(t, "web", "?reveal=true", alice)
 		revision := c.exportRevision(t, "web", alice)
+		before := c.export(t, "web", "?reveal=true", alice)
 
 		// A dry run says what would change and changes nothing.
 		body := `{"from":"staging","to":"prod","dry_run":true}`
@@ -243,16 +298,18 @@ func TestPromote(t *testing.T) {
 		want := []string{"create prod/app/Zed", "update prod/app/host", "update prod/app/port", "update prod/app/pw", "create prod/jobs/cron"}
 		assert.Equal(t, want, s.changeList(), "the changes, by cluster and record")
 		assert.Equal(t, [4]int{2, 3, 0, 2}, [4]int{s.Created, s.Updated, s.Deleted, s.Unchanged}, "created, updated, deleted, unchanged")
-		assert.Equal(t, revision, s.Revision, "a dry run: the revision it was planned at")
+		assert.Equal(t, revision, s.Revision, "a dry run: the revision it was planned at (the reveal=true export's entry not counted)")
 		assert.Equal(t, collectionsOf(t, before), collectionsOf(t, c.export(t, "web", "?reveal=true", alice)), "a dry run changes nothing")
 		s = c.promote(t, "web", `{"from":"staging","to":"prod","dry_run":true,"delete":true}`, alice)
 		assert.Equal(t, 2, s.Deleted, "with delete, the removed records would go")
 
-		// Applied, at the revision of a comparison (the reveal=true export
-		// above took one): each record its own audit entry and event.
-		revision = c.diff(t, "web", "from=staging&to=prod", alice).Revision
+		// Applied, at the revision of a comparison (the reveal=true exports
+		// above took revisions, which a comparison does not count): each
+		// record its own audit entry and event.
+		require.Equal(t, revision, c.diff(t, "web", "from=staging&to=prod", alice).Revision, "the comparison's revision")
+		revision = c.exportRevision(t, "web", alice)
 		events := stream(t, base, pathP("web")+"/events", alice)
-		env = c.mustDo("POST", pathP("web")+"/promote", `{"from":"staging","to":"prod","if_revision":`+strconv.FormatInt(revision, 10)+`}`, alice, http.StatusOK)
+		env = c.mustDo("POST", pathP("web")+"/promote", `{"from":"staging","to":"prod","if_revision":`+strconv.FormatInt(s.Revision, 10)+`}`, alice, http.StatusOK)
 		assert.Equal(t, "Promote applied", env.Message, "message")
 		env.decode(t, &s)
 		assert.Equal(t, want, s.changeList(), "the promote did what the dry run said")
