@@ -269,7 +269,7 @@ func responses() obj {
 			"content": jsonContent("OpenAPIDocument", nil)},
 		responseName("OpPreconditionFailed"): obj{"description": "412 PRECONDITION_FAILED (\"Precondition failed\"): an operation's if_match names none of its record's current tags (details: \"operation N: current version is V\"), or the project changed under an import; nothing changed.",
 			"headers": rateHeaders(), "content": jsonContent("ErrorEnvelope", nil)},
-		responseName("RevisionPreconditionFailed"): obj{"description": "412 PRECONDITION_FAILED (\"Precondition failed\"): the project's newest revision is no longer if_revision (details: \"current revision is N\"); nothing changed.",
+		responseName("RevisionPreconditionFailed"): obj{"description": "412 PRECONDITION_FAILED (\"Precondition failed\"): the project's newest revision that changes something (credential.reveal entries not counted) is no longer if_revision (details: \"current revision is N\", N that revision); nothing changed.",
 			"headers": rateHeaders(), "content": jsonContent("ErrorEnvelope", nil)},
 		responseName("RecordNotModified"):  obj{"description": "The record's state is the one If-None-Match names.", "headers": rateHeaders("ETag", "RecordETag")},
 		responseName("ClusterNotModified"): obj{"description": "The cluster's stored state is the one If-None-Match names: no body.", "headers": rateHeaders("ETag", "ClusterETag")},

@@ -71,7 +71,7 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 	}, "added", "removed", "changed", "unchanged")
 	s["Diff"] = object("A comparison of two collections or two clusters, from one snapshot.", obj{
 		"from": side, "to": side,
-		"revision": obj{"type": "integer", "minimum": 0, "description": "The project's newest audit revision the snapshot saw."},
+		"revision": obj{"type": "integer", "minimum": 0, "description": "The project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): the if_revision of a promote of exactly this comparison."},
 		"items":    obj{"type": "array", "items": schemaRef("DiffItem"), "description": "By cluster, then record, byte-wise."},
 		"summary":  schemaRef("DiffSummary"),
 	}, "from", "to", "revision", "items", "summary")
@@ -80,7 +80,7 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		"records":     obj{"type": "array", "items": obj{"type": "string"}, "description": "Only these record names (two clusters only)."},
 		"delete":      obj{"type": "boolean", "description": "Also delete the records only to holds; false when left out."},
 		"dry_run":     obj{"type": "boolean", "description": "Change nothing and answer what would change; false when left out."},
-		"if_revision": obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision is still this one (412 otherwise)."},
+		"if_revision": obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise)."},
 	}, "from", "to")
 	s["ImportResult"] = object("What the import changed, counting records only.", obj{
 		"created": count, "updated": count, "deleted": count, "unchanged": count,
