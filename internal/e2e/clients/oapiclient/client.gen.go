@@ -2322,7 +2322,7 @@ type Diff struct {
 	// Items By cluster, then record, byte-wise.
 	Items []DiffItem `json:"items"`
 
-	// Revision The project's newest audit revision the snapshot saw.
+	// Revision The project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): the if_revision of a promote of exactly this comparison.
 	Revision int `json:"revision"`
 
 	// Summary How many records of each change (unchanged ones counted even when not listed).
@@ -2831,7 +2831,7 @@ type PromoteRequest struct {
 	// From A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
 	From string `json:"from"`
 
-	// IfRevision Apply only when the project's newest revision is still this one (412 otherwise).
+	// IfRevision Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise).
 	IfRevision *int `json:"if_revision,omitempty"`
 
 	// Records Only these record names (two clusters only).
@@ -4788,7 +4788,7 @@ type ClientInterface interface {
 
 	// DiffProject Compare two collections or two clusters
 	//
-	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
 	//
 	// Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
 	DiffProject(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4877,7 +4877,7 @@ type ClientInterface interface {
 
 	// PromoteWithBody Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4886,7 +4886,7 @@ type ClientInterface interface {
 
 	// Promote Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5938,7 +5938,7 @@ func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, co
 
 // DiffProject Compare two collections or two clusters
 //
-// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
 //
 // Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
 func (c *Client) DiffProject(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6137,7 +6137,7 @@ func (c *Client) TransferProject(ctx context.Context, project ProjectPath, body 
 
 // PromoteWithBody Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6156,7 +6156,7 @@ func (c *Client) PromoteWithBody(ctx context.Context, project ProjectPath, conte
 
 // Promote Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11024,7 +11024,7 @@ type ClientWithResponsesInterface interface {
 
 	// DiffProjectWithResponse Compare two collections or two clusters
 	//
-	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11123,7 +11123,7 @@ type ClientWithResponsesInterface interface {
 
 	// PromoteWithBodyWithResponse Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11132,7 +11132,7 @@ type ClientWithResponsesInterface interface {
 
 	// PromoteWithResponse Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20129,7 +20129,7 @@ func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context
 
 // DiffProjectWithResponse Compare two collections or two clusters
 //
-// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw: a promote with that if_revision applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20294,7 +20294,7 @@ func (c *ClientWithResponses) TransferProjectWithResponse(ctx context.Context, p
 
 // PromoteWithBodyWithResponse Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20309,7 +20309,7 @@ func (c *ClientWithResponses) PromoteWithBodyWithResponse(ctx context.Context, p
 
 // PromoteWithResponse Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

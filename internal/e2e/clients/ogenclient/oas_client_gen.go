@@ -197,9 +197,10 @@ type Invoker interface {
 	// name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed
 	// only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise.
 	// Credentials are compared on their plain values but masked unless reveal=true (reader; audited once).
-	// revision is the project's newest audit revision the snapshot saw: a promote with that if_revision
-	// applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal:
-	// 400; a side that does not exist: 404.
+	// revision is the project's newest audit revision the snapshot saw that changes something
+	// (credential.reveal entries not counted): a promote with that if_revision applies exactly this
+	// comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to
+	// missing, or equal: 400; a side that does not exist: 404.
 	//
 	// GET /api/v1/projects/{project}/diff
 	DiffProject(ctx context.Context, params DiffProjectParams) (DiffProjectRes, error)
@@ -407,9 +408,9 @@ type Invoker interface {
 	// collections). records narrows a promote between two clusters to those names (400 for collections).
 	// All or nothing; each record changed is audited as its own record.create, record.update or
 	// record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest
-	// revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas
-	// apply as for batch; require_if_match does not. dry_run changes nothing and answers what would
-	// change.
+	// revision that changes something (credential.reveal entries not counted) is no longer that number,
+	// 412 (details: current revision is N) and nothing changes. Quotas apply as for batch;
+	// require_if_match does not. dry_run changes nothing and answers what would change.
 	//
 	// POST /api/v1/projects/{project}/promote
 	Promote(ctx context.Context, request *PromoteRequest, params PromoteParams) (PromoteRes, error)
@@ -3217,9 +3218,10 @@ func (c *Client) sendDeleteWebhook(ctx context.Context, params DeleteWebhookPara
 // name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed
 // only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise.
 // Credentials are compared on their plain values but masked unless reveal=true (reader; audited once).
-// revision is the project's newest audit revision the snapshot saw: a promote with that if_revision
-// applies exactly this comparison. A cluster and a collection mixed, from or to missing, or equal:
-// 400; a side that does not exist: 404.
+// revision is the project's newest audit revision the snapshot saw that changes something
+// (credential.reveal entries not counted): a promote with that if_revision applies exactly this
+// comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to
+// missing, or equal: 400; a side that does not exist: 404.
 //
 // GET /api/v1/projects/{project}/diff
 func (c *Client) DiffProject(ctx context.Context, params DiffProjectParams) (DiffProjectRes, error) {
@@ -7234,9 +7236,9 @@ func (c *Client) sendPingWebhook(ctx context.Context, params PingWebhookParams) 
 // collections). records narrows a promote between two clusters to those names (400 for collections).
 // All or nothing; each record changed is audited as its own record.create, record.update or
 // record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest
-// revision is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas
-// apply as for batch; require_if_match does not. dry_run changes nothing and answers what would
-// change.
+// revision that changes something (credential.reveal entries not counted) is no longer that number,
+// 412 (details: current revision is N) and nothing changes. Quotas apply as for batch;
+// require_if_match does not. dry_run changes nothing and answers what would change.
 //
 // POST /api/v1/projects/{project}/promote
 func (c *Client) Promote(ctx context.Context, request *PromoteRequest, params PromoteParams) (PromoteRes, error) {

@@ -3542,7 +3542,8 @@ type Diff struct {
 	From string `json:"from"`
 	// By cluster, then record, byte-wise.
 	Items []DiffItem `json:"items"`
-	// The project's newest audit revision the snapshot saw.
+	// The project's newest audit revision the snapshot saw that changes something (credential.reveal
+	// entries not counted): the if_revision of a promote of exactly this comparison.
 	Revision int         `json:"revision"`
 	Summary  DiffSummary `json:"summary"`
 	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
@@ -8425,7 +8426,8 @@ type PromoteRequest struct {
 	DryRun OptBool `json:"dry_run"`
 	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
 	From string `json:"from"`
-	// Apply only when the project's newest revision is still this one (412 otherwise).
+	// Apply only when the project's newest revision that changes something (credential.reveal entries not
+	// counted, as for the revision of GET diff) is still this one (412 otherwise).
 	IfRevision OptInt `json:"if_revision"`
 	// Only these record names (two clusters only).
 	Records []string `json:"records"`
