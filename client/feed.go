@@ -108,7 +108,7 @@ func (f *feed) connect(ctx context.Context, since string) (*stream, error) {
 		idle.Stop()
 		cancel()
 		if ctx.Err() == nil && errors.Is(err, context.Canceled) {
-			err = &networkError{"GET", f.path, errors.New("no answer within the idle limit")}
+			err = &RequestError{Method: "GET", Path: f.path, Err: errors.New("no answer within the idle limit")}
 		}
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (f *feed) connect(ctx context.Context, since string) (*stream, error) {
 		defer cancel()
 		defer resp.Body.Close()
 		idle.Stop()
-		return nil, errorOf(resp)
+		return nil, errorOf(resp, "GET", f.path)
 	}
 	return &stream{body: resp.Body, idle: idle, cancel: cancel}, nil
 }
@@ -189,13 +189,14 @@ func fatal(err error) bool {
 	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound
 }
 
-// retryable reports whether err may go away by itself: no answer, a 5xx,
-// a 429 or a 408.
+// retryable reports whether err may go away by itself: no answer (not a
+// success answer that is not what the API describes), a 5xx, a 429 or a
+// 408.
 func retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
-		var ne *networkError
-		return errors.As(err, &ne)
+		var ne *RequestError
+		return errors.As(err, &ne) && !ne.Answered
 	}
 	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,7 +147,7 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 	timedOut := err != nil && ctx.Err() == nil && rctx.Err() != nil // before cancel, which sets rctx.Err
 	cancel()
 	if timedOut {
-		err = &networkError{"GET", clusterPath(w.p, w.col, w.k), errors.New("no answer within the idle limit")}
+		err = &RequestError{Method: "GET", Path: clusterPath(w.p, w.col, w.k), Err: errors.New("no answer within the idle limit")}
 	}
 	switch {
 	case err == nil:
@@ -184,7 +185,7 @@ func (w *watcher) same(got *Cluster) bool {
 	if got.Tag != "" || w.last.Tag != "" {
 		return got.Tag == w.last.Tag
 	}
-	return reflect.DeepEqual(got.Records, w.last.Records)
+	return reflect.DeepEqual(got.Records, w.last.Records) && slices.Equal(got.Env, w.last.Env)
 }
 
 // matters reports whether a change may change the cluster's answer: a
@@ -215,7 +216,10 @@ const maxReach = 1000
 func (w *watcher) reach(ctx context.Context, got *Cluster) map[clusterKey]bool {
 	own := clusterKey{w.col, w.k}
 	watched := map[clusterKey]bool{own: true}
-	texts := false
+	if !w.c.resolve {
+		return watched // references are not resolved: only its own records count
+	}
+	texts := w.c.envFile // an environment file has no types: its values are read
 	for _, r := range got.Records {
 		if r.Type == "STRING" || r.Type == "[]STRING" {
 			texts = true
