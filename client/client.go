@@ -63,6 +63,11 @@ type Client struct {
 
 	// timing holds the waits of Watch; tests shorten them.
 	timing timing
+	// within bounds each read of Watch and the wait for the change
+	// feed's headers (WithRequestTimeout); 0: timing.idle.
+	within time.Duration
+	// report is told of the errors Watch retries (WithWatchErrors).
+	report func(err error, retry time.Duration)
 
 	mu    sync.Mutex // guards token, refused and refreshing
 	token string     // "" sends no Authorization header
@@ -152,13 +157,49 @@ func WithPlainHTTP() Option {
 
 // WithDebounce sets how long Watch waits after a change before it reads
 // the cluster: changes less than d apart are one burst, and one call
-// follows its last change. The default is 1 second; d must be positive.
+// follows its last change. The default is 1 second; 0 reads at once
+// after every change (a negative d is ignored).
 func WithDebounce(d time.Duration) Option {
 	return func(c *Client) {
-		if d > 0 {
+		if d >= 0 {
 			c.timing.debounce = d
 		}
 	}
+}
+
+// WithRequestTimeout bounds how long Watch waits for the answer to each
+// read of the cluster and for the headers of the change feed (its stream
+// may then stay open for as long as its keep-alives come); what got no
+// answer within d is retried. The default is 45 seconds; d must be
+// positive (else it is ignored). Cluster and Decode are bounded by their
+// context only.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.within = d
+		}
+	}
+}
+
+// WithWatchErrors makes Watch tell report of every error it does not
+// return but retries or waits out: a read of the cluster that failed
+// (retry is the wait before it is tried again, 0 when it waits for the
+// next change: a 422, or an answer that is not what the API describes),
+// and a connection of the change feed that failed or a stream given up
+// for its silence (an error wrapping ErrSilent), reconnected after retry.
+// Calls of report come one at a time, from Watch's goroutines, and Watch
+// waits for each to return: report may cancel Watch's context to end it.
+// Without it, these errors are not shown anywhere.
+func WithWatchErrors(report func(err error, retry time.Duration)) Option {
+	return func(c *Client) { c.report = report }
+}
+
+// answerWithin is how long Watch waits for an answer.
+func (c *Client) answerWithin() time.Duration {
+	if c.within > 0 {
+		return c.within
+	}
+	return c.timing.idle
 }
 
 // New returns a client of the hds server at baseURL: an http:// or
