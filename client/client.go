@@ -375,5 +375,13 @@ func unwrapURLError(err error) error {
 	return err
 }
 
+// noAnswer is the error of a request that got no answer within d.
+type noAnswer struct{ d time.Duration }
+
+func (n noAnswer) Error() string { return fmt.Sprintf("no answer within %s", n.d) }
+
+// Timeout reports true, as a net.Error that timed out does.
+func (n noAnswer) Timeout() bool { return true }
+
 // errMalformed is a success answer that is not what the contract says.
 var errMalformed = errors.New("the answer is not the JSON the API describes")

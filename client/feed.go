@@ -126,13 +126,13 @@ func (f *feed) connect(ctx context.Context, since string) (*stream, error) {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	within := f.c.answerWithin()
-	noAnswer := time.AfterFunc(within, cancel)
+	headers := time.AfterFunc(within, cancel)
 	resp, err := f.c.send(sctx, "GET", f.path, nil, h)
-	noAnswer.Stop()
+	headers.Stop()
 	if err != nil {
 		cancel()
 		if ctx.Err() == nil && errors.Is(err, context.Canceled) {
-			err = &RequestError{Method: "GET", Path: f.path, Err: fmt.Errorf("no answer within %s", within)}
+			err = &RequestError{Method: "GET", Path: f.path, Err: noAnswer{within}}
 		}
 		return nil, err
 	}

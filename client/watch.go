@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"reflect"
 	"slices"
@@ -189,7 +188,7 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 	timedOut := err != nil && ctx.Err() == nil && rctx.Err() != nil // before cancel, which sets rctx.Err
 	cancel()
 	if timedOut {
-		err = &RequestError{Method: "GET", Path: clusterPath(w.p, w.col, w.k), Err: fmt.Errorf("no answer within %s", within)}
+		err = &RequestError{Method: "GET", Path: clusterPath(w.p, w.col, w.k), Err: noAnswer{within}}
 	}
 	switch {
 	case err == nil:

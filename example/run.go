@@ -186,10 +186,10 @@ func fetchEnv(ctx context.Context, c *client.Client, noToken bool, p, col, k str
 // newEnvClient is the client of the package client that run reads the
 // environment with: the server, token and HTTP client of c, the
 // environment file with credentials revealed, references resolved unless
-// resolve is false. The URL was checked by newAPIClient, which allows
+// resolve is false, with the extra options. The URL was checked by newAPIClient, which allows
 // http:// to any host.
-func newEnvClient(c *apiClient, resolve bool) (*client.Client, error) {
-	opts := []client.Option{client.WithToken(c.token), client.WithHTTPClient(c.http), client.WithPlainHTTP(), client.WithEnvFile()}
+func newEnvClient(c *apiClient, resolve bool, extra ...client.Option) (*client.Client, error) {
+	opts := append([]client.Option{client.WithToken(c.token), client.WithHTTPClient(c.http), client.WithPlainHTTP(), client.WithEnvFile()}, extra...)
 	if !resolve {
 		opts = append(opts, client.WithoutResolve())
 	}
