@@ -197,22 +197,12 @@ func unreachable(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// accessLost reports whether err is a 401, 403 or 404 answer: the access
-// was taken away (or never given), and run never falls back to the cache.
-func accessLost(err error) bool {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		return false
-	}
-	return ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden || ae.status == http.StatusNotFound
-}
-
-// runError turns an error of the package client (a client with no
-// token when noToken) into the errors
-// of do, with the same messages: a *client.Error into an apiError (in an
-// unreachableError for a 5xx), a request that got no answer into
-// requestFailed's, and a context that ended into an unreachableError
-// (run says why: no answer within -timeout).
+// runError turns an error of the package client (from a client with no
+// token when noToken) into the errors of do, with the same messages: a
+// *client.Error into an apiError (in an unreachableError for a 5xx), a
+// request that got no answer into requestFailed's (a TLS failure apart),
+// a bad answer into a plain error, and a context that ended into an
+// unreachableError (run says why: no answer within -timeout).
 func runError(err error, noToken bool) error {
 	var ae *client.Error
 	var re *client.RequestError
