@@ -132,13 +132,7 @@ func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan
 		case err := <-lost:
 			return err
 		case ev := <-events:
-			w.revision = ev.revision
-			if !w.matters(ev) {
-				continue
-			}
-			w.pending = true
-			w.wait = 0
-			read.Reset(w.c.timing.debounce)
+			w.changed(ev, read)
 		case <-refresh.C:
 			// Bounded as a read is: a refresh that gets no answer is
 			// tried again later (and by the next request).
@@ -153,11 +147,24 @@ func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan
 			if !w.pending {
 				continue
 			}
-			if err := w.read(ctx, read); err != nil {
+			if err := w.read(ctx, read, events); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// changed notes a change of the project: one that may change the
+// cluster's answer makes a read, the debounce after it.
+func (w *watcher) changed(ev feedEvent, read *time.Timer) bool {
+	w.revision = ev.revision
+	if !w.matters(ev) {
+		return false
+	}
+	w.pending = true
+	w.wait = 0
+	read.Reset(w.c.timing.debounce)
+	return true
 }
 
 // setRefresh sets t to when the token is due for a refresh.
@@ -173,8 +180,10 @@ func (w *watcher) setRefresh(t *time.Timer) {
 }
 
 // read reads the cluster and calls fn when it changed. It returns an
-// error only when Watch should return it; a read to retry sets timer.
-func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
+// error only when Watch should return it; a read to retry sets timer. A
+// read that a change overtook (one waiting in events when it ends) calls
+// nothing: the read after that change does, so that a burst is one call.
+func (w *watcher) read(ctx context.Context, timer *time.Timer, events <-chan feedEvent) error {
 	revision := w.revision
 	tag := ""
 	if w.last != nil {
@@ -212,6 +221,13 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 	}
 	if !changed || w.same(got) {
 		return nil
+	}
+	select {
+	case ev := <-events:
+		if w.changed(ev, timer) {
+			return nil
+		}
+	default:
 	}
 	w.watched = w.reach(ctx, got)
 	got.Revision = revision

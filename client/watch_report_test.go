@@ -201,3 +201,29 @@ func TestWatchRefusedAtStartNamesTheCluster(t *testing.T) {
 		t.Errorf("%d calls, want none", w.n())
 	}
 }
+
+// A read that a change overtook (the change came while it waited for its
+// answer) calls nothing: the read after that change does, with the newer
+// answer, so that run -watch restarts once, with the newest environment.
+func TestWatchOvertakenReadCallsNothing(t *testing.T) {
+	release, came := make(chan struct{}), make(chan struct{})
+	f := newFakeServer(t, answer{status: 200, tag: `"a"`}, answer{status: 200, tag: `"b"`, wait: release, waiting: came},
+		answer{status: 200, tag: `"c"`})
+	w := watch(t, f.client(), "p", "c", "k")
+	eventually(t, "the first call", func() bool { return w.n() == 1 })
+	f.send(1)
+	select {
+	case <-came:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no read after the change")
+	}
+	go f.send(2) // taken by the client's feed while the read waits
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	eventually(t, "the call after the second change", func() bool { return w.value("v") == `"c"` })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.calls) != 2 || w.calls[1].Revision != 2 {
+		t.Errorf("%d calls (the last of revision %d), want 2: \"a\" then \"c\" of revision 2, never the overtaken \"b\"", len(w.calls), w.calls[len(w.calls)-1].Revision)
+	}
+}
