@@ -165,9 +165,11 @@ func (w *watcher) first(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if w.f, err = follow(ctx, w.e, w.t, w.opts, 0); err != nil {
+		f, err := follow(ctx, w.e, w.t, w.opts, 0)
+		if err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
+		w.f = f
 		return vars, nil
 	}
 }
