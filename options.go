@@ -9,8 +9,8 @@ import (
 
 	"github.com/ulule/limiter/v3"
 
-	"github.com/hds-go/hds/internal/duration"
 	"github.com/hds-go/hds/handler"
+	"github.com/hds-go/hds/internal/duration"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/internal/webhook"
 	"github.com/hds-go/hds/store"

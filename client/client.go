@@ -56,9 +56,18 @@ type Client struct {
 	http   *http.Client
 	reveal bool
 	plain  bool
+	// resolve asks for references resolved (false: WithoutResolve).
+	resolve bool
+	// envFile reads the environment file (WithEnvFile).
+	envFile bool
 
 	// timing holds the waits of Watch; tests shorten them.
 	timing timing
+	// within bounds each read of Watch and the wait for the change
+	// feed's headers (WithRequestTimeout); 0: timing.idle.
+	within time.Duration
+	// report is told of the errors Watch retries (WithWatchErrors).
+	report func(err error, retry time.Duration)
 
 	mu    sync.Mutex // guards token, refused and refreshing
 	token string     // "" sends no Authorization header
@@ -122,6 +131,23 @@ func WithoutReveal() Option {
 	return func(c *Client) { c.reveal = false }
 }
 
+// WithoutResolve leaves out resolve=true: Cluster, Decode and Watch get
+// the values as stored, a reference "${db/host}" as that text
+// (docs/api.md#20-references-between-records), and Watch follows the
+// cluster's own records only. By default references are resolved.
+func WithoutResolve() Option {
+	return func(c *Client) { c.resolve = false }
+}
+
+// WithEnvFile makes Cluster and Watch read the cluster's environment
+// file (GET K?format=env, docs/api.md#environment-files) rather than its
+// JSON: the Cluster they return has Env and Skipped, and no Records (so
+// Decode finds none of its fields). It is for a program that passes the
+// configuration on as environment variables, as the example's run does.
+func WithEnvFile() Option {
+	return func(c *Client) { c.envFile = true }
+}
+
 // WithPlainHTTP allows an http:// base URL to a host other than loopback.
 // By default New refuses it, so that a token never travels in clear by
 // accident.
@@ -131,13 +157,49 @@ func WithPlainHTTP() Option {
 
 // WithDebounce sets how long Watch waits after a change before it reads
 // the cluster: changes less than d apart are one burst, and one call
-// follows its last change. The default is 1 second; d must be positive.
+// follows its last change. The default is 1 second; 0 reads at once
+// after every change (a negative d is ignored).
 func WithDebounce(d time.Duration) Option {
 	return func(c *Client) {
-		if d > 0 {
+		if d >= 0 {
 			c.timing.debounce = d
 		}
 	}
+}
+
+// WithRequestTimeout bounds how long Watch waits for the answer to each
+// read of the cluster and for the headers of the change feed (its stream
+// may then stay open for as long as its keep-alives come); what got no
+// answer within d is retried. The default is 45 seconds; d must be
+// positive (else it is ignored). Cluster and Decode are bounded by their
+// context only.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.within = d
+		}
+	}
+}
+
+// WithWatchErrors makes Watch tell report of every error it does not
+// return but retries or waits out: a read of the cluster that failed
+// (retry is the wait before it is tried again, 0 when it waits for the
+// next change: a 422, or an answer that is not what the API describes),
+// and a connection of the change feed that failed or a stream given up
+// for its silence (an error wrapping ErrSilent), reconnected after retry.
+// Calls of report come one at a time, from Watch's goroutines, and Watch
+// waits for each to return: report may cancel Watch's context to end it.
+// Without it, these errors are not shown anywhere.
+func WithWatchErrors(report func(err error, retry time.Duration)) Option {
+	return func(c *Client) { c.report = report }
+}
+
+// answerWithin is how long Watch waits for an answer.
+func (c *Client) answerWithin() time.Duration {
+	if c.within > 0 {
+		return c.within
+	}
+	return c.timing.idle
 }
 
 // New returns a client of the hds server at baseURL: an http:// or
@@ -147,7 +209,7 @@ func WithDebounce(d time.Duration) Option {
 // WithPlainHTTP is given. Errors never repeat the URL (it may carry a
 // password).
 func New(baseURL string, opts ...Option) (*Client, error) {
-	c := &Client{http: http.DefaultClient, reveal: true, timing: defaultTiming}
+	c := &Client{http: http.DefaultClient, reveal: true, resolve: true, timing: defaultTiming}
 	for _, opt := range opts {
 		opt(c)
 	}
@@ -201,6 +263,10 @@ type Error struct {
 	Message string
 	// Details adds what went wrong, "" when there is nothing to add.
 	Details string
+	// Method and Path are the request that got this answer, e.g. "GET"
+	// and "/api/v1/projects/webshop/collections/prod/clusters/database"
+	// (below the base URL, without the query).
+	Method, Path string
 
 	// retryAfter is the wait a Retry-After header asked for.
 	retryAfter time.Duration
@@ -221,10 +287,10 @@ func (e *Error) Error() string {
 	return strings.ReplaceAll(msg, "\n", " ")
 }
 
-// errorOf reads the error envelope of resp, an answer that is not a
-// success (at most 64 KiB of it).
-func errorOf(resp *http.Response) *Error {
-	e := &Error{Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+// errorOf reads the error envelope of resp, the answer to method path
+// that is not a success (at most 64 KiB of it).
+func errorOf(resp *http.Response, method, path string) *Error {
+	e := &Error{Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode), Method: method, Path: path}
 	var env struct {
 		Error *struct {
 			Code    string `json:"code"`
@@ -241,18 +307,31 @@ func errorOf(resp *http.Response) *Error {
 	return e
 }
 
-// networkError is a request that got no answer: no connection, an
-// answer cut short. Its message never repeats the URL.
-type networkError struct {
-	method, path string
-	err          error
+// A RequestError is a request that got no usable answer: no connection,
+// no answer in time, an answer cut short (Answered false: the server may
+// be unreachable for a while), or a success answer that is not what the
+// API describes (Answered true). Its message never repeats the URL (it
+// may carry a password). Err is what went wrong, e.g. a
+// *tls.CertificateVerificationError for a certificate that does not
+// verify.
+type RequestError struct {
+	// Method and Path are the request, Path below the base URL without
+	// the query.
+	Method, Path string
+	// Err is what went wrong.
+	Err error
+	// Answered reports that the server answered, with a success that is
+	// not what the API describes.
+	Answered bool
 }
 
-func (e *networkError) Error() string {
-	return fmt.Sprintf("client: %s %s: %v", e.method, e.path, e.err)
+// Error returns the request and what went wrong in one line.
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("client: %s %s: %v", e.Method, e.Path, e.Err)
 }
 
-func (e *networkError) Unwrap() error { return e.err }
+// Unwrap returns Err.
+func (e *RequestError) Unwrap() error { return e.Err }
 
 // send sends a request to path (below the base URL) with query and
 // headers and returns the answer, whatever its status, for the caller to
@@ -268,7 +347,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, nil)
 	if err != nil {
-		return nil, &networkError{method, path, err}
+		return nil, &RequestError{Method: method, Path: path, Err: err}
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -281,7 +360,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
-		return nil, &networkError{method, path, unwrapURLError(err)}
+		return nil, &RequestError{Method: method, Path: path, Err: unwrapURLError(err)}
 	}
 	return resp, nil
 }
@@ -295,6 +374,14 @@ func unwrapURLError(err error) error {
 	}
 	return err
 }
+
+// noAnswer is the error of a request that got no answer within d.
+type noAnswer struct{ d time.Duration }
+
+func (n noAnswer) Error() string { return fmt.Sprintf("no answer within %s", n.d) }
+
+// Timeout reports true, as a net.Error that timed out does.
+func (n noAnswer) Timeout() bool { return true }
 
 // errMalformed is a success answer that is not what the contract says.
 var errMalformed = errors.New("the answer is not the JSON the API describes")

@@ -29,6 +29,14 @@ type Cluster struct {
 	// cluster (docs/api.md#18-audit-log-and-change-feed); 0 when it saw none
 	// (the first call) and from Cluster.
 	Revision int64
+	// Env is, from a client made WithEnvFile, the cluster's environment
+	// file as NAME=value entries (values as they are, unquoted), in the
+	// file's order; nil otherwise.
+	Env []string
+	// Skipped is, from a client made WithEnvFile, how many records the
+	// environment file left out because their names are not environment
+	// variable names (X-Hds-Skipped-Records).
+	Skipped int
 }
 
 // Record is one record: its type name and its value.
@@ -46,7 +54,9 @@ type Record struct {
 }
 
 // Cluster reads cluster k of collection col of project p: one GET K with
-// reveal=true (unless WithoutReveal), resolve=true and types=true.
+// reveal=true (unless WithoutReveal), resolve=true (unless
+// WithoutResolve) and types=true; with WithEnvFile, format=env instead of
+// types=true.
 func (c *Client) Cluster(ctx context.Context, p, col, k string) (*Cluster, error) {
 	got, _, err := c.fetch(ctx, p, col, k, "")
 	return got, err
@@ -56,7 +66,15 @@ func (c *Client) Cluster(ctx context.Context, p, col, k string) (*Cluster, error
 // tag is not "": it reports false (and no cluster) when the server
 // answered 304 Not Modified.
 func (c *Client) fetch(ctx context.Context, p, col, k, tag string) (*Cluster, bool, error) {
-	q := url.Values{"resolve": {"true"}, "types": {"true"}}
+	q := url.Values{}
+	if c.envFile {
+		q.Set("format", "env")
+	} else {
+		q.Set("types", "true")
+	}
+	if c.resolve {
+		q.Set("resolve", "true")
+	}
 	if c.reveal {
 		q.Set("reveal", "true")
 	}
@@ -74,7 +92,18 @@ func (c *Client) fetch(ctx context.Context, p, col, k, tag string) (*Cluster, bo
 	case resp.StatusCode == http.StatusNotModified && tag != "":
 		return nil, false, nil
 	case resp.StatusCode != http.StatusOK:
-		return nil, false, errorOf(resp)
+		return nil, false, errorOf(resp, "GET", path)
+	}
+	if c.envFile {
+		got, err := readEnvFile(resp, path)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, ctx.Err()
+			}
+			return nil, false, err
+		}
+		got.Project, got.Collection, got.Name = p, col, k
+		return got, true, nil
 	}
 	var env struct {
 		Data struct {
@@ -89,7 +118,7 @@ func (c *Client) fetch(ctx context.Context, p, col, k, tag string) (*Cluster, bo
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, &networkError{"GET", path, fmt.Errorf("reading the answer: %w", unwrapURLError(err))}
+		return nil, false, &RequestError{Method: "GET", Path: path, Err: fmt.Errorf("reading the answer: %w", unwrapURLError(err))}
 	}
 	out := &Cluster{
 		Project: env.Data.Project, Collection: env.Data.Collection, Name: env.Data.Name,

@@ -295,7 +295,7 @@ func TestDecodeMisuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Decode(t.Context(), "p", "c", "k", struct{}{})
-	var ne *networkError
+	var ne *RequestError
 	if err == nil || errors.As(err, &ne) || !strings.Contains(err.Error(), "pointer to a struct") {
 		t.Errorf("Client.Decode of a struct: %v", err)
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +26,12 @@ type feedEvent struct {
 	cluster    string
 }
 
+// ErrSilent is wrapped by the error Watch reports (WithWatchErrors) for a
+// change feed given up for its silence: not a byte for 45 seconds, three
+// keep-alives missed (a connection that died without a word: a dropped
+// NAT entry, a peer gone away). It is reconnected; no change is missed.
+var ErrSilent = errors.New("not a byte from the change feed")
+
 // feed follows the change feed of one project.
 type feed struct {
 	c      *Client
@@ -35,22 +43,35 @@ type feed struct {
 	// lost gets the error of a reconnection refused with 401, 403 or 404:
 	// the access was taken away; the feed stops.
 	lost chan<- error
+	// since is where the first connection starts: after that revision
+	// (Last-Event-ID; 0 from the beginning of the project's history), or
+	// with the next change when negative.
+	since int64
+	// report is told of the connections that failed and the streams
+	// given up for silence; never nil.
+	report func(err error, retry time.Duration)
 }
 
 // follow connects and reconnects until ctx ends or the access is lost.
-// The first connection starts with the next change; every later one
-// starts after the last event received (Last-Event-ID), or from the
-// beginning when none was, so that no change after the first connection
-// is missed (events before it cost a read that changes nothing).
+// The first connection starts with the next change (or after f.since);
+// every later one starts after the last event received (Last-Event-ID),
+// or from the beginning when none was, so that no change after the first
+// connection is missed (events before it cost a read that changes
+// nothing).
 func (f *feed) follow(ctx context.Context) {
-	last := int64(-1)
+	last := f.since
 	wait := f.c.timing.firstWait
 	for attempt := 0; ; attempt++ {
 		since := ""
-		if attempt > 0 {
+		if attempt > 0 || f.since >= 0 {
 			since = strconv.FormatInt(max(last, 0), 10)
 		}
 		body, err := f.connect(ctx, since)
+		pause := wait
+		if err != nil && !fatal(err) && ctx.Err() == nil {
+			pause = max(wait, retryAfter(err))
+			f.report(err, pause)
+		}
 		if attempt == 0 {
 			f.first <- err
 		}
@@ -60,14 +81,15 @@ func (f *feed) follow(ctx context.Context) {
 			}
 			return
 		}
-		pause := wait
 		if err == nil {
 			wait = f.c.timing.firstWait
 			pause = wait
 			f.read(ctx, body, &last)
 			body.Close()
+			if body.silent.Load() && ctx.Err() == nil {
+				f.report(&RequestError{Method: "GET", Path: f.path, Err: fmt.Errorf("%w for %s", ErrSilent, f.c.timing.idle)}, pause)
+			}
 		} else {
-			pause = max(wait, retryAfter(err))
 			wait = min(2*wait, f.c.timing.maxWait)
 		}
 		select {
@@ -84,6 +106,7 @@ type stream struct {
 	body   io.ReadCloser
 	idle   *time.Timer
 	cancel context.CancelFunc
+	silent atomic.Bool // cut for its silence
 }
 
 // Close closes the body and ends the request.
@@ -95,30 +118,35 @@ func (s *stream) Close() error {
 }
 
 // connect opens the stream, after revision since unless since is "". A
-// server that sends no headers within the idle limit is given up on.
+// server that sends no headers within answerWithin is given up on.
 func (f *feed) connect(ctx context.Context, since string) (*stream, error) {
 	h := http.Header{"Accept": {"text/event-stream"}}
 	if since != "" {
 		h.Set("Last-Event-ID", since)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	idle := time.AfterFunc(f.c.timing.idle, cancel)
+	within := f.c.answerWithin()
+	headers := time.AfterFunc(within, cancel)
 	resp, err := f.c.send(sctx, "GET", f.path, nil, h)
+	headers.Stop()
 	if err != nil {
-		idle.Stop()
 		cancel()
 		if ctx.Err() == nil && errors.Is(err, context.Canceled) {
-			err = &networkError{"GET", f.path, errors.New("no answer within the idle limit")}
+			err = &RequestError{Method: "GET", Path: f.path, Err: noAnswer{within}}
 		}
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
-		idle.Stop()
-		return nil, errorOf(resp)
+		return nil, errorOf(resp, "GET", f.path)
 	}
-	return &stream{body: resp.Body, idle: idle, cancel: cancel}, nil
+	s := &stream{body: resp.Body, cancel: cancel}
+	s.idle = time.AfterFunc(f.c.timing.idle, func() {
+		s.silent.Store(true)
+		cancel()
+	})
+	return s, nil
 }
 
 // read passes on the events of an open stream until it ends, keeping the
@@ -189,13 +217,14 @@ func fatal(err error) bool {
 	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound
 }
 
-// retryable reports whether err may go away by itself: no answer, a 5xx,
-// a 429 or a 408.
+// retryable reports whether err may go away by itself: no answer (not a
+// success answer that is not what the API describes), a 5xx, a 429 or a
+// 408.
 func retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
-		var ne *networkError
-		return errors.As(err, &ne)
+		var ne *RequestError
+		return errors.As(err, &ne) && !ne.Answered
 	}
 	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout
 }

@@ -114,16 +114,16 @@ func (c *Client) refresh(ctx context.Context, token string) (string, error) {
 	const path = "/api/v1/auth/refresh"
 	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, nil)
 	if err != nil {
-		return "", &networkError{"POST", path, err}
+		return "", &RequestError{Method: "POST", Path: path, Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", &networkError{"POST", path, unwrapURLError(err)}
+		return "", &RequestError{Method: "POST", Path: path, Err: unwrapURLError(err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", errorOf(resp)
+		return "", errorOf(resp, "POST", path)
 	}
 	var env struct {
 		Data struct {
@@ -131,7 +131,7 @@ func (c *Client) refresh(ctx context.Context, token string) (string, error) {
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Data.Token == "" {
-		return "", &networkError{"POST", path, errMalformed}
+		return "", &RequestError{Method: "POST", Path: path, Err: errMalformed, Answered: true}
 	}
 	return env.Data.Token, nil
 }

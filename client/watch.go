@@ -3,10 +3,11 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hds-go/hds/internal/refs"
@@ -34,11 +35,35 @@ import (
 // and a read with no answer within 45 seconds is retried. A
 // user token is refreshed before it expires.
 func (c *Client) Watch(ctx context.Context, p, col, k string, fn func(*Cluster)) error {
+	return c.watch(ctx, p, col, k, -1, fn)
+}
+
+// WatchSince is Watch for a program that already runs with the cluster
+// as of a revision of the project (from a cache, say): it follows the
+// change feed from after revision (0: from the beginning of the
+// project's history, for a state whose revision is not known) and reads
+// the cluster only after a change that may change it, rather than at
+// once. Its first call of fn comes after such a change, with the
+// revision of the last change of its burst; it is otherwise Watch.
+func (c *Client) WatchSince(ctx context.Context, p, col, k string, revision int64, fn func(*Cluster)) error {
+	return c.watch(ctx, p, col, k, max(revision, 0), fn)
+}
+
+// watch is Watch (since negative) and WatchSince.
+func (c *Client) watch(ctx context.Context, p, col, k string, since int64, fn func(*Cluster)) error {
 	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	report := func(err error, retry time.Duration) {
+		if c.report != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			c.report(err, retry)
+		}
+	}
 	events := make(chan feedEvent)
 	first := make(chan error, 1)
 	lost := make(chan error, 1)
-	f := &feed{c: c, path: projectPath(p) + "/events", events: events, first: first, lost: lost}
+	f := &feed{c: c, path: projectPath(p) + "/events", events: events, first: first, lost: lost, since: since, report: report}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -48,18 +73,29 @@ func (c *Client) Watch(ctx context.Context, p, col, k string, fn func(*Cluster))
 		cancel()
 		<-stopped
 	}()
+	w := &watcher{c: c, p: p, col: col, k: k, fn: fn, report: report}
 	// The stream is open (or cannot be) before the first read: no change
 	// after that read is missed.
 	select {
 	case err := <-first:
 		if err != nil && fatal(err) {
+			// The read's own 401, 403 or 404, when it gets one, names
+			// the cluster rather than the change feed.
+			rctx, rcancel := context.WithTimeout(ctx, c.answerWithin())
+			_, _, rerr := c.fetch(rctx, p, col, k, "")
+			rcancel()
+			if rerr != nil && fatal(rerr) {
+				return rerr
+			}
 			return err
 		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	w := &watcher{c: c, p: p, col: col, k: k, fn: fn}
-	return w.loop(ctx, events, lost)
+	if ctx.Err() != nil { // report ended it
+		return ctx.Err()
+	}
+	return w.loop(ctx, events, lost, since < 0)
 }
 
 // clusterKey names a cluster of the project.
@@ -70,6 +106,7 @@ type watcher struct {
 	c         *Client
 	p, col, k string
 	fn        func(*Cluster)
+	report    func(err error, retry time.Duration)
 
 	last     *Cluster            // what fn was last called with
 	watched  map[clusterKey]bool // nil: every change may matter
@@ -78,10 +115,14 @@ type watcher struct {
 	wait     time.Duration       // the last wait before a retry
 }
 
-// loop runs until ctx ends or an error that retrying cannot mend.
-func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan error) error {
+// loop runs until ctx ends or an error that retrying cannot mend. It
+// reads the cluster at once when now is set, else after the first change.
+func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan error, now bool) error {
 	read := time.NewTimer(0) // the first read, at once
-	w.pending = true
+	if !now {
+		read.Stop()
+	}
+	w.pending = now
 	refresh := time.NewTimer(time.Hour)
 	w.setRefresh(refresh)
 	for {
@@ -91,17 +132,11 @@ func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan
 		case err := <-lost:
 			return err
 		case ev := <-events:
-			w.revision = ev.revision
-			if !w.matters(ev) {
-				continue
-			}
-			w.pending = true
-			w.wait = 0
-			read.Reset(w.c.timing.debounce)
+			w.changed(ev, read)
 		case <-refresh.C:
 			// Bounded as a read is: a refresh that gets no answer is
 			// tried again later (and by the next request).
-			rctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
+			rctx, cancel := context.WithTimeout(ctx, w.c.answerWithin())
 			_, _ = w.c.currentToken(rctx)
 			cancel()
 			if ctx.Err() != nil {
@@ -112,11 +147,24 @@ func (w *watcher) loop(ctx context.Context, events <-chan feedEvent, lost <-chan
 			if !w.pending {
 				continue
 			}
-			if err := w.read(ctx, read); err != nil {
+			if err := w.read(ctx, read, events); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// changed notes a change of the project: one that may change the
+// cluster's answer makes a read, the debounce after it.
+func (w *watcher) changed(ev feedEvent, read *time.Timer) bool {
+	w.revision = ev.revision
+	if !w.matters(ev) {
+		return false
+	}
+	w.pending = true
+	w.wait = 0
+	read.Reset(w.c.timing.debounce)
+	return true
 }
 
 // setRefresh sets t to when the token is due for a refresh.
@@ -132,8 +180,10 @@ func (w *watcher) setRefresh(t *time.Timer) {
 }
 
 // read reads the cluster and calls fn when it changed. It returns an
-// error only when Watch should return it; a read to retry sets timer.
-func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
+// error only when Watch should return it; a read to retry sets timer. A
+// read that a change overtook (one waiting in events when it ends) calls
+// nothing: the read after that change does, so that a burst is one call.
+func (w *watcher) read(ctx context.Context, timer *time.Timer, events <-chan feedEvent) error {
 	revision := w.revision
 	tag := ""
 	if w.last != nil {
@@ -141,12 +191,13 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 	}
 	// A read that gets no answer within the idle limit is retried, as a
 	// silent change feed is reconnected.
-	rctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
+	within := w.c.answerWithin()
+	rctx, cancel := context.WithTimeout(ctx, within)
 	got, changed, err := w.c.fetch(rctx, w.p, w.col, w.k, tag)
 	timedOut := err != nil && ctx.Err() == nil && rctx.Err() != nil // before cancel, which sets rctx.Err
 	cancel()
 	if timedOut {
-		err = &networkError{"GET", clusterPath(w.p, w.col, w.k), errors.New("no answer within the idle limit")}
+		err = &RequestError{Method: "GET", Path: clusterPath(w.p, w.col, w.k), Err: noAnswer{within}}
 	}
 	switch {
 	case err == nil:
@@ -157,16 +208,26 @@ func (w *watcher) read(ctx context.Context, timer *time.Timer) error {
 		return err
 	case retryable(err):
 		w.wait = min(max(2*w.wait, w.c.timing.firstWait), w.c.timing.maxWait)
-		timer.Reset(max(w.wait, retryAfter(err)))
+		retry := max(w.wait, retryAfter(err))
+		w.report(err, retry)
+		timer.Reset(retry)
 		return nil
 	default:
 		// A 422 (a reference that no longer resolves), or another answer
 		// that only a change can mend: wait for the next change.
 		w.pending = false
+		w.report(err, 0)
 		return nil
 	}
 	if !changed || w.same(got) {
 		return nil
+	}
+	select {
+	case ev := <-events:
+		if w.changed(ev, timer) {
+			return nil
+		}
+	default:
 	}
 	w.watched = w.reach(ctx, got)
 	got.Revision = revision
@@ -184,7 +245,7 @@ func (w *watcher) same(got *Cluster) bool {
 	if got.Tag != "" || w.last.Tag != "" {
 		return got.Tag == w.last.Tag
 	}
-	return reflect.DeepEqual(got.Records, w.last.Records)
+	return reflect.DeepEqual(got.Records, w.last.Records) && slices.Equal(got.Env, w.last.Env)
 }
 
 // matters reports whether a change may change the cluster's answer: a
@@ -215,7 +276,10 @@ const maxReach = 1000
 func (w *watcher) reach(ctx context.Context, got *Cluster) map[clusterKey]bool {
 	own := clusterKey{w.col, w.k}
 	watched := map[clusterKey]bool{own: true}
-	texts := false
+	if !w.c.resolve {
+		return watched // references are not resolved: only its own records count
+	}
+	texts := w.c.envFile // an environment file has no types: its values are read
 	for _, r := range got.Records {
 		if r.Type == "STRING" || r.Type == "[]STRING" {
 			texts = true
@@ -280,7 +344,7 @@ func (w *watcher) reach(ctx context.Context, got *Cluster) map[clusterKey]bool {
 // stored returns the values of a cluster's records as stored and masked
 // (GET K), or nil when it cannot be read.
 func (w *watcher) stored(ctx context.Context, at clusterKey) map[string]json.RawMessage {
-	ctx, cancel := context.WithTimeout(ctx, w.c.timing.idle)
+	ctx, cancel := context.WithTimeout(ctx, w.c.answerWithin())
 	defer cancel()
 	resp, err := w.c.send(ctx, "GET", clusterPath(w.p, at.collection, at.cluster), url.Values{}, nil)
 	if err != nil {

@@ -20,6 +20,10 @@ type answer struct {
 	retryAfter string
 	cut        bool // close the connection without an answer
 	hang       bool // answer nothing until the client gives up
+	wait       chan struct{}
+	// waiting, when not nil, is closed once the read came; the answer
+	// waits for wait to be closed.
+	waiting chan struct{}
 }
 
 // fakeServer answers GET K from a script and serves a change feed whose
@@ -86,6 +90,10 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 			a = answer{status: http.StatusNotModified}
 		}
 		f.mu.Unlock()
+		if a.wait != nil {
+			close(a.waiting)
+			<-a.wait
+		}
 		switch {
 		case a.hang:
 			<-r.Context().Done()

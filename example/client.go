@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/hds-go/hds/client"
 )
 
 // The client side of the example (docs/api.md#14-the-standalone-server):
@@ -195,14 +197,36 @@ func unreachable(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// accessLost reports whether err is a 401, 403 or 404 answer: the access
-// was taken away (or never given), and run never falls back to the cache.
-func accessLost(err error) bool {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		return false
+// runError turns an error of the package client (from a client with no
+// token when noToken) into the errors of do, with the same messages: a
+// *client.Error into an apiError (in an unreachableError for a 5xx), a
+// request that got no answer into requestFailed's (a TLS failure apart),
+// a bad answer into a plain error, and a context that ended into an
+// unreachableError (run says why: no answer within -timeout).
+func runError(err error, noToken bool) error {
+	var ae *client.Error
+	var re *client.RequestError
+	switch {
+	case errors.As(err, &ae):
+		msg := fmt.Sprintf("%s %s: %d %s", ae.Method, ae.Path, ae.Status, ae.Message)
+		if ae.Code != "" {
+			msg = fmt.Sprintf("%s %s: %d %s: %s", ae.Method, ae.Path, ae.Status, ae.Code, ae.Message)
+			if ae.Details != "" {
+				msg += ": " + ae.Details
+			}
+		}
+		if ae.Status == http.StatusUnauthorized && noToken {
+			msg += " (set HDS_TOKEN to a user token or an API token)"
+		}
+		return classify(errors.New(strings.ReplaceAll(msg, "\n", " ")), ae.Status)
+	case errors.As(err, &re) && re.Answered:
+		return fmt.Errorf("%s %s: %w", re.Method, re.Path, re.Err)
+	case errors.As(err, &re):
+		return requestFailed(re.Method, re.Path, re.Err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return &unreachableError{err}
 	}
-	return ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden || ae.status == http.StatusNotFound
+	return err
 }
 
 // failure describes an error response in one line.

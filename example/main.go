@@ -41,8 +41,9 @@
 // certificate reloads and plain HTTP's loopback rule), client.go (what
 // the client commands share), run.go (run: its flags, the fetch and the
 // fallback to the cache), runproc.go (CMD, its signals and status),
-// runcache.go (the sealed cache), runfeed.go (the change feed),
-// runwatch.go (run -watch), transfer.go (export and import) and
+// runcache.go (the sealed cache), runwatch.go (run -watch, built on
+// client.Watch: run's fetching and watching are the package client's),
+// transfer.go (export and import) and
 // compare.go (diff and promote). A new command
 // family adds its file and one row to commands.
 package main

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hds-go/hds/client"
 )
 
 const runUsage = `run [-url URL] [-resolve=false] [-timeout D] [-cache FILE] -cluster P/C/K -- CMD ARGS...   run CMD with the cluster's records in its environment
@@ -20,7 +17,8 @@ run -watch [-signal SIG] [-grace D] [-debounce D] [other run flags] -cluster P/C
 
 // runTarget is what run fetches: the environment of one cluster.
 type runTarget struct {
-	c            *apiClient
+	c            *apiClient     // for the reads of run -watch's reach
+	env          *client.Client // for the environment
 	p, col, k    string
 	resolve      bool
 	timeout      time.Duration // of each fetch
@@ -92,7 +90,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	t := &runTarget{c: c, p: names[0], col: names[1], k: names[2], resolve: *resolveFlag, timeout: *timeoutFlag,
+	envClient, err := newEnvClient(c, *resolveFlag)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	t := &runTarget{c: c, env: envClient, p: names[0], col: names[1], k: names[2], resolve: *resolveFlag, timeout: *timeoutFlag,
 		clusterFlag: *clusterFlag}
 	if *cacheFlag != "" {
 		if t.cache, err = newEnvCache(e, *cacheFlag, *clusterFlag); err != nil {
@@ -120,7 +122,7 @@ func (n noAnswer) Error() string { return fmt.Sprintf("no answer within %s", n.d
 func (t *runTarget) fetch(ctx context.Context, e *env) ([]string, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, noAnswer{t.timeout})
 	defer cancel()
-	vars, skipped, err := fetchEnv(ctx, t.c, t.p, t.col, t.k, t.resolve)
+	vars, skipped, err := fetchEnv(ctx, t.env, t.c.token == "", t.p, t.col, t.k)
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != nil && unreachable(err) {
 			err = &unreachableError{fmt.Errorf("GET %s: %w", projectPath(t.p, t.col, t.k), context.Cause(ctx))}
@@ -169,88 +171,27 @@ func (t *runTarget) fromCache(e *env, err error) ([]string, bool, error) {
 	return vars, true, nil
 }
 
-// fetchEnv fetches the environment file of cluster p/c/k, credentials
-// revealed, references resolved when resolve is set, and returns its variables as NAME=value entries and the
-// number of records it left out.
-func fetchEnv(ctx context.Context, c *apiClient, p, col, k string, resolve bool) ([]string, int, error) {
-	path := projectPath(p, col, k)
-	query := url.Values{"format": {"env"}, "reveal": {"true"}}
-	if resolve {
-		query.Set("resolve", "true")
-	}
-	resp, err := c.do(ctx, "GET", path, query, nil)
+// fetchEnv fetches the environment file of cluster p/c/k through the
+// client made by newEnvClient and returns its variables as NAME=value
+// entries and the number of records it left out. Its errors are as
+// apiClient.do's (runError; noToken: c sends no token).
+func fetchEnv(ctx context.Context, c *client.Client, noToken bool, p, col, k string) ([]string, int, error) {
+	got, err := c.Cluster(ctx, p, col, k)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, runError(err, noToken)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, 0, &unreachableError{fmt.Errorf("GET %s: %w", path, err)}
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		return nil, 0, fmt.Errorf("GET %s: the server did not answer with an environment file (Content-Type %q): "+
-			"it may be older than API v1.1", path, ct)
-	}
-	vars, err := parseEnvFile(body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("GET %s: %w", path, err)
-	}
-	skipped, _ := strconv.Atoi(resp.Header.Get("X-Hds-Skipped-Records"))
-	return vars, skipped, nil
+	return got.Env, got.Skipped, nil
 }
 
-// errMalformedEnv is the error of an environment file that is not as
-// docs/api.md#environment-files writes it. It never quotes the file: it
-// holds values.
-var errMalformedEnv = errors.New("the environment file is malformed")
-
-// parseEnvFile reads an environment file as GET K?format=env writes it:
-// lines NAME='value' in POSIX single quotes (a quote inside the value
-// ends the quoted string, comes escaped as \' and a new one opens), each
-// line ending with a newline. It returns NAME=value entries.
-func parseEnvFile(b []byte) ([]string, error) {
-	var vars []string
-	for len(b) > 0 {
-		eq := bytes.IndexByte(b, '=')
-		if eq < 0 || !isEnvName(b[:eq]) {
-			return nil, errMalformedEnv
-		}
-		entry := append([]byte(nil), b[:eq+1]...)
-		b = b[eq+1:]
-		for {
-			if len(b) == 0 || b[0] != '\'' {
-				return nil, errMalformedEnv
-			}
-			end := bytes.IndexByte(b[1:], '\'')
-			if end < 0 {
-				return nil, errMalformedEnv
-			}
-			entry = append(entry, b[1:1+end]...)
-			b = b[end+2:]
-			if !bytes.HasPrefix(b, []byte(`\'`)) {
-				break
-			}
-			entry = append(entry, '\'')
-			b = b[2:]
-		}
-		if len(b) == 0 || b[0] != '\n' {
-			return nil, errMalformedEnv
-		}
-		b = b[1:]
-		vars = append(vars, string(entry))
+// newEnvClient is the client of the package client that run reads the
+// environment with: the server, token and HTTP client of c, the
+// environment file with credentials revealed, references resolved unless
+// resolve is false, with the extra options. The URL was checked by newAPIClient, which allows
+// http:// to any host.
+func newEnvClient(c *apiClient, resolve bool, extra ...client.Option) (*client.Client, error) {
+	opts := append([]client.Option{client.WithToken(c.token), client.WithHTTPClient(c.http), client.WithPlainHTTP(), client.WithEnvFile()}, extra...)
+	if !resolve {
+		opts = append(opts, client.WithoutResolve())
 	}
-	return vars, nil
-}
-
-// isEnvName reports whether name is [A-Za-z_][A-Za-z0-9_]*.
-func isEnvName(name []byte) bool {
-	for i, c := range name {
-		switch {
-		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return len(name) > 0
+	return client.New(c.base, opts...)
 }

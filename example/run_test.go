@@ -215,19 +215,6 @@ func TestRunMalformedEnvFile(t *testing.T) {
 	}
 }
 
-func TestParseEnvFile(t *testing.T) {
-	vars, err := parseEnvFile([]byte("A='x'\\''y'\nB=''\n_c='a\nb'\\'''\\'''\n"))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"A=x'y", "B=", "_c=a\nb''"}, vars)
-	vars, err = parseEnvFile(nil)
-	require.NoError(t, err)
-	assert.Empty(t, vars)
-	for _, bad := range []string{"A=x\n", "1A='x'\n", "A='x\n", "A='x'y'\n", "='x'\n", "A-B='x'\n", "A='x'\\'\n"} {
-		_, err := parseEnvFile([]byte(bad))
-		assert.ErrorIs(t, err, errMalformedEnv, "%q", bad)
-	}
-}
-
 // TestRunResolves: run resolves the references between records by
 // default (docs/api.md#20-references-between-records); -resolve=false gives
 // the stored values.

@@ -2,30 +2,79 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/hds-go/hds/internal/refs"
+	"github.com/hds-go/hds/client"
 )
 
 // run -watch (docs/api.md#programs-that-follow-their-configuration-run--watch-and--cache):
-// CMD restarted when the environment it was started with changes.
+// CMD restarted when the environment it was started with changes. The
+// following is client.Watch's (the change feed, its reconnections, the
+// debounce, If-None-Match, the retries and the end on 401, 403 or 404);
+// what is run's own is CMD, its restarts and signals, the cache and the
+// lines on stderr.
 
-// clusterKey names a cluster of the project.
-type clusterKey struct{ collection, cluster string }
+// watchMsg is what Watch tells run: a call of its function (k), or an
+// error it retries (err, retried after retry; 0: it waits for the next
+// change). Watch waits until run closes done.
+type watchMsg struct {
+	k     *client.Cluster
+	err   error
+	retry time.Duration
+	done  chan struct{}
+}
 
-// fetchResult is the outcome of a fetch made while watching.
-type fetchResult struct {
-	vars    []string
-	watched map[clusterKey]bool // the clusters the environment was built from
-	err     error
+// watching is one client.Watch (or WatchSince) of run -watch.
+type watching struct {
+	msgs   chan watchMsg
+	ended  chan error // what Watch returned
+	cancel context.CancelFunc
+}
+
+// follow starts following the cluster: with Watch when since is
+// negative, else with WatchSince(since).
+func follow(ctx context.Context, e *env, t *runTarget, opts watchOptions, since int64) (*watching, error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f := &watching{msgs: make(chan watchMsg), ended: make(chan error, 1), cancel: cancel}
+	tell := func(m watchMsg) {
+		m.done = make(chan struct{})
+		select {
+		case f.msgs <- m:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+		}
+	}
+	c, err := newEnvClient(t.c, t.resolve, client.WithDebounce(opts.debounce), client.WithRequestTimeout(t.timeout),
+		client.WithWatchErrors(func(err error, retry time.Duration) { tell(watchMsg{err: err, retry: retry}) }))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	fn := func(k *client.Cluster) { tell(watchMsg{k: k}) }
+	go func() {
+		if since < 0 {
+			f.ended <- c.Watch(ctx, t.p, t.col, t.k, fn)
+		} else {
+			f.ended <- c.WatchSince(ctx, t.p, t.col, t.k, since, fn)
+		}
+	}()
+	return f, nil
+}
+
+// stop ends the Watch and waits until it has returned.
+func (f *watching) stop() {
+	f.cancel()
+	<-f.ended
+	f.ended <- context.Canceled // for the next stop
 }
 
 // watcher is the state of run -watch; only its loop touches it.
@@ -35,21 +84,15 @@ type watcher struct {
 	command []string
 	opts    watchOptions
 
+	f         *watching
 	current   *child
-	vars      []string            // CMD's environment
-	watched   map[clusterKey]bool // nil: every change may matter (started from the cache)
-	following bool                // false once the access is lost
+	vars      []string // CMD's environment
+	following bool     // false once the access is lost
 
-	burstRevision int64 // the revision of the last change of the burst
-	pending       bool  // a change waits for its fetch
-	fetching      bool
-	fetchedAfter  bool // a change came while fetching: that fetch is not the newest
-	due           bool // the debounce of a change ended while fetching or restarting
-	retryWait     time.Duration
-
-	stopping    bool     // CMD was asked to stop for a restart
-	nextVars    []string // the environment of the restart
-	terminating bool     // run was asked to stop: no restart any more
+	stopping    bool          // CMD was asked to stop for a restart
+	nextVars    []string      // the environment of the restart
+	restarted   chan struct{} // closed once the restart is done: Watch waits for it
+	terminating bool          // run was asked to stop: no restart any more
 	// stopBy is when what is left of CMD's process group is killed: -grace
 	// after the signal of a restart or the first one passed on; zero
 	// before either.
@@ -59,87 +102,127 @@ type watcher struct {
 // runWatch starts CMD and restarts it whenever the environment it was
 // started with changes, until CMD exits on its own.
 func runWatch(ctx context.Context, e *env, t *runTarget, command []string, opts watchOptions) error {
-	feedCtx, stopFeed := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopFeed()
-	events := make(chan feedEvent)
-	first := make(chan error, 1)
-	lost := make(chan error, 1)
-	f := &feed{c: t.c, path: projectPath(t.p) + "/events", timeout: t.timeout, events: events, first: first, lost: lost, stderr: e.stderr}
-	go f.follow(feedCtx)
-	// The stream is open (or cannot be) before the first fetch: no change
-	// after that fetch is missed.
-	var firstErr error
-	select {
-	case firstErr = <-first:
-	case <-ctx.Done():
-		return fmt.Errorf("run: %w", ctx.Err())
+	f, err := follow(ctx, e, t, opts, -1)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
-	var vars []string
-	var fromCache bool
-	var err error
-	if errors.As(firstErr, new(noAnswer)) && t.cache != nil {
-		// The server did not answer within -timeout: start from the
-		// cache now rather than wait as long again for the environment.
-		vars, fromCache, err = t.fromCache(e, firstErr)
-	} else {
-		vars, fromCache, err = t.firstEnv(ctx, e)
-	}
+	w := &watcher{e: e, t: t, command: command, opts: opts, f: f, following: true}
+	defer func() { w.f.stop() }()
+	vars, err := w.first(ctx)
 	if err != nil {
 		return err
-	}
-	if firstErr != nil && accessLost(firstErr) {
-		// The environment came, the feed was refused. (Anything else, a
-		// 429 for one, the feed retries.)
-		return fmt.Errorf("run: %w", firstErr)
-	}
-	if fromCache && firstErr == nil {
-		// The feed is open but the environment could not be fetched: the
-		// cache may be older than changes made before the feed opened,
-		// which an open feed never sends. Follow it from the beginning
-		// instead, as a reconnection that never got an event does: the
-		// changes it replays cost a fetch, retried until the server
-		// answers, and name the revision of the restart.
-		stopFeed()
-		feedCtx, stopFeed = context.WithCancel(context.WithoutCancel(ctx))
-		defer stopFeed()
-		f = &feed{c: t.c, path: f.path, timeout: t.timeout, events: events, first: first, lost: lost, replay: true, stderr: e.stderr}
-		go f.follow(feedCtx)
-	}
-	w := &watcher{e: e, t: t, command: command, opts: opts, vars: vars, following: true}
-	if !fromCache {
-		w.watched = reach(ctx, t)
 	}
 	signals, stop := notifySignals()
 	defer stop()
 	if w.current, err = startChild(e, command, vars); err != nil {
 		return err
 	}
-	return w.loop(ctx, signals, events, lost, stopFeed)
+	w.vars = vars
+	return w.loop(signals)
+}
+
+// first is the environment CMD starts with: the first call of Watch, or,
+// when the server cannot be reached and there is a cache, the cached
+// one (saying so on stderr; Watch then follows the change feed from the
+// beginning of the project's history, for the changes the cache may
+// miss).
+func (w *watcher) first(ctx context.Context) ([]string, error) {
+	noToken := w.t.c.token == ""
+	for {
+		var m watchMsg
+		select {
+		case m = <-w.f.msgs:
+		case err := <-w.f.ended:
+			w.f.ended <- err
+			return nil, fmt.Errorf("run: %w", runError(err, noToken))
+		case <-ctx.Done():
+			return nil, fmt.Errorf("run: %w", ctx.Err())
+		}
+		if m.k != nil {
+			vars := w.fetched(m.k)
+			close(m.done)
+			return vars, nil
+		}
+		feedErr := w.feedError(m.err)
+		err := runError(m.err, noToken)
+		switch {
+		case feedErr && !(timedOut(m.err) && w.t.cache != nil):
+			// The change feed retries; Watch reads the environment all
+			// the same, and its failure decides.
+			close(m.done)
+			continue
+		case w.t.cache == nil || !unreachable(err):
+			close(m.done)
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		// The server did not answer the change feed within -timeout, or
+		// cannot be reached for the environment: start from the cache
+		// now (rather than wait as long again for the environment).
+		w.f.cancel()
+		close(m.done)
+		w.f.stop()
+		vars, _, err := w.t.fromCache(w.e, err)
+		if err != nil {
+			return nil, err
+		}
+		f, err := follow(ctx, w.e, w.t, w.opts, 0)
+		if err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		w.f = f
+		return vars, nil
+	}
+}
+
+// feedError reports whether err is the change feed's (GET P/events), not
+// a read of the environment's.
+func (w *watcher) feedError(err error) bool {
+	events := projectPath(w.t.p) + "/events"
+	var re *client.RequestError
+	var ae *client.Error
+	return errors.As(err, &re) && re.Path == events || errors.As(err, &ae) && ae.Path == events
+}
+
+// timedOut reports whether err is a request that got no answer in time.
+func timedOut(err error) bool {
+	var to interface{ Timeout() bool }
+	return errors.As(err, &to) && to.Timeout()
+}
+
+// fetched is the environment of k, written to the cache; it says once
+// when records were left out, and when the cache could not be written.
+func (w *watcher) fetched(k *client.Cluster) []string {
+	if k.Skipped > 0 && !w.t.skippedShown {
+		w.t.skippedShown = true
+		fmt.Fprintf(w.e.stderr, "run: %d records of %s left out: their names are not environment variable names\n",
+			k.Skipped, w.t.clusterFlag)
+	}
+	if w.t.cache != nil {
+		if err := w.t.cache.write(k.Env, time.Now()); err != nil {
+			fmt.Fprintf(w.e.stderr, "hds: %v\n", err)
+		}
+	}
+	return k.Env
 }
 
 // loop runs until CMD exits on its own (or after run was asked to stop).
-func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-chan feedEvent, lost <-chan error, stopFeed func()) error {
-	debounce := time.NewTimer(time.Hour)
-	debounce.Stop()
+func (w *watcher) loop(signals <-chan os.Signal) error {
 	grace := time.NewTimer(time.Hour)
 	grace.Stop()
-	fetched := make(chan fetchResult, 1)
-	fetchCtx := context.WithoutCancel(ctx)
+	ended := w.f.ended
 	for {
 		select {
 		case s := <-signals:
 			w.current.signal(s) // SIGHUP and SIGQUIT too: the terminal sends them to run's group only
 			if passedOn(s) {
 				w.terminating = true
-				w.pending = false
-				debounce.Stop()
 				if !w.stopping {
 					w.stopBy = time.Now().Add(w.opts.grace)
 				}
 			}
 		case <-w.current.done:
 			if !w.stopping || w.terminating {
-				stopFeed()
+				w.f.stop()
 				// What CMD left in its group: the signal it had, or
 				// SIGTERM when CMD ended on its own; then -grace.
 				var sig syscall.Signal
@@ -154,225 +237,68 @@ func (w *watcher) loop(ctx context.Context, signals <-chan os.Signal, events <-c
 			w.stopping, w.stopBy = false, time.Time{}
 			c, err := startChild(w.e, w.command, w.nextVars)
 			if err != nil {
-				stopFeed()
 				return err
 			}
 			w.current, w.vars = c, w.nextVars
-			if w.pending && !w.fetching && w.due {
-				// A change came while CMD was stopping and its
-				// -debounce has passed: fetch now. (Else its timer
-				// still runs.)
-				debounce.Reset(0)
-			}
+			close(w.restarted) // Watch goes on
 		case <-grace.C:
 			if w.stopping {
 				w.current.signal(syscall.SIGKILL)
 			}
-		case ev := <-events:
-			if !w.following || w.terminating || !w.matters(ev) {
+		case m := <-w.f.msgs:
+			if m.k == nil {
+				w.retried(m.err, m.retry)
+				close(m.done)
 				continue
 			}
-			w.burstRevision = ev.revision
-			w.pending = true
-			w.retryWait = 0
-			if w.fetching {
-				w.fetchedAfter = true
-			}
-			debounce.Reset(w.opts.debounce)
-		case err := <-lost:
-			w.loseAccess(err, stopFeed)
-		case <-debounce.C:
-			if w.fetching || w.stopping {
-				w.due = true // fetched once that is over
+			if w.terminating {
+				close(m.done)
 				continue
 			}
-			if !w.pending || !w.following || w.terminating {
+			vars := w.fetched(m.k)
+			if slices.Equal(vars, w.vars) {
+				close(m.done)
 				continue
 			}
-			w.fetching, w.fetchedAfter, w.due = true, false, false
-			go func() { fetched <- w.fetchWatched(fetchCtx) }()
-		case r := <-fetched:
-			w.fetching = false
-			if !w.following || w.terminating {
-				continue
-			}
-			if r.err != nil && accessLost(r.err) {
-				w.loseAccess(r.err, stopFeed)
-				continue
-			}
-			if w.fetchedAfter {
-				// A newer change came meanwhile: fetch again, for the
-				// newest environment, -debounce after that change (now,
-				// when that time has passed while fetching).
-				if w.due {
-					debounce.Reset(0)
-				}
-				continue
-			}
-			if r.err != nil {
-				w.fetchFailed(r.err, debounce)
-				continue
-			}
-			w.watched = r.watched
-			w.pending = false
-			if slices.Equal(r.vars, w.vars) {
-				continue
-			}
-			fmt.Fprintf(w.e.stderr, "hds: configuration changed (revision %d), restarting\n", w.burstRevision)
-			w.stopping, w.nextVars = true, r.vars
+			fmt.Fprintf(w.e.stderr, "hds: configuration changed (revision %d), restarting\n", m.k.Revision)
+			w.stopping, w.nextVars, w.restarted = true, vars, m.done
 			w.current.signal(w.opts.signal)
 			w.stopBy = time.Now().Add(w.opts.grace)
 			grace.Reset(w.opts.grace)
+		case err := <-ended:
+			w.f.ended <- err // for stop
+			ended = nil
+			w.loseAccess(err)
 		}
 	}
 }
 
-// fetchWatched fetches the environment and the clusters it is built from.
-func (w *watcher) fetchWatched(ctx context.Context) fetchResult {
-	vars, err := w.t.fetch(ctx, w.e)
-	if err != nil && vars == nil {
-		return fetchResult{err: err}
-	}
-	if err != nil { // fetched; only the cache could not be written
-		fmt.Fprintf(w.e.stderr, "hds: %v\n", err)
-	}
-	return fetchResult{vars: vars, watched: reach(ctx, w.t)}
-}
-
-// fetchFailed handles a fetch that failed while watching: a server that cannot be reached is tried again (1 s,
-// doubling up to 30 s), anything else (a reference that does not
-// resolve) waits for the next change. CMD keeps running as it is.
-func (w *watcher) fetchFailed(err error, debounce *time.Timer) {
+// retried says on stderr what Watch retries: a fetch that failed (tried
+// again, or, for a reference that does not resolve, waiting for the next
+// change while CMD keeps running as it is) and a change feed given up for
+// its silence. The change feed's failed connections it leaves unsaid.
+func (w *watcher) retried(err error, retry time.Duration) {
+	var re *client.RequestError
 	switch {
-	case unreachable(err):
-		w.retryWait = min(max(2*w.retryWait, feedFirstWait), feedMaxWait)
-		fmt.Fprintf(w.e.stderr, "hds: cannot fetch the configuration (%v): trying again in %s\n", err, w.retryWait)
-		debounce.Reset(w.retryWait)
+	case errors.Is(err, client.ErrSilent) && errors.As(err, &re):
+		fmt.Fprintf(w.e.stderr, "hds: %v (the server sends a keep-alive every 15 s): reconnecting\n", re.Err)
+	case w.feedError(err):
+	case retry > 0:
+		fmt.Fprintf(w.e.stderr, "hds: cannot fetch the configuration (%v): trying again in %s\n", runError(err, w.t.c.token == ""), retry)
 	default:
-		w.pending = false
-		fmt.Fprintf(w.e.stderr, "hds: cannot fetch the configuration (%v): %s keeps running as it is\n", err, w.command[0])
+		fmt.Fprintf(w.e.stderr, "hds: cannot fetch the configuration (%v): %s keeps running as it is\n",
+			runError(err, w.t.c.token == ""), w.command[0])
 	}
 }
 
-// loseAccess stops following: the token was revoked or lost its access.
-func (w *watcher) loseAccess(err error, stopFeed func()) {
-	if !w.following {
+// loseAccess stops following: Watch ended on a 401, 403 or 404, the
+// token revoked or its access taken away.
+func (w *watcher) loseAccess(err error) {
+	var ae *client.Error
+	if !w.following || !errors.As(err, &ae) {
 		return
 	}
-	w.following, w.pending = false, false
-	stopFeed()
+	w.following = false
 	fmt.Fprintf(w.e.stderr, "hds: the access to %s was lost (%v): no longer following its changes; %s keeps running\n",
-		w.t.clusterFlag, err, w.command[0])
-}
-
-// matters reports whether a change may change the environment: a change
-// of a record of a cluster the environment was built from, and any
-// rename, creation or deletion of a cluster, collection or project, and
-// any change of membership (the caller's own rights may change).
-func (w *watcher) matters(ev feedEvent) bool {
-	if strings.HasPrefix(ev.action, "record.") {
-		return w.watched == nil || w.watched[clusterKey{ev.collection, ev.cluster}]
-	}
-	switch ev.action {
-	case "project.rename", "project.transfer", "collection.create", "collection.rename", "collection.delete",
-		"cluster.create", "cluster.rename", "cluster.delete", "member.put", "member.delete", "token.delete":
-		return true
-	}
-	return false
-}
-
-// reach returns the clusters the environment is built from: the
-// cluster's own and, when references are resolved, every cluster a
-// reference reaches, followed through the values of the records they
-// name (docs/api.md#20-references-between-records). Values are read as
-// stored and masked (a credential is never scanned for references); a
-// cluster that cannot be read is watched all the same.
-func reach(ctx context.Context, t *runTarget) map[clusterKey]bool {
-	own := clusterKey{t.col, t.k}
-	watched := map[clusterKey]bool{own: true}
-	if !t.resolve {
-		return watched
-	}
-	data := map[clusterKey]map[string]json.RawMessage{}
-	type item struct {
-		at   clusterKey
-		name string // "" for every record of the cluster
-	}
-	queue := []item{{at: own}}
-	seen := map[item]bool{}
-	for len(queue) > 0 && len(seen) < 1000 {
-		it := queue[0]
-		queue = queue[1:]
-		if seen[it] {
-			continue
-		}
-		seen[it] = true
-		watched[it.at] = true
-		records, ok := data[it.at]
-		if !ok {
-			records = clusterData(ctx, t, it.at)
-			data[it.at] = records
-		}
-		var values []json.RawMessage
-		if it.name == "" {
-			for _, v := range records {
-				values = append(values, v)
-			}
-		} else if v, ok := records[it.name]; ok {
-			values = append(values, v)
-		}
-		for _, v := range values {
-			for _, s := range stringsOf(v) {
-				for _, part := range refs.Parse(s) {
-					if part.Ref == nil {
-						continue
-					}
-					to := it.at
-					if part.Ref.Cluster != "" {
-						to.cluster = part.Ref.Cluster
-					}
-					if part.Ref.Collection != "" {
-						to.collection = part.Ref.Collection
-					}
-					queue = append(queue, item{at: to, name: part.Ref.Name})
-				}
-			}
-		}
-	}
-	return watched
-}
-
-// clusterData returns the values of a cluster's records, as stored (GET
-// K), or nil when it cannot be read.
-func clusterData(ctx context.Context, t *runTarget, k clusterKey) map[string]json.RawMessage {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	resp, err := t.c.do(ctx, "GET", projectPath(t.p, k.collection, k.cluster), url.Values{}, nil)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	var env struct {
-		Data struct {
-			Data map[string]json.RawMessage `json:"data"`
-		} `json:"data"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&env) != nil {
-		return nil
-	}
-	return env.Data.Data
-}
-
-// stringsOf returns the strings of a value: itself, or the elements of
-// an array.
-func stringsOf(v json.RawMessage) []string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return []string{s}
-	}
-	var list []string
-	if json.Unmarshal(v, &list) == nil {
-		return list
-	}
-	return nil
+		w.t.clusterFlag, runError(err, w.t.c.token == ""), w.command[0])
 }

@@ -7,9 +7,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/client"
 )
 
 // watchServer is clientServer with rate limits the tests' polling of
@@ -261,4 +264,24 @@ func TestRunWatchAccessLost(t *testing.T) {
 	require.NoError(t, syscall.Kill(first.pid, syscall.SIGUSR2))
 	assert.Equal(t, 3, r.wait(t))
 	assert.Len(t, log.starts(), 1)
+}
+
+// TestRunWatchRetriedLines: what client.Watch retries, run -watch says in
+// one line each: a change feed given up for its silence (the feed itself
+// is client's, tested there: TestWatchSilentStreamReported), a fetch
+// tried again, a fetch that waits for the next change; a failed
+// connection of the change feed it leaves unsaid.
+func TestRunWatchRetriedLines(t *testing.T) {
+	var stderr strings.Builder
+	w := &watcher{e: &env{stderr: &stderr}, t: &runTarget{c: &apiClient{token: "tok"}, p: "p"}, command: []string{"cmd"}}
+	const events, k = "/api/v1/projects/p/events", "/api/v1/projects/p/collections/c/clusters/k"
+	w.retried(&client.RequestError{Method: "GET", Path: events, Err: fmt.Errorf("%w for %s", client.ErrSilent, 45*time.Second)}, time.Second)
+	w.retried(&client.Error{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "Service unavailable", Method: "GET", Path: events}, time.Second)
+	w.retried(&client.Error{Status: 503, Code: "SERVICE_UNAVAILABLE", Message: "Service unavailable", Method: "GET", Path: k}, 2*time.Second)
+	w.retried(&client.Error{Status: 422, Code: "UNRESOLVED_REFERENCE", Message: "Unresolved reference", Details: "record A: ${x}: not found",
+		Method: "GET", Path: k}, 0)
+	assert.Equal(t, "hds: not a byte from the change feed for 45s (the server sends a keep-alive every 15 s): reconnecting\n"+
+		"hds: cannot fetch the configuration (GET "+k+": 503 SERVICE_UNAVAILABLE: Service unavailable): trying again in 2s\n"+
+		"hds: cannot fetch the configuration (GET "+k+": 422 UNRESOLVED_REFERENCE: Unresolved reference: record A: ${x}: not found): cmd keeps running as it is\n",
+		stderr.String())
 }

@@ -10,9 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
