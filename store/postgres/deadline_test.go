@@ -1,78 +1,19 @@
 package postgres_test
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/postgres"
+	"github.com/hds-go/hds/store/storetest"
 )
 
-// slowSource is an OpSource of an OpEnsureCluster and n creates of
-// INTEGER records in cluster k of collection c, which waits each before
-// making an op (as an import parsing its body on a loaded machine), and
-// stall before making op stallAt (0: never).
-type slowSource struct {
-	n, stallAt  int
-	each, stall time.Duration
-}
-
-func (s *slowSource) Len() int { return s.n + 1 }
-
-func (s *slowSource) Op(i int) store.Op {
-	time.Sleep(s.each)
-	if i == s.stallAt && s.stallAt > 0 {
-		time.Sleep(s.stall)
-	}
-	if i == 0 {
-		return store.Op{Kind: store.OpEnsureCluster, Collection: "c", Cluster: "k"}
-	}
-	return store.Op{Kind: store.OpCreate, Collection: "c", Cluster: "k", Record: "r" + strconv.Itoa(i),
-		New: &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}}
-}
-
-// TestApplyDeadlineFollowsWork checks that a batch that keeps making
-// progress is not cut off, however long it takes in all: here more than
-// the timeout plus a millisecond an op, the fixed allowance it had
-// before.
-func TestApplyDeadlineFollowsWork(t *testing.T) {
-	const timeout = 2 * time.Second
-	_, s, _ := openStore(t, 4, postgres.WithTimeout(timeout))
-	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"}
-	_, err := s.CreateProject(ctx, p)
-	require.NoError(t, err)
-	src := &slowSource{n: 500, each: 8 * time.Millisecond} // 4 s of waiting
-	start := time.Now()
-	res, err := s.Apply(ctx, p, store.Batch{Source: src, OmitRecords: true, CreateParents: true})
-	require.NoError(t, err, "a batch making progress, after %v", time.Since(start))
-	assert.Len(t, res, src.Len(), "every op applied")
-	k, err := s.FindCluster(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k"}, false)
-	require.NoError(t, err)
-	assert.Equal(t, src.n, k.RecordCount, "every record written")
-}
-
-// TestApplyDeadlineStalled checks that a batch that stops making
-// progress for the timeout fails as unavailable, leaving nothing.
-func TestApplyDeadlineStalled(t *testing.T) {
-	const timeout = 300 * time.Millisecond
-	_, s, _ := openStore(t, 4, postgres.WithTimeout(timeout))
-	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"}
-	_, err := s.CreateProject(ctx, p)
-	require.NoError(t, err)
-	src := &slowSource{n: 20, stallAt: 10, stall: 5 * timeout}
-	_, err = s.Apply(ctx, p, store.Batch{Source: src, OmitRecords: true, CreateParents: true})
-	require.Error(t, err, "a stalled batch")
-	assert.ErrorIs(t, err, store.ErrUnavailable, "a stalled batch")
-	assert.True(t, errors.Is(err, context.DeadlineExceeded), "a stalled batch ran out of time: %v", err)
-	_, err = s.FindCollection(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c"})
-	assert.ErrorIs(t, err, store.ErrNotFound, "nothing of the stalled batch")
+// TestApplyDeadline: a batch's deadline follows its work
+// (storetest.RunApplyDeadline).
+func TestApplyDeadline(t *testing.T) {
+	storetest.RunApplyDeadline(t, func(t *testing.T, timeout time.Duration) store.Store {
+		_, s, _ := openStore(t, 4, postgres.WithTimeout(timeout))
+		return s
+	})
 }
