@@ -62,7 +62,7 @@ func TestQuotasFieldLeftOutKeepsDefault(t *testing.T) {
 		mem.Quotas(), "the quotas in force")
 	const tok = "" // requests run as the anonymous user
 	for i := range store.DefaultQuotas.MaxProjectsPerUser {
-		_, err := mem.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: store.AnonymousUserID}, Project: fmt.Sprint("p", i)})
+		_, err := mem.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: store.AnonymousUserID}, Project: fmt.Sprint("p", i)})
 		require.NoError(t, err)
 	}
 	status, _, env := c.do("POST", "/api/v1/projects/one-more", "", tok)
@@ -87,7 +87,7 @@ func TestQuotasFieldLeftOutKeepsDefault(t *testing.T) {
 	c2 := &client{t: t, h: hds.New(hds.WithStore(mem2), hds.WithSecurity(hds.Security{JWTSecret: secret, AllowAnonymous: true}),
 		hds.WithQuotas(store.Quotas{MaxProjectsPerUser: store.Unlimited}), hds.WithLogger(quietLogger))}
 	for i := range store.DefaultQuotas.MaxProjectsPerUser {
-		_, err := mem2.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: store.AnonymousUserID}, Project: fmt.Sprint("p", i)})
+		_, err := mem2.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: store.AnonymousUserID}, Project: fmt.Sprint("p", i)})
 		require.NoError(t, err)
 	}
 	status, _, env = c2.do("POST", "/api/v1/projects/one-more", "", tok)

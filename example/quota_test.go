@@ -22,10 +22,10 @@ func TestConfigQuotas(t *testing.T) {
 	require.NoError(t, err, "openStore")
 	defer closeFn()
 	ctx := t.Context()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k", Record: "a"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k", Record: "a"}
 	_, err = st.CreateProject(ctx, p)
 	require.NoError(t, err)
-	_, err = st.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "q"})
+	_, err = st.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "q"})
 	var qe *store.QuotaError
 	if assert.ErrorAs(t, err, &qe, "a 2nd project") {
 		assert.Equal(t, store.QuotaProjectsPerUser, qe.Quota)

@@ -151,7 +151,7 @@ func TestUserActions(t *testing.T) {
 
 	// An owner cannot be deleted (issue 24 item 8).
 	bob, _ := dir.FindUserByName(ctx, "bob")
-	if _, err := dir.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: bob.ID}, Project: "bobs"}); err != nil {
+	if _, err := dir.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: bob.ID}, Project: "bobs"}); err != nil {
 		t.Fatal(err)
 	}
 	mustFail("delete", "bob", "", `user delete "bob": the user owns 1 project: transfer or delete them first, or disable the user`)

@@ -41,8 +41,9 @@ func withRequirement(r *http.Request, req *requirement) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), requirementKey{}, req))
 }
 
-// requirementOf returns the requirement of r's route (the zero one, read
-// within the project, when none was set).
+// requirementOf returns the requirement of r's route: the zero one, which
+// needs no right any caller holds (store.Path.Check refuses it), when none
+// was set.
 func requirementOf(r *http.Request) requirement {
 	if req, ok := r.Context().Value(requirementKey{}).(*requirement); ok {
 		return *req

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,6 +25,9 @@ type router struct {
 	// routes are the registered routes, in order, each with its
 	// description: the OpenAPI document is built from them (openapi.go).
 	routes []openapi.Route
+	// needs is the right each registered pattern needs (noProject for
+	// the routes outside any project).
+	needs map[string]store.Right
 	// console, when set, serves console.Prefix and beneath, before the
 	// canonical-path check (its page is a path with a trailing slash).
 	console http.Handler
@@ -33,15 +37,29 @@ type router struct {
 }
 
 func newRouter(limit func(http.Handler) http.Handler) *router {
-	return &router{mux: http.NewServeMux(), methods: make(map[string][]string), limit: limit}
+	return &router{mux: http.NewServeMux(), methods: make(map[string][]string), needs: make(map[string]store.Right), limit: limit}
 }
 
 // handle registers "METHOD /path" with the right it needs on its project
 // (noProject for the routes outside any project) and its OpenAPI
 // operation, and notes the method for the path's Allow header. The
 // handler records the matched pattern for the log.
+//
+// It panics when the route's need is not declared (the zero store.Right)
+// or is not a right, and when a route that reads no token (openapi.Public,
+// openapi.ExpiredBearer) declares a right it could not check: a route
+// table that forgets what a route needs does not build.
 func (rt *router) handle(pattern string, need store.Right, h http.Handler, op openapi.Operation) {
+	switch {
+	case need == 0:
+		panic("hds: route " + pattern + " declares no need: name the store.Right it needs on its project, or noProject")
+	case need != noProject && (need < store.RightRead || need > store.RightOwn):
+		panic(fmt.Sprintf("hds: route %s declares need %d, which is not a store.Right", pattern, need))
+	case need != noProject && op.Access != openapi.Bearer:
+		panic("hds: route " + pattern + " reads no token but needs a right on its project")
+	}
 	rt.routes = append(rt.routes, openapi.Route{Pattern: pattern, Operation: op})
+	rt.needs[pattern] = need
 	method, path, _ := strings.Cut(pattern, " ")
 	if _, seen := rt.methods[path]; !seen {
 		rt.paths = append(rt.paths, path)
@@ -50,10 +68,12 @@ func (rt *router) handle(pattern string, need store.Right, h http.Handler, op op
 	if method == http.MethodGet {
 		rt.methods[path] = append(rt.methods[path], http.MethodHead)
 	}
-	if need == noProject {
-		need = store.RightRead
+	// A route outside any project puts no need in the store.Path of its
+	// requests: a store asked to check a project for it refuses.
+	req := &requirement{within: levelOf(pattern), usersOnly: op.UsersOnly}
+	if need != noProject {
+		req.need = need
 	}
-	req := &requirement{need: need, within: levelOf(pattern), usersOnly: op.UsersOnly}
 	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqinfo.From(r.Context()).Pattern = pattern
 		if op.Access == openapi.Bearer {

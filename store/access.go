@@ -21,10 +21,13 @@ const (
 // that maps roles to rights.
 type Right int
 
-// The rights, weakest first. The zero Right is RightRead.
+// The rights, weakest first. The zero Right is no right at all: an
+// operation that does not say what it needs is allowed to no one but the
+// zero Caller (Role.Allows), so a route or a caller that forgets to name
+// its need is refused rather than open to every viewer.
 const (
 	// RightRead reads everything under the project, credentials masked.
-	RightRead Right = iota
+	RightRead Right = iota + 1
 	// RightReveal reads credential values in plain text.
 	RightReveal
 	// RightWrite changes collections, clusters and records.
@@ -47,10 +50,11 @@ var rights = map[Role]Right{
 }
 
 // Allows reports whether role r holds right need. An unknown role holds
-// nothing.
+// nothing, and no role holds the zero Right (a need not named) or one
+// that is not a right.
 func (r Role) Allows(need Right) bool {
 	top, ok := rights[r]
-	return ok && need <= top
+	return ok && need >= RightRead && need <= top
 }
 
 // Valid reports whether r is one of the roles.
@@ -188,16 +192,20 @@ func (p Path) inScope() bool {
 // makes before it looks below the project: found reports whether the
 // project p.Project exists, s what was found of it. In the order of the
 // Store contract it returns a *NotFoundError for a missing project, then
-// ErrPermissionDenied when p.Caller does not hold p.Need there (RoleOn).
-// An API token is refused any project but its own with
-// ErrPermissionDenied, whether the project exists or not, so that a token
-// never learns which other projects exist.
+// ErrPermissionDenied when p.Caller does not hold p.Need there (RoleOn):
+// a p.Need left zero is held by no caller. The zero Caller, an
+// administrative tool, passes whatever p.Need says. An API token is
+// refused any project but its own with ErrPermissionDenied, whether the
+// project exists or not, so that a token never learns which other
+// projects exist.
 func (p Path) Check(found bool, s Standing) error {
 	switch {
 	case !found && p.Caller.TokenID != "":
 		return ErrPermissionDenied
 	case !found:
 		return &NotFoundError{Kind: "project", Name: p.Project}
+	case p.Caller.IsZero():
+		return nil
 	case !p.RoleOn(s).Allows(p.Need):
 		return ErrPermissionDenied
 	}

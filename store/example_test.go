@@ -14,7 +14,7 @@ func ExampleWatchProject() {
 	ctx := context.Background()
 	s := memory.New() // give the same store to hds.WithStore
 	alice := store.Caller{UserID: "alice-id", Name: "alice"}
-	web := store.Path{Caller: alice, Project: "web"}
+	web := store.Path{Need: store.RightRead, Caller: alice, Project: "web"}
 	if _, err := s.CreateProject(ctx, web); err != nil {
 		panic(err)
 	}

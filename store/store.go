@@ -100,8 +100,9 @@ type Path struct {
 	// before any child is looked up: as its owner, a member, or an API
 	// token of the project whose scope covers the path (Path.Check).
 	Caller Caller
-	// Need is the right the operation needs on the project (RightRead
-	// when zero).
+	// Need is the right the operation needs on the project. Left zero,
+	// no caller holds it (but the zero Caller, which passes every check):
+	// every operation names the right it needs.
 	Need Right
 	// Within is the level the operation works in (LevelProject when
 	// zero), which an API token's scope must cover: see Level.

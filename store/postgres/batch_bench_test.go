@@ -29,10 +29,10 @@ func benchmarkApplyUpserts(b *testing.B, apply func(*postgres.Store, context.Con
 	ctx := context.Background()
 	s := postgres.New(pgtest.New(b))
 	caller := store.Caller{UserID: "bench"}
-	if _, err := s.CreateProject(ctx, store.Path{Caller: caller, Project: "p"}); err != nil {
+	if _, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: caller, Project: "p"}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.CreateCollection(ctx, store.Path{Caller: caller, Project: "p", Collection: "c"}); err != nil {
+	if _, err := s.CreateCollection(ctx, store.Path{Need: store.RightRead, Caller: caller, Project: "p", Collection: "c"}); err != nil {
 		b.Fatal(err)
 	}
 	const n = 1000
@@ -46,7 +46,7 @@ func benchmarkApplyUpserts(b *testing.B, apply func(*postgres.Store, context.Con
 			}}
 	}
 	w := store.Write{MaxVersions: store.DefaultMaxVersions}
-	p := store.Path{Caller: caller, Project: "p"}
+	p := store.Path{Need: store.RightRead, Caller: caller, Project: "p"}
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		cluster := "k" + strconv.Itoa(i)

@@ -34,7 +34,7 @@ func TestApplyMatchesMemory(t *testing.T) {
 	ctx := t.Context()
 	quotas := store.Quotas{MaxRecordsPerCluster: 5, MaxBytesPerProject: 260}
 	stores := []store.Store{postgres.New(pgtest.New(t), postgres.WithQuotas(quotas)), memory.New(memory.WithQuotas(quotas))}
-	p := store.Path{Caller: store.Caller{UserID: "owner"}, Project: "p"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "owner"}, Project: "p"}
 	for _, s := range stores {
 		_, err := s.CreateProject(ctx, p)
 		require.NoError(t, err)

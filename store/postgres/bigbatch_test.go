@@ -24,7 +24,7 @@ func TestBigBatchWithinTimeout(t *testing.T) {
 	}
 	s := postgres.New(pgtest.New(t), postgres.WithTimeout(500*time.Millisecond), postgres.WithQuotas(store.NoQuotas))
 	ctx := t.Context()
-	pp := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj"}
+	pp := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj"}
 	_, err := s.CreateProject(ctx, pp)
 	require.NoError(t, err)
 	const n = 30_000
@@ -36,7 +36,7 @@ func TestBigBatchWithinTimeout(t *testing.T) {
 	res, err := s.Apply(ctx, pp, store.Batch{Ops: ops, CreateParents: true})
 	require.NoError(t, err, "a batch of %d creates", n)
 	assert.Len(t, res, n)
-	_, total, err := s.FindRecords(ctx, store.Path{Caller: pp.Caller, Project: "proj", Collection: "c", Cluster: "k2"},
+	_, total, err := s.FindRecords(ctx, store.Path{Need: store.RightRead, Caller: pp.Caller, Project: "proj", Collection: "c", Cluster: "k2"},
 		store.RecordQuery{ListQuery: store.NewListQuery()})
 	require.NoError(t, err)
 	assert.Equal(t, n/3, total, "every record of a cluster was created")

@@ -28,8 +28,8 @@ func TestNoDeadlocksBetweenWritesAndBatches(t *testing.T) {
 	db.SetMaxOpenConns(8)
 	s := postgres.New(db)
 	ctx := t.Context()
-	k := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus"}
-	pp := store.Path{Caller: k.Caller, Project: k.Project}
+	k := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus"}
+	pp := store.Path{Need: store.RightRead, Caller: k.Caller, Project: k.Project}
 	_, err = s.CreateProject(ctx, k)
 	require.NoError(t, err)
 	_, err = s.CreateCollection(ctx, k)

@@ -34,7 +34,7 @@ func proxiedStore(t *testing.T) (*pgtest.Proxy, *postgres.Store, store.Path, str
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	ctx := t.Context()
-	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
 	proj, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	_, err = s.CreateCollection(ctx, p)
@@ -70,7 +70,7 @@ func storeCalls(s *postgres.Store, p store.Path) []struct {
 			return err
 		}},
 		{"Apply", func(ctx context.Context) error {
-			_, err := s.Apply(ctx, store.Path{Caller: p.Caller, Project: p.Project}, store.Batch{Ops: []store.Op{
+			_, err := s.Apply(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: p.Project}, store.Batch{Ops: []store.Op{
 				{Kind: store.OpDelete, Collection: p.Collection, Cluster: p.Cluster, Record: "nope"}}})
 			return err
 		}},

@@ -40,7 +40,7 @@ func TestMigrateAccess(t *testing.T) {
 	pr, err := s.FindProject(ctx, owner)
 	require.NoError(t, err, "the owner keeps every right")
 	assert.Equal(t, store.RoleOwner, pr.Role)
-	bob := store.Path{Caller: store.Caller{UserID: "u-bob"}, Project: "web", Collection: "prod"}
+	bob := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u-bob"}, Project: "web", Collection: "prod"}
 	_, err = s.FindCollection(ctx, bob)
 	assert.ErrorIs(t, err, store.ErrPermissionDenied, "no one else has any")
 

@@ -37,7 +37,7 @@ func TestMigrateAudit(t *testing.T) {
 	s := postgres.New(db)
 	require.NoError(t, s.Migrate(ctx), "Migrate the filled database")
 	caller := store.Caller{UserID: "owner-1", Name: "owner", RequestID: "req-9"}
-	p := store.Path{Caller: caller, Project: "web", Collection: "prod", Cluster: "k", Record: "port"}
+	p := store.Path{Need: store.RightRead, Caller: caller, Project: "web", Collection: "prod", Cluster: "k", Record: "port"}
 	pr, err := s.FindProject(ctx, p)
 	require.NoError(t, err, "FindProject after the upgrade")
 	assert.Equal(t, int64(0), pr.Revision, "an existing project starts at revision 0")

@@ -41,7 +41,7 @@ func TestMigrateHistory(t *testing.T) {
 	require.NoError(t, s.Migrate(ctx), "Migrate the filled database")
 	require.NoError(t, s.Migrate(ctx), "Migrate again changes nothing")
 
-	p := store.Path{Caller: store.Caller{UserID: "owner-1"}, Project: "web", Collection: "prod", Cluster: "k", Record: "port"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "owner-1"}, Project: "web", Collection: "prod", Cluster: "k", Record: "port"}
 	recs, total, err := s.FindRecords(ctx, p, store.RecordQuery{ListQuery: store.NewListQuery()})
 	require.NoError(t, err, "FindRecords after the upgrade")
 	assert.Equal(t, 2, total, "no record lost")

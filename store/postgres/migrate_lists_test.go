@@ -59,7 +59,7 @@ func TestMigrateListIndexes(t *testing.T) {
 	require.NoError(t, s.Migrate(ctx), "Migrate the filled database")
 	require.NoError(t, s.Migrate(ctx), "Migrate again changes nothing")
 
-	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "web", Collection: "prod", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "web", Collection: "prod", Cluster: "k"}
 	names := func(rs []*store.Record) []string {
 		out := []string{}
 		for _, r := range rs {

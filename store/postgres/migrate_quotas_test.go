@@ -68,7 +68,7 @@ func TestMigrateQuotas(t *testing.T) {
 	assert.Equal(t, int64(want), web, "the bytes of web, history included")
 	assert.Equal(t, int64(0), none, "an empty project holds 0 bytes")
 
-	p := store.Path{Caller: store.Caller{UserID: "owner-1"}, Project: "web", Collection: "prod", Cluster: "k", Record: "x"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "owner-1"}, Project: "web", Collection: "prod", Cluster: "k", Record: "x"}
 	_, err := s.CreateRecord(ctx, p, &store.Record{Type: store.String, Value: json.RawMessage(`"abc"`)}, store.Write{})
 	var qe *store.QuotaError
 	require.ErrorAs(t, err, &qe, "6 bytes onto 37 of 42")
@@ -83,7 +83,7 @@ func TestMigrateQuotas(t *testing.T) {
 func TestQuotaBytesCounted(t *testing.T) {
 	s := postgres.New(pgtest.New(t))
 	ctx := t.Context()
-	p := store.Path{Caller: store.Caller{UserID: "o"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "o"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
 	steps := []func() error{
 		func() error { _, err := s.CreateProject(ctx, p); return err },
 		func() error { _, err := s.CreateCollection(ctx, p); return err },
@@ -166,7 +166,7 @@ func assertCounted(t *testing.T, s *postgres.Store) {
 func TestQuotaBytesCountedBatches(t *testing.T) {
 	s := postgres.New(pgtest.New(t), postgres.WithQuotas(store.Quotas{MaxBytesPerProject: 1000}))
 	ctx := t.Context()
-	pp := store.Path{Caller: store.Caller{UserID: "o"}, Project: "p"}
+	pp := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "o"}, Project: "p"}
 	_, err := s.CreateProject(ctx, pp)
 	require.NoError(t, err)
 	create := func(kind store.OpKind, coll, clus, name, value string) store.Op {

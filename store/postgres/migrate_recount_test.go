@@ -24,10 +24,10 @@ func TestMigrateRecountsDriftedBytes(t *testing.T) {
 	old := postgres.New(db)
 	alice := store.Caller{UserID: "alice"}
 	for _, proj := range []string{"web", "empty", "gone"} {
-		_, err := old.CreateProject(ctx, store.Path{Caller: alice, Project: proj})
+		_, err := old.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: alice, Project: proj})
 		require.NoError(t, err)
 	}
-	k := store.Path{Caller: alice, Project: "web", Collection: "prod", Cluster: "k"}
+	k := store.Path{Need: store.RightRead, Caller: alice, Project: "web", Collection: "prod", Cluster: "k"}
 	_, err := old.CreateCollection(ctx, k)
 	require.NoError(t, err)
 	_, err = old.CreateCluster(ctx, k)

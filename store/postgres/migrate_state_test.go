@@ -22,7 +22,7 @@ func TestMigrateClusterState(t *testing.T) {
 	migrateBefore(t, db, "0011")
 	old := postgres.New(db)
 	alice := store.Caller{UserID: "alice"}
-	a := store.Path{Caller: alice, Project: "web", Collection: "prod", Cluster: "a"}
+	a := store.Path{Need: store.RightRead, Caller: alice, Project: "web", Collection: "prod", Cluster: "a"}
 	b := a
 	b.Cluster = "b"
 	_, err := old.CreateProject(ctx, a)

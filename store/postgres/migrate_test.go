@@ -32,7 +32,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 
 	// The containers as version 1 held them (the Store's statements are
 	// written for the current schema: migration 0004 added a column).
-	in := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "p", Collection: "c", Cluster: "k"}
+	in := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "p", Collection: "c", Cluster: "k"}
 	projectID, collectionID, clusterID := store.NewID(), store.NewID(), store.NewID()
 	for _, q := range []struct {
 		sql  string

@@ -40,7 +40,7 @@ func TestCreateProjectWaitsForDeleteUser(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.CreateProject(context.WithoutCancel(ctx), store.Path{Caller: store.Caller{UserID: u.ID, Name: "leaving"}, Project: "orphan"})
+		_, err := s.CreateProject(context.WithoutCancel(ctx), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: u.ID, Name: "leaving"}, Project: "orphan"})
 		done <- err
 	}()
 	// Until CreateProject waits for the row lock (it must: the delete is

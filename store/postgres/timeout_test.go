@@ -67,7 +67,7 @@ func openStore(t *testing.T, maxOpen int, opts ...postgres.Option) (string, *pos
 func TestTimeoutOnHeldLock(t *testing.T) {
 	url, s, check := openStore(t, 4, postgres.WithTimeout(300*time.Millisecond))
 	ctx := t.Context()
-	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	_, err = s.CreateCollection(ctx, p)
@@ -78,7 +78,7 @@ func TestTimeoutOnHeldLock(t *testing.T) {
 	require.NoError(t, err)
 
 	release := lockTables(t, url, "hds_projects", "hds_records")
-	late := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "late"}
+	late := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "late"}
 	for _, op := range []struct {
 		name string
 		do   func() error
@@ -118,7 +118,7 @@ func TestTimeoutOnHeldLock(t *testing.T) {
 func TestTimeoutWaitingForPoolConnection(t *testing.T) {
 	_, s, _ := openStore(t, 1, postgres.WithTimeout(300*time.Millisecond))
 	ctx := t.Context()
-	_, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj"})
+	_, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj"})
 	require.NoError(t, err)
 
 	conn, err := s.DB().Connx(ctx) // the pool's only connection
@@ -135,7 +135,7 @@ func TestTimeoutWaitingForPoolConnection(t *testing.T) {
 func TestCallerCancelStopsStatement(t *testing.T) {
 	url, s, check := openStore(t, 4, postgres.WithTimeout(time.Hour))
 	ctx := t.Context()
-	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	_, err = s.CreateCollection(ctx, p)
@@ -172,7 +172,7 @@ func TestUnknownErrorsAreInternal(t *testing.T) {
 	_, s, check := openStore(t, 4)
 	_, err := check.Exec(`ALTER TABLE hds_projects RENAME COLUMN name_lower TO name_folded`)
 	require.NoError(t, err)
-	_, err = s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: "alice"}, Project: "proj"})
+	_, err = s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj"})
 	require.Error(t, err, "CreateProject on a broken schema fails")
 	assert.NotErrorIs(t, err, store.ErrUnavailable, "a broken statement is an internal error, not an outage")
 }

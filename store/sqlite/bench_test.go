@@ -138,7 +138,7 @@ func fillCluster(b testing.TB, s store.Store) store.Path {
 	if qs, ok := s.(store.QuotaSetter); ok {
 		qs.SetQuotas(store.NoQuotas)
 	}
-	p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		b.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func BenchmarkApply1000(b *testing.B) {
 	s := open(b, sqlite.WithTimeout(time.Minute))
 	s.SetQuotas(store.NoQuotas)
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "bench"}, Project: "p"}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		b.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func killChild(path string) int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		fmt.Println("error:", err)
 		return 1

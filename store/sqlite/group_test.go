@@ -33,7 +33,7 @@ func waitQueued(t *testing.T, s *sqlite.Store, n int64) {
 // "taken", and returns the cluster's path.
 func groupCluster(t *testing.T, s *sqlite.Store) store.Path {
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	_, err = s.Apply(ctx, p, store.Batch{CreateParents: true, Ops: []store.Op{{Kind: store.OpCreate, Collection: "c", Cluster: "k",
@@ -52,7 +52,7 @@ func TestGroupCommit(t *testing.T) {
 	p := groupCluster(t, s)
 	ctx := context.Background()
 	audit := func() int {
-		_, total, err := s.FindAuditEntries(ctx, store.Path{Caller: p.Caller, Project: "p"}, store.AuditQuery{Limit: 1})
+		_, total, err := s.FindAuditEntries(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p"}, store.AuditQuery{Limit: 1})
 		require.NoError(t, err)
 		return total
 	}

@@ -52,7 +52,7 @@ func TestMigrateListSpeed(t *testing.T) {
 	require.NoError(t, prev.Close())
 
 	s := openAt(t, path)
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	find := func(q store.RecordQuery) []string {
 		t.Helper()
 		q.Limit = 100
@@ -81,7 +81,7 @@ func TestMigrateListSpeed(t *testing.T) {
 
 	mustCreate := func(name, value string) {
 		t.Helper()
-		_, err := s.CreateRecord(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: name},
+		_, err := s.CreateRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: name},
 			&store.Record{Type: store.String, Value: json.RawMessage(value)}, store.Write{})
 		require.NoError(t, err)
 	}
@@ -94,7 +94,7 @@ func TestMigrateListSpeed(t *testing.T) {
 	assert.Equal(t, "0", unnumbered)
 	assert.Equal(t, []string{"Alpha", "epsilon"}, find(contains("world", store.SortName, false)))
 
-	_, err = s.UpdateRecord(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "Alpha"}, store.Write{},
+	_, err = s.UpdateRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "Alpha"}, store.Write{},
 		func(r *store.Record) error {
 			r.Name, r.Value = "omega", json.RawMessage(`"Goodbye"`)
 			return nil
@@ -103,7 +103,7 @@ func TestMigrateListSpeed(t *testing.T) {
 	assert.Equal(t, []string{"epsilon"}, find(contains("world", store.SortName, false)), "the old text is gone from the index")
 	assert.Equal(t, []string{"omega"}, find(search("ome", store.SortName, false)), "the new name is in it")
 	assert.Empty(t, find(search("alpha", store.SortName, false)))
-	require.NoError(t, s.DeleteRecord(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "epsilon"}, store.Write{}))
+	require.NoError(t, s.DeleteRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "epsilon"}, store.Write{}))
 	assert.Empty(t, find(contains("world", store.SortName, false)))
 
 	require.NoError(t, s.DeleteCluster(ctx, p))

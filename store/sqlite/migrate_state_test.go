@@ -21,7 +21,7 @@ func TestMigrateClusterState(t *testing.T) {
 	old, err := sqlite.Open(ctx, path, sqlite.WithMigrationsTo("migrations/0001_schema.sql"))
 	require.NoError(t, err)
 	alice := store.Caller{UserID: "alice"}
-	a := store.Path{Caller: alice, Project: "web", Collection: "prod", Cluster: "a"}
+	a := store.Path{Need: store.RightRead, Caller: alice, Project: "web", Collection: "prod", Cluster: "a"}
 	_, err = old.CreateProject(ctx, a)
 	require.NoError(t, err)
 	c, err := old.CreateCollection(ctx, a)

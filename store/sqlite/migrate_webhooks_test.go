@@ -61,7 +61,7 @@ func TestMigrateWebhooks(t *testing.T) {
 	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "web", Need: store.RightAdmin}
 	h, err := s.CreateWebhook(ctx, p, &store.Webhook{URL: "https://hooks.example", Secret: []byte("0123456789abcdef"), CreatedBy: "alice"})
 	require.NoError(t, err, "CreateWebhook after the upgrade")
-	_, err = s.CreateCollection(ctx, store.Path{Caller: p.Caller, Project: "web", Collection: "c"})
+	_, err = s.CreateCollection(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "web", Collection: "c"})
 	require.NoError(t, err)
 	entries, _, err := s.FindAuditEntries(ctx, p, store.AuditQuery{Limit: 10})
 	require.NoError(t, err)
@@ -141,7 +141,7 @@ func TestMigrateWebhookBounds(t *testing.T) {
 	}
 
 	require.NoError(t, s.SetMaxPending(ctx, 1))
-	_, err = s.CreateCollection(ctx, store.Path{Caller: p.Caller, Project: "web", Collection: "c"})
+	_, err = s.CreateCollection(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "web", Collection: "c"})
 	require.NoError(t, err)
 	ds, _, err = s.FindDeliveries(ctx, p, hook, store.NewListQuery())
 	require.NoError(t, err)

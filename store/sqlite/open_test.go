@@ -24,7 +24,7 @@ func TestOpenMakesPrivateFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	path := filepath.Join(dir, "hds.db")
 	s := openAt(t, path)
-	_, err := s.CreateProject(context.Background(), store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err := s.CreateProject(context.Background(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.NoError(t, err)
 	info, err := os.Stat(dir)
 	require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestWriteLockedIsUnavailable(t *testing.T) {
 	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
 	require.NoError(t, err)
 
-	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err = s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, store.ErrUnavailable), "%v", err)
 
@@ -132,7 +132,7 @@ func TestWriteLockedIsUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.FindProject(ctx, store.Path{Project: "p"})
 	assert.True(t, errors.Is(err, store.ErrNotFound), "%v", err)
-	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err = s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.NoError(t, err)
 }
 
@@ -144,7 +144,7 @@ func TestMigrationsRecorded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hds.db")
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
-	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err = s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
@@ -168,7 +168,7 @@ func TestMigrationsRecorded(t *testing.T) {
 func TestMigrationRunnerUpgrade(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
-	_, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.NoError(t, err)
 
 	later := fstest.MapFS{}
@@ -210,7 +210,7 @@ func TestMigrationRunnerUpgrade(t *testing.T) {
 func TestDiskFullIsUnavailable(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, sqlite.WithQuotas(store.NoQuotas))
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	_, err = s.Apply(ctx, p, store.Batch{Ops: []store.Op{{Kind: store.OpEnsureCluster, Collection: "c", Cluster: "k"}}})

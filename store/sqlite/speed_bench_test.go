@@ -35,7 +35,7 @@ func speedProject(b testing.TB, s *sqlite.Store) store.Path {
 	b.Helper()
 	s.SetQuotas(store.NoQuotas)
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		b.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func BenchmarkImport150k(b *testing.B) {
 		s := open(b, sqlite.WithTimeout(10*time.Minute))
 		s.SetQuotas(store.NoQuotas)
 		ctx := context.Background()
-		p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p"}
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "bench"}, Project: "p"}
 		if _, err := s.CreateProject(ctx, p); err != nil {
 			b.Fatal(err)
 		}

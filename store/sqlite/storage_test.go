@@ -23,7 +23,7 @@ func TestStorageFull(t *testing.T) {
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hds.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
-	p := store.Path{Caller: store.Caller{UserID: "alice"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
 	_, err = s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	_, err = s.CreateCollection(ctx, p)

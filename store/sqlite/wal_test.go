@@ -24,7 +24,7 @@ func TestWALAfterBigWrite(t *testing.T) {
 	s := openAt(t, path)
 	s.SetQuotas(store.NoQuotas)
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	big := json.RawMessage(strconv.Quote(strings.Repeat("x", 100_000)))

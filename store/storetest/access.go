@@ -37,6 +37,36 @@ func RunAccess(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessSt
 	t.Run("TouchToken", func(t *testing.T) { testTouchToken(t, newStores) })
 	t.Run("Audit", func(t *testing.T) { testAccessAudit(t, newStores) })
 	t.Run("AnonymousOwner", func(t *testing.T) { testAnonymousOwner(t, newStores) })
+	t.Run("UndeclaredNeed", func(t *testing.T) { testUndeclaredNeed(t, newStores) })
+}
+
+// testUndeclaredNeed: a Path whose Need is left zero names no right, and
+// no caller holds it, not even the owner or an admin member, so that an
+// operation that forgets to say what it needs is refused
+// (ErrPermissionDenied) and changes nothing; the zero Caller, an
+// administrative tool, passes whatever Need says.
+func testUndeclaredNeed(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
+	f := newAccessFixture(t, newStores)
+	ctx := t.Context()
+	_, err := f.s.PutMember(ctx, f.path(f.alice, store.RightAdmin), store.Member{UserID: f.bob.ID, Username: "bob", Role: store.RoleAdmin})
+	require.NoError(t, err, "PutMember")
+	for _, u := range []*store.User{f.alice, f.bob} {
+		p := f.path(u, 0)
+		assert.False(t, allowed(t, f.s, p), "%s without a need: FindProject", u.Username)
+		p.Collection, p.Cluster, p.Record = collName, clusName, recName
+		_, err := f.s.FindRecord(ctx, p)
+		assert.ErrorIs(t, err, store.ErrPermissionDenied, "%s without a need: FindRecord", u.Username)
+		_, _, err = f.s.FindCollections(ctx, p, store.NewListQuery())
+		assert.ErrorIs(t, err, store.ErrPermissionDenied, "%s without a need: FindCollections", u.Username)
+		p.Collection = "forgotten-" + u.Username
+		_, err = f.s.CreateCollection(ctx, p)
+		assert.ErrorIs(t, err, store.ErrPermissionDenied, "%s without a need: CreateCollection", u.Username)
+		_, err = f.s.FindCollection(ctx, store.Path{Project: projName, Collection: p.Collection})
+		assert.ErrorIs(t, err, store.ErrNotFound, "%s without a need: nothing created", u.Username)
+	}
+	admin := store.Path{Project: projName, Collection: collName, Cluster: clusName, Record: recName}
+	_, err = f.s.FindRecord(ctx, admin)
+	assert.NoError(t, err, "the zero Caller without a need: FindRecord")
 }
 
 // testAnonymousOwner: the owner's entry of a project of the built-in
@@ -45,7 +75,7 @@ func RunAccess(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessSt
 func testAnonymousOwner(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
 	s, _ := newStores(t)
 	ctx := t.Context()
-	p := store.Path{Caller: store.Caller{UserID: store.AnonymousUserID}, Project: "open"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: store.AnonymousUserID}, Project: "open"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err, "CreateProject")
 	p.Need = store.RightRead
@@ -197,16 +227,16 @@ func testRoles(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessSt
 
 	// A member may not create projects in the owner's name; a token may
 	// create none.
-	_, err = f.s.CreateProject(ctx, store.Path{Caller: store.Caller{TokenID: store.NewID(), Name: "ci"}, Project: "by-token"})
+	_, err = f.s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{TokenID: store.NewID(), Name: "ci"}, Project: "by-token"})
 	assert.ErrorIs(t, err, store.ErrPermissionDenied, "CreateProject by an API token")
 }
 
 func testProjectList(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
 	f := newAccessFixture(t, newStores)
 	ctx := t.Context()
-	_, err := f.s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: f.bob.ID}, Project: "bobs"})
+	_, err := f.s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: f.bob.ID}, Project: "bobs"})
 	require.NoError(t, err)
-	_, err = f.s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: f.mall.ID}, Project: "malls"})
+	_, err = f.s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: f.mall.ID}, Project: "malls"})
 	require.NoError(t, err)
 	_, err = f.s.PutMember(ctx, f.path(f.alice, store.RightAdmin), store.Member{UserID: f.bob.ID, Username: "bob", Role: store.RoleEditor})
 	require.NoError(t, err)
@@ -370,7 +400,7 @@ func testTokens(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessS
 	assert.ErrorIs(t, err, store.ErrNotFound, "DeleteToken of an unknown id")
 	err = f.s.DeleteToken(ctx, f.path(f.alice, store.RightAdmin), "not-a-uuid")
 	assert.ErrorIs(t, err, store.ErrNotFound, "DeleteToken of an id that is no UUID")
-	_, err = f.s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: f.bob.ID}, Project: "bobs"})
+	_, err = f.s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: f.bob.ID}, Project: "bobs"})
 	require.NoError(t, err)
 	err = f.s.DeleteToken(ctx, store.Path{Caller: store.Caller{UserID: f.bob.ID}, Need: store.RightAdmin, Project: "bobs"}, a.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound, "DeleteToken of a token of another project")
@@ -389,7 +419,7 @@ func testTokens(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessS
 func testTokenScope(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {
 	f := newAccessFixture(t, newStores)
 	ctx := t.Context()
-	_, err := f.s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: f.bob.ID}, Project: "bobs"})
+	_, err := f.s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: f.bob.ID}, Project: "bobs"})
 	require.NoError(t, err)
 	p := f.path(f.alice, store.RightWrite)
 	p.Collection, p.Cluster = "other", "k2"
@@ -446,14 +476,14 @@ func testTokenScope(t *testing.T, newStores func(t *testing.T) (AccessStore, Acc
 	}
 	// Another project, existing or not, is ErrPermissionDenied.
 	for _, name := range []string{"bobs", "nope"} {
-		_, err := f.s.FindProject(ctx, store.Path{Caller: whole, Project: name})
+		_, err := f.s.FindProject(ctx, store.Path{Need: store.RightRead, Caller: whole, Project: name})
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "an API token on project %q", name)
-		_, err = f.s.FindRecord(ctx, store.Path{Caller: whole, Within: store.LevelCluster, Project: name,
+		_, err = f.s.FindRecord(ctx, store.Path{Need: store.RightRead, Caller: whole, Within: store.LevelCluster, Project: name,
 			Collection: collName, Cluster: clusName, Record: recName})
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "an API token on a record of project %q", name)
 	}
 	// A scoped token reads its record.
-	r, err := f.s.FindRecord(ctx, store.Path{Caller: clus, Within: store.LevelCluster, Project: projName,
+	r, err := f.s.FindRecord(ctx, store.Path{Need: store.RightRead, Caller: clus, Within: store.LevelCluster, Project: projName,
 		Collection: collName, Cluster: clusName, Record: recName})
 	require.NoError(t, err)
 	assert.Equal(t, recName, r.Name)
@@ -461,7 +491,7 @@ func testTokenScope(t *testing.T, newStores func(t *testing.T) (AccessStore, Acc
 	_, err = f.s.RenameCollection(ctx, store.Path{Caller: store.Caller{UserID: f.alice.ID}, Need: store.RightWrite,
 		Project: projName, Collection: collName}, "renamed")
 	require.NoError(t, err)
-	_, err = f.s.FindCluster(ctx, store.Path{Caller: coll, Within: store.LevelCollection, Project: projName,
+	_, err = f.s.FindCluster(ctx, store.Path{Need: store.RightRead, Caller: coll, Within: store.LevelCollection, Project: projName,
 		Collection: "renamed", Cluster: clusName}, false)
 	assert.ErrorIs(t, err, store.ErrPermissionDenied, "a collection renamed out of the token's scope")
 }

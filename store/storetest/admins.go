@@ -340,7 +340,7 @@ func testDeleteOwner(t *testing.T, newStores func(t *testing.T) (UserAdminStore,
 	alice := newAdminUser(t, s, "alice", false, true)
 	bob := newAdminUser(t, s, "bob", false, true)
 	for _, name := range []string{"web", "api"} {
-		_, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: alice.ID, Name: "alice"}, Project: name})
+		_, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: alice.ID, Name: "alice"}, Project: name})
 		require.NoError(t, err)
 	}
 	err := other.DeleteUser(ctx, "alice")
@@ -369,7 +369,7 @@ func testDeleteOwner(t *testing.T, newStores func(t *testing.T) (UserAdminStore,
 		assert.Equal(t, tok.ID, got.ID)
 	}
 	v := newAdminUser(t, s, "bob", false, true)
-	_, err = s.FindProject(ctx, store.Path{Caller: store.Caller{UserID: v.ID}, Project: "web"})
+	_, err = s.FindProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: v.ID}, Project: "web"})
 	assert.ErrorIs(t, err, store.ErrPermissionDenied, "a new user of the same name is no member")
 
 	for _, name := range []string{"web", "api"} {
@@ -387,7 +387,7 @@ func testTransfer(t *testing.T, newStores func(t *testing.T) (UserAdminStore, Us
 	root := newAdminUser(t, s, "root", true, true)
 	newAdminUser(t, s, "off", false, false)
 	as := func(u *store.User) store.Path {
-		return store.Path{Caller: store.Caller{UserID: u.ID, Name: u.Username, RequestID: "req-t"}, Project: "web"}
+		return store.Path{Need: store.RightRead, Caller: store.Caller{UserID: u.ID, Name: u.Username, RequestID: "req-t"}, Project: "web"}
 	}
 	_, err := s.CreateProject(ctx, as(alice))
 	require.NoError(t, err)
@@ -401,7 +401,7 @@ func testTransfer(t *testing.T, newStores func(t *testing.T) (UserAdminStore, Us
 	require.NoError(t, err)
 
 	// Refusals, in the order of the Store contract; each changes nothing.
-	_, err = other.TransferProject(ctx, store.Path{Caller: as(alice).Caller, Project: "nope"}, "bob")
+	_, err = other.TransferProject(ctx, store.Path{Need: store.RightRead, Caller: as(alice).Caller, Project: "nope"}, "bob")
 	assertNotFound(t, err, "project", "nope", "a missing project")
 	_, err = other.TransferProject(ctx, as(carol), "bob")
 	assert.ErrorIs(t, err, store.ErrPermissionDenied, "an admin member is not the owner")
@@ -412,7 +412,7 @@ func testTransfer(t *testing.T, newStores func(t *testing.T) (UserAdminStore, Us
 	_, err = other.TransferProject(ctx, as(alice), "off")
 	assertNotFound(t, err, "user", "off", "a disabled user")
 	tok := store.APIToken{ID: store.NewID(), ProjectID: before.ID, Name: "ci", Role: store.RoleEditor}
-	_, err = other.TransferProject(ctx, store.Path{Caller: tok.Caller(), Project: "web"}, "bob")
+	_, err = other.TransferProject(ctx, store.Path{Need: store.RightRead, Caller: tok.Caller(), Project: "web"}, "bob")
 	assert.ErrorIs(t, err, store.ErrPermissionDenied, "an API token")
 	pr, err := other.TransferProject(ctx, as(alice), "alice")
 	require.NoError(t, err, "to the current owner")
@@ -482,7 +482,7 @@ func testTransferAgainstDelete(t *testing.T, newStores func(t *testing.T) (UserA
 	for round := range 10 {
 		name := fmt.Sprintf("p%02d", round)
 		heir := newAdminUser(t, s, "heir"+name, false, true)
-		p := store.Path{Caller: store.Caller{UserID: alice.ID, Name: "alice"}, Project: name}
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: alice.ID, Name: "alice"}, Project: name}
 		_, err := s.CreateProject(ctx, p)
 		require.NoError(t, err)
 		errs := race(2, func(i int) error {

@@ -85,7 +85,7 @@ func message(msgAndArgs []any) string {
 
 func assertProjectCount(t *testing.T, s store.Store, name string, collections int, msg string) {
 	t.Helper()
-	p, err := s.FindProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: name})
+	p, err := s.FindProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: name})
 	if assert.NoError(t, err, "%s: FindProject", msg) {
 		assert.Equal(t, collections, p.CollectionCount, "%s: CollectionCount", msg)
 	}
@@ -120,7 +120,7 @@ func mustValue(t *testing.T, typ store.DataType, js string) json.RawMessage {
 
 func mustProject(t *testing.T, s store.Store, who, name string) *store.Project {
 	t.Helper()
-	p, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: who}, Project: name})
+	p, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: who}, Project: name})
 	require.NoError(t, err, "CreateProject %q", name)
 	return p
 }

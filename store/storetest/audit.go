@@ -26,7 +26,7 @@ var auditCaller = store.Caller{UserID: owner, Name: "alice-name", RequestID: "re
 // auditPath is the Path, by auditCaller, of the audit suite's resources
 // down to level (0 project ... 3 record).
 func auditPath(level int) store.Path {
-	p := store.Path{Caller: auditCaller, Project: projName}
+	p := store.Path{Need: store.RightRead, Caller: auditCaller, Project: projName}
 	if level >= 1 {
 		p.Collection = collName
 	}
@@ -66,7 +66,7 @@ func wantEntry(rev int64, action store.Action, project, coll, clus, rec, recID s
 // allEntries returns the project's whole log, oldest first.
 func allEntries(t *testing.T, s AuditStore, project string) []*store.AuditEntry {
 	t.Helper()
-	es, total, err := s.FindAuditEntries(t.Context(), store.Path{Caller: auditCaller, Project: project}, store.AuditQuery{Limit: 1000})
+	es, total, err := s.FindAuditEntries(t.Context(), store.Path{Need: store.RightRead, Caller: auditCaller, Project: project}, store.AuditQuery{Limit: 1000})
 	require.NoError(t, err, "FindAuditEntries of %q", project)
 	require.Len(t, es, total, "the whole log in one page")
 	slices.Reverse(es)
@@ -122,7 +122,7 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 		pr, err = s.RenameProject(ctx, auditPath(0), "p2")
 		require.NoError(t, err, "RenameProject")
 		assert.Equal(t, int64(15), pr.Revision, "the renamed project's revision")
-		p2 := store.Path{Caller: auditCaller, Project: "p2", Collection: "c2", Cluster: "k2"}
+		p2 := store.Path{Need: store.RightRead, Caller: auditCaller, Project: "p2", Collection: "c2", Cluster: "k2"}
 		require.NoError(t, s.DeleteCluster(ctx, p2), "DeleteCluster")
 		require.NoError(t, s.DeleteCollection(ctx, p2), "DeleteCollection")
 		after := time.Now().Add(time.Second)
@@ -153,7 +153,7 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 			assert.True(t, e.Time.After(before) && e.Time.Before(after), "revision %d: the time of the change", e.Revision)
 			assert.Equal(t, time.UTC, e.Time.Location(), "revision %d: in UTC", e.Revision)
 		}
-		got, err := s.FindProject(ctx, store.Path{Caller: auditCaller, Project: "p2"})
+		got, err := s.FindProject(ctx, store.Path{Need: store.RightRead, Caller: auditCaller, Project: "p2"})
 		require.NoError(t, err, "FindProject")
 		assert.Equal(t, int64(17), got.Revision, "Project.Revision is the newest entry's")
 	})
@@ -230,7 +230,7 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 		assertNotFound(t, err, "project", projName, "FindAuditEntries of a missing project")
 		assertNotFound(t, s.RecordReveal(ctx, auditPath(0), nil), "project", projName, "RecordReveal in a missing project")
 		mustProject(t, s, owner, projName)
-		stranger := store.Path{Caller: store.Caller{UserID: "mallory"}, Project: projName}
+		stranger := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "mallory"}, Project: projName}
 		_, _, err = s.FindAuditEntries(ctx, stranger, store.AuditQuery{Limit: 10})
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "FindAuditEntries of someone else's project")
 	})

@@ -60,11 +60,11 @@ func testBatches(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("PathErrors", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
 		b := store.Batch{Ops: []store.Op{createOp("a", 1)}, Write: keepHistory}
-		_, err := f.s.Apply(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: "missing"}, b)
+		_, err := f.s.Apply(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "missing"}, b)
 		assertNotFound(t, err, "project", "missing", "Apply on a missing project")
 		var oe *store.OpError
 		assert.False(t, errors.As(err, &oe), "a missing project is no op's error")
-		_, err = f.s.Apply(f.ctx, store.Path{Caller: store.Caller{UserID: stranger}, Project: projName}, b)
+		_, err = f.s.Apply(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: stranger}, Project: projName}, b)
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "Apply on someone else's project")
 		assert.Empty(t, f.recordValue(t, "a"), "nothing created")
 	})
@@ -427,14 +427,14 @@ func testExports(t *testing.T, newStore func(t *testing.T) store.Store) {
 		for _, c := range []string{"b", "a", "Z", "é"} {
 			mustCollection(t, f.s, setLevel(p, 1, c))
 		}
-		mustCluster(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "y"})
-		mustCluster(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "x"})
-		mustCluster(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "a", Cluster: "x"})
-		mustRecord(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "y", Record: "r2"}, store.String, `"two"`)
-		mustRecord(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "y", Record: "R1"}, store.Null, `null`)
-		mustRecord(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "a", Cluster: "x", Record: "r"}, store.Boolean, `true`)
+		mustCluster(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "y"})
+		mustCluster(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "x"})
+		mustCluster(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "a", Cluster: "x"})
+		mustRecord(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "y", Record: "r2"}, store.String, `"two"`)
+		mustRecord(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "b", Cluster: "y", Record: "R1"}, store.Null, `null`)
+		mustRecord(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "a", Cluster: "x", Record: "r"}, store.Boolean, `true`)
 		other := mustProject(t, f.s, owner, "other")
-		mustCollection(t, f.s, store.Path{Caller: store.Caller{UserID: owner}, Project: other.Name, Collection: "elsewhere"})
+		mustCollection(t, f.s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: other.Name, Collection: "elsewhere"})
 		var got []string
 		err := f.s.ExportProject(f.ctx, f.path(0), func(it store.ExportItem) error {
 			got = append(got, exported(it))
@@ -472,14 +472,14 @@ func testExports(t *testing.T, newStore func(t *testing.T) store.Store) {
 		f := newFixture(t, newStore(t))
 		calls := 0
 		visit := func(store.ExportItem) error { calls++; return nil }
-		assertNotFound(t, f.s.ExportProject(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: "missing"}, visit), "project", "missing", "a missing project")
-		assert.ErrorIs(t, f.s.ExportProject(f.ctx, store.Path{Caller: store.Caller{UserID: stranger}, Project: projName}, visit), store.ErrPermissionDenied, "someone else's project")
+		assertNotFound(t, f.s.ExportProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "missing"}, visit), "project", "missing", "a missing project")
+		assert.ErrorIs(t, f.s.ExportProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: stranger}, Project: projName}, visit), store.ErrPermissionDenied, "someone else's project")
 		assert.Zero(t, calls, "no visit on error")
 		err := f.s.ExportProject(f.ctx, f.path(0), func(store.ExportItem) error { calls++; return errBoom })
 		assert.Same(t, errBoom, err, "visit's error, unchanged")
 		assert.Equal(t, 1, calls, "the walk stops at visit's error")
 		empty := mustProject(t, f.s, owner, "empty")
-		err = f.s.ExportProject(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: empty.Name}, func(store.ExportItem) error { calls++; return nil })
+		err = f.s.ExportProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: empty.Name}, func(store.ExportItem) error { calls++; return nil })
 		assert.NoError(t, err, "an empty project")
 		assert.Equal(t, 2, calls, "only the project to visit")
 	})

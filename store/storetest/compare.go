@@ -54,7 +54,7 @@ func paired(pr store.Pair) string {
 // staging and prod, and a third collection empty.
 func compareFixture(t *testing.T, s store.Store) store.Path {
 	t.Helper()
-	p := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName}
 	mustProject(t, s, owner, projName)
 	at := func(c, k, r string) store.Path {
 		q := p
@@ -157,7 +157,7 @@ func testCompare(t *testing.T, newStore func(t *testing.T) store.Store, how stri
 	t.Run("Records", func(t *testing.T) {
 		s := newStore(t)
 		p := compareFixture(t, s)
-		want, err := s.FindRecord(t.Context(), store.Path{Caller: p.Caller, Project: projName, Collection: "prod", Cluster: "web", Record: "host"})
+		want, err := s.FindRecord(t.Context(), store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "prod", Cluster: "web", Record: "host"})
 		require.NoError(t, err)
 		var got *store.Record
 		err = comparers(s)[how](t.Context(), p, store.Side{Collection: "staging", Cluster: "web"}, store.Side{Collection: "prod", Cluster: "web"},
@@ -183,7 +183,7 @@ func testCompare(t *testing.T, newStore func(t *testing.T) store.Store, how stri
 				if first {
 					first = false
 					// A write that commits after the snapshot began.
-					mustRecord(t, s, store.Path{Caller: p.Caller, Project: projName, Collection: "staging", Cluster: "api", Record: "late"}, store.Integer, "2")
+					mustRecord(t, s, store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "staging", Cluster: "api", Record: "late"}, store.Integer, "2")
 					return nil
 				}
 				got = append(got, paired(pr))

@@ -17,7 +17,7 @@ import (
 func BenchmarkCompare(b *testing.B, s store.Store) {
 	ctx := context.Background()
 	caller := store.Caller{UserID: owner}
-	p := store.Path{Caller: caller, Project: projName}
+	p := store.Path{Need: store.RightRead, Caller: caller, Project: projName}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		b.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateSameProject", func(t *testing.T) {
 		s := newStore(t)
 		errs := race(racers, func(i int) error {
-			_, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: fmt.Sprintf("user%d", i)}, Project: "race"})
+			_, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: fmt.Sprintf("user%d", i)}, Project: "race"})
 			return err
 		})
 		winner := assertOneWinner(t, errs, "CreateProject of one name by many users")
@@ -203,7 +203,7 @@ func testConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("MixedLevels", func(t *testing.T) {
 		s := newStore(t)
 		errs := race(racers, func(i int) error {
-			p := store.Path{Caller: store.Caller{UserID: owner}, Project: fmt.Sprintf("p%d", i%4), Collection: fmt.Sprintf("c%d", i), Cluster: "k", Record: "r"}
+			p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: fmt.Sprintf("p%d", i%4), Collection: fmt.Sprintf("c%d", i), Cluster: "k", Record: "r"}
 			if _, err := s.CreateProject(t.Context(), p); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
 				return err
 			}

@@ -13,7 +13,7 @@ import (
 func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateFillsFields", func(t *testing.T) {
 		s := newStore(t)
-		p, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web"})
+		p, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web"})
 		require.NoError(t, err, "CreateProject")
 		assertID(t, p.ID, "project")
 		assert.Equal(t, "web", p.Name, "project Name")
@@ -21,7 +21,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assert.Equal(t, 0, p.CollectionCount, "a new project has no collections")
 		assertCreateStamps(t, p.CreatedAt, p.UpdatedAt, "project")
 
-		q, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "api"})
+		q, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "api"})
 		require.NoError(t, err, "CreateProject of a second project")
 		assert.NotEqual(t, p.ID, q.ID, "two projects have different ids")
 	})
@@ -30,7 +30,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		s := newStore(t)
 		p := mustProject(t, s, owner, "web")
 		for _, who := range []string{owner, ""} {
-			got, err := s.FindProject(t.Context(), store.Path{Caller: store.Caller{UserID: who}, Project: "web"})
+			got, err := s.FindProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: who}, Project: "web"})
 			if assert.NoError(t, err, "FindProject with Owner %q", who) {
 				assert.Equal(t, viewProject(p), viewProject(got), "FindProject with Owner %q returns the created project", who)
 			}
@@ -40,13 +40,13 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("NamesAreCaseSensitive", func(t *testing.T) {
 		s := newStore(t)
 		mustProject(t, s, owner, "web")
-		_, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "Web"})
+		_, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "Web"})
 		assert.NoError(t, err, "a project name differing only in case is a different name")
-		_, err = s.FindProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "WEB"})
+		_, err = s.FindProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "WEB"})
 		assertNotFound(t, err, "project", "WEB", "FindProject does not fold case")
-		_, err = s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "caf\u00e9"})
+		_, err = s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "caf\u00e9"})
 		require.NoError(t, err, "CreateProject café (precomposed)")
-		_, err = s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "cafe\u0301"})
+		_, err = s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "cafe\u0301"})
 		assert.NoError(t, err, "names are not Unicode-normalized: café (decomposed) is another name")
 	})
 
@@ -54,10 +54,10 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		s := newStore(t)
 		mustProject(t, s, owner, "web")
 		for _, c := range []string{"a", "b", "c"} {
-			mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: c})
+			mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: c})
 		}
 		assertProjectCount(t, s, "web", 3, "after three collections")
-		require.NoError(t, s.DeleteCollection(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "b"}), "DeleteCollection")
+		require.NoError(t, s.DeleteCollection(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "b"}), "DeleteCollection")
 		assertProjectCount(t, s, "web", 2, "after deleting one of three collections")
 		ps, _, err := s.FindProjects(t.Context(), owner, store.NewListQuery())
 		if assert.NoError(t, err, "FindProjects") && assert.Len(t, ps, 1, "FindProjects") {
@@ -69,11 +69,11 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		s := newStore(t)
 		ctx := t.Context()
 		p := mustProject(t, s, owner, "old")
-		c := mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "old", Collection: "c"})
-		k := mustCluster(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "old", Collection: "c", Cluster: "k"})
-		r := mustRecord(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "old", Collection: "c", Cluster: "k", Record: "r"}, store.String, `"v"`)
+		c := mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "old", Collection: "c"})
+		k := mustCluster(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "old", Collection: "c", Cluster: "k"})
+		r := mustRecord(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "old", Collection: "c", Cluster: "k", Record: "r"}, store.String, `"v"`)
 		tick()
-		got, err := s.RenameProject(ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: "old"}, "new")
+		got, err := s.RenameProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "old"}, "new")
 		require.NoError(t, err, "RenameProject")
 		assert.Equal(t, p.ID, got.ID, "rename keeps the project id")
 		assert.Equal(t, "new", got.Name, "rename returns the new name")
@@ -83,14 +83,14 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assertStamp(t, got.UpdatedAt, "project UpdatedAt after rename")
 		assert.Equal(t, 1, got.CollectionCount, "rename keeps the collections")
 
-		found, err := s.FindProject(ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: "new"})
+		found, err := s.FindProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "new"})
 		if assert.NoError(t, err, "FindProject under the new name") {
 			assert.Equal(t, viewProject(got), viewProject(found), "FindProject returns what RenameProject returned")
 		}
-		_, err = s.FindProject(ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: "old"})
+		_, err = s.FindProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "old"})
 		assertNotFound(t, err, "project", "old", "the old name is gone")
 
-		np := store.Path{Caller: store.Caller{UserID: owner}, Project: "new", Collection: "c", Cluster: "k", Record: "r"}
+		np := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "new", Collection: "c", Cluster: "k", Record: "r"}
 		gc, err := s.FindCollection(ctx, np)
 		if assert.NoError(t, err, "FindCollection under the renamed project") {
 			assert.Equal(t, c.ID, gc.ID, "the collection keeps its id")
@@ -107,7 +107,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 
 		// The old name is free again.
-		q, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: bob}, Project: "old"})
+		q, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: bob}, Project: "old"})
 		if assert.NoError(t, err, "the old name can be used again") {
 			assert.NotEqual(t, p.ID, q.ID, "a new project under the old name has a new id")
 		}
@@ -116,9 +116,9 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("RenameToCurrentName", func(t *testing.T) {
 		s := newStore(t)
 		p := mustProject(t, s, owner, "web")
-		mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "c"})
+		mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "c"})
 		tick()
-		got, err := s.RenameProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web"}, "web")
+		got, err := s.RenameProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web"}, "web")
 		require.NoError(t, err, "renaming a project to its current name succeeds")
 		want := *p
 		want.CollectionCount = 1
@@ -130,7 +130,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		ctx := t.Context()
 		f := newFixture(t, s)
 		other := mustProject(t, s, owner, "other")
-		mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "other", Collection: collName})
+		mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "other", Collection: collName})
 		require.NoError(t, s.DeleteProject(ctx, f.path(0)), "DeleteProject")
 
 		_, err := s.FindProject(ctx, f.path(0))
@@ -149,7 +149,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 			assert.Equal(t, 1, n, "the deleted project is not counted")
 			assert.Equal(t, []string{"other"}, projectNames(ps), "only the other project is left")
 		}
-		got, err := s.FindProject(ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: "other"})
+		got, err := s.FindProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "other"})
 		if assert.NoError(t, err, "the other project is untouched") {
 			assert.Equal(t, other.ID, got.ID, "the other project keeps its id")
 			assert.Equal(t, 1, got.CollectionCount, "the other project keeps its collection")
@@ -179,7 +179,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		p := mustProject(t, s, owner, "web")
 		want := viewProject(p)
 		p.Name, p.OwnerID, p.ID, p.CollectionCount = "changed", "changed", "changed", 99
-		got, err := s.FindProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web"})
+		got, err := s.FindProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web"})
 		require.NoError(t, err, "FindProject")
 		assert.Equal(t, want, viewProject(got), "changing the project returned by CreateProject changes nothing")
 		got.Name, got.OwnerID = "changed", "changed"
@@ -188,7 +188,7 @@ func testProjects(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Len(t, ps, 1, "FindProjects")
 		assert.Equal(t, want, viewProject(ps[0]), "changing the project returned by FindProject changes nothing")
 		ps[0].Name = "changed"
-		got, err = s.FindProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web"})
+		got, err = s.FindProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web"})
 		require.NoError(t, err, "FindProject")
 		assert.Equal(t, want, viewProject(got), "changing a project returned by FindProjects changes nothing")
 	})
@@ -198,7 +198,7 @@ func testCollections(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateFillsFields", func(t *testing.T) {
 		s := newStore(t)
 		mustProject(t, s, owner, "web")
-		c, err := s.CreateCollection(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"})
+		c, err := s.CreateCollection(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"})
 		require.NoError(t, err, "CreateCollection")
 		assertID(t, c.ID, "collection")
 		assert.Equal(t, "prod", c.Name, "collection Name")
@@ -206,7 +206,7 @@ func testCollections(t *testing.T, newStore func(t *testing.T) store.Store) {
 		assert.Equal(t, 0, c.ClusterCount, "a new collection has no clusters")
 		assert.Equal(t, 0, c.RecordCount, "a new collection has no records")
 		assertCreateStamps(t, c.CreatedAt, c.UpdatedAt, "collection")
-		got, err := s.FindCollection(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"})
+		got, err := s.FindCollection(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"})
 		if assert.NoError(t, err, "FindCollection") {
 			assert.Equal(t, viewCollection(c), viewCollection(got), "FindCollection returns the created collection")
 		}
@@ -216,19 +216,19 @@ func testCollections(t *testing.T, newStore func(t *testing.T) store.Store) {
 		s := newStore(t)
 		mustProject(t, s, owner, "a")
 		mustProject(t, s, owner, "b")
-		ca := mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "a", Collection: "prod"})
-		cb, err := s.CreateCollection(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "b", Collection: "prod"})
+		ca := mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "a", Collection: "prod"})
+		cb, err := s.CreateCollection(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "b", Collection: "prod"})
 		require.NoError(t, err, "a collection name may repeat in another project")
 		assert.NotEqual(t, ca.ID, cb.ID, "the two collections have different ids")
 		assert.Equal(t, "b", cb.Project, "the second collection names its own project")
-		_, err = s.CreateCollection(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "a", Collection: "a"})
+		_, err = s.CreateCollection(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "a", Collection: "a"})
 		assert.NoError(t, err, "a collection may have its project's name")
 	})
 
 	t.Run("Counts", func(t *testing.T) {
 		s := newStore(t)
 		mustProject(t, s, owner, "web")
-		base := store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"}
+		base := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"}
 		mustCollection(t, s, base)
 		for i, k := range []string{"k1", "k2", "k3"} {
 			kp := base
@@ -241,9 +241,9 @@ func testCollections(t *testing.T, newStore func(t *testing.T) store.Store) {
 			}
 		}
 		assertCollectionCounts(t, s, base, 3, 6, "three clusters holding 1, 2 and 3 records")
-		require.NoError(t, s.DeleteRecord(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod", Cluster: "k3", Record: "r0"}, store.Write{}), "DeleteRecord")
+		require.NoError(t, s.DeleteRecord(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod", Cluster: "k3", Record: "r0"}, store.Write{}), "DeleteRecord")
 		assertCollectionCounts(t, s, base, 3, 5, "after deleting a record")
-		require.NoError(t, s.DeleteCluster(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod", Cluster: "k2"}), "DeleteCluster")
+		require.NoError(t, s.DeleteCluster(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod", Cluster: "k2"}), "DeleteCluster")
 		assertCollectionCounts(t, s, base, 2, 3, "after deleting a cluster of two records")
 		cs, _, err := s.FindCollections(t.Context(), base, store.NewListQuery())
 		if assert.NoError(t, err, "FindCollections") && assert.Len(t, cs, 1, "FindCollections") {
@@ -340,8 +340,8 @@ func testClusters(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("CreateFillsFields", func(t *testing.T) {
 		s := newStore(t)
 		mustProject(t, s, owner, "web")
-		mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"})
-		p := store.Path{Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod", Cluster: "db"}
+		mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod"})
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "web", Collection: "prod", Cluster: "db"}
 		k, err := s.CreateCluster(t.Context(), p)
 		require.NoError(t, err, "CreateCluster")
 		assertID(t, k.ID, "cluster")

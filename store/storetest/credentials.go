@@ -46,7 +46,7 @@ func newCredFixture(t *testing.T, s store.Store) *credFixture {
 		{bob, "cred-b", "c1", "k1"},
 	}
 	for _, sp := range spots {
-		p := store.Path{Caller: store.Caller{UserID: sp.owner}, Project: sp.proj, Collection: sp.coll, Cluster: sp.clus}
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: sp.owner}, Project: sp.proj, Collection: sp.coll, Cluster: sp.clus}
 		if _, err := s.FindProject(ctx, p); err != nil {
 			mustProject(t, s, sp.owner, sp.proj)
 		}
@@ -82,11 +82,13 @@ func newCredFixture(t *testing.T, s store.Store) *credFixture {
 	slices.Reverse(ids)
 	for i, r := range recs {
 		sp := spots[r.at]
-		p := store.Path{Caller: store.Caller{UserID: sp.owner}, Project: sp.proj, Collection: sp.coll, Cluster: sp.clus, Record: r.name}
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: sp.owner}, Project: sp.proj, Collection: sp.coll, Cluster: sp.clus, Record: r.name}
 		got, err := s.CreateRecord(ctx, p, &store.Record{ID: ids[i], Type: r.typ, Value: mustValue(t, r.typ, r.js)}, store.Write{})
 		require.NoError(t, err, "CreateRecord %s", r.name)
 		require.Equal(t, ids[i], got.ID, "CreateRecord keeps the given id")
-		p.Caller.UserID, p.Record = "", got.ID
+		// The listed Path names the record for an administrative tool:
+		// no caller, no need.
+		p.Caller.UserID, p.Need, p.Record = "", 0, got.ID
 		if r.typ.IsCredential() {
 			f.creds[got.ID] = store.RecordRef{Path: p, Record: got}
 		} else {
@@ -242,7 +244,7 @@ func testCredentialRecords(t *testing.T, newStore func(t *testing.T) store.Store
 				remaining++
 			}
 		}
-		bobs := store.Path{Caller: store.Caller{UserID: bob}, Project: "cred-b", Collection: "c1", Cluster: "k1"}
+		bobs := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: bob}, Project: "cred-b", Collection: "c1", Cluster: "k1"}
 		require.NoError(t, f.s.DeleteCluster(ctx, bobs), "DeleteCluster")
 		refs, err = f.s.FindCredentialRecords(ctx, "", 100)
 		require.NoError(t, err, "FindCredentialRecords")

@@ -33,7 +33,7 @@ func RunApplyDeadline(t *testing.T, newStore func(t *testing.T, timeout time.Dur
 		res, err := s.Apply(t.Context(), p, store.Batch{Source: src, OmitRecords: true, CreateParents: true})
 		require.NoError(t, err, "a batch making progress, after %v", time.Since(start))
 		assert.Len(t, res, src.Len(), "every op applied")
-		k, err := s.FindCluster(t.Context(), store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k"}, false)
+		k, err := s.FindCluster(t.Context(), store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k"}, false)
 		require.NoError(t, err)
 		assert.Equal(t, src.n, k.RecordCount, "every record written")
 	})
@@ -46,14 +46,14 @@ func RunApplyDeadline(t *testing.T, newStore func(t *testing.T, timeout time.Dur
 		require.Error(t, err, "a stalled batch")
 		assert.ErrorIs(t, err, store.ErrUnavailable, "a stalled batch")
 		assert.True(t, errors.Is(err, context.DeadlineExceeded), "a stalled batch ran out of time: %v", err)
-		_, err = s.FindCollection(t.Context(), store.Path{Caller: p.Caller, Project: "p", Collection: "c"})
+		_, err = s.FindCollection(t.Context(), store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c"})
 		assert.ErrorIs(t, err, store.ErrNotFound, "nothing of the stalled batch")
 	})
 }
 
 // deadlineProject makes the project p of a test of Apply's deadline.
 func deadlineProject(t *testing.T, s store.Store) store.Path {
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"}
 	_, err := s.CreateProject(t.Context(), p)
 	require.NoError(t, err)
 	return p

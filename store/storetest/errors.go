@@ -227,9 +227,9 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 	t.Run("DuplicateNames", func(t *testing.T) {
 		f := newFixture(t, newStore(t))
-		_, err := f.s.CreateProject(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: projName})
+		_, err := f.s.CreateProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName})
 		assertExists(t, err, "project", projName, "CreateProject with the owner's existing name")
-		_, err = f.s.CreateProject(f.ctx, store.Path{Caller: store.Caller{UserID: bob}, Project: projName})
+		_, err = f.s.CreateProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: bob}, Project: projName})
 		assertExists(t, err, "project", projName, "CreateProject by another user with a name already in use")
 		_, err = f.s.CreateCollection(f.ctx, f.path(1))
 		assertExists(t, err, "collection", collName, "CreateCollection with an existing name")
@@ -308,7 +308,7 @@ func testErrors(t *testing.T, newStore func(t *testing.T) store.Store) {
 			do    func(f *fixture) error
 		}{
 			{"CreateProject", 0, func(f *fixture) error {
-				_, err := f.s.CreateProject(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: bad})
+				_, err := f.s.CreateProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: bad})
 				return err
 			}},
 			{"CreateCollection", 1, func(f *fixture) error {

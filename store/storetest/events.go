@@ -132,7 +132,7 @@ func RunEvents(t *testing.T, newStores func(t *testing.T) (EventStore, EventStor
 		assert.NoError(t, err, "AuditEntriesAfter of an unknown project")
 		assert.Empty(t, es, "has no entries")
 		mustProject(t, b, owner, projName)
-		stranger := store.Path{Caller: store.Caller{UserID: "mallory"}, Project: projName}
+		stranger := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "mallory"}, Project: projName}
 		_, err = store.WatchProject(t.Context(), b, b, stranger, 0, 0)
 		assert.ErrorIs(t, err, store.ErrPermissionDenied, "WatchProject of someone else's project")
 	})
@@ -171,7 +171,7 @@ func RunEvents(t *testing.T, newStores func(t *testing.T) (EventStore, EventStor
 		e := next(t, w, "the rename")
 		assert.Equal(t, store.ActionProjectRename, e.Action)
 		assert.Equal(t, "renamed", e.Project, "the entry names the project as renamed")
-		p := store.Path{Caller: auditCaller, Project: "renamed", Collection: collName, Cluster: clusName, Record: "r"}
+		p := store.Path{Need: store.RightRead, Caller: auditCaller, Project: "renamed", Collection: collName, Cluster: clusName, Record: "r"}
 		mustRecord(t, a, p, store.Integer, "1")
 		assert.Equal(t, "r", next(t, w, "after the rename").Record, "the watch follows the project by id")
 	})

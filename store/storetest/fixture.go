@@ -34,7 +34,7 @@ func newFixture(t *testing.T, s store.Store) *fixture {
 // resource at level 0 (project) to 3 (record); the fields below the level
 // are left empty.
 func (f *fixture) path(level int) store.Path {
-	p := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName}
 	if level >= 1 {
 		p.Collection = collName
 	}

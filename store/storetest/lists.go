@@ -49,7 +49,7 @@ var listers = []lister{
 				return projectEntry(mustProject(t, s, owner, name))
 			},
 			rename: func(t *testing.T, old, name string) entry {
-				p, err := s.RenameProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: old}, name)
+				p, err := s.RenameProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: old}, name)
 				require.NoError(t, err, "RenameProject %q to %q", old, name)
 				return projectEntry(p)
 			},
@@ -71,7 +71,7 @@ var listers = []lister{
 	{"Collections", func(t *testing.T, s store.Store) listScope {
 		mustProject(t, s, owner, "p")
 		mustProject(t, s, owner, "other")
-		in := store.Path{Caller: store.Caller{UserID: owner}, Project: "p"}
+		in := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p"}
 		return listScope{
 			create: func(t *testing.T, name string) entry {
 				return collectionEntry(mustCollection(t, s, setLevel(in, 1, name)))
@@ -90,13 +90,13 @@ var listers = []lister{
 				return es, n, err
 			},
 			outside: func(t *testing.T, name string) {
-				mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "other", Collection: name})
+				mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "other", Collection: name})
 			},
 		}
 	}},
 	{"Clusters", func(t *testing.T, s store.Store) listScope {
 		mustProject(t, s, owner, "p")
-		in := store.Path{Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c"}
+		in := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c"}
 		mustCollection(t, s, in)
 		mustCollection(t, s, setLevel(in, 1, "other"))
 		return listScope{
@@ -117,14 +117,14 @@ var listers = []lister{
 				return es, n, err
 			},
 			outside: func(t *testing.T, name string) {
-				mustCluster(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "p", Collection: "other", Cluster: name})
+				mustCluster(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p", Collection: "other", Cluster: name})
 			},
 		}
 	}},
 	{"Records", func(t *testing.T, s store.Store) listScope {
 		mustProject(t, s, owner, "p")
-		mustCollection(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c"})
-		in := store.Path{Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c", Cluster: "k"}
+		mustCollection(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c"})
+		in := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c", Cluster: "k"}
 		mustCluster(t, s, in)
 		mustCluster(t, s, setLevel(in, 2, "other"))
 		return listScope{
@@ -149,7 +149,7 @@ var listers = []lister{
 				return es, n, err
 			},
 			outside: func(t *testing.T, name string) {
-				mustRecord(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c", Cluster: "other", Record: name}, store.String, `"v"`)
+				mustRecord(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c", Cluster: "other", Record: name}, store.String, `"v"`)
 			},
 		}
 	}},
@@ -447,7 +447,7 @@ type recordFixture struct {
 
 func newRecordFixture(t *testing.T, s store.Store, cases []valueCase) *recordFixture {
 	t.Helper()
-	f := &recordFixture{s: s, in: store.Path{Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c", Cluster: "k"}, recs: map[string]*store.Record{}}
+	f := &recordFixture{s: s, in: store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p", Collection: "c", Cluster: "k"}, recs: map[string]*store.Record{}}
 	mustProject(t, s, owner, "p")
 	mustCollection(t, s, f.in)
 	mustCluster(t, s, f.in)

@@ -41,7 +41,7 @@ type nameWrite struct {
 
 var nameWrites = []nameWrite{
 	{"CreateProject", 0, func(f *fixture, name string) error {
-		_, err := f.s.CreateProject(f.ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: name})
+		_, err := f.s.CreateProject(f.ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: name})
 		return err
 	}},
 	{"CreateCollection", 1, func(f *fixture, name string) error {

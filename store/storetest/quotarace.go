@@ -24,7 +24,7 @@ func testBytesAfterRaces(t *testing.T, newStore func(t *testing.T, q store.Quota
 	s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
 	ctx := t.Context()
 	mustProject(t, s, owner, projName)
-	pp := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
+	pp := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName}
 	coll := func(name string) store.Path { p := pp; p.Collection = name; return p }
 	clus := func(c, k string) store.Path { p := coll(c); p.Cluster = k; return p }
 	mustCollection(t, s, coll("c"))

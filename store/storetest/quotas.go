@@ -39,7 +39,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		assertExists(t, err, "record", "r0", "a taken name at the quota is ErrAlreadyExists first")
 		_, err = s.FindRecord(f.ctx, setLevel(f.path(3), 3, "r3"))
 		assert.ErrorIs(t, err, store.ErrNotFound, "the refused record was not created")
-		mustRecord(t, s, store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: collName, Cluster: other.Name, Record: "r0"}, store.Integer, "1")
+		mustRecord(t, s, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: collName, Cluster: other.Name, Record: "r0"}, store.Integer, "1")
 		require.NoError(t, s.DeleteRecord(f.ctx, setLevel(f.path(3), 3, "r0"), store.Write{}))
 		mustRecord(t, s, setLevel(f.path(3), 3, "r3"), store.Integer, "1")
 	})
@@ -48,14 +48,14 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		s := newStore(t, store.Quotas{MaxProjectsPerUser: 2})
 		mustProject(t, s, owner, "a")
 		mustProject(t, s, owner, "b")
-		_, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "c"})
+		_, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "c"})
 		assertQuota(t, err, store.QuotaProjectsPerUser, 2, "a 3rd project")
-		_, err = s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "a"})
+		_, err = s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "a"})
 		assertExists(t, err, "project", "a", "a taken name at the quota is ErrAlreadyExists first")
 		_, err = s.FindProject(t.Context(), store.Path{Project: "c"})
 		assert.ErrorIs(t, err, store.ErrNotFound, "the refused project was not created")
 		mustProject(t, s, bob, "c") // another owner
-		require.NoError(t, s.DeleteProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "a"}))
+		require.NoError(t, s.DeleteProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "a"}))
 		mustProject(t, s, owner, "d")
 	})
 
@@ -64,7 +64,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		// values as stored, and kept versions.
 		s := newStore(t, store.Quotas{MaxBytesPerProject: 100})
 		ctx := t.Context()
-		base := store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
+		base := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
 		mustProject(t, s, owner, projName)
 		mustCollection(t, s, base) // 2
 		mustCluster(t, s, base)    // 4
@@ -121,7 +121,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		mustRecord(t, s, rec, store.String, big) // 99
 		// Another project has its own count.
 		mustProject(t, s, owner, "other")
-		other := store.Path{Caller: store.Caller{UserID: owner}, Project: "other", Collection: "c12", Cluster: "k12", Record: "r"}
+		other := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "other", Collection: "c12", Cluster: "k12", Record: "r"}
 		mustCollection(t, s, other)
 		mustCluster(t, s, other)
 		mustRecord(t, s, other, store.String, big)
@@ -147,7 +147,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 			mustRecord(t, s, setLevel(f.path(3), 3, fmt.Sprint("r", i)), store.String, `"`+strings.Repeat("z", 1000)+`"`)
 		}
 		mustProject(t, s, owner, "second")
-		_, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "third"})
+		_, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "third"})
 		assertQuota(t, err, store.QuotaProjectsPerUser, 2, "a 3rd project at MaxProjectsPerUser 2")
 	})
 
@@ -175,7 +175,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 			return ok, refused
 		}
 		ok, refused := count(func(i int) error {
-			_, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: owner}, Project: fmt.Sprint("p", i)})
+			_, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: fmt.Sprint("p", i)})
 			return err
 		})
 		assert.Equal(t, 3, ok, "concurrent projects created at the quota of 3")
@@ -183,7 +183,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 
 		// Bytes: "c0" + "k0" + records of 3-byte names and 10-byte values:
 		// room for exactly 4 of them.
-		p := store.Path{Caller: store.Caller{UserID: owner}, Project: "p0", Collection: "c0", Cluster: "k0"}
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "p0", Collection: "c0", Cluster: "k0"}
 		_, err := s.FindProject(ctx, store.Path{Project: "p0"})
 		if err != nil { // p0 may have lost: use a project that won
 			for i := range n {
@@ -206,7 +206,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 
 		// Records, in a store without the other quotas.
 		s2 := newStore(t, store.Quotas{MaxRecordsPerCluster: 5})
-		q := store.Path{Caller: store.Caller{UserID: owner}, Project: "q", Collection: "c", Cluster: "k"}
+		q := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "q", Collection: "c", Cluster: "k"}
 		mustProject(t, s2, owner, q.Project)
 		mustCollection(t, s2, q)
 		mustCluster(t, s2, q)
@@ -233,7 +233,7 @@ func RunQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) store.S
 		}
 		mustProject(t, s, owner, "a")
 		qs.SetQuotas(store.Quotas{MaxProjectsPerUser: 1})
-		_, err := s.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: owner}, Project: "b"})
+		_, err := s.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "b"})
 		assertQuota(t, err, store.QuotaProjectsPerUser, 1, "after SetQuotas")
 	})
 }
@@ -294,8 +294,8 @@ func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) s
 		const limit = 100
 		s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
 		ctx := t.Context()
-		pp := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
-		k1 := store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
+		pp := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName}
+		k1 := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
 		mustProject(t, s, owner, projName)
 		mustCollection(t, s, k1)
 		mustCluster(t, s, k1) // 4
@@ -331,8 +331,8 @@ func testBatchQuotas(t *testing.T, newStore func(t *testing.T, q store.Quotas) s
 		const limit = 100
 		s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
 		ctx := t.Context()
-		pp := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
-		k1 := store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
+		pp := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName}
+		k1 := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
 		mustProject(t, s, owner, projName)
 		mustCollection(t, s, k1)
 		mustCluster(t, s, k1) // 4
@@ -420,8 +420,8 @@ func testBatchBytesAcrossDeletes(t *testing.T, newStore func(t *testing.T, q sto
 	const limit = 100
 	s := newStore(t, store.Quotas{MaxBytesPerProject: limit})
 	ctx := t.Context()
-	pp := store.Path{Caller: store.Caller{UserID: owner}, Project: projName}
-	k1 := store.Path{Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
+	pp := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName}
+	k1 := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: projName, Collection: "c1", Cluster: "k1"}
 	k2 := setLevel(setLevel(k1, 1, "c2"), 2, "k2")
 	k3 := setLevel(setLevel(k1, 1, "c3"), 2, "k3")
 	mustProject(t, s, owner, projName)
@@ -498,7 +498,7 @@ func testTransferQuota(t *testing.T, newStore func(t *testing.T, q store.Quotas)
 	require.NoError(t, err)
 	before := mustProject(t, s, owner, "a")
 	mustProject(t, s, carol.ID, "c1")
-	p := store.Path{Caller: store.Caller{UserID: owner}, Project: "a"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner}, Project: "a"}
 	_, err = acc.TransferProject(ctx, p, "carol")
 	assertQuota(t, err, store.QuotaProjectsPerUser, 1, "a transfer to a user at the quota")
 	after, err := s.FindProject(ctx, store.Path{Project: "a"})

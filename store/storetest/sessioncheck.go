@@ -38,7 +38,7 @@ func RunSessionChecks(t *testing.T, newStore func(t *testing.T) SessionCheckStor
 		alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
 		mustProject(t, s, bob.ID, "q")
 		mustProject(t, s, alice.ID, "p")
-		p := store.Path{Caller: store.Caller{UserID: alice.ID}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
+		p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: alice.ID}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
 		mustCollection(t, s, p)
 		mustCluster(t, s, p)
 		mustRecord(t, s, p, store.Integer, "7")
