@@ -128,7 +128,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	if keyring != nil { // never a nil *Keyring in the interface
 		sealer = keyring
 	}
-	api := handler.New(handler.Config{
+	api, err := handler.New(handler.Config{
 		Store:          c.store,
 		Users:          c.users,
 		Sessions:       c.users,
@@ -156,6 +156,13 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Console:           c.console,
 		Webhooks:          c.webhooksConfig(),
 	})
+	if err != nil { // the fields handler.New requires are all set above
+		return nil, fmt.Errorf("hds: %w", err)
+	}
+	// Everything is checked: the background work (the webhook
+	// dispatcher) starts now, and runs until WithShutdown's channel
+	// closes.
+	api.Start()
 	if c.security.AllowAnonymous {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
 			"(hds.Security.AllowAnonymous is true)")

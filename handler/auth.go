@@ -63,15 +63,10 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 		// One bcrypt comparison whatever the case, so that neither the
 		// answer nor its timing tells the cases apart.
 		check := func() bool { return auth.CheckPassword(hash, *req.Password) && user.Active }
-		if throttle == nil {
-			if !check() {
-				err = auth.ErrBadCredentials
-			}
-		} else {
-			var retry string
-			if retry, err = throttle.Attempt(r.Context(), *req.Username, clientIP.Of(r), check); retry != "" {
-				w.Header().Set(middleware.HeaderRetryAfter, retry)
-			}
+		// The throttle is never nil (New refuses a Config without one).
+		var retry string
+		if retry, err = throttle.Attempt(r.Context(), *req.Username, clientIP.Of(r), check); retry != "" {
+			w.Header().Set(middleware.HeaderRetryAfter, retry)
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -170,15 +165,9 @@ func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *midd
 		}
 		if err == nil {
 			check := func() bool { return auth.CheckPassword(user.PasswordHash, *req.CurrentPassword) }
-			if throttle == nil {
-				if !check() {
-					err = auth.ErrBadCredentials
-				}
-			} else {
-				var retry string
-				if retry, err = throttle.Attempt(r.Context(), user.Username, clientIP.Of(r), check); retry != "" {
-					w.Header().Set(middleware.HeaderRetryAfter, retry)
-				}
+			var retry string
+			if retry, err = throttle.Attempt(r.Context(), user.Username, clientIP.Of(r), check); retry != "" {
+				w.Header().Set(middleware.HeaderRetryAfter, retry)
 			}
 			if errors.Is(err, auth.ErrBadCredentials) {
 				err = &store.ValidationError{Message: "current_password is not the password of the account"}

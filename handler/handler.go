@@ -22,14 +22,19 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Config is what the handlers need. Every field is required.
+// Config is what the handlers need. New refuses a Config whose Store,
+// Users, Tokens, RateLimiter or LoginThrottle is nil; every other field
+// left out is the safe choice its comment names.
 type Config struct {
+	// Store holds the projects and everything in them. Required.
 	Store store.Store
+	// Users is the user directory. Required.
 	Users store.UserDirectory
 	// Sessions keeps the ends of sessions and the used refresh tokens;
 	// usually the same value as Users, which is used when it is nil.
 	Sessions store.Sessions
-	Tokens   *auth.Tokens
+	// Tokens issues and verifies the tokens of users. Required.
+	Tokens *auth.Tokens
 	// Access keeps the members and API tokens of projects; usually the
 	// same value as Store, which is used when it is nil.
 	Access store.Access
@@ -40,17 +45,16 @@ type Config struct {
 	// configured, and creating or updating CREDENTIAL records is refused.
 	Sealer Sealer
 	// RateLimiter counts requests per user once the token is verified and
-	// per client IP before that. nil: no rate limiting at all (hds.New
-	// and hds.NewHandler always set it; a host building a Config itself
-	// must, or its API is unlimited).
+	// per client IP before that. Required: New refuses nil, which would
+	// leave the API unlimited; a host that wants no limit passes a
+	// limiter of no rate (middleware.NewRateLimiter(store)).
 	RateLimiter *middleware.RateLimiter
 	// SharedLimits is the shared store the RateLimiter and LoginThrottle
 	// count in, which /health reports on; nil when their counters live in
 	// this process only (checks.rate_limit "local").
 	SharedLimits *middleware.FallbackStore
-	// LoginThrottle limits failed logins. nil: no throttling at all
-	// (hds.New and hds.NewHandler always set it; a host building a Config
-	// itself must, or passwords can be guessed without a bound).
+	// LoginThrottle limits failed logins. Required: New refuses nil,
+	// which would let passwords be guessed without a bound.
 	LoginThrottle *middleware.LoginThrottle
 	// ClientIP finds a request's client address.
 	ClientIP middleware.ClientIP
@@ -91,9 +95,9 @@ type Config struct {
 	// handler/console, docs/api.md#19-the-console).
 	Console bool
 	// Webhooks, when not nil, serves the webhook routes
-	// (docs/api.md#22-webhooks) and runs their dispatcher until Shutdown
-	// is closed (for ever when Shutdown is nil). nil: webhooks are off
-	// and their routes are 404.
+	// (docs/api.md#22-webhooks), and API.Start runs their dispatcher
+	// until Shutdown is closed (for ever when Shutdown is nil). nil:
+	// webhooks are off and their routes are 404.
 	Webhooks *Webhooks
 }
 

@@ -17,7 +17,7 @@ import (
 // list of tags, HEAD without a body, and a query string that does not
 // parse refused like everywhere under /api/v1/.
 func TestOpenAPIConditional(t *testing.T) {
-	h := New(Config{Version: "1.0.0"})
+	h := mustNew(t, Config{Version: "1.0.0"})
 	serve := func(method, target, ifNoneMatch string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, target, nil)
 		if ifNoneMatch != "" {

@@ -27,15 +27,15 @@ import (
 // tag, a success response, and statuses, parameters and bodies that have a
 // component.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	rt := routes(Config{Webhooks: &Webhooks{}})
+	rt := routes(testConfig(t, Config{Webhooks: &Webhooks{}}))
 	require.NoError(t, openapi.Validate(rt.routes))
 }
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // opOf returns the operation of a registered pattern.
-func opOf(pattern string) openapi.Operation {
-	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
+func opOf(t *testing.T, pattern string) openapi.Operation {
+	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}})).routes {
 		if r.Pattern == pattern {
 			return r.Operation
 		}
@@ -46,7 +46,7 @@ func opOf(pattern string) openapi.Operation {
 // serveDocument fetches the document from a router of the given setting.
 func serveDocument(t *testing.T, requireAuth bool) []byte {
 	t.Helper()
-	h := New(Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}})
+	h := mustNew(t, Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {
@@ -112,7 +112,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 			pattern := strings.ToUpper(method) + " " + path
 			documented = append(documented, pattern)
 			o := op.(map[string]any)
-			desc := opOf(pattern)
+			desc := opOf(t, pattern)
 			sec, hasSec := o["security"]
 			switch {
 			case desc.Access == openapi.Public && (!hasSec || len(sec.([]any)) != 0):
@@ -167,7 +167,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 	}
 	slices.Sort(documented)
 	var registered []string
-	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
+	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}})).routes {
 		registered = append(registered, r.Pattern)
 	}
 	slices.Sort(registered)
@@ -192,7 +192,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 // TestOpenAPIServed checks how the document is served: not enveloped, as
 // JSON, revalidated by ETag, without a token and without being counted.
 func TestOpenAPIServed(t *testing.T) {
-	h := New(Config{Version: "1.0.0"})
+	h := mustNew(t, Config{Version: "1.0.0"})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
@@ -240,7 +240,7 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 			seen[key] = section + "." + name
 		}
 	}
-	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
+	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}})).routes {
 		id := strings.ToUpper(r.Operation.ID[:1]) + r.Operation.ID[1:]
 		for _, suffix := range []string{"", "Params", "Response", "JSONRequestBody", "JSONBody", "Res", "Req", "OK"} {
 			assert.Empty(t, seen[normalize(id+suffix)], "operation %s: a generated type %s%s is also %s", r.Operation.ID, id, suffix, seen[normalize(id+suffix)])

@@ -73,12 +73,13 @@ func publicServer(t *testing.T, sealer handler.Sealer) (http.Handler, string) {
 	clientIP, err := middleware.NewClientIP()
 	require.NoError(t, err)
 	limits := limitmemory.NewStore()
-	h := handler.New(handler.Config{
+	h, err := handler.New(handler.Config{
 		Store: m, Users: m, Tokens: tokens, Sealer: sealer, Version: "host-1",
 		RateLimiter:   middleware.NewRateLimiter(limits, limiter.Rate{Period: time.Minute, Limit: 100}),
 		LoginThrottle: middleware.NewLoginThrottle(limits, 10, 100, 15*time.Minute),
 		ClientIP:      clientIP, MaxBodyBytes: 1 << 20,
 	})
+	require.NoError(t, err)
 	rec := publicDo(h, "POST", "/api/v1/auth/login", "", `{"username":"alice","password":"alice-pw"}`)
 	require.Equal(t, http.StatusOK, rec.Code, "login: %s", rec.Body)
 	var out struct {
@@ -143,8 +144,11 @@ func TestPublicHandlerRequiresAuth(t *testing.T) {
 		tokens, err := auth.NewTokens(auth.TokenConfig{Secret: []byte(strings.Repeat("s", auth.MinSecretBytes)),
 			Issuer: "host", Expiration: time.Hour})
 		require.NoError(t, err)
-		h := handler.New(handler.Config{Store: m, Users: m, Tokens: tokens, Version: "host-1", MaxBodyBytes: 1 << 20,
-			AllowAnonymous: allow})
+		limits := limitmemory.NewStore()
+		h, err := handler.New(handler.Config{Store: m, Users: m, Tokens: tokens, Version: "host-1", MaxBodyBytes: 1 << 20,
+			AllowAnonymous: allow, RateLimiter: middleware.NewRateLimiter(limits),
+			LoginThrottle: middleware.NewLoginThrottle(limits, 10, 100, 15*time.Minute)})
+		require.NoError(t, err)
 		rec := publicDo(h, "GET", "/api/v1/projects", "", "")
 		if !allow {
 			assert.Equal(t, http.StatusUnauthorized, rec.Code, "no token, AllowAnonymous left out: %s", rec.Body)

@@ -31,7 +31,7 @@ type router struct {
 	// console, when set, serves console.Prefix and beneath, before the
 	// canonical-path check (its page is a path with a trailing slash).
 	console http.Handler
-	// background is the work New starts with the router (the webhook
+	// background is the work API.Start starts (the webhook
 	// dispatcher); each runs until Config.Shutdown is closed.
 	background []func()
 }

@@ -1,8 +1,6 @@
 package handler
 
 import (
-	"net/http"
-
 	"github.com/hds-go/hds/handler/console"
 	"github.com/hds-go/hds/store"
 )
@@ -34,19 +32,6 @@ var (
 // project may belong to someone else (403), and a level of the path may be
 // missing (404).
 var underProject = []int{400, 403, 404}
-
-// New returns the API's router: every route of docs/api.md#4-routes and the
-// OpenAPI document that describes them (built from this one table: each
-// route carries its operation), an enveloped 405 (with Allow) for a known
-// path with a wrong method, an enveloped 404 for anything else, and no
-// redirects for non-canonical paths.
-func New(cfg Config) http.Handler {
-	rt := routes(cfg)
-	for _, run := range rt.background {
-		go run()
-	}
-	return rt.finish()
-}
 
 // routes registers every route on a new router.
 func routes(cfg Config) *router {
