@@ -102,12 +102,28 @@ func callerOf(r *http.Request) store.Caller {
 // revealing raises p's need to store.RightReveal when the request asks
 // for credential values in plain text (reveal=true): the one place where
 // the parameter becomes a right. Writes need more already.
-func revealing(p store.Path, reveal bool) store.Path {
-	if reveal {
+//
+// Every allowed reveal writes its credential.reveal entry
+// (docs/api.md#15-audit-log). When rec's store keeps no audit log
+// (store.AuditLog), no reveal could be recorded, so a reveal needs
+// unauditedReveal, which no caller holds: the request is refused with 403
+// AUTHORIZATION_FAILED, as for a caller without the right to reveal,
+// once the project is found (a missing one is still 404), and before
+// anything is read or written.
+func (rec records) revealing(p store.Path, reveal bool) store.Path {
+	switch {
+	case !reveal:
+	case rec.audit == nil:
+		p.Need = unauditedReveal
+	default:
 		p.Need = max(p.Need, store.RightReveal)
 	}
 	return p
 }
+
+// unauditedReveal is the need of a reveal that could not be audited: a
+// value above every right, which no role holds (store.Role.Allows).
+const unauditedReveal = store.RightOwn + 1
 
 // --- members ---
 

@@ -119,10 +119,10 @@ func (rec records) handleDiff() queryHandler {
 			from, to, err = parseSides(queryParam(query, "from"), queryParam(query, "to"))
 		}
 		if err != nil {
-			rejectRevealing(w, r, rec.store, query, err)
+			rec.rejectRevealing(w, r, query, err)
 			return
 		}
-		p := revealing(pathOf(r), reveal)
+		p := rec.revealing(pathOf(r), reveal)
 		if reveal && rec.audit != nil {
 			// The reveal's entry is written only once the sides are known
 			// to exist, before the snapshot is taken; the revision

@@ -35,10 +35,10 @@ func (rec records) handleVersions() queryHandler {
 			reveal, err = parseReveal(query)
 		}
 		if err != nil {
-			rejectRevealing(w, r, rec.store, query, err)
+			rec.rejectRevealing(w, r, query, err)
 			return
 		}
-		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, revealing(pathOf(r), reveal), q)
+		total, items, err := store.StreamRecordVersions(r.Context(), rec.store, rec.revealing(pathOf(r), reveal), q)
 		if err == nil && reveal && rec.audit != nil {
 			var stop func()
 			items, stop, err = rec.revealVersions(r, q, items)
@@ -150,7 +150,7 @@ func (rec records) handleRestore() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		restored, err := rec.store.RestoreRecord(r.Context(), revealing(pathOf(r), reveal), version, cw.Write)
+		restored, err := rec.store.RestoreRecord(r.Context(), rec.revealing(pathOf(r), reveal), version, cw.Write)
 		if err != nil {
 			cw.fail(w, r, err)
 			return

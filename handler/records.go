@@ -24,7 +24,7 @@ type records struct {
 	pre     preconditions
 	cursors cursors
 	// audit records the reveals of credentials; nil when the store keeps
-	// no audit log.
+	// no audit log, and then every reveal is refused (revealing).
 	audit store.AuditLog
 	// clusterTags: the store keeps store.Cluster.State, so GET K carries
 	// the cluster's tag (docs/api.md#cluster-tags).
@@ -43,9 +43,20 @@ const DefaultMaxResolvedBytes = resolve.DefaultMaxResolvedBytes
 // record whose value it revealed through references
 // (docs/api.md#20-references-between-records). It runs before anything is
 // sent, so that no plain text leaves without its entries.
+//
+// Without an audit log no reveal gets this far: rec.revealing gave its
+// store call a need no caller holds, which the store refused. A p built
+// by rec.revealing is let through (export: the store call that follows
+// refuses it, after a missing project's 404); any other is refused here,
+// the backstop of a route that would reveal without that store call.
 func (rec records) revealed(r *http.Request, reveal bool, p store.Path, got *store.Record, through ...resolve.Revealed) error {
-	if !reveal || rec.audit == nil {
+	switch {
+	case !reveal:
 		return nil
+	case rec.audit == nil && p.Need == unauditedReveal:
+		return nil
+	case rec.audit == nil:
+		return store.ErrPermissionDenied
 	}
 	also := make([]store.RevealedRecord, len(through))
 	for i, t := range through {
@@ -181,7 +192,7 @@ func (rec records) handleCreate(nameInBody bool) queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		created, err := rec.store.CreateRecord(r.Context(), revealing(p, reveal), nr, store.Write{})
+		created, err := rec.store.CreateRecord(r.Context(), rec.revealing(p, reveal), nr, store.Write{})
 		if err != nil {
 			envelope.Error(w, r, err)
 			return
@@ -249,11 +260,11 @@ func (rec records) handleGet() queryHandler {
 			inm, err = parseEntityTags(r.Header, "If-None-Match")
 		}
 		if err != nil {
-			rejectRevealing(w, r, rec.store, query, err)
+			rec.rejectRevealing(w, r, query, err)
 			return
 		}
 		var got *store.Record
-		if p := revealing(pathOf(r), reveal); version > 0 {
+		if p := rec.revealing(pathOf(r), reveal); version > 0 {
 			got, err = rec.store.FindRecordVersion(r.Context(), p, version)
 		} else {
 			got, err = rec.store.FindRecord(r.Context(), p)
@@ -265,7 +276,7 @@ func (rec records) handleGet() queryHandler {
 		shown, tag := got, got.ETag()
 		var through []resolve.Revealed
 		if resolving {
-			rv := rec.newResolver(r.Context(), revealing(pathOf(r), reveal), reveal)
+			rv := rec.newResolver(r.Context(), rec.revealing(pathOf(r), reveal), reveal)
 			if err := rv.Resolve([]*store.Record{got}); err != nil {
 				envelope.Error(w, r, resolveFailure(err))
 				return
@@ -307,7 +318,7 @@ func (rec records) handleUpdate() queryHandler {
 		}
 		var unchanged *store.Record
 		update := rec.updater(in, newType)
-		updated, err := rec.store.UpdateRecord(r.Context(), revealing(p, reveal), cw.Write, func(cur *store.Record) error {
+		updated, err := rec.store.UpdateRecord(r.Context(), rec.revealing(p, reveal), cw.Write, func(cur *store.Record) error {
 			err := update(cur)
 			if errors.Is(err, store.ErrUnchanged) {
 				unchanged = cur
@@ -399,7 +410,7 @@ func (rec records) handleList() queryHandler {
 			lc, err = rec.cursors.open(query, &q.ListQuery, []string{"records", p.Project, p.Collection, p.Cluster}, recordFilters(q)...)
 		}
 		if err != nil {
-			rejectRevealing(w, r, rec.store, query, err)
+			rec.rejectRevealing(w, r, query, err)
 			return
 		}
 		lc.recoverText(&q.ListQuery, func(id string) *store.Record {
@@ -410,10 +421,10 @@ func (rec records) handleList() queryHandler {
 		})
 		sq := q
 		sq.Limit++ // one more, to tell whether there is a next page
-		total, items, err := store.StreamRecords(r.Context(), rec.store, revealing(p, reveal), sq)
+		total, items, err := store.StreamRecords(r.Context(), rec.store, rec.revealing(p, reveal), sq)
 		var rv *resolve.Resolver
 		if err == nil && resolving {
-			items, rv, err = rec.resolvePage(r.Context(), revealing(p, reveal), reveal, items, q.Limit)
+			items, rv, err = rec.resolvePage(r.Context(), rec.revealing(p, reveal), reveal, items, q.Limit)
 		}
 		var through []resolve.Revealed
 		if rv != nil {
@@ -484,10 +495,10 @@ func (rec records) handleClusterData() queryHandler {
 			inm, err = parseEntityTags(r.Header, "If-None-Match")
 		}
 		if err != nil {
-			rejectRevealing(w, r, rec.store, query, err)
+			rec.rejectRevealing(w, r, query, err)
 			return
 		}
-		p := revealing(pathOf(r), reveal)
+		p := rec.revealing(pathOf(r), reveal)
 		var k *store.Cluster
 		var items iter.Seq2[*store.Record, error]
 		var tag string

@@ -110,8 +110,8 @@ func reject(w http.ResponseWriter, r *http.Request, s store.Store, err error) {
 // rejectRevealing is reject for the routes that take reveal: with
 // reveal=true the right checked first is the right to reveal, so that a
 // viewer asking for plain text hears 403 whatever else is wrong.
-func rejectRevealing(w http.ResponseWriter, r *http.Request, s store.Store, query url.Values, err error) {
-	rejectAt(w, r, s, revealing(pathOf(r), query.Get("reveal") == "true"), err)
+func (rec records) rejectRevealing(w http.ResponseWriter, r *http.Request, query url.Values, err error) {
+	rejectAt(w, r, rec.store, rec.revealing(pathOf(r), query.Get("reveal") == "true"), err)
 }
 
 // rejectAt is reject with the caller's access checked as p needs.

@@ -35,7 +35,7 @@ func (rec records) handleExport() queryHandler {
 			reject(w, r, rec.store, err)
 			return
 		}
-		p := revealing(pathOf(r), reveal)
+		p := rec.revealing(pathOf(r), reveal)
 		ew := &exportWriter{rw: w, r: r, creds: rec.creds, reveal: reveal, project: p.Project}
 		// The reveal's entry is written first: nothing of the export may
 		// leave before it.

@@ -14,7 +14,9 @@ package store
 //     ordered streams in one snapshot; without it hds reads the project
 //     with ExportProject and holds both sides (Compare).
 //   - AuditLog: GET P/audit and the credential.reveal entries; without it
-//     that route is not served and reveals are not logged.
+//     that route is not served, and every request with reveal=true is
+//     refused (403 AUTHORIZATION_FAILED): every allowed reveal must be
+//     audited, and nothing could record it.
 //   - EventSource: GET P/events, the change feed; without it that route
 //     is not served.
 //   - SessionChecker: the session check of a read made in the statement
