@@ -90,7 +90,7 @@ func fillCluster(b testing.TB, st store.Store, p store.Path, n int) {
 			batch.Ops = append(batch.Ops, store.Op{Kind: store.OpCreate, Collection: p.Collection, Cluster: p.Cluster,
 				Record: fmt.Sprintf("rec-%06d", i), New: &store.Record{Type: t, Value: v}})
 		}
-		if _, err := st.Apply(context.Background(), store.Path{Caller: p.Caller, Project: p.Project}, batch); err != nil {
+		if _, err := st.Apply(context.Background(), store.Path{Need: store.RightRead, Caller: p.Caller, Project: p.Project}, batch); err != nil {
 			b.Fatalf("fill records %d to %d: %v", from, from+len(batch.Ops)-1, err)
 		}
 	}

@@ -25,7 +25,7 @@ func BenchmarkExportHeap(b *testing.B) {
 			srv := httptest.NewServer(c.h)
 			b.Cleanup(srv.Close)
 			tok := c.token("alice")
-			p := store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p"}
+			p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p"}
 			if _, err := c.store.CreateProject(b.Context(), p); err != nil {
 				b.Fatal(err)
 			}

@@ -100,7 +100,7 @@ func TestQuotaDefaults(t *testing.T) {
 	c := newServer(t, storeKinds[0])
 	tok := c.token("alice")
 	for i := range store.DefaultQuotas.MaxProjectsPerUser {
-		_, err := c.store.CreateProject(t.Context(), store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: fmt.Sprint("p", i)})
+		_, err := c.store.CreateProject(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: fmt.Sprint("p", i)})
 		require.NoError(t, err)
 	}
 	status, _, env := c.do("POST", pathP("one-more"), "", tok)

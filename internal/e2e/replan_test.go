@@ -88,7 +88,7 @@ func TestImportAndPromoteWithoutPreconditionNeverAnswer412(t *testing.T) {
 		c.addRecord(alice, pathK("p", "c", "other"), "busy", "STRING", `"0"`)
 		owner := store.Caller{UserID: c.ids["alice"]}
 		at := func(cluster, record string) store.Path {
-			return store.Path{Caller: owner, Project: "p", Collection: "c", Cluster: cluster, Record: record}
+			return store.Path{Need: store.RightRead, Caller: owner, Project: "p", Collection: "c", Cluster: cluster, Record: record}
 		}
 		value := func(cluster, record string) string {
 			var r recordJSON

@@ -35,7 +35,7 @@ func newRotationTree(t *testing.T, kind storeKind, np, perCluster int) *rotation
 	require.NoError(t, err)
 	ctx := t.Context()
 	for p := range np {
-		path := store.Path{Caller: store.Caller{UserID: "owner"}, Project: fmt.Sprintf("rp%d", p)}
+		path := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "owner"}, Project: fmt.Sprintf("rp%d", p)}
 		_, err := st.CreateProject(ctx, path)
 		require.NoError(t, err, "CreateProject")
 		for c := range 2 {

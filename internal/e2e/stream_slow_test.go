@@ -74,7 +74,7 @@ func TestSlowReaderOfBigExport(t *testing.T) {
 	t.Cleanup(srv.Close)
 	tok := c.token("alice")
 	c.tree(tok, "p", "c", "k")
-	k := store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k"}
+	k := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k"}
 	for i := range records {
 		k.Record = fmt.Sprintf("rec-%04d", i)
 		value := json.RawMessage(fmt.Sprintf(`"%04d%s"`, i, strings.Repeat("v", size-4)))

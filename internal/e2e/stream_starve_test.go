@@ -78,7 +78,7 @@ func TestSlowReadersDoNotStarve(t *testing.T) {
 			c.mustDo(http.MethodPost, pathK("p", "c", "empty"), "", tok, http.StatusCreated)
 			// 6 MB: more than the read-ahead buffer and every socket
 			// buffer between the store and a stalled client.
-			k := store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k"}
+			k := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k"}
 			for i := range 60 {
 				k.Record = fmt.Sprintf("rec-%04d", i)
 				value := json.RawMessage(fmt.Sprintf(`"%04d%s"`, i, strings.Repeat("v", 100_000)))

@@ -45,7 +45,7 @@ func TestStreamingHeapMemory(t *testing.T) {
 	c.tree(tok, "p", "c", "k")
 	kpath := pathK("p", "c", "k")
 	// Straight into the store: the API's own writes are not under test.
-	k := store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k"}
+	k := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k"}
 	for i := range records {
 		k.Record = fmt.Sprintf("rec-%04d", i)
 		value := json.RawMessage(fmt.Sprintf(`"%04d%s"`, i, strings.Repeat("v", size-4)))
@@ -249,7 +249,7 @@ func TestStreamingFailure(t *testing.T) {
 	t.Cleanup(srv.Close)
 	tok := c.token("alice")
 	c.tree(tok, "p", "c", "k")
-	k := store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k", Record: "zz-broken"}
+	k := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k", Record: "zz-broken"}
 	// A credential that does not open (sealed by no key of ours).
 	_, err := c.store.CreateRecord(t.Context(), k, &store.Record{Type: store.Credential, Value: json.RawMessage(`"not sealed"`)}, store.Write{})
 	require.NoError(t, err)
@@ -285,7 +285,7 @@ func TestStreamingFailure(t *testing.T) {
 			Value: json.RawMessage(`"` + strings.Repeat("f", 100_000) + `"`)}, store.Write{})
 		require.NoError(t, err)
 	}
-	require.NoError(t, c.store.DeleteRecord(t.Context(), store.Path{Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k", Record: "zz-broken"}, store.Write{}))
+	require.NoError(t, c.store.DeleteRecord(t.Context(), store.Path{Need: store.RightRead, Caller: store.Caller{UserID: c.ids["alice"]}, Project: "p", Collection: "c", Cluster: "k", Record: "zz-broken"}, store.Write{}))
 	slow, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer slow.Body.Close()
