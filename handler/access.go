@@ -17,7 +17,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Access control (docs/api.md#17-sharing-and-api-tokens). Every route
+// Access control (docs/api.md#sharing-and-api-tokens). Every route
 // names, in its operation in routes.go, the right it needs on its project
 // (need) and whether API tokens may use it at all (usersOnly); the level of
 // the tree it works in, which a token's scope must cover, follows from its
@@ -164,7 +164,7 @@ type roleBody struct {
 }
 
 // errRoleRequired is the answer to a body without a role (or a null one):
-// a missing required field, as for every body (docs/api.md#4-routes).
+// a missing required field, as for every body (docs/api.md#routes).
 var errRoleRequired = envelope.BadRequest(`the field "role" is required`)
 
 // errMemberRole is the answer to a role no member may have.

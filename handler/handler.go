@@ -1,5 +1,5 @@
 // Package handler implements the routes of the hds HTTP API
-// (docs/api.md#4-routes) on a net/http ServeMux. routes.go lists every
+// (docs/api.md#routes) on a net/http ServeMux. routes.go lists every
 // route on one screen; the other files hold one resource each. Handlers
 // decode and validate the request, make one store call where they can, and
 // encode the response through internal/envelope.
@@ -60,7 +60,7 @@ type Config struct {
 	MaxVersions int
 	// MaxResolvedBytes bounds the resolved text of one answer with
 	// resolve=true (limits.max_resolved_bytes,
-	// docs/api.md#20-references-between-records): more is 422. 0 is
+	// docs/api.md#references-between-records): more is 422. 0 is
 	// DefaultMaxResolvedBytes.
 	MaxResolvedBytes int64
 	// Version is reported by /health.
@@ -81,10 +81,10 @@ type Config struct {
 	// none.
 	Logger *slog.Logger
 	// Console serves the browser console at /console/ (package
-	// handler/console, docs/api.md#19-the-console).
+	// handler/console, docs/api.md#the-console).
 	Console bool
 	// Webhooks, when not nil, serves the webhook routes
-	// (docs/api.md#22-webhooks) and runs their dispatcher until Shutdown
+	// (docs/api.md#webhooks) and runs their dispatcher until Shutdown
 	// is closed (for ever when Shutdown is nil). nil: webhooks are off
 	// and their routes are 404.
 	Webhooks *Webhooks

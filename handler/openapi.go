@@ -56,7 +56,7 @@ type operation struct {
 	id, tag, summary, description string
 	access                        access
 	// need is the right the route needs on its project
-	// (docs/api.md#17-sharing-and-api-tokens); routes outside any project
+	// (docs/api.md#sharing-and-api-tokens); routes outside any project
 	// leave it zero.
 	need store.Right
 	// usersOnly routes refuse API tokens (403): the project list and
@@ -299,7 +299,7 @@ func operationObject(op operation, requireAuth bool) obj {
 }
 
 // openAPICacheControl is the document's Cache-Control: no-store, as on
-// every response under /api/v1/ (docs/api.md#1-conventions); a client that
+// every response under /api/v1/ (docs/api.md#conventions); a client that
 // keeps its own copy revalidates it with If-None-Match and the ETag (304).
 const openAPICacheControl = "no-store"
 

@@ -16,7 +16,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Path prefixes of the resource routes (docs/api.md#4-routes).
+// Path prefixes of the resource routes (docs/api.md#routes).
 const (
 	pathP = "/api/v1/projects/{project}"
 	pathC = pathP + "/collections/{collection}"
@@ -24,7 +24,7 @@ const (
 	pathR = pathK + "/records/{record}"
 )
 
-// New returns the API's router: every route of docs/api.md#4-routes and the
+// New returns the API's router: every route of docs/api.md#routes and the
 // OpenAPI document that describes them (openapi.go, built from this one
 // table: each route carries its operation), an enveloped 405
 // (with Allow) for a known path with a wrong method, an enveloped 404 for

@@ -12,7 +12,7 @@ import (
 // setBoundTimeout bounds the store call that sets webhooks.max_pending.
 const setBoundTimeout = 10 * time.Second
 
-// addWebhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
+// addWebhookRoutes registers the webhook routes (docs/api.md#webhooks)
 // and, when there is a store to send from, the dispatcher as background
 // work of the router.
 func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Handler) {

@@ -127,7 +127,7 @@ type RecordRef struct {
 // a caller can never change stored state through a returned pointer.
 //
 // Every method that changes something also writes the change's audit
-// entry (AuditEntry, docs/api.md#18-audit-log-and-change-feed) in the same
+// entry (AuditEntry, docs/api.md#audit-log-and-change-feed) in the same
 // atomic step, by p.Caller, with the project's next revision: project,
 // collection and cluster create, rename (to another name) and delete (of a
 // project: the project's log goes with it), record create, update
@@ -205,7 +205,7 @@ type Store interface {
 	// is then cut to the newest w.MaxVersions versions, in the same
 	// atomic step. A new name taken by a sibling is ErrAlreadyExists.
 	// Preconditions come last
-	// (docs/api.md#15-concurrency-control-and-record-history): the order of
+	// (docs/api.md#concurrency-control-and-record-history): the order of
 	// errors is ErrNotFound, update's error, ErrAlreadyExists,
 	// *PreconditionError.
 	UpdateRecord(ctx context.Context, p Path, w Write, update func(*Record) error) (*Record, error)

@@ -19,7 +19,7 @@ import (
 )
 
 // The conditional requests of
-// docs/api.md#15-concurrency-control-and-record-history.
+// docs/api.md#concurrency-control-and-record-history.
 
 // strongTag is a strong entity tag as RFC 9110 writes one.
 var strongTag = regexp.MustCompile(`^"[\x21\x23-\x7e\x80-\xff]*"$`)
@@ -310,7 +310,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 }
 
 // TestPreconditionsLast checks that 412 and 428 come after every
-// other answer (docs/api.md#15-concurrency-control-and-record-history): the
+// other answer (docs/api.md#concurrency-control-and-record-history): the
 // request's own input (400), existence (404, a version not kept included)
 // and, as docs/api.md says, a taken name (409), on every store.
 func TestPreconditionsLast(t *testing.T) {

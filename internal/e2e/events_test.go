@@ -499,7 +499,7 @@ func TestEventsDatabaseOutage(t *testing.T) {
 
 // TestEventsAPITokenEnds checks that a change feed opened with an
 // API token ends within a second of the token's revocation and of its
-// expiry (docs/api.md#18-audit-log-and-change-feed: "when the token expires
+// expiry (docs/api.md#audit-log-and-change-feed: "when the token expires
 // (or is revoked)").
 func TestEventsAPITokenEnds(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
@@ -532,8 +532,8 @@ func TestEventsAPITokenEnds(t *testing.T) {
 
 // TestEventsStreamLimitRetryAfter checks that the 429 of one stream
 // too many carries Retry-After, as every 429 does
-// (docs/api.md#8-limits-rate-limits-and-quotas and
-// docs/api.md#18-audit-log-and-change-feed).
+// (docs/api.md#limits-rate-limits-and-quotas and
+// docs/api.md#audit-log-and-change-feed).
 func TestEventsStreamLimitRetryAfter(t *testing.T) {
 	c := newServer(t, memoryKind, hds.WithEvents(time.Hour, 1))
 	base := c.serve()
@@ -551,7 +551,7 @@ func TestEventsStreamLimitRetryAfter(t *testing.T) {
 
 // TestEventsLostAccess checks that a stream ends within a second
 // when its caller loses access to the project
-// (docs/api.md#18-audit-log-and-change-feed): a member removed, on the
+// (docs/api.md#audit-log-and-change-feed): a member removed, on the
 // instance that removed it.
 func TestEventsLostAccess(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {

@@ -23,7 +23,7 @@ const benchRecords = 100_000
 // HDS_TEST_DATABASE_URL names a server) holding the same data: half the
 // records INTEGER, half STRING, written in batches of 5,000 (so that the
 // records of a batch tie on created_at and updated_at). Every list of
-// docs/api.md#5-list-queries: each sort both ways, each filter, and
+// docs/api.md#list-queries: each sort both ways, each filter, and
 // cursors deep in the list.
 //
 //	go test -run '^$' -bench BenchmarkList100 -benchtime 30x ./store/sqlite/

@@ -121,7 +121,7 @@ func testListUsers(t *testing.T, newStores func(t *testing.T) (UserAdminStore, U
 
 // testListUsersSorted: ListUsers sorts by q.SortBy (name, id, created_at,
 // updated_at) in either direction, ties broken by username then id
-// ascending (docs/api.md#5-list-queries), with search and paging.
+// ascending (docs/api.md#list-queries), with search and paging.
 func testListUsersSorted(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {
 	s, other := newStores(t)
 	ctx := t.Context()
