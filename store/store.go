@@ -297,13 +297,12 @@ type UserDirectory interface {
 	FindUserByName(ctx context.Context, username string) (*User, error)
 	// FindUserByID returns the user with that id, or ErrNotFound.
 	FindUserByID(ctx context.Context, id string) (*User, error)
-	// FindUsers returns every user, ordered by username.
-	FindUsers(ctx context.Context) ([]*User, error)
 	// ListUsers returns the users whose username contains q.Search (as
 	// ListQuery.Search matches names), in the order of CompareUsers
 	// (q.SortBy: by username when unset, id, created_at or updated_at;
 	// q.Desc) and paged by q.Limit and q.Offset (a Limit of 0: no limit),
-	// with the number of matches. Other fields of q are ignored.
+	// with the number of matches. Other fields of q are ignored: the
+	// zero ListQuery lists every user, by username.
 	ListUsers(ctx context.Context, q ListQuery) ([]*User, int, error)
 	// UpdateUser applies c to the user username in one step and returns
 	// the user as changed: ErrNotFound for an unknown user, the
