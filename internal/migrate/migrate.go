@@ -150,17 +150,13 @@ func Newest(fsys fs.FS) (int, error) {
 	return newest, nil
 }
 
-// Current returns the schema version of the database q reads (the
-// number of the newest migration it recorded; 0 when it has recorded
-// none, or has no hds_schema_migrations), using d.HasTable.
-func Current(ctx context.Context, q Querier, d Dialect) (int, error) {
-	var has int
-	if err := q.QueryRowContext(ctx, d.HasTable).Scan(&has); err != nil {
-		return 0, fmt.Errorf("migrate: schema version: %w", err)
-	}
-	if has == 0 {
-		return 0, nil
-	}
+// Current returns the schema version of the database q reads: the
+// number of the newest migration recorded in hds_schema_migrations (0
+// when it recorded none). A database without that table (not an hds
+// database, or one never migrated) is an error, as is one that cannot be
+// read. Compare it with Newest before using a database another program
+// wrote (a restore): a newer one is a *TooNewError.
+func Current(ctx context.Context, q Querier) (int, error) {
 	_, current, err := recorded(ctx, q, nil)
 	return current, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"time"
 
@@ -46,6 +47,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 // migrate runs the migrations up to the one named last (every one when
 // last is empty); tests use it to build an older schema.
 func (s *Store) migrate(ctx context.Context, last string) error {
+	return s.migrateFrom(ctx, migrations, last)
+}
+
+// migrateFrom runs the migrations of fsys (migrations/*.sql); tests give
+// it files of their own.
+func (s *Store) migrateFrom(ctx context.Context, fsys fs.FS, last string) error {
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return classify(fmt.Errorf("migrate: %w", err))
@@ -63,7 +70,7 @@ func (s *Store) migrate(ctx context.Context, last string) error {
 	d.Transact = func(ctx context.Context, f func(context.Context, migrate.Tx) error) error {
 		return transactOn(ctx, conn, f)
 	}
-	return migrate.Run(ctx, d, migrations, last)
+	return migrate.Run(ctx, d, fsys, last)
 }
 
 // transactOn runs f in one transaction of conn.
