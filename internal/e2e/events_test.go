@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -416,15 +415,7 @@ func TestEventsWriteTimeout(t *testing.T) {
 // project through another on the same PostgreSQL database.
 func TestEventsTwoInstances(t *testing.T) {
 	url := pgtest.NewURL(t)
-	open := func(dbURL string) *postgres.Store {
-		db, err := sqlx.Open("postgres", dbURL)
-		require.NoError(t, err)
-		db.SetMaxOpenConns(4)
-		s := postgres.New(db, postgres.WithListenURL(dbURL))
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	pg1, pg2 := open(url), open(url)
+	pg1, pg2 := pgtest.Open(t, url, postgres.WithListenURL(url)), pgtest.Open(t, url, postgres.WithListenURL(url))
 	one := startServer(t, storeKind{name: "pg1", new: func(testing.TB) (store.Projects, store.Accounts) { return pg1, pg1 }}, serverSetup{})
 	two := &client{t: t, store: pg2, users: pg2, ids: one.ids, tokens: one.tokens}
 	two.h = hds.New(baseOptions(pg2, pg2, serverSetup{})...)
@@ -448,12 +439,7 @@ func TestEventsDatabaseOutage(t *testing.T) {
 	url := pgtest.NewURL(t)
 	proxy, proxied := pgtest.NewProxy(t, url)
 	open := func(dbURL string) *postgres.Store {
-		db, err := sqlx.Open("postgres", dbURL)
-		require.NoError(t, err)
-		db.SetMaxOpenConns(4)
-		s := postgres.New(db, postgres.WithListenURL(dbURL), postgres.WithTimeout(time.Second))
-		t.Cleanup(func() { s.Close() })
-		return s
+		return pgtest.Open(t, dbURL, postgres.WithListenURL(dbURL), postgres.WithTimeout(time.Second))
 	}
 	writer, cut := open(url), open(proxied)
 	w := startServer(t, storeKind{name: "writer", new: func(testing.TB) (store.Projects, store.Accounts) { return writer, writer }}, serverSetup{})
