@@ -113,7 +113,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 
 	// A configured store (Redis) is shared between instances; while it is
 	// down, counting goes on in this process
-	// (docs/api.md#8-limits-rate-limits-and-quotas).
+	// (docs/api.md#limits-rate-limits-and-quotas).
 	var shared *middleware.FallbackStore
 	if c.limitStore == nil {
 		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})

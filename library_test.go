@@ -1,6 +1,6 @@
 package hds_test
 
-// The Go library API (docs/api.md#13-the-go-library): New and its options,
+// The Go library API (docs/api.md#the-go-library): New and its options,
 // durations, and the package example. The black-box HTTP suite, mounting
 // under a prefix included, is the test module internal/e2e.
 
@@ -54,8 +54,8 @@ func TestNewPanicsOnInvalidOptions(t *testing.T) {
 		{"previous credential key of 10 bytes", []hds.Option{hds.WithCredentialKey(testKey, make([]byte, 10))}, true},
 		{"credential key of 32 bytes", []hds.Option{hds.WithCredentialKey(testKey)}, false},
 		// The protection options of
-		// docs/api.md#8-limits-rate-limits-and-quotas and
-		// docs/api.md#9-cors.
+		// docs/api.md#limits-rate-limits-and-quotas and
+		// docs/api.md#cors.
 		{"trusted proxy garbage", []hds.Option{hds.WithTrustedProxies("not-a-cidr")}, true},
 		{"negative rate limit", []hds.Option{hds.WithRateLimit(-1, 100)}, true},
 		{"nil rate limit store", []hds.Option{hds.WithRateLimitStore(nil)}, true},
@@ -98,7 +98,7 @@ func ExampleNew() {
 }
 
 // TestParseDurationDays: durations take Go's forms plus days
-// (docs/api.md#14-the-standalone-server), so a day is a unit among the
+// (docs/api.md#the-standalone-server), so a day is a unit among the
 // others: "1d12h" and "1.5d" as well as "7d". Only whole days alone were
 // read.
 func TestParseDurationDays(t *testing.T) {

@@ -186,7 +186,7 @@ func WithMaxImportBytes(n int64) Option {
 
 // WithMaxResolvedBytes bounds what one answer with resolve=true may hold
 // (config limits.max_resolved_bytes,
-// docs/api.md#20-references-between-records): the UTF-8 bytes of the
+// docs/api.md#references-between-records): the UTF-8 bytes of the
 // resolved text of its values that hold references, counted before
 // masking. An answer that would pass it is 422 UNRESOLVED_REFERENCE
 // (details "record NAME: too large") before anything is sent; one value's
@@ -300,7 +300,7 @@ func WithMaxVersions(n int) Option {
 }
 
 // WithConsole, when true, serves the browser console
-// (docs/api.md#19-the-console) at /console/ below where the handler is
+// (docs/api.md#the-console) at /console/ below where the handler is
 // mounted: a person logs in there and browses, edits and shares what the
 // API holds. Its files are embedded in the module and it uses only the
 // public API. Default: false (the standalone example turns it on with
@@ -310,7 +310,7 @@ func WithConsole(enabled bool) Option {
 }
 
 // WithQuotas sets the quotas of
-// docs/api.md#8-limits-rate-limits-and-quotas (config limits.*): the
+// docs/api.md#limits-rate-limits-and-quotas (config limits.*): the
 // records of a cluster, the bytes of a project (names and values, history
 // included), the projects of a user and the webhooks of a project. A
 // field left 0 keeps its default (store.DefaultQuotas), so that setting
@@ -355,7 +355,7 @@ func (c *config) durationOr(field, s, def string) time.Duration {
 }
 
 // WithEvents configures the change feed, GET P/events
-// (docs/api.md#18-audit-log-and-change-feed): keepalive is how long a
+// (docs/api.md#audit-log-and-change-feed): keepalive is how long a
 // stream may stay silent before a keep-alive comment is sent (config
 // events.keepalive; default 15s), and maxStreamsPerUser bounds the streams
 // one user or API token may have open on this instance (config
@@ -390,7 +390,7 @@ func WithShutdown(ctx context.Context) Option {
 	}
 }
 
-// Webhooks configures the webhooks of docs/api.md#22-webhooks
+// Webhooks configures the webhooks of docs/api.md#webhooks
 // (WithWebhooks). The zero value is off; every other field left zero
 // takes its default.
 type Webhooks struct {
@@ -408,7 +408,7 @@ type Webhooks struct {
 	MaxAttempts int
 	// AllowPrivateAddresses lets webhooks reach loopback, private,
 	// link-local and the other special-use addresses of
-	// docs/api.md#22-webhooks (webhooks.allow_private_addresses), but
+	// docs/api.md#webhooks (webhooks.allow_private_addresses), but
 	// never multicast, 255.255.255.255, 0.0.0.0/8 or ::. Default false:
 	// every address that is not globally routable unicast is refused on
 	// create, and a connection to one fails.
@@ -437,7 +437,7 @@ const (
 	DefaultWebhookKeepDeliveries = webhook.DefaultKeepDeliveries
 )
 
-// WithWebhooks configures webhooks (docs/api.md#22-webhooks): with
+// WithWebhooks configures webhooks (docs/api.md#webhooks): with
 // w.Enabled, admins create webhooks under their projects, and every
 // change-feed event they ask for is POSTed to them, signed, at least
 // once, by a dispatcher that runs until the WithShutdown context is done

@@ -1,7 +1,7 @@
 package hds_test
 
 // Options whose field left out is the safe choice
-// (docs/api.md#13-the-go-library, v1.2: "a library that leaves a field out
+// (docs/api.md#the-go-library, v1.2: "a library that leaves a field out
 // must fail safe").
 
 import (

@@ -35,7 +35,7 @@ type client struct {
 }
 
 // envelope is the error part of the response envelope
-// (docs/api.md#7-errors).
+// (docs/api.md#errors).
 type envelope struct {
 	Error *struct {
 		Code    string `json:"code"`

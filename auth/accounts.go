@@ -38,7 +38,7 @@ func CheckUsername(name string) error {
 }
 
 // CheckNewPassword applies the rules of a new password
-// (docs/api.md#6-authentication and
+// (docs/api.md#authentication and
 // docs/api.md#server-administrators-and-user-accounts-v12) without spending
 // the time of a hash: not empty, at most MaxPasswordBytes bytes. The error
 // names the rule broken and never holds the password.

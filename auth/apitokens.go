@@ -9,7 +9,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// API tokens (docs/api.md#17-sharing-and-api-tokens) are "hds_" followed by
+// API tokens (docs/api.md#sharing-and-api-tokens) are "hds_" followed by
 // APITokenChars random base62 characters (about 256 bits, from
 // crypto/rand). Only their SHA-256 is stored: with that much randomness a
 // slow hash adds nothing.

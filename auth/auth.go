@@ -14,7 +14,7 @@ import (
 )
 
 // Errors returned by this package. Each maps to one 401 message of the API
-// contract (docs/api.md#6-authentication).
+// contract (docs/api.md#authentication).
 var (
 	// ErrNoToken: the request has no Authorization header.
 	ErrNoToken = errors.New("no authorization token")

@@ -133,7 +133,7 @@ func WithoutReveal() Option {
 
 // WithoutResolve leaves out resolve=true: Cluster, Decode and Watch get
 // the values as stored, a reference "${db/host}" as that text
-// (docs/api.md#20-references-between-records), and Watch follows the
+// (docs/api.md#references-between-records), and Watch follows the
 // cluster's own records only. By default references are resolved.
 func WithoutResolve() Option {
 	return func(c *Client) { c.resolve = false }
@@ -252,7 +252,7 @@ func clusterPath(p, col, k string) string {
 func projectPath(p string) string { return "/api/v1/projects/" + url.PathEscape(p) }
 
 // Error is an error answered by the server: its HTTP status and the
-// envelope's code, message and details (docs/api.md#7-errors).
+// envelope's code, message and details (docs/api.md#errors).
 type Error struct {
 	// Status is the HTTP status, e.g. 404.
 	Status int

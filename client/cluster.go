@@ -26,7 +26,7 @@ type Cluster struct {
 	Tag string
 	// Revision is, in a call of Watch's function, the revision of the
 	// last change of the project that Watch saw before it read the
-	// cluster (docs/api.md#18-audit-log-and-change-feed); 0 when it saw none
+	// cluster (docs/api.md#audit-log-and-change-feed); 0 when it saw none
 	// (the first call) and from Cluster.
 	Revision int64
 	// Env is, from a client made WithEnvFile, the cluster's environment
@@ -186,7 +186,7 @@ func elements[T any](elem string, items []json.RawMessage) ([]T, error) {
 	return out, nil
 }
 
-// scalar reports whether typ is a type name of docs/api.md#3-record-types-and-values
+// scalar reports whether typ is a type name of docs/api.md#record-types-and-values
 // other than an array.
 func scalar(typ string) bool {
 	switch typ {

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The change feed as Watch follows it (docs/api.md#18-audit-log-and-change-feed):
+// The change feed as Watch follows it (docs/api.md#audit-log-and-change-feed):
 // GET P/events read as Server-Sent Events, reconnected after a break with
 // Last-Event-ID so that no change is missed.
 

@@ -10,7 +10,7 @@ import (
 )
 
 // A user token (a JWT from a login) is refreshed before it expires
-// (docs/api.md#6-authentication): POST /api/v1/auth/refresh answers a new
+// (docs/api.md#authentication): POST /api/v1/auth/refresh answers a new
 // one. An API token (hds_...) never expires that way and is sent as it is.
 
 // tokenTimes returns when a user token was issued and when it expires,

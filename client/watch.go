@@ -269,7 +269,7 @@ const maxReach = 1000
 // reach returns the clusters got's answer is built from: its own and,
 // through references, every cluster a reference reaches, followed
 // through the values of the records they name
-// (docs/api.md#20-references-between-records). Values are read as stored
+// (docs/api.md#references-between-records). Values are read as stored
 // and masked (a credential is never scanned for references). A cluster
 // that cannot be read is watched all the same; when the clusters cannot
 // be known, nil (every change matters).

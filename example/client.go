@@ -17,7 +17,7 @@ import (
 	"github.com/hds-go/hds/client"
 )
 
-// The client side of the example (docs/api.md#14-the-standalone-server):
+// The client side of the example (docs/api.md#the-standalone-server):
 // the commands run, export, import, diff and promote talk to a running
 // hds server over HTTP or HTTPS, at -url or HDS_URL, with the token in
 // HDS_TOKEN (a user token or an API token), trusting the CAs of

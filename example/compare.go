@@ -9,7 +9,7 @@ import (
 	"net/url"
 )
 
-// The commands diff and promote (docs/api.md#21-compare-and-promote): a
+// The commands diff and promote (docs/api.md#compare-and-promote): a
 // client of GET P/diff and POST P/promote, in the style of export and
 // import.
 

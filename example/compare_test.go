@@ -14,7 +14,7 @@ import (
 
 // TestDiffPromoteClient checks the requests diff and promote send and what
 // they print, against a stand-in server answering
-// docs/api.md#21-compare-and-promote's shapes.
+// docs/api.md#compare-and-promote's shapes.
 func TestDiffPromoteClient(t *testing.T) {
 	t.Parallel()
 	var got struct{ method, path, query, body string }

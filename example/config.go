@@ -19,7 +19,7 @@ import (
 )
 
 // fileConfig is the JSON configuration file
-// (docs/api.md#14-the-standalone-server, the v1.1 keys included). Every
+// (docs/api.md#the-standalone-server, the v1.1 keys included). Every
 // key is optional; unknown keys are refused. Pointers tell a key left out
 // (the default) from a zero.
 type fileConfig struct {
@@ -58,7 +58,7 @@ type databaseConfig struct {
 }
 
 // serverConfig bounds what clients can hold of the server
-// (docs/api.md#8-limits-rate-limits-and-quotas). API.md names
+// (docs/api.md#limits-rate-limits-and-quotas). API.md names
 // max_connections and idle_timeout; the other keys are this example's,
 // documented in docs/server.md.
 type serverConfig struct {
@@ -103,10 +103,10 @@ type limitsConfig struct {
 	MaxBytesPerProject   *int64 `json:"max_bytes_per_project"`
 	MaxProjectsPerUser   *int64 `json:"max_projects_per_user"`
 	// MaxResolvedBytes (v1.3) bounds the resolved text of one answer with
-	// resolve=true (docs/api.md#20-references-between-records).
+	// resolve=true (docs/api.md#references-between-records).
 	MaxResolvedBytes *int64 `json:"max_resolved_bytes"`
 	// MaxWebhooksPerProject: 0 is no bound, as for every quota of
-	// limits.* (docs/api.md#22-webhooks).
+	// limits.* (docs/api.md#webhooks).
 	MaxWebhooksPerProject *int64 `json:"max_webhooks_per_project"`
 }
 
@@ -114,7 +114,7 @@ type consoleConfig struct {
 	Enabled *bool `json:"enabled"`
 }
 
-// webhooksConfig is docs/api.md#22-webhooks: on by default here, unlike
+// webhooksConfig is docs/api.md#webhooks: on by default here, unlike
 // in the library.
 type webhooksConfig struct {
 	Enabled               *bool  `json:"enabled"`
@@ -184,7 +184,7 @@ type config struct {
 	// (the URL itself may hold a password and is never shown).
 	databaseURLFrom string
 	// storeKind is the store databaseURL selects
-	// (docs/api.md#14-the-standalone-server); sqlitePath the database file
+	// (docs/api.md#the-standalone-server); sqlitePath the database file
 	// of storeSQLite.
 	storeKind  storeKind
 	sqlitePath string
@@ -208,7 +208,7 @@ type config struct {
 	trustedProxies         []string
 	corsOrigins            []string
 
-	// The v1.1 settings of docs/api.md#14-the-standalone-server.
+	// The v1.1 settings of docs/api.md#the-standalone-server.
 	requireIfMatch          bool
 	historyMaxVersions      int
 	eventsKeepalive         time.Duration
@@ -511,7 +511,7 @@ func parseDuration(key, s string) (time.Duration, error) {
 }
 
 // decodeKey decodes a credential key: the standard base64 of exactly
-// CredentialKeyBytes bytes (docs/api.md#14-the-standalone-server's form of
+// CredentialKeyBytes bytes (docs/api.md#the-standalone-server's form of
 // a key). Its errors never show the key.
 func decodeKey(from, s string) ([]byte, error) {
 	const hint = "(the key is not shown; make one with: openssl rand -base64 32)"
@@ -526,7 +526,7 @@ func decodeKey(from, s string) ([]byte, error) {
 	return k, nil
 }
 
-// storeKind is a kind of store (docs/api.md#14-the-standalone-server).
+// storeKind is a kind of store (docs/api.md#the-standalone-server).
 type storeKind int
 
 // The stores database_url selects.

@@ -10,7 +10,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// TestConfigV11Keys: every key of docs/api.md#14-the-standalone-server
+// TestConfigV11Keys: every key of docs/api.md#the-standalone-server
 // (v1.1) is read, with its default when left out.
 func TestConfigV11Keys(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {

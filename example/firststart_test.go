@@ -16,7 +16,7 @@ import (
 // non-zero and leaves no user in the SQLite file (neither the generated
 // admin nor a configured one), so the next start that listens is the one
 // that creates admin and prints its password
-// (docs/api.md#14-the-standalone-server). A later start, which does not
+// (docs/api.md#the-standalone-server). A later start, which does not
 // show that password again, says how to set a new one, and that way
 // works.
 func TestFailedStartCreatesNoUser(t *testing.T) {

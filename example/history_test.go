@@ -7,7 +7,7 @@ import (
 
 // TestLoadConfigConcurrencyAndHistory reads concurrency.require_if_match
 // and history.max_versions
-// (docs/api.md#15-concurrency-control-and-record-history), with their
+// (docs/api.md#concurrency-control-and-record-history), with their
 // defaults.
 func TestLoadConfigConcurrencyAndHistory(t *testing.T) {
 	for _, tt := range []struct {

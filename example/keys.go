@@ -18,7 +18,7 @@ import (
 
 // keysFileName is the file, beside the SQLite database, that keeps the
 // keys the configuration does not give
-// (docs/api.md#14-the-standalone-server).
+// (docs/api.md#the-standalone-server).
 const keysFileName = "keys.json"
 
 // keysFile is the content of keys.json: standard base64 of 32 random

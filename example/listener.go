@@ -9,7 +9,7 @@ import (
 )
 
 // limitListener caps the connections open at once (server.max_connections,
-// docs/api.md#8-limits-rate-limits-and-quotas): a connection beyond the cap
+// docs/api.md#limits-rate-limits-and-quotas): a connection beyond the cap
 // is accepted and closed at once, so that its client learns at once instead
 // of waiting in the kernel's accept queue.
 // golang.org/x/net/netutil.LimitListener does the latter (Accept blocks

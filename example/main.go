@@ -1,5 +1,5 @@
 // Command example is the standalone hds server
-// (docs/api.md#14-the-standalone-server). It serves the API with the
+// (docs/api.md#the-standalone-server). It serves the API with the
 // in-memory store:
 //
 //	go run ./example                    # serve on 127.0.0.1:8080
@@ -18,7 +18,7 @@
 //	go run ./example -config FILE credentials rotate [AFTER_ID]
 //
 // and is a client of a running server for programs
-// (docs/api.md#14-the-standalone-server), at -url or HDS_URL with the token
+// (docs/api.md#the-standalone-server), at -url or HDS_URL with the token
 // in HDS_TOKEN:
 //
 //	go run ./example run [-url URL] [-resolve=false] [-timeout D] [-cache FILE] -cluster P/C/K -- CMD ARGS...
@@ -122,7 +122,7 @@ var commands = []commandFamily{
 	{name: "promote", usage: promoteUsage, run: runPromote, flags: true},
 }
 
-// usageError is a bad command line (docs/api.md#14-the-standalone-server:
+// usageError is a bad command line (docs/api.md#the-standalone-server:
 // one clear line and a non-zero exit). run adds help, the command line that
 // prints the usage.
 type usageError struct {

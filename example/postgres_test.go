@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	helperMain() // the test binary as CMD or as the example (runhelper_test.go)
 	// A test that names no store gets the in-memory store, as every test
 	// did before the standalone default
-	// (docs/api.md#14-the-standalone-server), which store_test.go tests on
+	// (docs/api.md#the-standalone-server), which store_test.go tests on
 	// a directory of its own.
 	defaultDatabaseURL = "memory:"
 	// The servers of the tests look at their certificate files often

@@ -13,7 +13,7 @@ import (
 )
 
 // TestConfigQuotas: the quotas of limits.* reach the store the example
-// serves (docs/api.md#8-limits-rate-limits-and-quotas).
+// serves (docs/api.md#limits-rate-limits-and-quotas).
 func TestConfigQuotas(t *testing.T) {
 	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_projects_per_user": 1, "max_records_per_cluster": 1,
 		"max_bytes_per_project": 0}}`), environ(nil))
@@ -44,7 +44,7 @@ func TestConfigQuotas(t *testing.T) {
 }
 
 // TestConfigQuotaZeroMeansNone: a limits.* quota set to 0 means no bound
-// (docs/api.md#8-limits-rate-limits-and-quotas), although a store.Quotas field left 0 takes its
+// (docs/api.md#limits-rate-limits-and-quotas), although a store.Quotas field left 0 takes its
 // default: the store the example opens enforces store.Unlimited there,
 // the configured bound elsewhere.
 func TestConfigQuotaZeroMeansNone(t *testing.T) {
@@ -65,7 +65,7 @@ func TestConfigQuotaZeroMeansNone(t *testing.T) {
 }
 
 // TestConfigWebhooksQuotaZero: limits.max_webhooks_per_project 0 is no
-// bound, as for every quota of limits.* (docs/api.md#22-webhooks: "0
+// bound, as for every quota of limits.* (docs/api.md#webhooks: "0
 // none", read as section 8 reads it): a 21st webhook is created.
 func TestConfigWebhooksQuotaZero(t *testing.T) {
 	cfg, err := loadConfig(writeConfig(t, `{"limits": {"max_webhooks_per_project": 0}}`), environ(nil))

@@ -216,7 +216,7 @@ func TestRunMalformedEnvFile(t *testing.T) {
 }
 
 // TestRunResolves: run resolves the references between records by
-// default (docs/api.md#20-references-between-records); -resolve=false gives
+// default (docs/api.md#references-between-records); -resolve=false gives
 // the stored values.
 func TestRunResolves(t *testing.T) {
 	t.Parallel()

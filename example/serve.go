@@ -161,7 +161,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		return fmt.Errorf("listen: %w", err)
 	}
 	// Users are created once the address is the server's, so that a start
-	// that fails creates none (docs/api.md#14-the-standalone-server)
+	// that fails creates none (docs/api.md#the-standalone-server)
 	// and the start that creates admin is one that prints its password.
 	// Connections wait in the listen queue meanwhile.
 	if err := ensureUsers(ctx, users, cfg.users, logger, exampleCommand(cfg)); err != nil {
@@ -235,7 +235,7 @@ func newHTTPServer(s serverSettings, h http.Handler, logger *slog.Logger) *http.
 // counters, a function that closes the connection, and whether Redis
 // answered at start (when it did not, the log has said so). A Redis server
 // that does not answer at start does not stop the server
-// (docs/api.md#8-limits-rate-limits-and-quotas's fallback applies at start
+// (docs/api.md#limits-rate-limits-and-quotas's fallback applies at start
 // too): the store is made on the first call after Redis answers, and until
 // then its calls fail, so that hds counts in this process and /health says
 // "degraded" (middleware.FallbackStore, which hds.WithRateLimitStore puts
@@ -403,7 +403,7 @@ func printLogin(w io.Writer, base string, users []userConfig, adminPassword stri
 }
 
 // openDirWarning says, in one line, that the data directory dir exists
-// with a mode more open than 0700 (docs/api.md#14-the-standalone-server):
+// with a mode more open than 0700 (docs/api.md#the-standalone-server):
 // the files in it are 0600, but others may list it, and the server
 // leaves a directory it did not make as it is. It returns "" when dir is
 // missing (it is then made 0700) or closed to others.

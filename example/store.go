@@ -56,7 +56,7 @@ func redact(err error, rawURL string) string {
 }
 
 // quotas returns the store.Quotas of limits.*, where 0 means no bound
-// (docs/api.md#8-limits-rate-limits-and-quotas): a configured 0 is store.Unlimited (a store.Quotas
+// (docs/api.md#limits-rate-limits-and-quotas): a configured 0 is store.Unlimited (a store.Quotas
 // field left 0 would take its default).
 func (cfg *config) quotas() store.Quotas {
 	bound := func(n int64) int64 {

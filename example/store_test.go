@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hds-go/hds/internal/migrate"
 	"github.com/hds-go/hds/store/sqlite"
 )
 
@@ -141,8 +143,8 @@ func TestStandaloneDefault(t *testing.T) {
 }
 
 // TestSQLiteBadFiles: a file that is not a database, one of another
-// application and a keys file that is not one are refused at start, in
-// one line that names the file.
+// application, one a newer release migrated and a keys file that is not
+// one are refused at start, in one line that names the file.
 func TestSQLiteBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "corrupt.db")
@@ -153,8 +155,19 @@ func TestSQLiteBadFiles(t *testing.T) {
 	_, err = db.Exec(`CREATE TABLE notes (body TEXT)`)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
+	newer := filepath.Join(dir, "newer", "hds.db")
+	s, err := sqlite.Open(context.Background(), newer)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	db, err = sql.Open("sqlite", newer)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO hds_schema_migrations (name, applied_at) VALUES ('migrations/9999_future.sql', 0)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	known, err := migrate.Newest(os.DirFS("../store/sqlite"))
+	require.NoError(t, err)
 	badKeys := filepath.Join(dir, "keys", "hds.db")
-	s, err := sqlite.Open(context.Background(), badKeys)
+	s, err = sqlite.Open(context.Background(), badKeys)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "keys", "keys.json"), []byte("{not json"), 0o600))
@@ -162,6 +175,8 @@ func TestSQLiteBadFiles(t *testing.T) {
 	for _, tt := range []struct{ path, want string }{
 		{corrupt, "HDS_DATABASE_URL: sqlite " + corrupt + ": the file is not an SQLite database"},
 		{foreign, "HDS_DATABASE_URL: sqlite " + foreign + ": the file is an SQLite database of another application (it has tables but no hds schema)"},
+		{newer, "HDS_DATABASE_URL: sqlite " + newer + ": the SQLite database's schema is version 9999, newer than this program knows (version " +
+			strconv.Itoa(known) + "): run the hds release that wrote it, or a newer one"},
 		{badKeys, filepath.Join(dir, "keys", "keys.json") + " is not a valid keys file (a JSON object with jwt_secret and credential_key): " +
 			"restore it from the backup made with the database, or move it away to have new keys generated " +
 			"(tokens then end, and sealed values cannot be read)"},

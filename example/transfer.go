@@ -51,7 +51,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 }
 
 // importSummary is the answer of POST P/import
-// (docs/api.md#16-batch-export-and-import).
+// (docs/api.md#batch-export-and-import).
 type importSummary struct {
 	Created   int `json:"created"`
 	Updated   int `json:"updated"`

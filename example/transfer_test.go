@@ -14,7 +14,7 @@ import (
 )
 
 // exportDoc is the export document of
-// docs/api.md#16-batch-export-and-import, as far as the tests read it.
+// docs/api.md#batch-export-and-import, as far as the tests read it.
 type exportDoc struct {
 	Format      string `json:"format"`
 	Project     string `json:"project"`
@@ -30,7 +30,7 @@ type exportDoc struct {
 
 // TestExportImportClient checks the requests export and import send and
 // what they print, against a stand-in server answering
-// docs/api.md#16-batch-export-and-import's shapes.
+// docs/api.md#batch-export-and-import's shapes.
 func TestExportImportClient(t *testing.T) {
 	t.Parallel()
 	const doc = `{"format":"hds/1","project":"p","revision":3,"exported_at":"2026-11-22T08:18:19.123000Z","collections":{}}`

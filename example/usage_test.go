@@ -8,7 +8,7 @@ import (
 
 // TestUsageErrors checks that a bad command line is one line naming the
 // problem and where the usage is, with a non-zero exit
-// (docs/api.md#14-the-standalone-server), for every command family, and
+// (docs/api.md#the-standalone-server), for every command family, and
 // that -h prints the usage and exits 0.
 func TestUsageErrors(t *testing.T) {
 	for _, tt := range []struct {

@@ -148,7 +148,7 @@ func runUserCommand(ctx context.Context, users store.UserDirectory, cmd userComm
 		}
 		fmt.Fprintf(stdout, "user %q deleted\n", cmd.username)
 	case "list":
-		list, err := users.FindUsers(ctx)
+		list, _, err := users.ListUsers(ctx, store.ListQuery{})
 		if err != nil {
 			return fmt.Errorf("user list: %w", err)
 		}
@@ -233,11 +233,11 @@ func ensureAdmin(ctx context.Context, users store.UserDirectory, cfg *config) (s
 	if len(cfg.users) > 0 {
 		return "", nil
 	}
-	existing, err := users.FindUsers(ctx)
+	_, existing, err := users.ListUsers(ctx, store.ListQuery{Limit: 1})
 	if err != nil {
 		return "", fmt.Errorf("list users: %w", err)
 	}
-	if len(existing) > 0 {
+	if existing > 0 {
 		return "", nil
 	}
 	password := rand.Text()

@@ -18,7 +18,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Access control (docs/api.md#17-sharing-and-api-tokens). Every route
+// Access control (docs/api.md#sharing-and-api-tokens). Every route
 // names, in its operation in routes.go, the right it needs on its project
 // (need) and whether API tokens may use it at all (usersOnly); the level of
 // the tree it works in, which a token's scope must cover, follows from its
@@ -104,7 +104,7 @@ func callerOf(r *http.Request) store.Caller {
 // the parameter becomes a right. Writes need more already.
 //
 // Every allowed reveal writes its credential.reveal entry
-// (docs/api.md#15-audit-log). When rec's store keeps no audit log
+// (docs/api.md#audit-log-and-change-feed). When rec's store keeps no audit log
 // (store.AuditLog), no reveal could be recorded, so a reveal needs
 // unauditedReveal, which no caller holds: the request is refused with 403
 // AUTHORIZATION_FAILED, as for a caller without the right to reveal,
@@ -182,7 +182,7 @@ type roleBody struct {
 }
 
 // errRoleRequired is the answer to a body without a role (or a null one):
-// a missing required field, as for every body (docs/api.md#4-routes).
+// a missing required field, as for every body (docs/api.md#routes).
 var errRoleRequired = envelope.BadRequest(`the field "role" is required`)
 
 // errMemberRole is the answer to a role no member may have.
@@ -470,7 +470,7 @@ func resumeAfter[T any](items []T, q store.ListQuery, after func(T) bool) []T {
 }
 
 // memberRoutes registers the routes of members, of the project's owner and
-// of API tokens (docs/api.md#17-sharing-and-api-tokens).
+// of API tokens (docs/api.md#sharing-and-api-tokens).
 func (d *deps) memberRoutes(rt *router) {
 	protect := d.protect
 	acc := members{store: d.cfg.Store, access: d.cfg.Access, users: d.cfg.Users, cursors: d.cursors, now: time.Now}

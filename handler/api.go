@@ -8,7 +8,7 @@ import (
 )
 
 // API is the hds API built from a Config: an http.Handler serving every
-// route of docs/api.md#4-routes, and the background work those routes rely
+// route of docs/api.md#routes, and the background work those routes rely
 // on, which Start starts.
 type API struct {
 	router     http.Handler
@@ -16,7 +16,7 @@ type API struct {
 	start      sync.Once
 }
 
-// New returns the API's router: every route of docs/api.md#4-routes and the
+// New returns the API's router: every route of docs/api.md#routes and the
 // OpenAPI document that describes them (built from this one table: each
 // route carries its operation), an enveloped 405 (with Allow) for a known
 // path with a wrong method, an enveloped 404 for anything else, and no

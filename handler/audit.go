@@ -14,7 +14,7 @@ import (
 )
 
 // handleAudit serves GET P/audit
-// (docs/api.md#18-audit-log-and-change-feed): the project's audit log,
+// (docs/api.md#audit-log-and-change-feed): the project's audit log,
 // newest first, for its admins.
 func handleAudit(s store.Store, log store.AuditLog, cur cursors) queryHandler {
 	return func(w http.ResponseWriter, r *http.Request, query url.Values) {
@@ -138,7 +138,7 @@ func parseRevision(s, param string) (int64, error) {
 }
 
 // appendAudit appends the JSON of an audit entry
-// (docs/api.md#18-audit-log-and-change-feed): fields that do not apply are
+// (docs/api.md#audit-log-and-change-feed): fields that do not apply are
 // null.
 func appendAudit(b []byte, e *store.AuditEntry) []byte {
 	b = append(b, `{"revision":`...)

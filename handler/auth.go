@@ -205,7 +205,7 @@ func checkNewPassword(pw string) error {
 
 // refreshClaims returns the claims of the token to refresh. An API token
 // is never refreshed: a live one is 403
-// (docs/api.md#17-sharing-and-api-tokens), any other 401 as for every
+// (docs/api.md#sharing-and-api-tokens), any other 401 as for every
 // route.
 func refreshClaims(r *http.Request, tokens *auth.Tokens, access store.Access) (*auth.Claims, error) {
 	raw, err := middleware.TokenFrom(r)

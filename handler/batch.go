@@ -11,7 +11,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// POST P/batch (docs/api.md#16-batch-export-and-import): 1 to maxBatchOps
+// POST P/batch (docs/api.md#batch-export-and-import): 1 to maxBatchOps
 // record operations, applied in order in one atomic store call
 // (store.Store.Apply), or none of them.
 

@@ -12,7 +12,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// GET P/diff and POST P/promote (docs/api.md#21-compare-and-promote): two
+// GET P/diff and POST P/promote (docs/api.md#compare-and-promote): two
 // collections, or two clusters, of a project compared record by record in
 // one snapshot (store.Compare), and B made to hold what A holds in one
 // store.Store.Apply conditioned on that snapshot's revision.
@@ -276,7 +276,7 @@ type promoteChange struct {
 }
 
 // promoteResult is the answer of POST P/promote, shaped as an import's
-// (docs/api.md#16-batch-export-and-import).
+// (docs/api.md#batch-export-and-import).
 type promoteResult struct {
 	Created   int             `json:"created"`
 	Updated   int             `json:"updated"`

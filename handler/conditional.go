@@ -11,7 +11,7 @@ import (
 )
 
 // Conditional requests
-// (docs/api.md#15-concurrency-control-and-record-history): every response
+// (docs/api.md#concurrency-control-and-record-history): every response
 // that carries one record has its entity tag (store.Record.ETag); PUT R,
 // DELETE R and the restore route honour If-Match, GET R honours
 // If-None-Match. GET K carries the cluster's tag (store.Cluster.ETag) and
@@ -97,7 +97,7 @@ func (t entityTags) matchesNoneOf(tag string) bool {
 
 // notModified answers 304 Not Modified, with tag as the ETag and no
 // body, when the If-None-Match tags inm match tag, and reports whether it
-// did: GET R (docs/api.md#15-concurrency-control-and-record-history) and
+// did: GET R (docs/api.md#concurrency-control-and-record-history) and
 // GET K with or without format=env (docs/api.md#cluster-tags) share it.
 func notModified(w http.ResponseWriter, inm entityTags, tag string) bool {
 	if !inm.matchesNoneOf(tag) {

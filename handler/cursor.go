@@ -19,7 +19,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Cursors (docs/api.md#5-list-queries, v1.1). A cursor is the position of
+// Cursors (docs/api.md#list-queries, v1.1). A cursor is the position of
 // the last item of a page (store.Position) with a binding to the list it
 // came from, sealed with an HMAC under a key derived from the JWT secret,
 // so that every instance sharing the secret reads it and nothing altered is

@@ -20,7 +20,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The change feed, GET P/events (docs/api.md#18-audit-log-and-change-feed):
+// The change feed, GET P/events (docs/api.md#audit-log-and-change-feed):
 // Server-Sent Events read from the project's audit log
 // (store.WatchProject), replayed after Last-Event-ID or ?since= and then
 // live. A stream holds no store lock and no connection of the pool while it
@@ -135,7 +135,7 @@ func parseEventsQuery(r *http.Request, v url.Values) (eventsQuery, error) {
 }
 
 // scoped narrows the stream of an API token whose scope is a collection
-// or a cluster to that scope (docs/api.md#17-sharing-and-api-tokens: it
+// or a cluster to that scope (docs/api.md#sharing-and-api-tokens: it
 // sees only its scope's events): the path names the scope, so that the
 // store's access check covers it, and the filters are the scope's. Filters
 // outside the scope are ErrPermissionDenied.
@@ -176,7 +176,7 @@ func (f *feed) handle() queryHandler {
 		if !f.open.acquire(key) {
 			// A place frees when another stream of the caller ends: worth
 			// trying again soon
-			// (docs/api.md#8-limits-rate-limits-and-quotas: every 429 has
+			// (docs/api.md#limits-rate-limits-and-quotas: every 429 has
 			// it).
 			w.Header().Set(middleware.HeaderRetryAfter, "1")
 			envelope.Error(w, r, &envelope.LimitError{Details: "at most " + strconv.Itoa(f.open.max) +
@@ -318,7 +318,7 @@ func (f *feed) serve(ctx context.Context, w http.ResponseWriter, r *http.Request
 }
 
 // cutoff names the entries that take a stream's access away
-// (docs/api.md#18-audit-log-and-change-feed, v1.2): the member.delete
+// (docs/api.md#audit-log-and-change-feed, v1.2): the member.delete
 // naming its user and the token.delete of its API token, committed after
 // the access check that opened it (revision above after: an entry replayed
 // from before took no access the stream had). Such an entry is the last

@@ -1,5 +1,5 @@
 // Package handler implements the routes of the hds HTTP API
-// (docs/api.md#4-routes) on a net/http ServeMux. The other files hold one
+// (docs/api.md#routes) on a net/http ServeMux. The other files hold one
 // resource each. routes.go is the route list: it calls one function per
 // resource, and the rule is that each resource's function lives in that
 // resource's file (projectRoutes, collectionRoutes and clusterRoutes in
@@ -71,7 +71,7 @@ type Config struct {
 	MaxVersions int
 	// MaxResolvedBytes bounds the resolved text of one answer with
 	// resolve=true (limits.max_resolved_bytes,
-	// docs/api.md#20-references-between-records): more is 422. 0 is
+	// docs/api.md#references-between-records): more is 422. 0 is
 	// DefaultMaxResolvedBytes.
 	MaxResolvedBytes int64
 	// Version is reported by /health.
@@ -92,10 +92,10 @@ type Config struct {
 	// none.
 	Logger *slog.Logger
 	// Console serves the browser console at /console/ (package
-	// handler/console, docs/api.md#19-the-console).
+	// handler/console, docs/api.md#the-console).
 	Console bool
 	// Webhooks, when not nil, serves the webhook routes
-	// (docs/api.md#22-webhooks), and API.Start runs their dispatcher
+	// (docs/api.md#webhooks), and API.Start runs their dispatcher
 	// until Shutdown is closed (for ever when Shutdown is nil). nil:
 	// webhooks are off and their routes are 404.
 	Webhooks *Webhooks

@@ -15,7 +15,7 @@ import (
 // healthTimeout bounds the store's health check.
 const healthTimeout = 2 * time.Second
 
-// handleHealth serves GET /health (not enveloped, docs/api.md#10-health):
+// handleHealth serves GET /health (not enveloped, docs/api.md#health):
 // 503 "unavailable" when the store does not answer its Ping; otherwise
 // 200, "degraded" when the shared rate limit store cannot be reached
 // (requests are then counted in this process) or when the store's writes

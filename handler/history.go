@@ -12,7 +12,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Record history (docs/api.md#15-concurrency-control-and-record-history):
+// Record history (docs/api.md#concurrency-control-and-record-history):
 // GET R/versions, GET R?version=N (records.handleGet) and POST R/restore.
 
 // parseVersion reads a version number: a positive decimal integer, digits

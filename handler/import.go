@@ -18,7 +18,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// POST P/import (docs/api.md#16-batch-export-and-import): the document
+// POST P/import (docs/api.md#batch-export-and-import): the document
 // (importdoc.go) is checked whole, compared with a snapshot of the
 // project into a plan, and the plan applied in one store.Store.Apply. A
 // big document is held once, compactly (a docTree); the plan refers to
@@ -160,7 +160,7 @@ func at(place string, err error) error {
 
 // checkDoc checks the document whole, before the store is asked
 // anything: its format, that every level is there, every name
-// (docs/api.md#2-data-model), every type and every value, in name
+// (docs/api.md#data-model), every type and every value, in name
 // order. It leaves each record its type and canonical plain value.
 func checkDoc(doc *docTree) error {
 	if doc.format == nil || *doc.format != exportFormat {

@@ -7,7 +7,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The JSON shapes of docs/api.md#2-data-model.
+// The JSON shapes of docs/api.md#data-model.
 
 type projectOut struct {
 	ID              string  `json:"id"`

@@ -135,7 +135,7 @@ func TestPublicHandlerWithoutSealer(t *testing.T) {
 }
 
 // TestPublicHandlerRequiresAuth checks that a Config that leaves
-// AllowAnonymous out requires a token (docs/api.md#13-the-go-library, v1.2:
+// AllowAnonymous out requires a token (docs/api.md#the-go-library, v1.2:
 // a field left out is the safe choice), and that AllowAnonymous lets a
 // request without one through.
 func TestPublicHandlerRequiresAuth(t *testing.T) {

@@ -26,8 +26,8 @@ func sortFields(fields ...store.SortField) map[string]store.SortField {
 }
 
 // contractParams are the query parameters of the contract
-// (docs/api.md#3-record-types-and-values, docs/api.md#4-routes and
-// docs/api.md#5-list-queries, v1.1 included): each may be given at most
+// (docs/api.md#record-types-and-values, docs/api.md#routes and
+// docs/api.md#list-queries, v1.1 included): each may be given at most
 // once. A parameter added to the API joins this list.
 var contractParams = []string{
 	"limit", "offset", "search", "sortBy", "sortOrder", "type", "value", "valueContains",
@@ -37,7 +37,7 @@ var contractParams = []string{
 }
 
 // parseQuery parses a raw query string strictly
-// (docs/api.md#1-conventions): one that does not parse (a bad '%' escape, a
+// (docs/api.md#conventions): one that does not parse (a bad '%' escape, a
 // ';' separator) and a contract parameter given twice are 400
 // INVALID_REQUEST, never dropped or guessed at.
 func parseQuery(raw string) (url.Values, error) {
@@ -54,7 +54,7 @@ func parseQuery(raw string) (url.Values, error) {
 	return v, nil
 }
 
-// parsePage reads limit and offset (docs/api.md#5-list-queries): all a
+// parsePage reads limit and offset (docs/api.md#list-queries): all a
 // history list reads, and the start of every other list's query
 // (parseListQuery).
 func parsePage(v url.Values) (store.ListQuery, error) {
@@ -79,7 +79,7 @@ func parsePage(v url.Values) (store.ListQuery, error) {
 }
 
 // parseListQuery reads limit, offset, search, sortBy, sortOrder and count
-// (docs/api.md#5-list-queries). Unknown parameters are ignored; a bad value
+// (docs/api.md#list-queries). Unknown parameters are ignored; a bad value
 // of a known one is 400 INVALID_REQUEST.
 func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.ListQuery, error) {
 	q, err := parsePage(v)
@@ -108,7 +108,7 @@ func parseListQuery(v url.Values, sortable map[string]store.SortField) (store.Li
 	return q, parseCount(v, &q)
 }
 
-// parseCount reads count (docs/api.md#5-list-queries): false sets
+// parseCount reads count (docs/api.md#list-queries): false sets
 // q.NoCount.
 func parseCount(v url.Values, q *store.ListQuery) error {
 	switch c := v.Get("count"); {
@@ -163,7 +163,7 @@ func parseRecordQuery(v url.Values) (store.RecordQuery, error) {
 }
 
 // rangeBound reads the range filter param, when given, as the query text
-// of a value of type t (docs/api.md#5-list-queries): a bound that does not
+// of a value of type t (docs/api.md#list-queries): a bound that does not
 // fit is 400 VALIDATION_ERROR.
 func rangeBound(v url.Values, param string, t store.DataType) (*store.ValueKey, error) {
 	if !v.Has(param) {

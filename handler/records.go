@@ -37,11 +37,11 @@ type records struct {
 const DefaultMaxResolvedBytes = resolve.DefaultMaxResolvedBytes
 
 // revealed records, when reveal is set, that the request returns
-// credential plain text under p (docs/api.md#18-audit-log-and-change-feed):
+// credential plain text under p (docs/api.md#audit-log-and-change-feed):
 // one credential.reveal entry per request, naming the record got (nil for
 // the levels of p, down to its cluster), and one more for each credential
 // record whose value it revealed through references
-// (docs/api.md#20-references-between-records). It runs before anything is
+// (docs/api.md#references-between-records). It runs before anything is
 // sent, so that no plain text leaves without its entries.
 //
 // Without an audit log no reveal gets this far: rec.revealing gave its

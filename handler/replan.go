@@ -15,7 +15,7 @@ import (
 // updates or deletes; the absence of each it creates). A concurrent write
 // to one of those records fails the apply, which changes nothing; the
 // request is then planned again on the project as it now is, until it
-// applies (docs/api.md#21-compare-and-promote: without a precondition,
+// applies (docs/api.md#compare-and-promote: without a precondition,
 // concurrent writes never make it 409 or 412). Writes elsewhere in the
 // project never fail it.
 

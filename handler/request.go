@@ -99,8 +99,8 @@ func formatTime(t time.Time) string { return string(appendTimeText(nil, t)) }
 
 // reject answers a request refused before it reached the store. Every
 // route under a project the caller may not use as the route needs is 403,
-// whatever else is wrong with the request (docs/api.md#6-authentication and
-// docs/api.md#17-sharing-and-api-tokens), so the caller's access is checked
+// whatever else is wrong with the request (docs/api.md#authentication and
+// docs/api.md#sharing-and-api-tokens), so the caller's access is checked
 // first: one lookup, on this error path only. Creating a project (POST P)
 // is not a route under it: a taken name is 409 there.
 func reject(w http.ResponseWriter, r *http.Request, s store.Store, err error) {

@@ -14,7 +14,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// References between records (docs/api.md#20-references-between-records):
+// References between records (docs/api.md#references-between-records):
 // with resolve=true, GET R, GET K, GET K/records and GET K?format=env show
 // every reference of a STRING value (or of a []STRING element) replaced by
 // the referenced record's current value as text. Resolving is the work of

@@ -5,14 +5,14 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The route table. routes registers every route of docs/api.md#4-routes,
+// The route table. routes registers every route of docs/api.md#routes,
 // one function per resource, in this order; each function lives in its
 // resource's file (containers.go, records.go, ...) and registers the
 // resource's routes with rt.handle: pattern, the right the route needs on
 // its project, the handler behind its middleware chain (deps), and the
 // operation that describes it in the OpenAPI document (internal/openapi).
 
-// Path prefixes of the resource routes (docs/api.md#4-routes).
+// Path prefixes of the resource routes (docs/api.md#routes).
 const (
 	pathP = "/api/v1/projects/{project}"
 	pathC = pathP + "/collections/{collection}"

@@ -12,7 +12,7 @@ import (
 )
 
 // routeNeeds is the right every route needs on its project
-// (docs/api.md#17-sharing-and-api-tokens), noProject for the routes that
+// (docs/api.md#sharing-and-api-tokens), noProject for the routes that
 // act on no existing project. A route added without a line here fails
 // TestRouteNeeds.
 var routeNeeds = map[string]store.Right{

@@ -13,7 +13,7 @@ import (
 )
 
 // Lists, cluster data and history are written to the client as they are
-// read (docs/api.md#8-limits-rate-limits-and-quotas): items are appended to
+// read (docs/api.md#limits-rate-limits-and-quotas): items are appended to
 // a pooled buffer that is written out whenever it holds chunkBytes, and a
 // value of chunkBytes or more goes to the client straight from where it is,
 // never copied into the buffer. A response therefore holds at most about
@@ -158,7 +158,7 @@ func (s *stream) release() {
 	s.bp, s.b = nil, nil
 }
 
-// streamPage answers a list page (docs/api.md#5-list-queries) with the
+// streamPage answers a list page (docs/api.md#list-queries) with the
 // items as items yields them, each appended by add; a failure of either is
 // answered by fail. With a cursor function, items may yield one item
 // more than q.Limit (the store was asked for it): it is not listed, and

@@ -10,14 +10,14 @@ import (
 )
 
 // TestControlCharactersAreSection2s checks that unicode.IsControl, which
-// token names are checked with, is exactly docs/api.md#2-data-model's rule
+// token names are checked with, is exactly docs/api.md#data-model's rule
 // for control characters: U+0000 to U+001F and U+007F to U+009F, nothing
 // else.
 func TestControlCharactersAreSection2s(t *testing.T) {
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		want := r <= 0x1f || r >= 0x7f && r <= 0x9f
 		if got := unicode.IsControl(r); got != want {
-			t.Errorf("unicode.IsControl(%U) = %v, docs/api.md#2-data-model says %v", r, got, want)
+			t.Errorf("unicode.IsControl(%U) = %v, docs/api.md#data-model says %v", r, got, want)
 		}
 	}
 }

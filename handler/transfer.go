@@ -16,7 +16,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// GET P/export and POST P/import (docs/api.md#16-batch-export-and-import):
+// GET P/export and POST P/import (docs/api.md#batch-export-and-import):
 // a whole project as one JSON document, {"format": "hds/1", "project",
 // "revision", "exported_at", "collections": {NAME: {"clusters": {NAME:
 // {"records": {NAME: {"type", "value"}}}}}}}.

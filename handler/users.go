@@ -96,7 +96,7 @@ func (a userAdmin) audit(ctx context.Context, r *http.Request, action, target st
 }
 
 // handleList serves GET /api/v1/users, a list of
-// docs/api.md#5-list-queries: limit, offset, cursor, count, search (a
+// docs/api.md#list-queries: limit, offset, cursor, count, search (a
 // substring of the username, as the name search) and sortBy (name: the
 // username, the default; id; created_at; updated_at) with sortOrder.
 func (a userAdmin) handleList() queryHandler {

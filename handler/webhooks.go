@@ -17,7 +17,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Webhooks configures the webhooks of docs/api.md#22-webhooks. The zero
+// Webhooks configures the webhooks of docs/api.md#webhooks. The zero
 // value takes the defaults and refuses private addresses.
 type Webhooks struct {
 	// Store keeps the webhooks and their outbox; nil: Config.Store, which

@@ -12,7 +12,7 @@ import (
 // setBoundTimeout bounds the store call that sets webhooks.max_pending.
 const setBoundTimeout = 10 * time.Second
 
-// webhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
+// webhookRoutes registers the webhook routes (docs/api.md#webhooks)
 // when Config.Webhooks is set and, when there is a store to send from, the
 // dispatcher as background work of the router.
 func (d *deps) webhookRoutes(rt *router) {

@@ -26,7 +26,7 @@ import (
 // all the same.
 //
 // A bearer token starting "hds_" is an API token of a project
-// (docs/api.md#17-sharing-and-api-tokens), looked up by its hash in access
+// (docs/api.md#sharing-and-api-tokens), looked up by its hash in access
 // (APIToken) instead: one indexed lookup, like the user lookup it replaces,
 // and no cache, so a revoked token is refused on the next request on every
 // instance. The token is then in the context (auth.APITokenFrom) and no

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// CORS headers answered to allowed origins (docs/api.md#9-cors).
+// CORS headers answered to allowed origins (docs/api.md#cors).
 const (
 	corsAllowMethods  = "GET, POST, PUT, DELETE, OPTIONS"
 	corsAllowHeaders  = "Content-Type, Authorization, If-Match, If-None-Match, Last-Event-ID"

@@ -31,7 +31,7 @@ const (
 // FallbackStore is a limiter.Store that keeps its counters in a shared
 // store (ulule/limiter's Redis store, say) and, while that store cannot be
 // reached, in counters of its own in this process, with the same limits
-// (docs/api.md#8-limits-rate-limits-and-quotas). Each call to the shared
+// (docs/api.md#limits-rate-limits-and-quotas). Each call to the shared
 // store is bounded by a timeout; the first that fails or times out switches
 // to the local counters, and from then on the shared store is probed in the
 // background at most once a second, switching back once it answers. Outages

@@ -6,7 +6,7 @@ import (
 )
 
 // NoStore sets Cache-Control: no-store on every response to prefix or a
-// path beneath it, before the request goes on (docs/api.md#1-conventions:
+// path beneath it, before the request goes on (docs/api.md#conventions:
 // the API serves private data and secrets), so that every answer carries
 // it: successes and errors, 404s and 405s from routing, 401s and 429s. A
 // handler may set its own Cache-Control over it.

@@ -117,7 +117,7 @@ func newMemStore() limiter.Store {
 	return limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "test", CleanUpInterval: time.Minute})
 }
 
-// errorEnvelope is the error body of docs/api.md#7-errors.
+// errorEnvelope is the error body of docs/api.md#errors.
 type errorEnvelope struct {
 	Success *bool `json:"success"`
 	Error   *struct {

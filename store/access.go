@@ -1,7 +1,7 @@
 package store
 
 // Role is a caller's standing on a project
-// (docs/api.md#17-sharing-and-api-tokens). Each role includes the rights of
+// (docs/api.md#sharing-and-api-tokens). Each role includes the rights of
 // the ones before it.
 type Role string
 
@@ -125,7 +125,7 @@ func (c Caller) ID() string {
 }
 
 // Level is a level of the tree an operation works in, for the scope of
-// an API token (docs/api.md#17-sharing-and-api-tokens): a token narrowed to
+// an API token (docs/api.md#sharing-and-api-tokens): a token narrowed to
 // a collection may run only operations that work within that collection,
 // one narrowed to a cluster only those within that cluster.
 type Level int

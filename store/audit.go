@@ -7,7 +7,7 @@ import (
 )
 
 // Action names what an audit entry records
-// (docs/api.md#18-audit-log-and-change-feed).
+// (docs/api.md#audit-log-and-change-feed).
 type Action string
 
 // The actions of the audit log.
@@ -34,14 +34,14 @@ const (
 	// owner (Access.TransferProject); Target is the new owner's username.
 	ActionProjectTransfer Action = "project.transfer"
 	// ActionWebhookCreate and ActionWebhookDelete (v1.2) record the
-	// creation and deletion of a webhook (docs/api.md#22-webhooks);
+	// creation and deletion of a webhook (docs/api.md#webhooks);
 	// Target is the webhook's id.
 	ActionWebhookCreate Action = "webhook.create"
 	ActionWebhookDelete Action = "webhook.delete"
 )
 
 // Actions lists every action, in the order
-// docs/api.md#18-audit-log-and-change-feed gives them.
+// docs/api.md#audit-log-and-change-feed gives them.
 var Actions = []Action{
 	ActionProjectCreate, ActionProjectRename,
 	ActionCollectionCreate, ActionCollectionRename, ActionCollectionDelete,
@@ -62,7 +62,7 @@ func (a Action) Valid() bool {
 }
 
 // IsEvent reports whether entries of action a are events of the change
-// feed (docs/api.md#18-audit-log-and-change-feed): every action but
+// feed (docs/api.md#audit-log-and-change-feed): every action but
 // credential.reveal.
 func (a Action) IsEvent() bool { return a != ActionCredentialReveal }
 
@@ -105,8 +105,8 @@ func (e *AuditEntry) Stamp(c Caller) {
 }
 
 // LogAttrs returns the entry's fields as slog attributes, named and
-// written as the JSON fields of docs/api.md#18-audit-log-and-change-feed
-// (the time in UTC with six fraction digits, as docs/api.md#1-conventions
+// written as the JSON fields of docs/api.md#audit-log-and-change-feed
+// (the time in UTC with six fraction digits, as docs/api.md#conventions
 // says; fields that do not apply nil, so that a JSON handler writes null),
 // after the project's id.
 func (e *AuditEntry) LogAttrs() []slog.Attr {
@@ -132,7 +132,7 @@ func (e *AuditEntry) LogAttrs() []slog.Attr {
 }
 
 // auditTimeLayout writes an entry's time as the API does
-// (docs/api.md#1-conventions): UTC, exactly six fraction digits, Z.
+// (docs/api.md#conventions): UTC, exactly six fraction digits, Z.
 const auditTimeLayout = "2006-01-02T15:04:05.000000Z"
 
 // nullableAttr is a string attribute, nil when the string is empty.
@@ -144,7 +144,7 @@ func nullableAttr(k, v string) slog.Attr {
 }
 
 // LogAudit writes each entry to logger (nil: nowhere) at level Info with
-// the message "audit" (docs/api.md#18-audit-log-and-change-feed). Stores
+// the message "audit" (docs/api.md#audit-log-and-change-feed). Stores
 // call it once the entries are committed.
 func LogAudit(ctx context.Context, logger *slog.Logger, entries ...*AuditEntry) {
 	if logger == nil {
@@ -192,7 +192,7 @@ func (q AuditQuery) Matches(e *AuditEntry) bool {
 }
 
 // AuditLog is the audit log of the projects of a Store
-// (docs/api.md#18-audit-log-and-change-feed). Every change a Store makes
+// (docs/api.md#audit-log-and-change-feed). Every change a Store makes
 // writes its entry itself, in the same atomic step; AuditLog reads the log
 // and records what is not a change: the reveal of credentials. The memory
 // and PostgreSQL stores implement it on the same type as Store;
@@ -207,7 +207,7 @@ type AuditLog interface {
 	// a whole project), and the record r (its name, id and version) when
 	// not nil; then one more for each of through, the credential records
 	// the request revealed through references
-	// (docs/api.md#20-references-between-records), in order, all in one
+	// (docs/api.md#references-between-records), in order, all in one
 	// atomic step. Each entry takes a revision as a change does. Path
 	// errors are those of any Path (nothing is written); the levels below
 	// the project are only named, not looked up.
@@ -251,7 +251,7 @@ func RevealEntries(p Path, r *Record, through []RevealedRecord) []AuditEntry {
 }
 
 // RevealEntry is the credential.reveal entry of a reveal under p
-// (docs/api.md#18-audit-log-and-change-feed): p.Collection and p.Cluster as
+// (docs/api.md#audit-log-and-change-feed): p.Collection and p.Cluster as
 // given, and the record r when not nil.
 func RevealEntry(p Path, r *Record) AuditEntry {
 	e := AuditEntry{Action: ActionCredentialReveal, Collection: p.Collection, Cluster: p.Cluster}

@@ -8,7 +8,7 @@ import (
 type OpKind string
 
 // The kinds of Op. The record kinds are those of
-// docs/api.md#16-batch-export-and-import's batch; the container kinds serve
+// docs/api.md#batch-export-and-import's batch; the container kinds serve
 // imports, which create empty collections and clusters and, in replace
 // mode, delete them.
 const (
@@ -108,7 +108,7 @@ type Batch struct {
 	// IfRevision, when not 0, makes the batch conditional on the
 	// project's newest audit revision that changes something, a
 	// credential.reveal entry not counted
-	// (docs/api.md#21-compare-and-promote): it applies only when that is
+	// (docs/api.md#compare-and-promote): it applies only when that is
 	// still IfRevision, checked in the same
 	// atomic step before the first op; otherwise the store returns a
 	// *RevisionError (not an *OpError) and nothing changes.
@@ -140,7 +140,7 @@ type ExportItem struct {
 	// ChangeRevision, on the project's item, is the newest revision of
 	// the snapshot whose entry changes something (not credential.reveal):
 	// the revision of a comparison, and what Batch.IfRevision is checked
-	// against (docs/api.md#21-compare-and-promote). A store that leaves it
+	// against (docs/api.md#compare-and-promote). A store that leaves it
 	// 0 checks IfRevision against Revision.
 	ChangeRevision int64
 	Collection     string

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Side names one side of a comparison (docs/api.md#21-compare-and-promote):
+// Side names one side of a comparison (docs/api.md#compare-and-promote):
 // a collection, or a cluster of it when Cluster is set.
 type Side struct {
 	Collection string

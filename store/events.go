@@ -8,7 +8,7 @@ import (
 
 // EventSource delivers the entries of the projects' audit logs as they
 // are committed: the change feed of
-// docs/api.md#18-audit-log-and-change-feed reads it. The memory store fans
+// docs/api.md#audit-log-and-change-feed reads it. The memory store fans
 // out in process; the PostgreSQL store listens for its commits
 // (LISTEN/NOTIFY), so that it also hears those of other instances sharing
 // the database. storetest.RunEvents is its conformance suite.

@@ -9,7 +9,7 @@ import (
 
 // DefaultMaxVersions is how many versions of a record, besides the
 // current one, hds keeps by default
-// (docs/api.md#15-concurrency-control-and-record-history).
+// (docs/api.md#concurrency-control-and-record-history).
 const DefaultMaxVersions = 10
 
 // ErrPreconditionFailed reports that a conditional write (Write.IfMatch)

@@ -6,7 +6,7 @@ import (
 )
 
 // Member is a user's role on a project
-// (docs/api.md#17-sharing-and-api-tokens). The owner is listed as a member
+// (docs/api.md#sharing-and-api-tokens). The owner is listed as a member
 // with RoleOwner.
 type Member struct {
 	UserID    string
@@ -58,7 +58,7 @@ func MemberRole(r Role) bool { return r.Valid() && r != RoleOwner }
 const TouchInterval = time.Minute
 
 // Access keeps who may use a project besides its owner: its members and
-// its API tokens (docs/api.md#17-sharing-and-api-tokens). Path resolution
+// its API tokens (docs/api.md#sharing-and-api-tokens). Path resolution
 // of the Store on the same type reads them, so a member removed or a token
 // deleted is refused on the very next request, on every instance sharing
 // the storage. The memory, SQLite and PostgreSQL stores implement it on

@@ -40,13 +40,13 @@ type ListQuery struct {
 	// Desc reverses the order of SortBy.
 	Desc bool
 	// NoCount asks the store not to count the matches
-	// (docs/api.md#5-list-queries, count=false): the total that
+	// (docs/api.md#list-queries, count=false): the total that
 	// FindProjects, FindCollections, FindClusters, FindRecords and
 	// StreamRecords return is then NotCounted, and no work is spent
 	// counting. The zero value counts. The record history ignores it.
 	NoCount bool
 	// After, when not nil, resumes the list after an item
-	// (docs/api.md#5-list-queries, cursors): only the matches that sort
+	// (docs/api.md#list-queries, cursors): only the matches that sort
 	// after After in this query's order are listed, from the first of them
 	// (Offset is then 0). The total still counts every match. The record
 	// history ignores it.
@@ -68,7 +68,7 @@ type Position struct {
 }
 
 // SortKey holds the fields that a list other than records sorts by
-// (docs/api.md#5-list-queries): the item's id, name (a user's username),
+// (docs/api.md#list-queries): the item's id, name (a user's username),
 // created_at and updated_at.
 type SortKey struct {
 	ID, Name             string
@@ -148,7 +148,7 @@ type RecordQuery struct {
 	// contains it, both sides lower-cased; it is matched literally.
 	ValueContains string
 	// Min and Max, when not nil, keep records whose value lies in the
-	// inclusive range (docs/api.md#5-list-queries, minValue and maxValue).
+	// inclusive range (docs/api.md#list-queries, minValue and maxValue).
 	// They need Type to be a range type (IsRangeType), and are keys of
 	// values of Type (KeyOf of what Type.ParseText returns). INTEGER and
 	// FLOAT compare numerically and exactly, DATETIME by the instant it
@@ -168,7 +168,7 @@ func IsRangeType(t DataType) bool {
 }
 
 // RangeTypes lists the range types, in the order of
-// docs/api.md#5-list-queries.
+// docs/api.md#list-queries.
 var RangeTypes = []DataType{Integer, Float, Date, Time, DateTime, String, UUID}
 
 // MatchesSearch reports whether name matches a Search or ValueContains

@@ -6,7 +6,7 @@ import (
 )
 
 // Quotas bound what one user, cluster or project may hold
-// (docs/api.md#8-limits-rate-limits-and-quotas, config limits.*). A field left 0 takes its value in DefaultQuotas,
+// (docs/api.md#limits-rate-limits-and-quotas, config limits.*). A field left 0 takes its value in DefaultQuotas,
 // so that a Quotas setting one bound keeps the others; Unlimited means no
 // bound (see Effective). Stores check them
 // atomically with the write that would pass them: such a write fails with
@@ -24,7 +24,7 @@ type Quotas struct {
 	// MaxProjectsPerUser bounds the projects one owner has.
 	MaxProjectsPerUser int
 	// MaxWebhooksPerProject bounds the webhooks of one project
-	// (limits.max_webhooks_per_project, docs/api.md#22-webhooks). Besides
+	// (limits.max_webhooks_per_project, docs/api.md#webhooks). Besides
 	// 0 (the default, 20) and Unlimited, it takes NoneAllowed: no
 	// webhook at all. (The configuration's 0 is Unlimited, as for every
 	// quota of limits.*.)
@@ -32,7 +32,7 @@ type Quotas struct {
 }
 
 // DefaultQuotas are the quotas of
-// docs/api.md#8-limits-rate-limits-and-quotas, which both shipped stores
+// docs/api.md#limits-rate-limits-and-quotas, which both shipped stores
 // apply unless told otherwise.
 var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000,
 	MaxWebhooksPerProject: 20}

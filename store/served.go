@@ -26,7 +26,7 @@ package store
 //   - ClusterStateKeeper: the cluster tags of GET K and If-None-Match on
 //     it; without it GET K has no ETag and always answers 200.
 //   - Webhooks: the webhook routes and their deliveries
-//     (docs/api.md#22-webhooks); needed only with hds.WithWebhooks, which
+//     (docs/api.md#webhooks); needed only with hds.WithWebhooks, which
 //     hds.NewHandler refuses with an error for a store without it.
 //   - QuotaSetter: needed only with hds.WithQuotas, which hds.NewHandler
 //     refuses with an error for a store without it.

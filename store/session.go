@@ -8,7 +8,7 @@ import (
 )
 
 // ErrTokenUsed reports that a refresh token was already used: refresh is
-// single-use (docs/api.md#6-authentication), and of two concurrent
+// single-use (docs/api.md#authentication), and of two concurrent
 // uses of one token exactly one succeeds.
 var ErrTokenUsed = errors.New("token already used")
 

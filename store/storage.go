@@ -15,7 +15,7 @@ var ErrStorageFull = fmt.Errorf("%w: storage full", ErrUnavailable)
 
 // StorageChecker is implemented by stores that know when their writes
 // fail for want of storage, so that /health can say so while reads still
-// work (docs/api.md#10-health).
+// work (docs/api.md#health).
 type StorageChecker interface {
 	// StorageFull reports whether a write failed with ErrStorageFull
 	// within the last StorageFullFor and no write succeeded since.

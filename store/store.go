@@ -128,7 +128,7 @@ type RecordRef struct {
 // a caller can never change stored state through a returned pointer.
 //
 // Every method that changes something also writes the change's audit
-// entry (AuditEntry, docs/api.md#18-audit-log-and-change-feed) in the same
+// entry (AuditEntry, docs/api.md#audit-log-and-change-feed) in the same
 // atomic step, by p.Caller, with the project's next revision: project,
 // collection and cluster create, rename (to another name) and delete (of a
 // project: the project's log goes with it), record create, update
@@ -206,7 +206,7 @@ type Store interface {
 	// is then cut to the newest w.MaxVersions versions, in the same
 	// atomic step. A new name taken by a sibling is ErrAlreadyExists.
 	// Preconditions come last
-	// (docs/api.md#15-concurrency-control-and-record-history): the order of
+	// (docs/api.md#concurrency-control-and-record-history): the order of
 	// errors is ErrNotFound, update's error, ErrAlreadyExists,
 	// *PreconditionError.
 	UpdateRecord(ctx context.Context, p Path, w Write, update func(*Record) error) (*Record, error)
@@ -298,13 +298,12 @@ type UserDirectory interface {
 	FindUserByName(ctx context.Context, username string) (*User, error)
 	// FindUserByID returns the user with that id, or ErrNotFound.
 	FindUserByID(ctx context.Context, id string) (*User, error)
-	// FindUsers returns every user, ordered by username.
-	FindUsers(ctx context.Context) ([]*User, error)
 	// ListUsers returns the users whose username contains q.Search (as
 	// ListQuery.Search matches names), in the order of CompareUsers
 	// (q.SortBy: by username when unset, id, created_at or updated_at;
 	// q.Desc) and paged by q.Limit and q.Offset (a Limit of 0: no limit),
-	// with the number of matches. Other fields of q are ignored.
+	// with the number of matches. Other fields of q are ignored: the
+	// zero ListQuery lists every user, by username.
 	ListUsers(ctx context.Context, q ListQuery) ([]*User, int, error)
 	// UpdateUser applies c to the user username in one step and returns
 	// the user as changed: ErrNotFound for an unknown user, the

@@ -8,7 +8,7 @@ import (
 // Streamer is implemented by stores that can hand the records of a list,
 // of a cluster and of a record's history to the caller as they are read,
 // so that answering a request never holds a whole list of values in
-// memory (docs/api.md#8-limits-rate-limits-and-quotas). The handler uses it
+// memory (docs/api.md#limits-rate-limits-and-quotas). The handler uses it
 // when the store has it and falls back to the Find methods otherwise; both
 // shipped stores have it.
 //

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Webhook is a project's webhook (docs/api.md#22-webhooks): the events of
+// Webhook is a project's webhook (docs/api.md#webhooks): the events of
 // its actions and scope are POSTed to URL, signed with Secret.
 type Webhook struct {
 	ID        string
@@ -111,7 +111,7 @@ type Attempt struct {
 }
 
 // Webhooks keeps the webhooks of projects and the outbox of their
-// deliveries (docs/api.md#22-webhooks). Every audit entry that a webhook
+// deliveries (docs/api.md#webhooks). Every audit entry that a webhook
 // receives (Webhook.Matches, and a revision above that of the
 // webhook.create entry that made it) gets a pending delivery for that
 // webhook in the same atomic step that writes the entry, so that nothing
@@ -160,7 +160,7 @@ type Webhooks interface {
 
 	// SetMaxPending bounds the deliveries of each webhook not yet
 	// succeeded or failed (webhooks.max_pending,
-	// docs/api.md#22-webhooks): once a new delivery makes them more than
+	// docs/api.md#webhooks): once a new delivery makes them more than
 	// n, the oldest one not in flight (no lease holds it) is recorded as
 	// failed, LastError QueueFull, in the atomic step that adds the new
 	// one. n 0 takes DefaultMaxPending and Unlimited lifts the bound; a

@@ -1,4 +1,4 @@
-// Package console serves the browser console of docs/api.md#19-the-console:
+// Package console serves the browser console of docs/api.md#the-console:
 // a few hand-written ES modules, a style sheet and an HTML page, embedded
 // in the module (assets/) and served as they are, with no build step. The
 // console talks to the API only through its public routes, from the same

@@ -1,5 +1,5 @@
 // Package duration reads durations as the configuration does
-// (docs/api.md#14-the-standalone-server): Go's forms plus days, with
+// (docs/api.md#the-standalone-server): Go's forms plus days, with
 // nothing but the standard library, so that the library (hds.ParseDuration)
 // and the Go client (client.Decode into a time.Duration) read them alike.
 package duration

@@ -1,6 +1,6 @@
 package e2e_test
 
-// The role x route matrix of docs/api.md#17-sharing-and-api-tokens: every
+// The role x route matrix of docs/api.md#sharing-and-api-tokens: every
 // route of the served OpenAPI document (built from the route table, so a
 // new route cannot be missed: an operation this file does not classify
 // fails the test), tried by every role, by API tokens of every role, and by
@@ -27,7 +27,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// routeRight is what a route asks, as docs/api.md#17-sharing-and-api-tokens
+// routeRight is what a route asks, as docs/api.md#sharing-and-api-tokens
 // says: a right on the project, the level a token's scope must cover, and
 // whether API tokens may use it at all.
 type routeRight struct {
@@ -75,7 +75,7 @@ var routeRights = map[string]routeRight{
 	"listAudit":          {store.RightAdmin, store.LevelProject, true},
 	"transferProject":    {store.RightOwn, store.LevelProject, true},
 	// A scoped API token streams its scope's events
-	// (docs/api.md#17-sharing-and-api-tokens).
+	// (docs/api.md#sharing-and-api-tokens).
 	"streamEvents": {store.RightRead, store.LevelCluster, false},
 }
 

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Sharing and API tokens (docs/api.md#17-sharing-and-api-tokens), black-box
+// Sharing and API tokens (docs/api.md#sharing-and-api-tokens), black-box
 // on every store: members and roles, the project list with roles, API
 // tokens (creation, format, scope, expiry, revocation, last_used_at, rate
 // limits per token), every error of the section, and changes that take
@@ -23,7 +23,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// apiTokenRE is the token string of docs/api.md#17-sharing-and-api-tokens
+// apiTokenRE is the token string of docs/api.md#sharing-and-api-tokens
 // as built.
 var apiTokenRE = regexp.MustCompile(`^hds_[0-9A-Za-z]{43}$`)
 
@@ -520,7 +520,7 @@ func TestAccessAcrossInstances(t *testing.T) {
 }
 
 // TestAccessAudit: membership and API token changes are in the audit log
-// (docs/api.md#18-audit-log-and-change-feed), target the username or the
+// (docs/api.md#audit-log-and-change-feed), target the username or the
 // token id; neither the audit log nor the server log ever holds a token
 // string or its hash.
 func TestAccessAudit(t *testing.T) {
@@ -568,10 +568,10 @@ func alteredToken(tok string) string {
 }
 
 // TestMissingRole: a body without "role" (or with "role": null) misses a
-// required field, 400 INVALID_REQUEST as docs/api.md#4-routes says of every
+// required field, 400 INVALID_REQUEST as docs/api.md#routes says of every
 // body and as every other route answers a missing field; a role that is
 // given but not one of the roles stays 400 VALIDATION_ERROR
-// (docs/api.md#17-sharing-and-api-tokens).
+// (docs/api.md#sharing-and-api-tokens).
 func TestMissingRole(t *testing.T) {
 	c := newServer(t, memoryKind)
 	alice := c.token("alice")
@@ -600,7 +600,7 @@ func TestMissingRole(t *testing.T) {
 
 // TestAnonymousOwnerName: with require_auth false, a project created
 // without a token belongs to the built-in user anonymous
-// (docs/api.md#6-authentication), and its owner's entry in GET P/members
+// (docs/api.md#authentication), and its owner's entry in GET P/members
 // names it; the username was empty, the user not being in the directory.
 func TestAnonymousOwnerName(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
@@ -624,8 +624,8 @@ func TestAnonymousOwnerName(t *testing.T) {
 // TestRevealRightsFirst checks that a viewer's reveal=true is 403
 // even when another input of the request is bad: rights come before the
 // request's own input
-// (docs/api.md#15-concurrency-control-and-record-history and
-// docs/api.md#17-sharing-and-api-tokens), on the routes that take reveal.
+// (docs/api.md#concurrency-control-and-record-history and
+// docs/api.md#sharing-and-api-tokens), on the routes that take reveal.
 func TestRevealRightsFirst(t *testing.T) {
 	c := newServer(t, memoryKind)
 	alice := c.token("alice")

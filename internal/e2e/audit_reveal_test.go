@@ -12,7 +12,7 @@ import (
 )
 
 // TestAuditRevealWithoutCredential checks
-// docs/api.md#18-audit-log-and-change-feed (v1.2): every allowed request
+// docs/api.md#audit-log-and-change-feed (v1.2): every allowed request
 // with reveal=true on a route that returns record values writes one
 // credential.reveal entry, whether or not the answer held a credential; the
 // same requests without reveal=true, and a reveal=true that is refused,

@@ -17,7 +17,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// auditJSON is an audit entry of docs/api.md#18-audit-log-and-change-feed.
+// auditJSON is an audit entry of docs/api.md#audit-log-and-change-feed.
 type auditJSON struct {
 	Revision   int64   `json:"revision"`
 	Time       string  `json:"time"`
@@ -303,9 +303,9 @@ func TestAuditRevealingWrites(t *testing.T) {
 
 // TestAuditLogSameFields checks that the server log's audit line
 // of each entry has the same fields as the entry of GET P/audit
-// (docs/api.md#18-audit-log-and-change-feed: "message audit, the same
+// (docs/api.md#audit-log-and-change-feed: "message audit, the same
 // fields"): every field, null ones included, with the same values, the time
-// written as docs/api.md#1-conventions says (six fraction digits, however
+// written as docs/api.md#conventions says (six fraction digits, however
 // many of them are zeros).
 func TestAuditLogSameFields(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
@@ -346,9 +346,9 @@ func TestAuditLogSameFields(t *testing.T) {
 }
 
 // TestAuditActorToken checks the actor filter's token form: API
-// token ids are UUIDs (docs/api.md#17-sharing-and-api-tokens), so
+// token ids are UUIDs (docs/api.md#sharing-and-api-tokens), so
 // token:<id> with anything else is an invalid value
-// (docs/api.md#18-audit-log-and-change-feed: 400 INVALID_REQUEST), and a
+// (docs/api.md#audit-log-and-change-feed: 400 INVALID_REQUEST), and a
 // UUID in any case names the same token, as ids in paths do.
 func TestAuditActorToken(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
@@ -370,7 +370,7 @@ func TestAuditActorToken(t *testing.T) {
 }
 
 // TestAuditCount checks that the audit log, a list of
-// docs/api.md#5-list-queries (docs/api.md#18-audit-log-and-change-feed),
+// docs/api.md#list-queries (docs/api.md#audit-log-and-change-feed),
 // honours count=false as every list does: total is null; a bad count is
 // 400.
 func TestAuditCount(t *testing.T) {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Authentication (docs/api.md#6-authentication): login, tokens, refresh,
+// Authentication (docs/api.md#authentication): login, tokens, refresh,
 // AllowAnonymous.
 
 import (

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkBatchUpserts sends POST P/batch of 1000 upserts
-// (docs/api.md#16-batch-export-and-import) through the full handler: each
+// (docs/api.md#batch-export-and-import) through the full handler: each
 // batch updates the 500 records the one before it created and creates 500
 // new ones (at most 100 batches: the cluster's quota).
 func BenchmarkBatchUpserts(b *testing.B) {

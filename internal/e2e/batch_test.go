@@ -13,7 +13,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// POST P/batch, docs/api.md#16-batch-export-and-import.
+// POST P/batch, docs/api.md#batch-export-and-import.
 
 // batchResult is one result of a batch.
 type batchResult struct {

@@ -6,14 +6,12 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/postgres"
 )
 
 // The cluster tags of docs/api.md#cluster-tags: GET K and GET
@@ -279,16 +277,8 @@ func TestClusterTagResolve(t *testing.T) {
 // TestClusterTagTwoInstances: two handlers on one PostgreSQL database give
 // a cluster the same tag, and each sees the other's writes in it.
 func TestClusterTagTwoInstances(t *testing.T) {
-	url := pgtest.NewURL(t)
-	open := func() *postgres.Store {
-		db, err := sqlx.Open("postgres", url)
-		require.NoError(t, err, "open a connection pool")
-		t.Cleanup(func() { db.Close() })
-		return postgres.New(db)
-	}
-	one := open()
+	one, two := pgtest.Pair(t)
 	a := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Projects, store.Accounts) { return one, one }})
-	two := open()
 	b := &client{t: t, h: hds.New(hds.WithStore(two), hds.WithUsers(two),
 		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithLogger(quietLogger), hds.WithRateLimit(1_000_000, 1_000_000)),

@@ -14,7 +14,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// GET P/diff and POST P/promote, docs/api.md#21-compare-and-promote.
+// GET P/diff and POST P/promote, docs/api.md#compare-and-promote.
 
 // diffJSON is the answer of GET P/diff.
 type diffJSON struct {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// The console in a real browser (docs/api.md#19-the-console): Debian's
+// The console in a real browser (docs/api.md#the-console): Debian's
 // chromium, driven over the DevTools protocol by
 // github.com/chromedp/chromedp, against hds.New on httptest mounted under
 // /hds. The tests skip when no chromium is installed, except under

@@ -1,6 +1,6 @@
 package e2e_test
 
-// The console's compare view (docs/api.md#21-compare-and-promote): two
+// The console's compare view (docs/api.md#compare-and-promote): two
 // clusters picked from the project's lists and compared, records ticked,
 // the promote reviewed (a dry run) and then applied with the revision the
 // comparison was read at, the ticks left as they were; a project changed

@@ -1,8 +1,8 @@
 package e2e_test
 
 // The console's change feed across an expired token
-// (docs/api.md#6-authentication and
-// docs/api.md#18-audit-log-and-change-feed): the server ends a stream when
+// (docs/api.md#authentication and
+// docs/api.md#audit-log-and-change-feed): the server ends a stream when
 // its token expires and refuses the expired token (401); the console renews
 // the token and reopens the stream at once with Last-Event-ID, so that what
 // happened meanwhile is shown, once, and nothing twice.

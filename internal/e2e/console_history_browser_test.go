@@ -1,7 +1,7 @@
 package e2e_test
 
 // A record's whole history in the console
-// (docs/api.md#15-concurrency-control-and-record-history): paged past the
+// (docs/api.md#concurrency-control-and-record-history): paged past the
 // first page, never listing a version twice while versions are written
 // meanwhile; and a kept version viewed as it was (GET R?version=N),
 // restorable from there.

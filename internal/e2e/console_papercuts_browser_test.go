@@ -1,6 +1,6 @@
 package e2e_test
 
-// The console papercuts found by a new user (docs/api.md#19-the-console):
+// The console papercuts found by a new user (docs/api.md#the-console):
 // the audit log filtered by username and by date, the API-token form's
 // scope picked from lists, rename and delete in one place on every level,
 // a missing resource's page without edit buttons, the tab row on a phone,

@@ -1,7 +1,7 @@
 package e2e_test
 
 // The console shows what the caller's role allows
-// (docs/api.md#17-sharing-and-api-tokens and docs/api.md#19-the-console): a
+// (docs/api.md#sharing-and-api-tokens and docs/api.md#the-console): a
 // viewer no write button, a reader also reveal, an editor writes but no
 // member or token management, an admin that too, the owner also the
 // project's delete. And a delete from a record list is conditional on the

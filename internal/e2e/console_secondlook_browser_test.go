@@ -1,6 +1,6 @@
 package e2e_test
 
-// The console papercuts of a second look (docs/api.md#19-the-console): a
+// The console papercuts of a second look (docs/api.md#the-console): a
 // history that counts its versions in words; one action to show a
 // credential's value; the audit log naming API tokens by name; a phone's
 // screen used for records and audit entries, with the filters folded

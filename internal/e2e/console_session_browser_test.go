@@ -3,7 +3,7 @@ package e2e_test
 // A console session whose token expired (a tab asleep past its renewal):
 // an API call answered 401 renews the token once and is made again, and
 // only a token that cannot be renewed ends the session
-// (docs/api.md#6-authentication: refresh accepts an expired token within
+// (docs/api.md#authentication: refresh accepts an expired token within
 // the refresh window).
 
 import (

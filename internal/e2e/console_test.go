@@ -1,6 +1,6 @@
 package e2e_test
 
-// The console's HTTP side (docs/api.md#19-the-console): where it is served,
+// The console's HTTP side (docs/api.md#the-console): where it is served,
 // with which headers, under a mount prefix, and not at all without
 // WithConsole. What it does in a browser is console_browser_test.go.
 
@@ -21,7 +21,7 @@ import (
 const consoleCSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-// mounted serves h under /hds, as docs/api.md#1-conventions's example
+// mounted serves h under /hds, as docs/api.md#conventions's example
 // mounts it.
 func mounted(h http.Handler) *httptest.Server {
 	mux := http.NewServeMux()

@@ -1,6 +1,6 @@
 package e2e_test
 
-// The console's Webhooks tab (docs/api.md#22-webhooks): an admin creates
+// The console's Webhooks tab (docs/api.md#webhooks): an admin creates
 // a webhook (its secret shown once, gone on reload), pings it, reads the
 // delivery succeed and deletes it; an editor has no such tab, nor has
 // anyone when the server has webhooks off.

@@ -1,7 +1,7 @@
 package e2e_test
 
-// Projects, collections and clusters (docs/api.md#2-data-model and
-// docs/api.md#4-routes): CRUD, rename, cascading delete, not found and
+// Projects, collections and clusters (docs/api.md#data-model and
+// docs/api.md#routes): CRUD, rename, cascading delete, not found and
 // ownership.
 
 import (

@@ -1,6 +1,6 @@
 package e2e_test
 
-// CORS (docs/api.md#9-cors), black-box through hds.New. The middleware is
+// CORS (docs/api.md#cors), black-box through hds.New. The middleware is
 // unit-tested in middleware/cors_test.go.
 
 import (

@@ -85,7 +85,7 @@ func TestCredentialsSealedAtRest(t *testing.T) {
 // holds no plain text of it, and the same secret never seals to the same
 // stored value twice. History is off: a STRING typed into a CREDENTIAL
 // leaves its plain STRING version in the history
-// (docs/api.md#15-concurrency-control-and-record-history keeps every
+// (docs/api.md#concurrency-control-and-record-history keeps every
 // replaced state); history_test.go covers old credential versions.
 func TestCredRawContents(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {

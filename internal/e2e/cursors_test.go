@@ -1,6 +1,6 @@
 package e2e_test
 
-// Cursors (docs/api.md#5-list-queries, v1.1): every list's data has
+// Cursors (docs/api.md#list-queries, v1.1): every list's data has
 // next_cursor, and ?cursor= returns the next page.
 
 import (
@@ -255,7 +255,7 @@ func TestListCursorLongText(t *testing.T) {
 }
 
 // TestAccessListCursors pages the members, API token and audit lists by
-// cursor (docs/api.md#5-list-queries: every list), and checks their cursor
+// cursor (docs/api.md#list-queries: every list), and checks their cursor
 // errors.
 func TestAccessListCursors(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {

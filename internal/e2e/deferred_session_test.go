@@ -4,8 +4,8 @@ package e2e_test
 // statement that resolves the path when the store can make it
 // (store.SessionChecker: the PostgreSQL store serving as its own user
 // directory). These tests hold them to what authentication answered
-// before (docs/api.md#6-authentication and
-// docs/api.md#17-sharing-and-api-tokens), on every store, and count the
+// before (docs/api.md#authentication and
+// docs/api.md#sharing-and-api-tokens), on every store, and count the
 // round trips the PostgreSQL store makes for them.
 
 import (

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Errors (docs/api.md#7-errors): panics and store failures.
+// Errors (docs/api.md#errors): panics and store failures.
 
 import (
 	"context"

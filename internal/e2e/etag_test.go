@@ -8,18 +8,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/postgres"
 )
 
 // The conditional requests of
-// docs/api.md#15-concurrency-control-and-record-history.
+// docs/api.md#concurrency-control-and-record-history.
 
 // strongTag is a strong entity tag as RFC 9110 writes one.
 var strongTag = regexp.MustCompile(`^"[\x21\x23-\x7e\x80-\xff]*"$`)
@@ -234,17 +232,8 @@ func TestRequireIfMatch(t *testing.T) {
 // the same tag exactly one succeeds and 49 get 412; without If-Match
 // every update is applied, each with its own version.
 func TestConcurrentIfMatchTwoInstances(t *testing.T) {
-	url := pgtest.NewURL(t)
-	open := func() *postgres.Store {
-		db, err := sqlx.Open("postgres", url)
-		require.NoError(t, err, "open a connection pool")
-		db.SetMaxOpenConns(4)
-		t.Cleanup(func() { db.Close() })
-		return postgres.New(db)
-	}
-	one := open()
+	one, two := pgtest.Pair(t)
 	a := newServer(t, storeKind{name: "postgres", new: func(testing.TB) (store.Projects, store.Accounts) { return one, one }})
-	two := open()
 	b := &client{t: t, h: hds.New(hds.WithStore(two), hds.WithUsers(two),
 		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithLogger(quietLogger), hds.WithRateLimit(1_000_000, 1_000_000)),
@@ -310,7 +299,7 @@ func TestConcurrentIfMatchTwoInstances(t *testing.T) {
 }
 
 // TestPreconditionsLast checks that 412 and 428 come after every
-// other answer (docs/api.md#15-concurrency-control-and-record-history): the
+// other answer (docs/api.md#concurrency-control-and-record-history): the
 // request's own input (400), existence (404, a version not kept included)
 // and, as docs/api.md says, a taken name (409), on every store.
 func TestPreconditionsLast(t *testing.T) {

@@ -1,7 +1,7 @@
 package e2e_test
 
 // Where a change feed stream stops when its caller loses access
-// (docs/api.md#18-audit-log-and-change-feed, v1.2): never after the entry
+// (docs/api.md#audit-log-and-change-feed, v1.2): never after the entry
 // that took the access away.
 
 import (
@@ -228,7 +228,7 @@ func TestEventsCutTwoInstances(t *testing.T) {
 // TestEventsBeforeDeletionTwoInstances: changes made through one instance
 // just before it deletes the project all reach a stream open on another
 // instance sharing the PostgreSQL database, in order, and then the stream
-// ends (docs/api.md#18-audit-log-and-change-feed): the deletion, which
+// ends (docs/api.md#audit-log-and-change-feed): the deletion, which
 // takes the project's audit log with it, loses none of them.
 func TestEventsBeforeDeletionTwoInstances(t *testing.T) {
 	url := pgtest.NewURL(t)

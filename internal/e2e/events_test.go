@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -416,15 +415,7 @@ func TestEventsWriteTimeout(t *testing.T) {
 // project through another on the same PostgreSQL database.
 func TestEventsTwoInstances(t *testing.T) {
 	url := pgtest.NewURL(t)
-	open := func(dbURL string) *postgres.Store {
-		db, err := sqlx.Open("postgres", dbURL)
-		require.NoError(t, err)
-		db.SetMaxOpenConns(4)
-		s := postgres.New(db, postgres.WithListenURL(dbURL))
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	pg1, pg2 := open(url), open(url)
+	pg1, pg2 := pgtest.Open(t, url, postgres.WithListenURL(url)), pgtest.Open(t, url, postgres.WithListenURL(url))
 	one := startServer(t, storeKind{name: "pg1", new: func(testing.TB) (store.Projects, store.Accounts) { return pg1, pg1 }}, serverSetup{})
 	two := &client{t: t, store: pg2, users: pg2, ids: one.ids, tokens: one.tokens}
 	two.h = hds.New(baseOptions(pg2, pg2, serverSetup{})...)
@@ -448,12 +439,7 @@ func TestEventsDatabaseOutage(t *testing.T) {
 	url := pgtest.NewURL(t)
 	proxy, proxied := pgtest.NewProxy(t, url)
 	open := func(dbURL string) *postgres.Store {
-		db, err := sqlx.Open("postgres", dbURL)
-		require.NoError(t, err)
-		db.SetMaxOpenConns(4)
-		s := postgres.New(db, postgres.WithListenURL(dbURL), postgres.WithTimeout(time.Second))
-		t.Cleanup(func() { s.Close() })
-		return s
+		return pgtest.Open(t, dbURL, postgres.WithListenURL(dbURL), postgres.WithTimeout(time.Second))
 	}
 	writer, cut := open(url), open(proxied)
 	w := startServer(t, storeKind{name: "writer", new: func(testing.TB) (store.Projects, store.Accounts) { return writer, writer }}, serverSetup{})
@@ -499,7 +485,7 @@ func TestEventsDatabaseOutage(t *testing.T) {
 
 // TestEventsAPITokenEnds checks that a change feed opened with an
 // API token ends within a second of the token's revocation and of its
-// expiry (docs/api.md#18-audit-log-and-change-feed: "when the token expires
+// expiry (docs/api.md#audit-log-and-change-feed: "when the token expires
 // (or is revoked)").
 func TestEventsAPITokenEnds(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {
@@ -532,8 +518,8 @@ func TestEventsAPITokenEnds(t *testing.T) {
 
 // TestEventsStreamLimitRetryAfter checks that the 429 of one stream
 // too many carries Retry-After, as every 429 does
-// (docs/api.md#8-limits-rate-limits-and-quotas and
-// docs/api.md#18-audit-log-and-change-feed).
+// (docs/api.md#limits-rate-limits-and-quotas and
+// docs/api.md#audit-log-and-change-feed).
 func TestEventsStreamLimitRetryAfter(t *testing.T) {
 	c := newServer(t, memoryKind, hds.WithEvents(time.Hour, 1))
 	base := c.serve()
@@ -551,7 +537,7 @@ func TestEventsStreamLimitRetryAfter(t *testing.T) {
 
 // TestEventsLostAccess checks that a stream ends within a second
 // when its caller loses access to the project
-// (docs/api.md#18-audit-log-and-change-feed): a member removed, on the
+// (docs/api.md#audit-log-and-change-feed): a member removed, on the
 // instance that removed it.
 func TestEventsLostAccess(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind storeKind) {

@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkExportHeap exports a project of 100,000 records (GET P/export,
-// docs/api.md#16-batch-export-and-import) on each store and reports how far
+// docs/api.md#batch-export-and-import) on each store and reports how far
 // the server's heap grew over what it held before (heap-MiB, sampled as the
 // streaming heap tests sample it: concurrentReads) and the size of the
 // document (body-MiB): an export streams, so the first stays a few MiB

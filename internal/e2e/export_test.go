@@ -12,7 +12,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// GET P/export, docs/api.md#16-batch-export-and-import.
+// GET P/export, docs/api.md#batch-export-and-import.
 
 // exportDoc is the export document.
 type exportDoc struct {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Health (docs/api.md#10-health).
+// Health (docs/api.md#health).
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestHealth(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		require.EqualValues(t, http.StatusOK, res.StatusCode, "GET /health: status %d, want 200: %s", res.StatusCode, body)
 		assert.Equal(t, jsonType, res.Header.Get("Content-Type"), "GET /health: Content-Type")
-		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, docs/api.md#10-health
+		wantFields(t, "GET /health (not enveloped)", body, "checks", "status", "timestamp", "version") // checks: v1.1, docs/api.md#health
 		var h struct{ Status, Timestamp, Version string }
 		require.NoError(t, json.Unmarshal(body, &h), "GET /health: %s", body)
 		assert.EqualValues(t, "ok", h.Status, "GET /health: status %q, want ok", h.Status)
@@ -71,7 +71,7 @@ func (diskFull) CreateRecord(context.Context, store.Path, *store.Record, store.W
 // TestHealthStorageFull: with the disk full, a write is 503
 // SERVICE_UNAVAILABLE whose details say "storage full", and /health says
 // degraded (200: reads work), checks.storage "full"
-// (docs/api.md#10-health).
+// (docs/api.md#health).
 func TestHealthStorageFull(t *testing.T) {
 	c := newServerWrapped(t, memoryKind, func(st store.Store) store.Store { return diskFull{st.(store.Projects)} })
 	tok := c.token("alice")

@@ -112,13 +112,13 @@ const (
 var testKey = bytes.Repeat([]byte{0x4b}, 32)
 
 var (
-	// timeRE is docs/api.md#1-conventions's timestamp format.
+	// timeRE is docs/api.md#conventions's timestamp format.
 	timeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$`)
 	// idRE is a lowercase canonical UUID version 7.
 	idRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 )
 
-// allTypes are the 20 types of docs/api.md#3-record-types-and-values.
+// allTypes are the 20 types of docs/api.md#record-types-and-values.
 var allTypes = []string{
 	"STRING", "INTEGER", "FLOAT", "BOOLEAN", "DATE", "TIME", "DATETIME", "UUID", "NULL", "CREDENTIAL",
 	"[]STRING", "[]INTEGER", "[]FLOAT", "[]BOOLEAN", "[]DATE", "[]TIME", "[]DATETIME", "[]UUID", "[]NULL", "[]CREDENTIAL",
@@ -262,7 +262,7 @@ func (c *client) token(username string) string {
 	return tok
 }
 
-// envelope is the response envelope of docs/api.md#7-errors.
+// envelope is the response envelope of docs/api.md#errors.
 type envelope struct {
 	Success bool            `json:"success"`
 	Data    json.RawMessage `json:"data"`
@@ -348,7 +348,7 @@ type response struct {
 }
 
 // call sends q, checked as do checks, and returns the response. /health
-// is not enveloped (docs/api.md#10-health): it is checked as raw checks,
+// is not enveloped (docs/api.md#health): it is checked as raw checks,
 // and its body is in env.raw only.
 func (c *client) call(q req) response {
 	c.t.Helper()
@@ -364,7 +364,7 @@ func (c *client) call(q req) response {
 
 // do sends a request and returns the status, headers and envelope. It
 // reports any response that breaks the envelope rules of
-// docs/api.md#1-conventions and docs/api.md#7-errors: the content type, the
+// docs/api.md#conventions and docs/api.md#errors: the content type, the
 // shape of the envelope, a 204 with a body; and any exchange that breaks
 // the OpenAPI document.
 func (c *client) do(method, target, body, token string) (int, http.Header, envelope) {
@@ -522,7 +522,7 @@ func (c *client) mustDo(method, target, body, token string, wantStatus int) enve
 	return env
 }
 
-// The rate limit headers of docs/api.md#8-limits-rate-limits-and-quotas.
+// The rate limit headers of docs/api.md#limits-rate-limits-and-quotas.
 var rateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
 
 // rateHeaders returns the X-RateLimit headers, checking each is set once.
@@ -615,7 +615,7 @@ func (c *client) addRecord(token, kpath, name, typ, value string) recordJSON {
 	return r
 }
 
-// The JSON shapes of docs/api.md#2-data-model.
+// The JSON shapes of docs/api.md#data-model.
 type projectJSON struct {
 	ID              string `json:"id"`
 	Name            string `json:"name"`
@@ -674,7 +674,7 @@ func wantFields(t testing.TB, what string, data json.RawMessage, want ...string)
 	assert.Equal(t, slices.Sorted(slices.Values(want)), got, "%s: fields", what)
 }
 
-// wantTimestamps checks that timestamps are in docs/api.md#1-conventions's
+// wantTimestamps checks that timestamps are in docs/api.md#conventions's
 // format and recent.
 func wantTimestamps(t testing.TB, what string, stamps ...string) {
 	t.Helper()
@@ -690,7 +690,7 @@ func wantTimestamps(t testing.TB, what string, stamps ...string) {
 }
 
 // waitPast returns once the clock has passed the timestamp ts
-// (docs/api.md#1-conventions's format, microseconds), so that the next
+// (docs/api.md#conventions's format, microseconds), so that the next
 // write's timestamp is later than ts: a direct check of the clock, where a
 // sleep would guess.
 func waitPast(t testing.TB, ts string) {

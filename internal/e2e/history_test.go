@@ -14,7 +14,7 @@ import (
 	"github.com/hds-go/hds/internal/sealing"
 )
 
-// Record history, docs/api.md#15-concurrency-control-and-record-history.
+// Record history, docs/api.md#concurrency-control-and-record-history.
 
 // versionJSON is an item of GET R/versions.
 type versionJSON struct {

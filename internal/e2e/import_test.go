@@ -12,7 +12,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// POST P/import, docs/api.md#16-batch-export-and-import.
+// POST P/import, docs/api.md#batch-export-and-import.
 
 // importSummary is the answer of an import.
 type importSummary struct {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Limits and rate limiting (docs/api.md#8-limits-rate-limits-and-quotas),
+// Limits and rate limiting (docs/api.md#limits-rate-limits-and-quotas),
 // black-box through hds.New: which window the headers show, what is counted
 // against whom, client IPs behind proxies, the login throttle, and counters
 // shared by two instances on one Redis or kept locally when the shared
@@ -129,9 +129,9 @@ func TestRateLimitPerUser(t *testing.T) {
 }
 
 func TestRateLimitBeforeAuthCountedByIP(t *testing.T) {
-	// docs/api.md#8-limits-rate-limits-and-quotas: what fails before
+	// docs/api.md#limits-rate-limits-and-quotas: what fails before
 	// authentication is counted against the client IP, 404s from routing
-	// included (and docs/api.md#1-conventions makes a non-canonical path a
+	// included (and docs/api.md#conventions makes a non-canonical path a
 	// routing 404); /health and preflights are not counted at all.
 	h := newServer(t, memoryKind, hds.WithRateLimit(1000, 8), hds.WithCORS(testOrigin))
 	steps := []struct {
@@ -451,7 +451,7 @@ func (s *flakyLimiterStore) Increment(ctx context.Context, key string, n int64, 
 }
 
 func TestLimiterStoreFailureFallsBack(t *testing.T) {
-	// docs/api.md#8-limits-rate-limits-and-quotas (v1.1): a rate limit
+	// docs/api.md#limits-rate-limits-and-quotas (v1.1): a rate limit
 	// store that fails is never a reason to refuse a request; each instance
 	// counts on its own.
 	fs := &flakyLimiterStore{Store: limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "prot", CleanUpInterval: time.Minute})}

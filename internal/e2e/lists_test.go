@@ -1,6 +1,6 @@
 package e2e_test
 
-// List queries (docs/api.md#5-list-queries), and fuzzing the list query
+// List queries (docs/api.md#list-queries), and fuzzing the list query
 // parser through the handler.
 
 import (
@@ -486,7 +486,7 @@ func FuzzListQuery(f *testing.F) {
 }
 
 // TestLimitMessage: a limit that is not a decimal integer is refused with
-// details that give its range, 1 to 1000 (docs/api.md#5-list-queries), not
+// details that give its range, 1 to 1000 (docs/api.md#list-queries), not
 // "0 or more", which holds for offset only.
 func TestLimitMessage(t *testing.T) {
 	c := newServer(t, memoryKind)

@@ -19,7 +19,7 @@ import (
 // BenchmarkLoginConcurrentOneUser measures 50 concurrent correct logins of
 // one user (bcrypt at its default cost), as one operation: the time until
 // the last of them is answered. The login throttle must not serialise
-// their password checks (docs/api.md#8-limits-rate-limits-and-quotas limits
+// their password checks (docs/api.md#limits-rate-limits-and-quotas limits
 // failures only).
 func BenchmarkLoginConcurrentOneUser(b *testing.B) {
 	const logins = 50

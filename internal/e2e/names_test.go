@@ -1,6 +1,6 @@
 package e2e_test
 
-// Names (docs/api.md#2-data-model).
+// Names (docs/api.md#data-model).
 
 import (
 	"encoding/json"

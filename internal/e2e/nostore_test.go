@@ -1,6 +1,6 @@
 package e2e_test
 
-// Cache-Control (docs/api.md#1-conventions, v1.1): every response under
+// Cache-Control (docs/api.md#conventions, v1.1): every response under
 // /api/v1/ carries Cache-Control: no-store, successes and errors alike.
 
 import (

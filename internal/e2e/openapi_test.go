@@ -103,7 +103,7 @@ func (c *client) checkContract(r *http.Request, reqBody []byte, res *http.Respon
 // each as the document's component response of that status describes it.
 func (api *contract) check(mount string, r *http.Request, reqBody []byte, res *http.Response, body []byte) []string {
 	if isPreflight(r) {
-		return nil // CORS (docs/api.md#9-cors), answered before routing
+		return nil // CORS (docs/api.md#cors), answered before routing
 	}
 	vr := r.Clone(context.Background())
 	if mount != "" {
@@ -112,7 +112,7 @@ func (api *contract) check(mount string, r *http.Request, reqBody []byte, res *h
 	}
 	vr.Body = io.NopCloser(bytes.NewReader(reqBody))
 	if len(reqBody) == 0 {
-		// An empty body needs no Content-Type (docs/api.md#1-conventions),
+		// An empty body needs no Content-Type (docs/api.md#conventions),
 		// which OpenAPI cannot say: without a body, the header says
 		// nothing.
 		vr.Header.Del("Content-Type")
@@ -195,7 +195,7 @@ func isPreflight(r *http.Request) bool {
 
 // canonicalPath reports whether an escaped path has no empty segment and
 // no "." or ".." segment, raw or percent-encoded
-// (docs/api.md#1-conventions): the others are 404 whatever route they
+// (docs/api.md#conventions): the others are 404 whatever route they
 // resemble.
 func canonicalPath(p string) bool {
 	if !strings.HasPrefix(p, "/") {

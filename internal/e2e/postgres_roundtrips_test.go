@@ -14,7 +14,7 @@ import (
 // end, resumed by a cursor (by name, and by value across the types'
 // groups), counted or not, filtered by a pattern or a range (statements
 // sent as written) or matching nothing; and the page and its total are
-// what docs/api.md#5-list-queries says.
+// what docs/api.md#list-queries says.
 func TestPostgresListRoundTrips(t *testing.T) {
 	proxy, c := proxiedPostgres(t)
 	c.addUser("carol", "carol-password")
@@ -113,7 +113,7 @@ func TestPostgresReadRoundTrips(t *testing.T) {
 }
 
 // TestPostgresDiffRoundTrips: on PostgreSQL a comparison
-// (docs/api.md#21-compare-and-promote) runs as many statements for two
+// (docs/api.md#compare-and-promote) runs as many statements for two
 // collections of 600 records in 6 clusters each as for two of one record:
 // a fixed number, never one per cluster or per record.
 func TestPostgresDiffRoundTrips(t *testing.T) {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Query strings (docs/api.md#1-conventions, v1.1): a query string that does
+// Query strings (docs/api.md#conventions, v1.1): a query string that does
 // not parse, or a parameter of the contract given twice, is 400
 // INVALID_REQUEST; it is never silently dropped.
 
@@ -103,7 +103,7 @@ func TestQueryStillAccepted(t *testing.T) {
 }
 
 // TestMalformedQueryAfterRoutingAndAuth checks the order of
-// docs/api.md#1-conventions: an unknown route or a wrong method keeps its
+// docs/api.md#conventions: an unknown route or a wrong method keeps its
 // 404 or 405 and a request without a token its 401, whatever the query
 // string; on someone else's project the answer is 403.
 func TestMalformedQueryAfterRoutingAndAuth(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 )
 
 // TestQuotaBatch checks the quotas inside POST P/batch and POST P/import
-// on every store (docs/api.md#8-limits-rate-limits-and-quotas and
-// docs/api.md#16-batch-export-and-import): the batch is 403 QUOTA_EXCEEDED,
+// on every store (docs/api.md#limits-rate-limits-and-quotas and
+// docs/api.md#batch-export-and-import): the batch is 403 QUOTA_EXCEEDED,
 // message "Quota exceeded", details "operation N: " followed by the quota,
 // and changes nothing; the import is refused as a whole the same way.
 func TestQuotaBatch(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestQuotas checks the quotas of
-// docs/api.md#8-limits-rate-limits-and-quotas over HTTP on every store: a
+// docs/api.md#limits-rate-limits-and-quotas over HTTP on every store: a
 // write that would pass one is 403 QUOTA_EXCEEDED, message "Quota
 // exceeded", details naming the quota, and changes nothing.
 func TestQuotas(t *testing.T) {

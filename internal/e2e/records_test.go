@@ -1,7 +1,7 @@
 package e2e_test
 
-// Records (docs/api.md#4-routes): updates, addressing by id, versions under
-// concurrency (docs/api.md#15-concurrency-control-and-record-history).
+// Records (docs/api.md#routes): updates, addressing by id, versions under
+// concurrency (docs/api.md#concurrency-control-and-record-history).
 
 import (
 	"fmt"

@@ -124,8 +124,8 @@ func (l *logBuffer) String() string {
 }
 
 func TestRedisOutageFallsBackToLocalCounters(t *testing.T) {
-	// Issue 10 finding 8, docs/api.md#8-limits-rate-limits-and-quotas and
-	// docs/api.md#10-health (v1.1).
+	// Issue 10 finding 8, docs/api.md#limits-rate-limits-and-quotas and
+	// docs/api.md#health (v1.1).
 	rd := startPrivateRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: rd.addr(), DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = client.Close() })

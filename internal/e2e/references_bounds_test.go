@@ -1,6 +1,6 @@
 package e2e_test
 
-// What resolving references may cost (docs/api.md#20-references-between-records,
+// What resolving references may cost (docs/api.md#references-between-records,
 // v1.3): bounded by what is stored, not by what references multiply.
 // Reads are counted through a wrapping store (countingStore) and memory
 // through the bytes the process allocated, never through time.

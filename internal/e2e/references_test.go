@@ -1,6 +1,6 @@
 package e2e_test
 
-// References between records (docs/api.md#20-references-between-records),
+// References between records (docs/api.md#references-between-records),
 // black-box on every store kind: the three forms, $${, literal text,
 // resolve=true on GET R, GET K, GET K/records and the env form, masking and
 // reveal of values that pulled in a credential, the caller's reach, 422

@@ -69,7 +69,7 @@ func (m *meddler) CompareRecords(ctx context.Context, p store.Path, from, to sto
 // an import or a promote sent without if_revision applies, 200, however
 // often a write lands between its plan and its apply: elsewhere in the
 // project after every plan, or on a record it changes after each of its
-// first five plans (docs/api.md#21-compare-and-promote, v1.3: 412 only
+// first five plans (docs/api.md#compare-and-promote, v1.3: 412 only
 // answers a precondition the caller sent). With if_revision, a write
 // elsewhere still makes it 412.
 func TestImportAndPromoteWithoutPreconditionNeverAnswer412(t *testing.T) {

@@ -1,7 +1,7 @@
 package e2e_test
 
-// Request forms and bodies (docs/api.md#4-routes) and the 413 and 415
-// errors of docs/api.md#7-errors.
+// Request forms and bodies (docs/api.md#routes) and the 413 and 415
+// errors of docs/api.md#errors.
 
 import (
 	"fmt"

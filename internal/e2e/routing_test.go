@@ -1,8 +1,8 @@
 package e2e_test
 
-// Routing (docs/api.md#1-conventions): unknown routes, 405, non-canonical
+// Routing (docs/api.md#conventions): unknown routes, 405, non-canonical
 // paths, and the API mounted under a prefix
-// (docs/api.md#13-the-go-library).
+// (docs/api.md#the-go-library).
 
 import (
 	"fmt"

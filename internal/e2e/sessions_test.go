@@ -9,14 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hds-go/hds"
 	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
-	"github.com/hds-go/hds/store/postgres"
 )
 
 // twoInstances returns clients of two handlers sharing one storage: for
@@ -29,15 +27,7 @@ func twoInstances(t *testing.T, kind storeKind, opts ...hds.Option) (a, b *clien
 		a = newServer(t, kind, opts...)
 		return a, a.attach(opts...)
 	}
-	url := pgtest.NewURL(t)
-	open := func() *postgres.Store {
-		db, err := sqlx.Open("postgres", url)
-		require.NoError(t, err)
-		db.SetMaxOpenConns(4)
-		t.Cleanup(func() { db.Close() })
-		return postgres.New(db)
-	}
-	first, second := open(), open()
+	first, second := pgtest.Pair(t)
 	a = newServer(t, storeKind{name: kind.name, new: func(testing.TB) (store.Projects, store.Accounts) {
 		return first, first
 	}}, opts...)

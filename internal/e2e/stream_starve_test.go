@@ -64,7 +64,7 @@ func slowReader(t *testing.T, addr, target, token string) (int, net.Conn) {
 // and a write are answered meanwhile, and once the slow readers go away
 // an export is read whole. A slow reader beyond the share waits for a
 // place and, getting none within database.timeout, is answered 503
-// SERVICE_UNAVAILABLE (docs/api.md#8-limits-rate-limits-and-quotas).
+// SERVICE_UNAVAILABLE (docs/api.md#limits-rate-limits-and-quotas).
 func TestSlowReadersDoNotStarve(t *testing.T) {
 	for _, name := range []string{"postgres", "sqlite"} {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 package e2e_test
 
-// Record types and values (docs/api.md#3-record-types-and-values).
+// Record types and values (docs/api.md#record-types-and-values).
 
 import (
 	"fmt"

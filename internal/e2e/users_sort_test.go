@@ -12,7 +12,7 @@ import (
 )
 
 // TestUsersListSorted: GET /api/v1/users is a list of
-// docs/api.md#5-list-queries: sortBy (name: the username, id, created_at,
+// docs/api.md#list-queries: sortBy (name: the username, id, created_at,
 // updated_at) and sortOrder apply, with search, paging and cursors; a bad
 // value is 400 INVALID_REQUEST.
 func TestUsersListSorted(t *testing.T) {

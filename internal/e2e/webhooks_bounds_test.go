@@ -16,7 +16,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The bounds and sealed secrets of docs/api.md#22-webhooks (v1.3),
+// The bounds and sealed secrets of docs/api.md#webhooks (v1.3),
 // black-box.
 
 // TestWebhookQuota: a project holds at most 20 webhooks by default; one

@@ -21,7 +21,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// The webhooks of docs/api.md#22-webhooks, black-box: the routes and
+// The webhooks of docs/api.md#webhooks, black-box: the routes and
 // their errors, and what a receiver gets.
 
 // hookWait bounds every wait for a delivery: a failure, never a measure.
@@ -207,7 +207,7 @@ func TestWebhookErrors(t *testing.T) {
 			wantDetails(t, r.what, env, r.details)
 		}
 		// A missing required field is a bad request, not a bad value
-		// (docs/api.md#4-routes).
+		// (docs/api.md#routes).
 		for _, body := range []string{`{}`, `{"actions":["record.create"],"secret":"0123456789abcdef"}`} {
 			status, _, env := c.do("POST", hooks, body, alice)
 			wantError(t, "no url: "+body, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")

@@ -1,7 +1,7 @@
 // Package envelope writes every response of the API in the contract's
 // envelope, reads JSON request bodies strictly, and holds THE table that
 // maps an error to its HTTP status, code and message
-// (docs/api.md#7-errors). Handlers and middleware never choose a status for
+// (docs/api.md#errors). Handlers and middleware never choose a status for
 // an error themselves: they call Error.
 package envelope
 
@@ -89,11 +89,11 @@ var ErrRateLimitUnavailable = errors.New("rate limit store unavailable")
 
 // ErrPreconditionRequired is the error for a write without If-Match when
 // concurrency.require_if_match is on
-// (docs/api.md#15-concurrency-control-and-record-history).
+// (docs/api.md#concurrency-control-and-record-history).
 var ErrPreconditionRequired = errors.New("precondition required")
 
 // UnresolvedError is a reference between records that cannot be resolved
-// (docs/api.md#20-references-between-records): 422 UNRESOLVED_REFERENCE
+// (docs/api.md#references-between-records): 422 UNRESOLVED_REFERENCE
 // whose details name the record of the answer, the reference as written and
 // why, for example `record api_url: ${prod/db/host}: not found`; or an
 // answer whose resolved text in all is too large, without a reference:
@@ -159,7 +159,7 @@ func classify(err error) (problem, bool) {
 	case errors.Is(err, store.ErrPreconditionFailed):
 		details := detailsOf[*store.PreconditionError](err)
 		if details == "" {
-			details = detailsOf[*store.RevisionError](err) // docs/api.md#21-compare-and-promote
+			details = detailsOf[*store.RevisionError](err) // docs/api.md#compare-and-promote
 		}
 		return problem{http.StatusPreconditionFailed, CodePreconditionFailed, "Precondition failed", details}, true
 	case errors.As(err, &unresolved):
@@ -192,7 +192,7 @@ func detailsOf[E error](err error) string {
 //
 // The error of one operation of a batch (a *store.OpError) is the error
 // that operation would get alone, its details prefixed "operation N: "
-// (docs/api.md#16-batch-export-and-import).
+// (docs/api.md#batch-export-and-import).
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
 		w.WriteHeader(StatusClientClosedRequest)

@@ -1,4 +1,4 @@
-// Package namerule holds the rules of a name (docs/api.md#2-data-model)
+// Package namerule holds the rules of a name (docs/api.md#data-model)
 // with nothing but the standard library, so that both the domain (package
 // store) and the Go client's reference parser (internal/refs) check names
 // the same way.

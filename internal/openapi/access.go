@@ -1,7 +1,7 @@
 package openapi
 
 // addAccessSchemas adds the schemas of the members and API token routes
-// (docs/api.md#17-sharing-and-api-tokens) to s.
+// (docs/api.md#sharing-and-api-tokens) to s.
 func (f Facts) addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
 	memberRole := obj{"type": "string", "enum": []any{"viewer", "reader", "editor", "admin"}}
 	tokenRole := obj{"type": "string", "enum": []any{"viewer", "reader", "editor"}}

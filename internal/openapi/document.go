@@ -120,7 +120,7 @@ type Facts struct {
 }
 
 // CacheControl is the document's Cache-Control: no-store, as on every
-// response under /api/v1/ (docs/api.md#1-conventions); a client that keeps
+// response under /api/v1/ (docs/api.md#conventions); a client that keeps
 // its own copy revalidates it with If-None-Match and the ETag (304).
 const CacheControl = "no-store"
 

@@ -1,7 +1,7 @@
 package openapi
 
 // addTransferSchemas adds the schemas of the batch, export and import
-// routes (docs/api.md#16-batch-export-and-import) to s.
+// routes (docs/api.md#batch-export-and-import) to s.
 func (f Facts) addTransferSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, count obj) {
 	mapOf := func(description, item string) obj {
 		return obj{"type": "object", "description": description, "propertyNames": schemaRef("Name"),

@@ -3,7 +3,7 @@ package openapi
 import "github.com/hds-go/hds/store"
 
 // addWebhookSchemas adds the schemas of the webhook routes
-// (docs/api.md#22-webhooks) to s; page is a list without a cursor.
+// (docs/api.md#webhooks) to s; page is a list without a cursor.
 func (f Facts) addWebhookSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
 	nullable := func(schema obj) obj { return obj{"oneOf": []any{schema, obj{"type": "null"}}} }
 	var actions []any

@@ -175,3 +175,27 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// Open returns a store on the database at url, on a pool of its own of
+// at most four connections; the store and its pool are closed when t
+// ends.
+func Open(t testing.TB, url string, opts ...postgres.Option) *postgres.Store {
+	t.Helper()
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(4)
+	s := postgres.New(db, opts...)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Pair returns two stores on one fresh, migrated database (NewURL), each
+// on a pool of its own (Open), as two instances of a server sharing the
+// database are: what one writes, the other reads.
+func Pair(t testing.TB, opts ...postgres.Option) (*postgres.Store, *postgres.Store) {
+	t.Helper()
+	url := NewURL(t)
+	return Open(t, url, opts...), Open(t, url, opts...)
+}

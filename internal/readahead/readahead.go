@@ -1,6 +1,6 @@
 // Package readahead lets a store serve a long snapshot read (an export, a
 // comparison) to a client that reads slowly without holding what other
-// requests need (docs/api.md#8-limits-rate-limits-and-quotas).
+// requests need (docs/api.md#limits-rate-limits-and-quotas).
 //
 // Two tools, used together. A Gate bounds how many such reads hold a
 // connection of a pool at once to a share of the pool (half of it), so

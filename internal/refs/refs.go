@@ -1,5 +1,5 @@
 // Package refs parses the references between records that a STRING value
-// may hold (docs/api.md#20-references-between-records): ${NAME} (a record
+// may hold (docs/api.md#references-between-records): ${NAME} (a record
 // of the same cluster), ${CLUSTER/NAME} (a record of another cluster of the
 // same collection) and ${COLLECTION/CLUSTER/NAME} (a record anywhere in the
 // same project), each name percent-encoded as in a path. $${ stands for a
@@ -20,7 +20,7 @@ import (
 // Ref is one reference. Collection and Cluster are empty when the
 // reference leaves them out (they are then those of the record that holds
 // it); Name is never empty. Every name is decoded and valid
-// (docs/api.md#2-data-model).
+// (docs/api.md#data-model).
 type Ref struct {
 	Collection string
 	Cluster    string

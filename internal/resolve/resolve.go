@@ -1,7 +1,7 @@
 // Package resolve resolves the references between records that
 // internal/refs parses, store-independent behind a Reader, within the
 // bounds of the contract: the depth, the text of one value, the resolved
-// text of one answer (docs/api.md#20-references-between-records).
+// text of one answer (docs/api.md#references-between-records).
 package resolve
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Resolving references (docs/api.md#20-references-between-records): with
+// Resolving references (docs/api.md#references-between-records): with
 // resolve=true an answer shows every reference of a STRING value (or of a
 // []STRING element) replaced by the referenced record's current value as
 // text. What that costs is bounded by what is stored, not by what

@@ -19,7 +19,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Defaults of the configuration (docs/api.md#22-webhooks).
+// Defaults of the configuration (docs/api.md#webhooks).
 const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxBackoff  = time.Hour

@@ -1,5 +1,5 @@
 // Package webhook sends the deliveries of webhooks
-// (docs/api.md#22-webhooks): a Dispatcher claims them from the store's
+// (docs/api.md#webhooks): a Dispatcher claims them from the store's
 // outbox, POSTs each, signed, through one HTTP client whose dialer
 // refuses forbidden addresses (Guard), and records the outcome, with
 // retries after doubling waits.
@@ -15,7 +15,7 @@ import (
 	"syscall"
 )
 
-// Guard is the request forgery guard (docs/api.md#22-webhooks): unless
+// Guard is the request forgery guard (docs/api.md#webhooks): unless
 // AllowPrivate, no webhook may name, or connect to, an address that is
 // not globally routable unicast (Forbidden says which); with
 // AllowPrivate, still none that is multicast, 255.255.255.255, in
@@ -40,7 +40,7 @@ type special struct {
 
 // specialRanges are the ranges refused besides those netip's predicates
 // name (loopback, private, link-local, multicast, unspecified), from
-// the IANA special-purpose address registries, as docs/api.md#22-webhooks
+// the IANA special-purpose address registries, as docs/api.md#webhooks
 // lists them. The IPv6 ranges that embed an IPv4 address are in
 // embedding; Teredo and 64:ff9b:1::/48 are refused whole as well.
 var specialRanges = []special{

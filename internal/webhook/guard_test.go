@@ -36,7 +36,7 @@ func TestForbidden(t *testing.T) {
 	}
 }
 
-// TestForbiddenRanges has a row per range of docs/api.md#22-webhooks
+// TestForbiddenRanges has a row per range of docs/api.md#webhooks
 // (v1.3): an address inside, refused by default, and whether
 // webhooks.allow_private_addresses lifts it; and addresses just outside,
 // which are globally routable and allowed.

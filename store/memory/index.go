@@ -25,7 +25,7 @@ func newTree(less func(a, b *record) bool) *tree {
 }
 
 // records holds a cluster's records in one ordered index per sort key of
-// a list (docs/api.md#5-list-queries): by name (which also finds a record
+// a list (docs/api.md#list-queries): by name (which also finds a record
 // by name), by id (which also finds it by id), by created_at, by
 // updated_at, and, per type, by value. sortBy=type reads the name index a
 // type at a time. A record is in every index once; ties are broken by name

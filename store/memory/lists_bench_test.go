@@ -10,7 +10,7 @@ import (
 	"github.com/hds-go/hds/store/memory"
 )
 
-// benchQueries are the lists of docs/api.md#5-list-queries the list
+// benchQueries are the lists of docs/api.md#list-queries the list
 // benchmarks read: every sort both ways, each filter alone and all at once,
 // and the lists of issue 29.
 var benchQueries = []struct {

@@ -119,7 +119,7 @@ func key(v store.DataType, text string) *store.ValueKey {
 	return &k
 }
 
-// TestListsMatchScan checks every list of docs/api.md#5-list-queries read
+// TestListsMatchScan checks every list of docs/api.md#list-queries read
 // from the indexes against the whole cluster filtered and sorted: every
 // sort and direction, each filter, counted and not, page by page by cursor
 // and by offset.

@@ -194,7 +194,7 @@ func (s *Store) audit(pr *project, c store.Caller, e store.AuditEntry) *store.Au
 // changeRevision is the project's newest revision whose entry changes
 // something (not credential.reveal), 0 when none: the revision of a
 // comparison and what Batch.IfRevision is checked against
-// (docs/api.md#21-compare-and-promote). The caller holds the lock; the
+// (docs/api.md#compare-and-promote). The caller holds the lock; the
 // scan goes back over the newest reveals only.
 func (pr *project) changeRevision() int64 {
 	for i := len(pr.log) - 1; i >= 0; i-- {

@@ -15,7 +15,7 @@ import (
 // TestWebhookQueuesFootprint: 20 webhooks whose receivers never answer,
 // past full (10,000 pending each, store.DefaultMaxPending, and the 1,000
 // newest failed ones kept), add at most 200 MB of heap to the memory
-// store (docs/api.md#22-webhooks), and the queues stay at their bound.
+// store (docs/api.md#webhooks), and the queues stay at their bound.
 // The heap is compared with the same writes on a store without webhooks.
 func TestWebhookQueuesFootprint(t *testing.T) {
 	const hooks, writes = 20, store.DefaultMaxPending + 2*KeptDeliveries

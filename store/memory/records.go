@@ -118,7 +118,7 @@ func (s *Store) createRecord(k *cluster, name string, in *store.Record, c store.
 	}
 	if id, ok := parseID(name); ok && k.records.getID(id) != nil {
 		// The segment names that record, so it exists
-		// (docs/api.md#2-data-model).
+		// (docs/api.md#data-model).
 		return nil, &store.ExistsError{Kind: "record", Name: name}
 	}
 	if err := s.quotas.CheckRecords(k.records.len()); err != nil {

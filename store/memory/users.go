@@ -49,12 +49,6 @@ func (s *Store) FindUserByID(_ context.Context, id string) (*store.User, error) 
 	return u.Clone(), nil
 }
 
-// FindUsers implements store.UserDirectory.
-func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
-	users, _, err := s.ListUsers(ctx, store.ListQuery{})
-	return users, err
-}
-
 // ListUsers implements store.UserDirectory.
 func (s *Store) ListUsers(_ context.Context, q store.ListQuery) ([]*store.User, int, error) {
 	s.usersMu.RLock()

@@ -283,7 +283,7 @@ func ceilMicro(t time.Time) time.Time {
 // changeRevision is the project's newest revision whose entry changes
 // something (not credential.reveal), 0 when none: the revision of a
 // comparison and what Batch.IfRevision is checked against
-// (docs/api.md#21-compare-and-promote). The audit table's primary key,
+// (docs/api.md#compare-and-promote). The audit table's primary key,
 // (project_id, revision), is read backwards from the newest entry and
 // stops at the first that is not a reveal.
 func (q queryer) changeRevision(ctx context.Context, projectID string) (int64, error) {

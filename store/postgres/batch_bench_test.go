@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkApplyUpserts applies a batch of 1000 upserts
-// (docs/api.md#16-batch-export-and-import) in one transaction: 500 update
+// (docs/api.md#batch-export-and-import) in one transaction: 500 update
 // existing records (keeping history), 500 create new ones, in a cluster of
 // its own per iteration; set-based (Apply) and, for comparison, per op
 // (ApplyPerOp).

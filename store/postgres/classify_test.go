@@ -59,7 +59,7 @@ func TestClassify(t *testing.T) {
 	}
 	assert.NoError(t, classify(nil), "nil stays nil")
 
-	// A full disk is a 503 whose details say so (docs/api.md#10-health).
+	// A full disk is a 503 whose details say so (docs/api.md#health).
 	full := classify(fmt.Errorf("insert: %w", &pq.Error{Code: "53100"}))
 	assert.ErrorIs(t, full, store.ErrStorageFull, "disk_full 53100 is store.ErrStorageFull")
 	assert.ErrorIs(t, full, store.ErrUnavailable, "disk_full 53100 is store.ErrUnavailable")

@@ -218,7 +218,7 @@ func (s *Store) listen(ctx context.Context) {
 // before it from hds_audit: read back, it would be lost when the project
 // is deleted before the read, and a deletion's streams must first have
 // every event committed before it
-// (docs/api.md#18-audit-log-and-change-feed).
+// (docs/api.md#audit-log-and-change-feed).
 func (s *Store) notified(ctx context.Context, payload string) {
 	id, rest, ok := strings.Cut(payload, " ")
 	revText, entry, withEntry := strings.Cut(rest, " ")

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -20,6 +21,15 @@ const SortTextPrefix = sortTextPrefix
 
 // MigrateTo runs the migrations up to the one named last.
 func (s *Store) MigrateTo(ctx context.Context, last string) error { return s.migrate(ctx, last) }
+
+// MigrateFrom runs the migrations of fsys (migrations/*.sql), for tests
+// of the runner.
+func (s *Store) MigrateFrom(ctx context.Context, fsys fs.FS) error {
+	return s.migrateFrom(ctx, fsys, "")
+}
+
+// Migrations are the embedded migrations.
+var Migrations = migrations
 
 // InsertRecordV1 writes a record as schema version 1 held it: the whole
 // canonical text in sort_text, no column a later migration added. It

@@ -31,7 +31,7 @@ func TestMigrateAdmins(t *testing.T) {
 	require.NoError(t, s.Migrate(ctx), "Migrate the filled database")
 	require.NoError(t, s.Migrate(ctx), "Migrate again changes nothing")
 
-	users, err := s.FindUsers(ctx)
+	users, _, err := s.ListUsers(ctx, store.ListQuery{})
 	require.NoError(t, err)
 	require.Len(t, users, 2)
 	for _, u := range users {

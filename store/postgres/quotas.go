@@ -8,7 +8,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Quotas (store.Quotas, docs/api.md#8-limits-rate-limits-and-quotas) and
+// Quotas (store.Quotas, docs/api.md#limits-rate-limits-and-quotas) and
 // the order of locks. Every write in a project runs in one transaction
 // whose first statement locks the project's row (lockProject, FOR NO KEY
 // UPDATE), and only then the rows below it, parents before children:

@@ -173,7 +173,7 @@ var numberSortColumns = func() map[store.SortField]string {
 }()
 
 // rangeOperand returns the SQL operand a range filter of type t compares
-// and the bound to compare it with (docs/api.md#5-list-queries): numbers
+// and the bound to compare it with (docs/api.md#list-queries): numbers
 // exactly by sort_num (hds_records_number), DATETIME by its instant
 // (hds_datetime_instant, migration 0008, indexed by hds_records_datetime),
 // the other types by vtext (COLLATE "C": byte-wise).
@@ -327,7 +327,7 @@ func listRecords[T any](ctx context.Context, q queryer, b *binder, lq store.List
 
 // nameIsNoID refuses a record name that is the id (in any case) of a
 // record of the cluster other than self: that segment names the record
-// with the id (docs/api.md#2-data-model), so the name is taken.
+// with the id (docs/api.md#data-model), so the name is taken.
 func (q queryer) nameIsNoID(ctx context.Context, clusterID, name, self string) error {
 	id, ok := store.CanonicalUUID(name)
 	if !ok || id == self {

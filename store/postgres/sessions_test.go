@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,15 +17,7 @@ import (
 // pool, on one database: two instances of the service.
 func TestSessions(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T) (storetest.SessionStore, storetest.SessionStore) {
-		url := pgtest.NewURL(t)
-		open := func() *postgres.Store {
-			db, err := sqlx.Open("postgres", url)
-			require.NoError(t, err)
-			db.SetMaxOpenConns(4)
-			t.Cleanup(func() { db.Close() })
-			return postgres.New(db)
-		}
-		return open(), open()
+		return pgtest.Pair(t)
 	})
 }
 
@@ -55,7 +46,7 @@ func TestMigrateSessions(t *testing.T) {
 	require.NoError(t, s.Migrate(ctx), "Migrate the filled database")
 	require.NoError(t, s.Migrate(ctx), "Migrate again changes nothing")
 
-	users, err := s.FindUsers(ctx)
+	users, _, err := s.ListUsers(ctx, store.ListQuery{})
 	require.NoError(t, err)
 	require.Len(t, users, 2, "no user lost")
 	for i, want := range []struct {
@@ -84,15 +75,7 @@ func TestMigrateSessions(t *testing.T) {
 
 func TestAccess(t *testing.T) {
 	storetest.RunAccess(t, func(t *testing.T) (storetest.AccessStore, storetest.AccessStore) {
-		url := pgtest.NewURL(t)
-		open := func() *postgres.Store {
-			db, err := sqlx.Open("postgres", url)
-			require.NoError(t, err)
-			db.SetMaxOpenConns(4)
-			t.Cleanup(func() { db.Close() })
-			return postgres.New(db)
-		}
-		return open(), open()
+		return pgtest.Pair(t)
 	})
 }
 
@@ -102,14 +85,6 @@ func TestAccess(t *testing.T) {
 func TestEvents(t *testing.T) {
 	storetest.RunEvents(t, func(t *testing.T) (storetest.EventStore, storetest.EventStore) {
 		url := pgtest.NewURL(t)
-		open := func() *postgres.Store {
-			db, err := sqlx.Open("postgres", url)
-			require.NoError(t, err)
-			db.SetMaxOpenConns(4)
-			s := postgres.New(db, postgres.WithListenURL(url))
-			t.Cleanup(func() { s.Close() })
-			return s
-		}
-		return open(), open()
+		return pgtest.Open(t, url, postgres.WithListenURL(url)), pgtest.Open(t, url, postgres.WithListenURL(url))
 	})
 }

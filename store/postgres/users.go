@@ -64,12 +64,6 @@ func (s *Store) FindUserByID(ctx context.Context, id string) (_ *store.User, err
 	return s.findUser(ctx, "id", id)
 }
 
-// FindUsers implements store.UserDirectory.
-func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
-	users, _, err := s.ListUsers(ctx, store.ListQuery{})
-	return users, err
-}
-
 // ListUsers implements store.UserDirectory. Without a search, the page
 // and the count come from one statement; with one, the usernames are
 // matched in Go (strings.ToLower, which PostgreSQL's lower() does not

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,15 +20,7 @@ import (
 // two instances: their claims never hand out one delivery twice.
 func TestWebhooks(t *testing.T) {
 	storetest.RunWebhooks(t, func(t *testing.T) (storetest.WebhookStore, storetest.WebhookStore) {
-		url := pgtest.NewURL(t)
-		open := func() *postgres.Store {
-			db, err := sqlx.Open("postgres", url)
-			require.NoError(t, err)
-			db.SetMaxOpenConns(4)
-			t.Cleanup(func() { db.Close() })
-			return postgres.New(db)
-		}
-		return open(), open()
+		return pgtest.Pair(t)
 	})
 }
 

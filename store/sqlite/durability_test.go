@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hds-go/hds/internal/pgtest"
 	"github.com/hds-go/hds/store"
 	"github.com/hds-go/hds/store/sqlite"
 )
@@ -31,7 +30,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(killChild(path))
 	}
-	os.Exit(pgtest.Main(m)) // the benchmark's PostgreSQL template goes after the run
+	os.Exit(m.Run())
 }
 
 // killChild takes the server lock, writes a project, a record and an

@@ -8,7 +8,7 @@ import (
 
 // list builds the WHERE, ORDER BY and paging of a list statement from a
 // ListQuery: the same filters, sorts and cursors as the other stores
-// (docs/api.md#5-list-queries), written so that an index on (parent, sort
+// (docs/api.md#list-queries), written so that an index on (parent, sort
 // column, name, id) serves them.
 type list struct {
 	where []string

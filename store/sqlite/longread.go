@@ -7,7 +7,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Long reads (docs/api.md#8-limits-rate-limits-and-quotas). An export and
+// Long reads (docs/api.md#limits-rate-limits-and-quotas). An export and
 // a comparison read one snapshot, a read transaction that holds a
 // connection of the read pool until its last row is read, and their
 // caller writes each item to a client that may read slowly. So that no

@@ -4,9 +4,10 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"io/fs"
-	"sort"
+	"time"
+
+	"github.com/hds-go/hds/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -16,13 +17,26 @@ var migrations embed.FS
 // schema: another application's file.
 var errForeign = errors.New("the file is an SQLite database of another application (it has tables but no hds schema)")
 
-// migrate brings the schema up to date: every embedded migration not yet
-// recorded in hds_schema_migrations runs, in name order, each in its own
-// write transaction (BEGIN IMMEDIATE: a second process migrating at the
-// same time waits, then finds the work done), bounded by ctx rather than
-// the store's per-call timeout. It stops after the
-// migration named last when last is not empty; tests use it to build an
-// older schema.
+// dialect is what the migration runner needs of SQLite but a way to run
+// a transaction (Store.migrationDialect adds the store's).
+var dialect = migrate.Dialect{
+	Engine:      "SQLite",
+	Placeholder: func(int) string { return "?" },
+	HasTable:    `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hds_schema_migrations'`,
+	CreateTable: `CREATE TABLE hds_schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`,
+	AppliedAt:   func(now time.Time) any { return micros(now) },
+	Tables:      `SELECT count(*) FROM sqlite_master WHERE type = 'table'`,
+	Foreign:     errForeign,
+}
+
+// migrate brings the schema up to date (internal/migrate): every embedded
+// migration not yet recorded in hds_schema_migrations runs, in name
+// order, each in its own write transaction (BEGIN IMMEDIATE: a second
+// process migrating at the same time waits, then finds the work done),
+// bounded by ctx rather than the store's per-call timeout. It stops
+// after the migration named last when last is not empty; tests use it to
+// build an older schema. A database of a newer schema than the embedded
+// migrations know is refused (*migrate.TooNewError).
 func (s *Store) migrate(ctx context.Context, last string) error {
 	return s.migrateFrom(ctx, migrations, last)
 }
@@ -30,50 +44,9 @@ func (s *Store) migrate(ctx context.Context, last string) error {
 // migrateFrom runs the migrations of fsys (migrations/*.sql); tests give
 // it files of their own.
 func (s *Store) migrateFrom(ctx context.Context, fsys fs.FS, last string) error {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		return err
+	d := dialect
+	d.Transact = func(ctx context.Context, f func(context.Context, migrate.Tx) error) error {
+		return s.writeNoDeadline(ctx, func(t *tx) error { return f(t.ctx, t) })
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		if last != "" && name > last {
-			break
-		}
-		body, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return err
-		}
-		err = s.writeNoDeadline(ctx, func(t *tx) error {
-			var hds, tables int
-			if err := t.row(`SELECT count(*) FILTER (WHERE name = 'hds_schema_migrations'), count(*)
-				FROM sqlite_master WHERE type = 'table'`).Scan(&hds, &tables); err != nil {
-				return err
-			}
-			if hds == 0 {
-				if tables > 0 {
-					return errForeign
-				}
-				if _, err := t.exec(`CREATE TABLE hds_schema_migrations (
-					name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-					return err
-				}
-			}
-			var done int
-			if err := t.row(`SELECT count(*) FROM hds_schema_migrations WHERE name = ?`, name).Scan(&done); err != nil {
-				return err
-			}
-			if done > 0 {
-				return nil
-			}
-			if _, err := t.ExecContext(t.ctx, string(body)); err != nil { // several statements: never prepared
-				return fmt.Errorf("migrate %s: %w", name, err)
-			}
-			_, err := t.exec(`INSERT INTO hds_schema_migrations (name, applied_at) VALUES (?, ?)`, name, micros(t.now))
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return migrate.Run(ctx, d, fsys, last)
 }

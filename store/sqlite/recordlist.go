@@ -8,7 +8,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// A record list (docs/api.md#5-list-queries) is a count and a page. The
+// A record list (docs/api.md#list-queries) is a count and a page. The
 // filters on columns (type, value, range) and every sort, both ways, are
 // index ranges in the list's order (migrations 0001 and 0003). A
 // substring filter, search or valueContains, is the set of its matches'

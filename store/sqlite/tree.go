@@ -181,7 +181,7 @@ func (t *tx) audit(pr *proj, c store.Caller, e store.AuditEntry) error {
 // changeRevision is the project's newest revision whose entry changes
 // something (not credential.reveal), 0 when none: the revision of a
 // comparison and what Batch.IfRevision is checked against
-// (docs/api.md#21-compare-and-promote). The audit table's primary key,
+// (docs/api.md#compare-and-promote). The audit table's primary key,
 // (project_id, revision), is read backwards from the newest entry and
 // stops at the first that is not a reveal.
 func (t *tx) changeRevision(pr *proj) (int64, error) {

@@ -86,12 +86,6 @@ func (s *Store) FindUserByID(ctx context.Context, id string) (*store.User, error
 	return out, err
 }
 
-// FindUsers implements store.UserDirectory.
-func (s *Store) FindUsers(ctx context.Context) ([]*store.User, error) {
-	users, _, err := s.ListUsers(ctx, store.ListQuery{})
-	return users, err
-}
-
 // ListUsers implements store.UserDirectory.
 func (s *Store) ListUsers(ctx context.Context, q store.ListQuery) ([]*store.User, int, error) {
 	users := []*store.User{}

@@ -89,7 +89,7 @@ func testAnonymousOwner(t *testing.T, newStores func(t *testing.T) (AccessStore,
 }
 
 // testAccessAudit: every change of members and tokens writes its entry
-// (docs/api.md#18-audit-log-and-change-feed), with the username or token id
+// (docs/api.md#audit-log-and-change-feed), with the username or token id
 // as target; refused changes write none; no entry holds a token or its
 // hash.
 func testAccessAudit(t *testing.T, newStores func(t *testing.T) (AccessStore, AccessStore)) {

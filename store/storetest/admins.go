@@ -69,10 +69,10 @@ func testAdminFlag(t *testing.T, newStores func(t *testing.T) (UserAdminStore, U
 	got, err = other.FindUserByID(t.Context(), b.ID)
 	require.NoError(t, err)
 	assert.False(t, got.Admin, "FindUserByID reads Admin")
-	us, err := other.FindUsers(t.Context())
+	us, err := listUsers(t.Context(), other)
 	require.NoError(t, err)
 	require.Len(t, us, 2)
-	assert.Equal(t, []bool{true, false}, []bool{us[0].Admin, us[1].Admin}, "FindUsers reads Admin")
+	assert.Equal(t, []bool{true, false}, []bool{us[0].Admin, us[1].Admin}, "ListUsers reads Admin")
 }
 
 func testListUsers(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {
@@ -121,7 +121,7 @@ func testListUsers(t *testing.T, newStores func(t *testing.T) (UserAdminStore, U
 
 // testListUsersSorted: ListUsers sorts by q.SortBy (name, id, created_at,
 // updated_at) in either direction, ties broken by username then id
-// ascending (docs/api.md#5-list-queries), with search and paging.
+// ascending (docs/api.md#list-queries), with search and paging.
 func testListUsersSorted(t *testing.T, newStores func(t *testing.T) (UserAdminStore, UserAdminStore)) {
 	s, other := newStores(t)
 	ctx := t.Context()
@@ -321,7 +321,7 @@ func testLastAdminConcurrent(t *testing.T, newStores func(t *testing.T) (UserAdm
 			survivor = names[i]
 		}
 		assert.Equal(t, 1, wins, "round %d: exactly one of two concurrent changes wins", round)
-		us, err := other.FindUsers(ctx)
+		us, err := listUsers(ctx, other)
 		require.NoError(t, err)
 		var active []string
 		for _, u := range us {

@@ -83,7 +83,7 @@ func viewAll(es []*store.AuditEntry) []auditView {
 
 // RunAudit runs the conformance suite of the audit log (store.AuditLog
 // and the entries every change of a store.Store writes,
-// docs/api.md#18-audit-log-and-change-feed). newStore must return a fresh,
+// docs/api.md#audit-log-and-change-feed). newStore must return a fresh,
 // empty store; it is called once per subtest.
 func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 	t.Run("EveryChange", func(t *testing.T) {
@@ -193,7 +193,7 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) AuditStore) {
 	})
 
 	t.Run("RevealThroughReferences", func(t *testing.T) {
-		// docs/api.md#20-references-between-records (v1.3): beside the
+		// docs/api.md#references-between-records (v1.3): beside the
 		// request's one entry, one per credential record revealed through
 		// references, naming it, in one step; a caller refused writes none.
 		s := newStore(t)

@@ -13,7 +13,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The rules of Store.Apply (docs/api.md#16-batch-export-and-import's batch,
+// The rules of Store.Apply (docs/api.md#batch-export-and-import's batch,
 // and the writes of an import) and Store.ExportProject.
 
 // keepHistory is the Write of the batches of this suite.

@@ -12,7 +12,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The rules of store.Comparer (docs/api.md#21-compare-and-promote) and of
+// The rules of store.Comparer (docs/api.md#compare-and-promote) and of
 // Batch.IfRevision. Every comparison runs twice: through the store's own
 // CompareRecords, and through store.Compare's fallback on ExportProject
 // (the store hidden behind a type without CompareRecords), which must

@@ -1,6 +1,6 @@
 package storetest
 
-// Cursors (docs/api.md#5-list-queries, v1.1): ListQuery.After resumes a
+// Cursors (docs/api.md#list-queries, v1.1): ListQuery.After resumes a
 // list after an item, in any order, with any filter, and a walk by cursor
 // never repeats an item nor skips one that exists for the whole walk, while
 // other items are inserted and deleted.

@@ -15,7 +15,7 @@ import (
 )
 
 // RunApplyDeadline checks the deadline of Apply on a store whose calls
-// have one (the SQL stores' WithTimeout; docs/api.md#16-batch-export-and-import):
+// have one (the SQL stores' WithTimeout; docs/api.md#batch-export-and-import):
 // a batch that keeps making progress is not cut off however long it
 // takes in all, and one that stops making progress for the timeout fails
 // as unavailable, leaving nothing. newStore returns an empty store whose

@@ -23,7 +23,7 @@ type EventStore interface {
 }
 
 // eventWait is how long an event may take to arrive
-// (docs/api.md#18-audit-log-and-change-feed: within 1 second of its
+// (docs/api.md#audit-log-and-change-feed: within 1 second of its
 // commit), with room for a loaded machine.
 const eventWait = 3 * time.Second
 
@@ -190,7 +190,7 @@ func RunEvents(t *testing.T, newStores func(t *testing.T) (EventStore, EventStor
 		assertNotFound(t, w.Err(), "project", projName, "the watch's error")
 	})
 
-	// docs/api.md#18-audit-log-and-change-feed: a deletion ends the
+	// docs/api.md#audit-log-and-change-feed: a deletion ends the
 	// stream with no further event, but every event committed before it
 	// is delivered first, even when the deletion follows at once.
 	t.Run("EventsBeforeTheDeletion", func(t *testing.T) {
@@ -236,7 +236,7 @@ func RunEvents(t *testing.T, newStores func(t *testing.T) (EventStore, EventStor
 		// A burst of 20 events past a buffer of 2, read slowly: the watch
 		// catches up from the log and goes on, every event in order, none
 		// twice, and the live ones after it too
-		// (docs/api.md#18-audit-log-and-change-feed).
+		// (docs/api.md#audit-log-and-change-feed).
 		a, b := setup(t)
 		w, err := store.WatchProject(t.Context(), b, b, auditPath(0), -1, 2)
 		require.NoError(t, err, "WatchProject with a buffer of 2")

@@ -14,7 +14,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// The rules of docs/api.md#15-concurrency-control-and-record-history
+// The rules of docs/api.md#concurrency-control-and-record-history
 // (conditional writes) and 14 (history) as the Store interface states them.
 
 // setValue returns an update func that sets the INTEGER value n.

@@ -1,6 +1,6 @@
 package storetest
 
-// The list queries of docs/api.md#5-list-queries beyond paging: NoCount
+// The list queries of docs/api.md#list-queries beyond paging: NoCount
 // (count=false) and the range filters.
 
 import (

@@ -13,7 +13,7 @@ import (
 )
 
 // testBytesAfterRaces: the byte count of a project
-// (docs/api.md#8-limits-rate-limits-and-quotas) equals a recount of what it
+// (docs/api.md#limits-rate-limits-and-quotas) equals a recount of what it
 // holds after creates of clusters and records (single writes and batches)
 // race deletes, re-creates and renames of their collection and deletes of
 // their clusters; and deleting every collection then leaves nothing
@@ -94,7 +94,7 @@ func testBytesAfterRaces(t *testing.T, newStore func(t *testing.T, q store.Quota
 	assertRoom(t, s, clus("probe", "k"), limit, limit-6, "after deleting every collection")
 }
 
-// recountBytes counts what docs/api.md#8-limits-rate-limits-and-quotas
+// recountBytes counts what docs/api.md#limits-rate-limits-and-quotas
 // counts in the project of pp, through the Store's lists: names of
 // collections, clusters and records, and values (the records it walks keep
 // no versions).

@@ -16,7 +16,7 @@ import (
 )
 
 // RunQuotas runs the conformance suite of store.Quotas
-// (docs/api.md#8-limits-rate-limits-and-quotas):
+// (docs/api.md#limits-rate-limits-and-quotas):
 // every quota at its boundary, writes refused with a *store.QuotaError that
 // change nothing, space given back by deletes, and concurrent writes at
 // the boundary (exactly the allowed number succeed). newStore must return
@@ -250,8 +250,8 @@ func assertQuota(t *testing.T, err error, quota string, limit int64, what string
 }
 
 // testBatchQuotas checks the quotas inside Store.Apply
-// (docs/api.md#8-limits-rate-limits-and-quotas and
-// docs/api.md#16-batch-export-and-import): a batch whose op would pass one
+// (docs/api.md#limits-rate-limits-and-quotas and
+// docs/api.md#batch-export-and-import): a batch whose op would pass one
 // fails as a whole with a *store.OpError of that op wrapping the
 // *store.QuotaError and changes nothing, and the project's byte count stays
 // exact through batches that create, update and delete records, clusters

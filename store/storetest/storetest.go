@@ -10,7 +10,7 @@
 // The suites check the error contract first (which sentinel error, and
 // which *store.NotFoundError or *store.ExistsError, each failure gives),
 // then behaviour (fields, counts, renames, cascades, copies, and the
-// sorting, filtering and paging rules of docs/api.md#5-list-queries), then
+// sorting, filtering and paging rules of docs/api.md#list-queries), then
 // concurrency. Each subtest asks the constructor for a fresh, empty store.
 package storetest
 

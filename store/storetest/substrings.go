@@ -16,7 +16,7 @@ import (
 // read the texts for shorter ones), in every sort and page, and after the
 // records change: a record matches exactly when its lower-cased name (or
 // canonical text) contains the lower-cased pattern (strings.ToLower both
-// sides, docs/api.md#5-list-queries), whatever characters the pattern
+// sides, docs/api.md#list-queries), whatever characters the pattern
 // holds, however long the text.
 func testSubstrings(t *testing.T, newStore func(t *testing.T) store.Store) {
 	long := strings.Repeat("abcdefghij", 500) // 5,000 characters

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -38,8 +39,8 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 		assertNotFound(t, err, "user", "nobody", "SetUserActive of a missing user")
 		err = d.DeleteUser(ctx, "nobody")
 		assertNotFound(t, err, "user", "nobody", "DeleteUser of a missing user")
-		us, err := d.FindUsers(ctx)
-		require.NoError(t, err, "FindUsers")
+		us, err := listUsers(ctx, d)
+		require.NoError(t, err, "ListUsers")
 		assert.Equal(t, []string{"alice"}, usernames(us), "failed calls change nothing")
 	})
 
@@ -84,20 +85,21 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 		}
 	})
 
-	t.Run("FindUsersOrderedByUsername", func(t *testing.T) {
+	t.Run("ListUsersOrderedByUsername", func(t *testing.T) {
 		d := newUsers(t)
-		us, err := d.FindUsers(t.Context())
-		require.NoError(t, err, "FindUsers on an empty directory")
+		us, err := listUsers(t.Context(), d)
+		require.NoError(t, err, "ListUsers on an empty directory")
 		assert.Empty(t, us, "an empty directory has no users")
 		created := map[string]*store.User{}
 		for _, name := range []string{"carol", "alice", "dave", "bob"} {
 			created[name] = mustUser(t, d, name)
 		}
-		us, err = d.FindUsers(t.Context())
-		require.NoError(t, err, "FindUsers")
-		assert.Equal(t, []string{"alice", "bob", "carol", "dave"}, usernames(us), "FindUsers orders by username")
+		us, total, err := d.ListUsers(t.Context(), store.ListQuery{})
+		require.NoError(t, err, "ListUsers")
+		assert.Equal(t, []string{"alice", "bob", "carol", "dave"}, usernames(us), "ListUsers with an empty query lists every user, by username")
+		assert.Equal(t, 4, total, "ListUsers with an empty query counts every user")
 		for _, u := range us {
-			assert.Equal(t, viewUser(created[u.Username]), viewUser(u), "FindUsers returns %q as created", u.Username)
+			assert.Equal(t, viewUser(created[u.Username]), viewUser(u), "ListUsers returns %q as created", u.Username)
 		}
 	})
 
@@ -131,8 +133,8 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 		assertNotFound(t, err, "user", "alice", "deleting a deleted user again")
 		err = d.SetUserActive(t.Context(), "alice", true)
 		assertNotFound(t, err, "user", "alice", "SetUserActive of a deleted user")
-		us, err := d.FindUsers(t.Context())
-		require.NoError(t, err, "FindUsers")
+		us, err := listUsers(t.Context(), d)
+		require.NoError(t, err, "ListUsers")
 		assert.Equal(t, []string{"bob"}, usernames(us), "the deleted user is not listed")
 		v := mustUser(t, d, "alice")
 		assert.NotEqual(t, u.ID, v.ID, "a re-created user gets a new id")
@@ -158,14 +160,14 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 		require.NoError(t, err, "FindUserByID")
 		assert.Equal(t, want, viewUser(got), "changing the user returned by FindUserByName changes nothing")
 		got.PasswordHash[0] = 'Z'
-		us, err := d.FindUsers(t.Context())
-		require.NoError(t, err, "FindUsers")
-		require.Len(t, us, 1, "FindUsers")
+		us, err := listUsers(t.Context(), d)
+		require.NoError(t, err, "ListUsers")
+		require.Len(t, us, 1, "ListUsers")
 		assert.Equal(t, want, viewUser(us[0]), "changing the user returned by FindUserByID changes nothing")
 		us[0].PasswordHash[0] = 'W'
 		got, err = d.FindUserByName(t.Context(), "alice")
 		require.NoError(t, err, "FindUserByName")
-		assert.Equal(t, want, viewUser(got), "changing a user returned by FindUsers changes nothing")
+		assert.Equal(t, want, viewUser(got), "changing a user returned by ListUsers changes nothing")
 	})
 
 	t.Run("ConcurrentCreate", func(t *testing.T) {
@@ -190,8 +192,8 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 		if assert.NoError(t, err, "FindUserByName") && winner >= 0 {
 			assert.Equal(t, fmt.Sprintf("hash%d", winner), string(u.PasswordHash), "the winner's user is stored")
 		}
-		us, err := d.FindUsers(t.Context())
-		require.NoError(t, err, "FindUsers")
+		us, err := listUsers(t.Context(), d)
+		require.NoError(t, err, "ListUsers")
 		assert.Len(t, us, 1, "one user is stored")
 	})
 
@@ -205,7 +207,7 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 			if err := d.SetUserActive(t.Context(), name, false); err != nil {
 				return err
 			}
-			if _, err := d.FindUsers(t.Context()); err != nil {
+			if _, err := listUsers(t.Context(), d); err != nil {
 				return err
 			}
 			if i%2 == 0 {
@@ -216,8 +218,8 @@ func RunUsers(t *testing.T, newUsers func(t *testing.T) store.UserDirectory) {
 		for i, err := range errs {
 			assert.NoError(t, err, "goroutine %d", i)
 		}
-		us, err := d.FindUsers(t.Context())
-		require.NoError(t, err, "FindUsers")
+		us, err := listUsers(t.Context(), d)
+		require.NoError(t, err, "ListUsers")
 		assert.Len(t, us, racers/2, "the odd users are left")
 		for _, u := range us {
 			assert.False(t, u.Active, "%s was disabled", u.Username)
@@ -258,4 +260,11 @@ func usernames(us []*store.User) []string {
 		names = append(names, u.Username)
 	}
 	return names
+}
+
+// listUsers lists every user of d: ListUsers with an empty query, by
+// username and without a limit.
+func listUsers(ctx context.Context, d store.UserDirectory) ([]*store.User, error) {
+	us, _, err := d.ListUsers(ctx, store.ListQuery{})
+	return us, err
 }

@@ -354,7 +354,7 @@ func testWebhookConcurrentClaims(t *testing.T, newStores func(t *testing.T) (Web
 }
 
 // testWebhookQuota: Quotas.MaxWebhooksPerProject bounds a project's
-// webhooks (docs/api.md#22-webhooks): one more is a *QuotaError naming
+// webhooks (docs/api.md#webhooks): one more is a *QuotaError naming
 // max_webhooks_per_project that writes nothing; 0 takes the default 20,
 // NoneAllowed refuses every one, Unlimited none.
 func testWebhookQuota(t *testing.T, newStores func(t *testing.T) (WebhookStore, WebhookStore)) {

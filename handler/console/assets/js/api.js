@@ -220,7 +220,7 @@ export async function list(p, { limit = 50, cursor, offset = 0, ...query } = {})
 /**
  * entityTag is the ETag of a record's state from its id and version, as
  * a list item or a history entry gives them: this server's tags are
- * "<id>.<version>" (docs/api.md section 15). The console ships with the
+ * "<id>.<version>" (docs/api.md, concurrency control and record history). The console ships with the
  * server, so it may know what other clients must treat as opaque; a
  * test pins it to the ETag header (console_rights_browser_test.go).
  */

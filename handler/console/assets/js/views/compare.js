@@ -1,5 +1,5 @@
 // Compare two collections or two clusters of a project and promote the
-// differences (docs/api.md#21-compare-and-promote). Each side is picked
+// differences (docs/api.md#compare-and-promote). Each side is picked
 // from the project's collections and then, optionally, the collection's
 // clusters. GET P/diff lists what differs; an editor ticks the records to
 // take (two clusters only: for two collections the promote takes every
