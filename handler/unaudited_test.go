@@ -28,7 +28,7 @@ type unauditedStore struct {
 }
 
 // TestRevealWithoutAuditLog checks that a store without an audit log
-// serves no reveal (docs/api.md#15-audit-log: every allowed reveal is
+// serves no reveal (docs/api.md#18-audit-log-and-change-feed: every allowed reveal is
 // audited, and nothing could record it): every route that takes
 // reveal=true answers 403 AUTHORIZATION_FAILED "Insufficient permissions"
 // even to the owner, after a missing project's 404, and a write asked
