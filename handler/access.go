@@ -107,7 +107,7 @@ func callerOf(r *http.Request) store.Caller {
 <<<<<<< HEAD
 // (docs/api.md#audit-log-and-change-feed). When rec's store keeps no audit log
 =======
-// (docs/api.md#18-audit-log-and-change-feed). When rec's store keeps no audit log
+// (docs/api.md#audit-log-and-change-feed). When rec's store keeps no audit log
 >>>>>>> handlerhealth
 // (store.AuditLog), no reveal could be recorded, so a reveal needs
 // unauditedReveal, which no caller holds: the request is refused with 403
