@@ -104,11 +104,7 @@ func callerOf(r *http.Request) store.Caller {
 // the parameter becomes a right. Writes need more already.
 //
 // Every allowed reveal writes its credential.reveal entry
-<<<<<<< HEAD
 // (docs/api.md#audit-log-and-change-feed). When rec's store keeps no audit log
-=======
-// (docs/api.md#audit-log-and-change-feed). When rec's store keeps no audit log
->>>>>>> handlerhealth
 // (store.AuditLog), no reveal could be recorded, so a reveal needs
 // unauditedReveal, which no caller holds: the request is refused with 403
 // AUTHORIZATION_FAILED, as for a caller without the right to reveal,
