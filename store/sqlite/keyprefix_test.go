@@ -35,8 +35,8 @@ func prefixCases() []store.Record {
 		add(store.String, strconv.Quote(base+"yyy"[:i%4]+tail))
 		add(store.String, strconv.Quote(base+"yyy"+tail))
 	}
-	add(store.String, strconv.Quote(strings.Repeat("x", 63)))  // a value key of exactly 64 bytes
-	add(store.String, strconv.Quote(strings.Repeat("x", 64)))  // and of 65
+	add(store.String, strconv.Quote(strings.Repeat("x", 63))) // a value key of exactly 64 bytes
+	add(store.String, strconv.Quote(strings.Repeat("x", 64))) // and of 65
 	add(store.String, strconv.Quote(base+strings.Repeat("Q", 5000)+" NeedLE"))
 	add(store.String, strconv.Quote(base+strings.Repeat("Q", 5000)+" needle"))
 	add(store.String, strconv.Quote(base+strings.Repeat("Q", 5000)))
