@@ -231,7 +231,11 @@ func findRecords[T any](s *Store, ctx context.Context, p store.Path, rq store.Re
 			filter(`left(vtext, `+strconv.Itoa(valuePrefix)+`) = left($?, `+strconv.Itoa(valuePrefix)+`) AND vtext = $?`, rq.Value)
 		}
 		if rq.ValueContains != "" {
-			filter(`vtext_lower LIKE $? ESCAPE '\'`, likePattern(rq.ValueContains))
+			// Each side names its partial index's condition, so that the
+			// plan may read the trigram index for the texts it holds and
+			// hds_records_long_text for the others (migration 0015).
+			filter(`((length(vtext_lower) <= 4096 AND vtext_lower LIKE $? ESCAPE '\') OR
+				(length(vtext_lower) > 4096 AND vtext_lower LIKE $? ESCAPE '\'))`, likePattern(rq.ValueContains))
 		}
 		for _, bound := range []struct {
 			key *store.ValueKey

@@ -33,13 +33,30 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 		t.clusters = map[[2]string]*clus{}
 		t.hooks = map[string][]hookRow{}
 		t.deferProject = true
+		bulk := newBulkCreates(t, pr, p.Caller) // bulk.go
 		for i := range results {
-			res, err := t.apply(pr, p.Caller, b, b.Op(i))
-			if err != nil {
-				return &store.OpError{Index: i, Err: err}
+			op := b.Op(i)
+			res, held := bulk.add(i, op)
+			if held && bulk.full() {
+				if err := bulk.flush(); err != nil {
+					return err
+				}
+			}
+			if !held {
+				if err := bulk.flush(); err != nil {
+					return err
+				}
+				bulk.ranAlone()
+				var err error
+				if res, err = t.apply(pr, p.Caller, b, op); err != nil {
+					return &store.OpError{Index: i, Err: err}
+				}
 			}
 			results[i] = b.Result(res)
 			t.advance()
+		}
+		if err := bulk.flush(); err != nil {
+			return err
 		}
 		if b.DryRun {
 			t.written = nil

@@ -50,16 +50,18 @@ func rkey(t store.DataType, k store.ValueKey) []byte {
 	return append(b, k.Text...)
 }
 
-// recordKeys returns the vkey, rkey (NULL when none) and vtext (NULL for
-// credentials) of a record of type t with value v.
+// recordKeys returns the vkey, rkey (NULL when none), both cut to
+// keyPrefix bytes, vtext (NULL for credentials) and vtext_lower (NULL
+// for credentials and texts longer than hds_records_text holds) of a
+// record of type t with value v.
 func recordKeys(t store.DataType, v json.RawMessage) (vk []byte, rk any, vtext any, vlower any) {
 	k := store.KeyOf(t, v)
-	vk = vkey(k)
+	vk, _ = cutKey(vkey(k), "") // keyprefix.go
 	if b := rkey(t, k); b != nil {
-		rk = b
+		rk, _ = cutKey(b, "")
 	}
 	if k.HasText {
-		vtext, vlower = k.Text, lower(k.Text)
+		vtext, vlower = k.Text, keptLower(k.Text)
 	}
 	return vk, rk, vtext, vlower
 }

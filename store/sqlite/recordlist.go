@@ -37,9 +37,25 @@ import (
 // ones are matched by reading the texts.
 const minTrigram = 3
 
-// longText is the longest text, in characters, hds_records_text holds
-// (migration 0003): valueContains reads longer ones.
-const longText = "4096"
+// The longest text, in characters, hds_records_text holds (migration
+// 0003) is longTextChars (keyprefix.go): valueContains reads longer
+// ones, whose vtext_lower is not kept (migration 0007).
+
+// longTexts is the condition that a record of hds_records as alias has
+// a text longer than hds_records_text holds (hds_records_long_text
+// finds them).
+func longTexts(alias string) string {
+	return alias + ".vtext_lower IS NULL AND " + alias + ".vtext IS NOT NULL"
+}
+
+// text is the SQL expression of the lower-cased text f reads, of
+// hds_records as alias.
+func (f textFilter) text(alias string) string {
+	if f.col == "name_lower" {
+		return alias + ".name_lower"
+	}
+	return lowerText(alias)
+}
 
 // textFilter is a substring filter of a record list: the lower-cased
 // pattern and the column of hds_records (and of hds_records_text) holding
@@ -70,10 +86,10 @@ func (f textFilter) matches(id string, scan bool) (string, []any) {
 		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_name_lower WHERE x.cluster_id = ? AND instr(x.name_lower, ?) > 0",
 			[]any{id, f.pattern}
 	case !f.indexed() && scan:
-		return "SELECT x.rowid FROM hds_records x NOT INDEXED WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
+		return "SELECT x.rowid FROM hds_records x NOT INDEXED WHERE x.cluster_id = ? AND instr(" + lowerText("x") + ", ?) > 0",
 			[]any{id, f.pattern}
 	case !f.indexed():
-		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_cluster_id WHERE x.cluster_id = ? AND instr(x.vtext_lower, ?) > 0",
+		return "SELECT x.rowid FROM hds_records x INDEXED BY hds_records_cluster_id WHERE x.cluster_id = ? AND instr(" + lowerText("x") + ", ?) > 0",
 			[]any{id, f.pattern}
 	}
 	q := "SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND x.seq IN (SELECT rowid FROM hds_records_text WHERE " +
@@ -81,8 +97,8 @@ func (f textFilter) matches(id string, scan bool) (string, []any) {
 	if f.col == "name_lower" {
 		return q, []any{id, f.phrase()}
 	}
-	return q + " UNION ALL SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND length(x.vtext_lower) > " + longText +
-		" AND instr(x.vtext_lower, ?) > 0", []any{id, f.phrase(), id, f.pattern}
+	return q + " UNION ALL SELECT x.rowid FROM hds_records x WHERE x.cluster_id = ? AND " + longTexts("x") +
+		" AND instr(hds_lower(x.vtext), ?) > 0", []any{id, f.phrase(), id, f.pattern}
 }
 
 // recordList is a record list's filters.
@@ -122,13 +138,16 @@ func (rl *recordList) columns(l *list, checked bool) {
 		l.cond(r+"type = ?", string(q.Type))
 	}
 	if q.HasValue {
-		l.cond(r+"vtext = ?", q.Value)
+		// hds_records_vtext holds the texts' first keyPrefix characters.
+		l.cond("substr("+r+"vtext, 1, 64) = substr(?, 1, 64) AND "+r+"vtext = ?", q.Value, q.Value)
 	}
 	if q.Min != nil {
-		l.cond(r+"type = ? AND "+r+"rkey >= ?", string(q.Type), rkey(q.Type, *q.Min))
+		l.cond(r+"type = ?", string(q.Type))
+		l.cutBound(r+"rkey", rkey(q.Type, *q.Min), q.Min.Text, true)
 	}
 	if q.Max != nil {
-		l.cond(r+"type = ? AND "+r+"rkey <= ?", string(q.Type), rkey(q.Type, *q.Max))
+		l.cond(r+"type = ?", string(q.Type))
+		l.cutBound(r+"rkey", rkey(q.Type, *q.Max), q.Max.Text, false)
 	}
 }
 
@@ -165,8 +184,8 @@ func (t *tx) countRecords(rl *recordList) (int, error) {
 				// counted without looking each up.
 				q, args = `SELECT rowid FROM hds_records_text WHERE `+f.col+` MATCH ?`, []any{f.phrase()}
 				if f.col == "vtext_lower" {
-					q += ` UNION ALL SELECT x.rowid FROM hds_records x WHERE length(x.vtext_lower) > ` + longText +
-						` AND instr(x.vtext_lower, ?) > 0`
+					q += ` UNION ALL SELECT x.rowid FROM hds_records x WHERE ` + longTexts("x") +
+						` AND instr(hds_lower(x.vtext), ?) > 0`
 					args = append(args, f.pattern)
 				}
 			}
@@ -278,7 +297,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			// Half of the cluster or more: read in order, about one
 			// record in two matches; finding the set would cost more.
 			for _, f := range rl.texts {
-				l.cond("instr(r."+f.col+", ?) > 0", f.pattern)
+				l.cond("instr("+f.text("r")+", ?) > 0", f.pattern)
 			}
 		} else {
 			rl.matching(&l)
@@ -298,22 +317,49 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 				key = rkey(q.Type, q.After.Key)
 			}
 		}
-		if q.After != nil {
+		cut := col == "r.vkey" || col == "r.rkey" // keyprefix.go
+		if q.After != nil && cut {
+			l.afterCut(q.ListQuery, col, key.([]byte), q.After.Key.Text)
+		} else if q.After != nil {
 			l.afterKey("r", q.ListQuery, col, key)
 		}
 		from := " FROM hds_records r INDEXED BY " + rl.orderIndex(col)
-		if rl.fromMatches(matches) {
+		sorted := rl.fromMatches(matches)
+		if sorted {
 			// "+" makes the order an expression no index serves: the
 			// planner reads the matches by the filters alone, then
 			// sorts them.
 			from, col = " FROM hds_records r", "+"+col
 		}
-		order, page := orderPageBy("r", q.ListQuery, col)
-		return t.eachRecord(`SELECT `+recordCols+from+l.whereClause()+order, append(l.args, page...),
-			func(r *store.Record) error {
-				items = append(items, r)
-				return nil
-			})
+		page := func(exact bool) error {
+			items = items[:0]
+			order, args := orderPageBy("r", q.ListQuery, col)
+			if cut {
+				order, args = cutOrder(q.ListQuery, col, exact)
+			}
+			return t.eachRecord(`SELECT `+recordCols+from+l.whereClause()+order, append(l.args[:len(l.args):len(l.args)], args...),
+				func(r *store.Record) error {
+					items = append(items, r)
+					return nil
+				})
+		}
+		// Sorted by a cut key: the page is read in the indexes' order,
+		// which is the exact one unless it holds records whose cut keys
+		// tie; then it is read again with their tails (which sorts
+		// each run of equal cut keys).
+		if err := page(sorted); err != nil || !cut || sorted {
+			return err
+		}
+		ties, err := cutTies(pageKeys(items, col, q.Type), func(key []byte, i int) (bool, error) {
+			var n int
+			err := t.row(`SELECT count(*) FROM (SELECT 1 FROM hds_records r WHERE r.cluster_id = ? AND `+col+` = ? AND r.id <> ? LIMIT 1)`,
+				k.ID, key, items[i].ID).Scan(&n)
+			return n > 0, err
+		})
+		if err != nil || !ties {
+			return err
+		}
+		return page(true)
 	})
 	if err != nil {
 		return nil, 0, err
