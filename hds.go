@@ -22,6 +22,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/handler"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
@@ -124,6 +125,12 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		}
 		c.limitStore = shared
 	}
+	obs := observe.New(observe.Hooks(c.observer), c.logger)
+	if shared != nil {
+		shared.Observe(obs.RateLimitShared) // told at once, then at each switch
+	} else {
+		obs.RateLimitShared(false)
+	}
 	var sealer handler.Sealer
 	if keyring != nil { // never a nil *Keyring in the interface
 		sealer = keyring
@@ -155,6 +162,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Shutdown:          c.shutdown,
 		Console:           c.console,
 		Webhooks:          c.webhooksConfig(),
+		Observer:          obs,
 	})
 	if c.security.AllowAnonymous {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
@@ -168,6 +176,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	return chain(api,
 		middleware.RequestID(),
 		middleware.Logging(c.logger),
+		middleware.Observe(obs),
 		middleware.Recover(),
 		middleware.NoStore("/api/v1/"),
 		middleware.CORS(c.corsOrigins...),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -35,7 +36,7 @@ func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID s
 // work (one bcrypt comparison), so neither the message nor the timing
 // tells them apart. With a throttle, a username or client IP with too many
 // recent failures is refused with 429 before the password is looked at.
-func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP) http.Handler {
+func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs *observe.Observer) http.Handler {
 	type request struct {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
@@ -71,6 +72,9 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 			if retry, err = throttle.Attempt(r.Context(), *req.Username, clientIP.Of(r), check); retry != "" {
 				w.Header().Set(middleware.HeaderRetryAfter, retry)
 			}
+		}
+		if errors.Is(err, auth.ErrBadCredentials) {
+			obs.LoginFailed()
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -148,7 +152,7 @@ func handleLogout(sessions store.Sessions, tokens *auth.Tokens) http.Handler {
 // A wrong current password is 400 VALIDATION_ERROR and counts as a failed
 // login of the user for the login throttle; the new password follows the
 // rules of account creation (not empty, at most 72 bytes).
-func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP) http.Handler {
+func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs *observe.Observer) http.Handler {
 	type request struct {
 		CurrentPassword *string `json:"current_password"`
 		NewPassword     *string `json:"new_password"`
@@ -180,6 +184,7 @@ func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *midd
 				}
 			}
 			if errors.Is(err, auth.ErrBadCredentials) {
+				obs.LoginFailed()
 				err = &store.ValidationError{Message: "current_password is not the password of the account"}
 			}
 		}

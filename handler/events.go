@@ -13,6 +13,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
@@ -60,6 +61,7 @@ type feed struct {
 	keepalive time.Duration
 	shutdown  <-chan struct{}
 	open      *streamCount
+	observer  *observe.Observer
 }
 
 // streamCount counts the open streams of each caller on this instance.
@@ -201,6 +203,8 @@ func (f *feed) handle() queryHandler {
 			return
 		}
 		defer wt.Close()
+		f.observer.EventStreamOpened()
+		defer f.observer.EventStreamClosed()
 		f.serve(ctx, w, r, p, q, wt)
 	}
 }

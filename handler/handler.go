@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -88,6 +89,9 @@ type Config struct {
 	// is closed (for ever when Shutdown is nil). nil: webhooks are off
 	// and their routes are 404.
 	Webhooks *Webhooks
+	// Observer is told of change-feed streams, webhook deliveries and
+	// failed logins (hds.WithObserver); nil tells nobody.
+	Observer *observe.Observer
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before

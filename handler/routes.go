@@ -99,7 +99,7 @@ func routes(cfg Config) *router {
 		access:      public, status: 200, success: "OpenAPIDocument",
 		other: map[int]string{304: "NotModified", 413: defaultResponse},
 	})
-	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))), operation{
+	rt.handle("POST /api/v1/auth/login", byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP, cfg.Observer))), operation{
 		id: "login", tag: "auth", summary: "Log in",
 		description: "Exchanges a username and password for a token. A wrong password, an unknown user and a disabled account all answer 401 \"Invalid username or password\". Failed logins are limited per username and per client IP: past the limit every login for them answers 429 until the window has passed.",
 		access:      public, counted: true, body: "Login", status: 200, success: "Token",
@@ -117,7 +117,7 @@ func routes(cfg Config) *router {
 		usersOnly:   true, access: bearer, counted: true, status: 204, success: "LoggedOut",
 		errors: []int{400},
 	})
-	rt.handle("POST /api/v1/auth/password", authn(byUser(limitBody(handlePassword(cfg.Sessions, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))), operation{
+	rt.handle("POST /api/v1/auth/password", authn(byUser(limitBody(handlePassword(cfg.Sessions, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP, cfg.Observer)))), operation{
 		id: "changePassword", tag: "auth", summary: "Change the caller's password",
 		description: "With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.",
 		usersOnly:   true, access: bearer, counted: true, body: "PasswordChange", status: 200, success: "Token",
@@ -416,7 +416,8 @@ func routes(cfg Config) *router {
 	}
 	if src, ok := s.(store.EventSource); ok {
 		f := &feed{store: s, src: src, sessions: cfg.Sessions, access: cfg.Access, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
-			shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}}}
+			shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}},
+			observer: cfg.Observer}
 		rt.handle("GET "+pathP+"/events", protect(f.handle()), operation{
 			id: "streamEvents", tag: "audit", summary: "Watch the project's changes (Server-Sent Events)",
 			description: "A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.",
