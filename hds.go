@@ -162,7 +162,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Shutdown:          c.shutdown,
 		Console:           c.console,
 		Webhooks:          c.webhooksConfig(),
-		Observer:          obs,
+		Observer:          handlerObserver(obs),
 	})
 	if c.security.AllowAnonymous {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +
@@ -176,7 +176,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	return chain(api,
 		middleware.RequestID(),
 		middleware.Logging(c.logger),
-		middleware.Observe(obs),
+		middleware.Observe(requestObserver(obs)),
 		middleware.Recover(),
 		middleware.NoStore("/api/v1/"),
 		middleware.CORS(c.corsOrigins...),
@@ -233,6 +233,23 @@ func (c *config) keyring() *sealing.Keyring {
 		c.fail("WithCredentialKey: %v", err)
 	}
 	return k
+}
+
+// handlerObserver is obs for the handler: nil (nobody told) without one.
+func handlerObserver(obs *observe.Observer) handler.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
+}
+
+// requestObserver is obs for the request middleware: nil (no middleware)
+// unless the host wants request facts.
+func requestObserver(obs *observe.Observer) middleware.RequestObserver {
+	if !obs.WantsRequests() {
+		return nil
+	}
+	return obs
 }
 
 // chain wraps h in middleware, the first one outermost.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
-	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -36,7 +35,7 @@ func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID s
 // work (one bcrypt comparison), so neither the message nor the timing
 // tells them apart. With a throttle, a username or client IP with too many
 // recent failures is refused with 429 before the password is looked at.
-func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs *observe.Observer) http.Handler {
+func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs Observer) http.Handler {
 	type request struct {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
@@ -152,7 +151,7 @@ func handleLogout(sessions store.Sessions, tokens *auth.Tokens) http.Handler {
 // A wrong current password is 400 VALIDATION_ERROR and counts as a failed
 // login of the user for the login throttle; the new password follows the
 // rules of account creation (not empty, at most 72 bytes).
-func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs *observe.Observer) http.Handler {
+func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs Observer) http.Handler {
 	type request struct {
 		CurrentPassword *string `json:"current_password"`
 		NewPassword     *string `json:"new_password"`

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
-	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
@@ -61,7 +60,7 @@ type feed struct {
 	keepalive time.Duration
 	shutdown  <-chan struct{}
 	open      *streamCount
-	observer  *observe.Observer
+	observer  Observer
 }
 
 // streamCount counts the open streams of each caller on this instance.

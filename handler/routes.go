@@ -45,6 +45,9 @@ func routes(cfg Config) *router {
 	if cfg.Access == nil {
 		cfg.Access, _ = cfg.Store.(store.Access)
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
 	// Requests are counted against the user once the token verifies, and
 	// against the client IP when answered before that.
 	byIP := cfg.RateLimiter.Limit(func(r *http.Request) string { return "ip:" + cfg.ClientIP.Of(r) })

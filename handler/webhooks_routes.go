@@ -27,8 +27,8 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 		Store: ws, Timeout: wc.Timeout, MaxBackoff: wc.MaxBackoff, MaxAttempts: wc.MaxAttempts, Guard: guard,
 		KeepDeliveries: wc.KeepDeliveries,
 		Body:           func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
-		Observer: cfg.Observer,
-		Secret:   func(w *store.Webhook) ([]byte, error) { return openSecret(sealer, w) },
+		Observer: cfg.Observer, CountPending: wantsPending(cfg.Observer),
+		Secret: func(w *store.Webhook) ([]byte, error) { return openSecret(sealer, w) },
 	})}
 	if ws != nil {
 		// The bound is the store's: it fails the oldest delivery in the

@@ -78,13 +78,26 @@ type Config struct {
 	Secret func(*store.Webhook) ([]byte, error)
 	// Logger receives the errors of the store; nil: slog.Default().
 	Logger *slog.Logger
-	// Observer is told the outcome of each attempt and, when the store
-	// is a store.PendingCounter, the number of pending deliveries (at
-	// start, then at most every CountEvery); nil tells nobody.
-	Observer *observe.Observer
+	// Observer is told the outcome of each attempt and, with
+	// CountPending and a store.PendingCounter store, the number of
+	// pending deliveries (at start, then at most every CountEvery); nil
+	// tells nobody.
+	Observer Observer
+	// CountPending asks the store for the pending count for Observer.
+	CountPending bool
 	// CountEvery is how often, at most, pending deliveries are counted
 	// for the Observer; 0 is DefaultCountEvery.
 	CountEvery time.Duration
+}
+
+// Observer is told of the dispatcher's attempts and backlog (the
+// handler's Observer).
+type Observer interface {
+	// WebhookDelivery is told of each attempt: observe.DeliverySucceeded,
+	// observe.DeliveryFailed or observe.DeliveryRetried.
+	WebhookDelivery(outcome string)
+	// WebhookPending is told the number of pending deliveries.
+	WebhookPending(n int)
 }
 
 // Dispatcher sends the deliveries of the store's outbox. Several
@@ -216,7 +229,7 @@ func (d *Dispatcher) Run(stop <-chan struct{}) {
 	defer ticker.Stop()
 	var pruned, counted time.Time
 	counter, _ := d.cfg.Store.(store.PendingCounter)
-	if !d.cfg.Observer.WantsPending() {
+	if d.cfg.Observer == nil || !d.cfg.CountPending {
 		counter = nil
 	}
 	for {
@@ -319,10 +332,11 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.Claim) {
 	if err := d.cfg.Store.FinishAttempt(fctx, c.Delivery.ID, d.owner, a); err != nil {
 		d.cfg.Logger.Error("webhooks: record an attempt", "delivery", c.Delivery.ID, "error", err)
 	}
-	switch a.Status {
-	case store.DeliverySucceeded:
+	switch {
+	case d.cfg.Observer == nil:
+	case a.Status == store.DeliverySucceeded:
 		d.cfg.Observer.WebhookDelivery(observe.DeliverySucceeded)
-	case store.DeliveryFailed:
+	case a.Status == store.DeliveryFailed:
 		d.cfg.Observer.WebhookDelivery(observe.DeliveryFailed)
 	default:
 		d.cfg.Observer.WebhookDelivery(observe.DeliveryRetried)
