@@ -22,6 +22,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/handler"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/internal/sealing"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
@@ -124,6 +125,12 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		}
 		c.limitStore = shared
 	}
+	obs := observe.New(observe.Hooks(c.observer), c.logger)
+	if shared != nil {
+		shared.Observe(obs.RateLimitShared) // told at once, then at each switch
+	} else {
+		obs.RateLimitShared(false)
+	}
 	var sealer handler.Sealer
 	if keyring != nil { // never a nil *Keyring in the interface
 		sealer = keyring
@@ -155,6 +162,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Shutdown:          c.shutdown,
 		Console:           c.console,
 		Webhooks:          c.webhooksConfig(),
+		Observer:          handlerObserver(obs),
 	})
 	if err != nil { // the fields handler.New requires are all set above
 		return nil, fmt.Errorf("hds: %w", err)
@@ -175,6 +183,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	return chain(api,
 		middleware.RequestID(),
 		middleware.Logging(c.logger),
+		middleware.Observe(requestObserver(obs)),
 		middleware.Recover(),
 		middleware.NoStore("/api/v1/"),
 		middleware.CORS(c.corsOrigins...),
@@ -231,6 +240,23 @@ func (c *config) keyring() *sealing.Keyring {
 		c.fail("WithCredentialKey: %v", err)
 	}
 	return k
+}
+
+// handlerObserver is obs for the handler: nil (nobody told) without one.
+func handlerObserver(obs *observe.Observer) handler.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
+}
+
+// requestObserver is obs for the request middleware: nil (no middleware)
+// unless the host wants request facts.
+func requestObserver(obs *observe.Observer) middleware.RequestObserver {
+	if !obs.WantsRequests() {
+		return nil
+	}
+	return obs
 }
 
 // chain wraps h in middleware, the first one outermost.

@@ -47,6 +47,7 @@ type config struct {
 	shutdown        <-chan struct{}
 	console         bool
 	webhooks        Webhooks
+	observer        Observer
 	errs            []error
 }
 

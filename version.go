@@ -8,6 +8,14 @@ import (
 // modulePath is the path of this module, as builds record it.
 const modulePath = "github.com/hds-go/hds"
 
+// BuildVersion is the version of hds in the running build, as /health
+// and the OpenAPI document's info.version report it: the version the
+// build recorded for github.com/hds-go/hds, without its "v" (1.3.0 for
+// v1.3.0, or a pseudo-version of a commit), or Version when the build
+// records none. A host's metrics report it (the standalone server's
+// hds_build_info does).
+func BuildVersion() string { return moduleVersion() }
+
 // moduleVersion is the version of this module in the running build, as
 // /health and the OpenAPI document's info.version report it: the
 // version the build recorded for github.com/hds-go/hds (a release tag

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -37,6 +38,7 @@ type fileConfig struct {
 	Console     consoleConfig     `json:"console"`
 	Webhooks    webhooksConfig    `json:"webhooks"`
 	TLS         tlsConfig         `json:"tls"`
+	Metrics     metricsConfig     `json:"metrics"`
 	Users       []userConfig      `json:"users"`
 }
 
@@ -136,6 +138,12 @@ type tlsConfig struct {
 	AllowPlainHTTP *bool  `json:"allow_plain_http"`
 }
 
+// metricsConfig is the metrics.* keys: the address of the Prometheus
+// metrics listener, off when empty (docs/server.md#metrics).
+type metricsConfig struct {
+	Addr string `json:"addr"`
+}
+
 type userConfig struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
@@ -219,6 +227,9 @@ type config struct {
 	webhooks hds.Webhooks
 	// tls are the tls.* keys.
 	tls tlsSettings
+	// metricsAddr is metrics.addr (or HDS_METRICS_ADDR): where GET
+	// /metrics is served; "" serves no metrics.
+	metricsAddr string
 }
 
 // tlsSettings are the tls.* keys, checked: both files or neither.
@@ -311,6 +322,15 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 	}
 	if v := getenv("HDS_REDIS_URL"); v != "" {
 		rl.RedisURL, redisFrom = v, "HDS_REDIS_URL"
+	}
+	cfg.metricsAddr = fc.Metrics.Addr
+	if v := getenv("HDS_METRICS_ADDR"); v != "" {
+		cfg.metricsAddr = v
+	}
+	if cfg.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.metricsAddr); err != nil {
+			return nil, fmt.Errorf("metrics.addr (or HDS_METRICS_ADDR) must be host:port, as addr is: %q", cfg.metricsAddr)
+		}
 	}
 	if err := cfg.resolveTLS(fc.TLS, getenv); err != nil {
 		return nil, err

@@ -137,6 +137,11 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		redisAnswered = answered
 		opts = append(opts, hds.WithRateLimitStore(limits))
 	}
+	var mx *metrics // metrics.addr: built on the observer
+	if cfg.metricsAddr != "" {
+		mx = newMetrics(hds.BuildVersion())
+		opts = append(opts, hds.WithObserver(mx.observer()))
+	}
 	h, err := hds.NewHandler(opts...)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -159,6 +164,14 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	var msrv *metricsServer
+	if mx != nil {
+		if msrv, err = listenMetrics(cfg.metricsAddr, mx, logger); err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer msrv.close()
 	}
 	// Users are created once the address is the server's, so that a start
 	// that fails creates none (docs/api.md#the-standalone-server)
@@ -193,6 +206,9 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	if cfg.consoleEnabled {
 		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
 	}
+	if msrv != nil {
+		fmt.Fprintf(stdout, "Metrics (Prometheus, no authentication): %s%s\n", baseURL("http", msrv.addr()), metricsPath)
+	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
 	logs.Buffer()
 
@@ -206,6 +222,9 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := msrv.shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown of the metrics listener: %w", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

@@ -36,7 +36,7 @@ func issue(w http.ResponseWriter, r *http.Request, tokens *auth.Tokens, userID s
 // work (one bcrypt comparison), so neither the message nor the timing
 // tells them apart. With a throttle, a username or client IP with too many
 // recent failures is refused with 429 before the password is looked at.
-func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP) http.Handler {
+func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs Observer) http.Handler {
 	type request struct {
 		Username *string `json:"username"`
 		Password *string `json:"password"`
@@ -67,6 +67,9 @@ func handleLogin(users store.UserDirectory, tokens *auth.Tokens, throttle *middl
 		var retry string
 		if retry, err = throttle.Attempt(r.Context(), *req.Username, clientIP.Of(r), check); retry != "" {
 			w.Header().Set(middleware.HeaderRetryAfter, retry)
+		}
+		if errors.Is(err, auth.ErrBadCredentials) {
+			obs.LoginFailed()
 		}
 		if err != nil {
 			envelope.Error(w, r, err)
@@ -144,7 +147,7 @@ func handleLogout(sessions store.Sessions, tokens *auth.Tokens) http.Handler {
 // A wrong current password is 400 VALIDATION_ERROR and counts as a failed
 // login of the user for the login throttle; the new password follows the
 // rules of account creation (not empty, at most 72 bytes).
-func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP) http.Handler {
+func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *middleware.LoginThrottle, clientIP middleware.ClientIP, obs Observer) http.Handler {
 	type request struct {
 		CurrentPassword *string `json:"current_password"`
 		NewPassword     *string `json:"new_password"`
@@ -170,6 +173,7 @@ func handlePassword(sessions store.Sessions, tokens *auth.Tokens, throttle *midd
 				w.Header().Set(middleware.HeaderRetryAfter, retry)
 			}
 			if errors.Is(err, auth.ErrBadCredentials) {
+				obs.LoginFailed()
 				err = &store.ValidationError{Message: "current_password is not the password of the account"}
 			}
 		}
@@ -225,7 +229,7 @@ func refreshClaims(r *http.Request, tokens *auth.Tokens, access store.Access) (*
 // password and me.
 func (d *deps) authRoutes(rt *router) {
 	cfg, authn, byIP, byUser, limitBody, protect := d.cfg, d.authn, d.byIP, d.byUser, d.limitBody, d.protect
-	rt.handle("POST /api/v1/auth/login", noProject, byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))), openapi.Operation{
+	rt.handle("POST /api/v1/auth/login", noProject, byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP, cfg.Observer))), openapi.Operation{
 		ID: "login", Tag: "auth", Summary: "Log in",
 		Description: "Exchanges a username and password for a token. A wrong password, an unknown user and a disabled account all answer 401 \"Invalid username or password\". Failed logins are limited per username and per client IP: past the limit every login for them answers 429 until the window has passed.",
 		Access:      openapi.Public, Counted: true, Body: "Login", Status: 200, Success: "Token",
@@ -243,7 +247,7 @@ func (d *deps) authRoutes(rt *router) {
 		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 204, Success: "LoggedOut",
 		Errors: []int{400},
 	})
-	rt.handle("POST /api/v1/auth/password", noProject, authn(byUser(limitBody(handlePassword(cfg.Sessions, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))), openapi.Operation{
+	rt.handle("POST /api/v1/auth/password", noProject, authn(byUser(limitBody(handlePassword(cfg.Sessions, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP, cfg.Observer)))), openapi.Operation{
 		ID: "changePassword", Tag: "auth", Summary: "Change the caller's password",
 		Description: "With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.",
 		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "PasswordChange", Status: 200, Success: "Token",

@@ -40,6 +40,9 @@ func newDeps(cfg Config) *deps {
 	if cfg.Access == nil {
 		cfg.Access, _ = cfg.Store.(store.Access)
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
 	d := &deps{cfg: cfg, cursors: newCursors(cfg.Tokens)}
 	// Requests are counted against the user once the token verifies, and
 	// against the client IP when answered before that.

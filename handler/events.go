@@ -62,6 +62,7 @@ type feed struct {
 	keepalive time.Duration
 	shutdown  <-chan struct{}
 	open      *streamCount
+	observer  Observer
 }
 
 // streamCount counts the open streams of each caller on this instance.
@@ -203,6 +204,8 @@ func (f *feed) handle() queryHandler {
 			return
 		}
 		defer wt.Close()
+		f.observer.EventStreamOpened()
+		defer f.observer.EventStreamClosed()
 		f.serve(ctx, w, r, p, q, wt)
 	}
 }
@@ -451,7 +454,8 @@ func (d *deps) eventRoutes(rt *router) {
 		return
 	}
 	f := &feed{store: s, src: src, sessions: cfg.Sessions, access: cfg.Access, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
-		shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}}}
+		shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}},
+		observer: cfg.Observer}
 	rt.handle("GET "+pathP+"/events", store.RightRead, protect(f.handle()), openapi.Operation{
 		ID: "streamEvents", Tag: "audit", Summary: "Watch the project's changes (Server-Sent Events)",
 		Description: "A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.",

@@ -99,6 +99,47 @@ type Config struct {
 	// until Shutdown is closed (for ever when Shutdown is nil). nil:
 	// webhooks are off and their routes are 404.
 	Webhooks *Webhooks
+	// Observer is told of change-feed streams, webhook deliveries and
+	// failed logins (hds.WithObserver wires it); nil tells nobody.
+	Observer Observer
+}
+
+// Observer is told what the handlers do, for a host's metrics
+// (hds.Observer's facts of streams, webhooks and logins). Its methods are
+// called on the goroutine of a request or of the webhook sender: they
+// must not block (hds's observer queues them).
+type Observer interface {
+	// EventStreamOpened and EventStreamClosed are told of each
+	// change-feed stream as it starts and as it ends.
+	EventStreamOpened()
+	EventStreamClosed()
+	// WebhookDelivery is told of each delivery attempt: "succeeded",
+	// "failed" (no more attempts) or "retried".
+	WebhookDelivery(outcome string)
+	// WebhookPending is told the number of pending deliveries, when the
+	// store counts them (store.PendingCounter), at most once a second.
+	WebhookPending(n int)
+	// LoginFailed is told of each failed login.
+	LoginFailed()
+}
+
+// noObserver tells nobody: the Observer of a Config without one.
+type noObserver struct{}
+
+func (noObserver) EventStreamOpened()     {}
+func (noObserver) EventStreamClosed()     {}
+func (noObserver) WebhookDelivery(string) {}
+func (noObserver) WebhookPending(int)     {}
+func (noObserver) LoginFailed()           {}
+
+// wantsPending reports whether o wants the pending count, which costs a
+// store query each second: an observer may say it does not.
+func wantsPending(o Observer) bool {
+	if w, ok := o.(interface{ WantsPending() bool }); ok {
+		return w.WantsPending()
+	}
+	_, none := o.(noObserver)
+	return !none
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before

@@ -3,11 +3,14 @@ package handler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/internal/openapi"
+	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -51,6 +54,11 @@ func handleHealth(s store.Store, limits *middleware.FallbackStore, version strin
 		}
 		if err := s.Ping(ctx); err != nil {
 			out.Status, out.Checks.Store, status = "unavailable", "unavailable", http.StatusServiceUnavailable
+			kind := observe.StoreUnavailable // a ping that fails did not reach the store
+			if errors.Is(err, context.DeadlineExceeded) {
+				kind = observe.StoreTimeout
+			}
+			reqinfo.From(r.Context()).StoreError = kind
 		}
 		out.Timestamp = formatTime(time.Now())
 		w.Header().Set("Content-Type", envelope.ContentType)

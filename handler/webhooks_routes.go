@@ -31,6 +31,7 @@ func (d *deps) webhookRoutes(rt *router) {
 		Store: ws, Timeout: wc.Timeout, MaxBackoff: wc.MaxBackoff, MaxAttempts: wc.MaxAttempts, Guard: guard,
 		KeepDeliveries: wc.KeepDeliveries,
 		Body:           func(e *store.AuditEntry) []byte { return appendAudit(nil, e) }, Logger: cfg.Logger,
+		Observer: cfg.Observer, CountPending: wantsPending(cfg.Observer),
 		Secret: func(w *store.Webhook) ([]byte, error) { return openSecret(sealer, w) },
 	})}
 	if ws != nil {

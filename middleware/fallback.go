@@ -46,7 +46,8 @@ type FallbackStore struct {
 
 	down      atomic.Bool
 	probing   atomic.Bool
-	lastProbe atomic.Int64 // Unix nanoseconds
+	lastProbe atomic.Int64                      // Unix nanoseconds
+	observer  atomic.Pointer[func(shared bool)] // Observe's
 
 	mu        sync.Mutex // guards the log state below
 	lastLog   time.Time
@@ -69,6 +70,27 @@ func NewFallbackStore(shared limiter.Store, timeout time.Duration, logger *slog.
 		local:   limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds-local", CleanUpInterval: time.Minute}),
 		timeout: timeout,
 		logger:  logger,
+	}
+}
+
+// Observe makes fn told where the counters are: at once, then at each
+// switch, true when they go back to the shared store and false when they
+// go to this process's (hds.Observer.RateLimitShared). fn must not block:
+// it runs on the goroutine that noticed the switch. A later call
+// replaces fn; nil stops telling.
+func (f *FallbackStore) Observe(fn func(shared bool)) {
+	if fn == nil {
+		f.observer.Store(nil)
+		return
+	}
+	f.observer.Store(&fn)
+	fn(!f.down.Load())
+}
+
+// tell tells Observe's function of a switch.
+func (f *FallbackStore) tell(shared bool) {
+	if fn := f.observer.Load(); fn != nil {
+		(*fn)(shared)
 	}
 }
 
@@ -169,6 +191,7 @@ func (f *FallbackStore) markDown(err error) {
 	if f.down.Swap(true) {
 		return
 	}
+	f.tell(false)
 	f.lastProbe.Store(time.Now().UnixNano())
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -212,5 +235,6 @@ func (f *FallbackStore) probe() {
 			f.logger.Info("hds: the rate limit store is back: counting in it again")
 		}
 		f.down.Store(false)
+		f.tell(true)
 	}()
 }

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/reqinfo"
 )
 
 // Recover turns a panic in a handler into a 500 SERVER_ERROR envelope; the
@@ -24,6 +25,7 @@ func Recover() func(http.Handler) http.Handler {
 					panic(p)
 				}
 				envelope.Error(w, r, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+				reqinfo.From(r.Context()).StoreError = "" // a bug, not the store's
 			}()
 			next.ServeHTTP(w, r)
 		})

@@ -33,7 +33,8 @@ type benchFixture struct {
 	db    *sqlx.DB // PostgreSQL's pool; nil for memory
 }
 
-func newBenchFixture(b testing.TB, kind storeKind, bigRecords int) *benchFixture {
+// newBenchFixture builds a benchFixture; extra options come last.
+func newBenchFixture(b testing.TB, kind storeKind, bigRecords int, extra ...hds.Option) *benchFixture {
 	b.Helper()
 	st, users := kind.new(b)
 	var db *sqlx.DB
@@ -46,13 +47,13 @@ func newBenchFixture(b testing.TB, kind storeKind, bigRecords int) *benchFixture
 	if _, err := users.CreateUser(ctx, &store.User{Username: "bench", PasswordHash: hash, Active: true}); err != nil {
 		b.Fatal(err)
 	}
-	h := hds.New(hds.WithStore(st), hds.WithUsers(users),
+	h := hds.New(append([]hds.Option{hds.WithStore(st), hds.WithUsers(users),
 		hds.WithSecurity(hds.Security{JWTSecret: testSecret}),
 		hds.WithCredentialKey(testKey),
 		hds.WithRateLimit(1<<40, 1<<40), // counted, never refused
 		hds.WithLoginThrottle(1<<40, 1<<40, time.Hour),
 		hds.WithQuotas(store.NoQuotas), // a fast create runs past 100,000 records in a cluster
-		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		hds.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, extra...)...)
 	f := &benchFixture{h: h, st: st, db: db}
 	f.token = f.login(b)
 	for _, path := range []string{"/api/v1/projects/p", "/api/v1/projects/p/collections/c",

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/store"
 )
@@ -200,13 +201,38 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p, known := classify(err)
 	if !known {
-		reqinfo.From(r.Context()).Err = err
+		info := reqinfo.From(r.Context())
+		info.Err = err
+		info.StoreError = StoreErrorKind(err)
 	}
 	var oe *store.OpError
 	if known && errors.As(err, &oe) {
 		p.details = "operation " + strconv.Itoa(oe.Index) + ": " + p.details
 	}
 	write(w, p.status, errorBody{Error: errorDetail{Code: p.code, Message: p.message, Details: p.details}})
+}
+
+// StoreErrorKind is the kind of store error err is, as the observer
+// counts them (docs/library.md#metrics-hdswithobserver): "timeout" for a
+// store that did not answer in time (store.ErrUnavailable with
+// context.DeadlineExceeded), "unavailable" for one that could not be
+// reached or had no room (store.ErrUnavailable), and "other" for any
+// other error that matches no row of the table (an internal error). It
+// is empty for the errors of the table (a client's, the rate limit
+// store's) and for nil.
+func StoreErrorKind(err error) string {
+	switch {
+	case err == nil, errors.Is(err, ErrRateLimitUnavailable):
+		return ""
+	case errors.Is(err, store.ErrUnavailable) && errors.Is(err, context.DeadlineExceeded):
+		return observe.StoreTimeout
+	case errors.Is(err, store.ErrUnavailable):
+		return observe.StoreUnavailable
+	}
+	if _, known := classify(err); known {
+		return ""
+	}
+	return observe.StoreOther
 }
 
 type errorDetail struct {

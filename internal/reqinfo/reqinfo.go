@@ -13,6 +13,10 @@ type Info struct {
 	Pattern   string // the route pattern that matched, empty when none did
 	UserID    string
 	Err       error // the unexpected error behind a 500 response, if any
+	// StoreError is the kind of store error the response reports
+	// ("timeout", "unavailable" or "other", internal/observe), empty when
+	// none: the observer is told of it when the request ends.
+	StoreError string
 }
 
 type ctxKey struct{}

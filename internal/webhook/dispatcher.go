@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hds-go/hds/internal/observe"
 	"github.com/hds-go/hds/store"
 )
 
@@ -39,6 +40,9 @@ const (
 	// DefaultPoll is how often the outbox is read when nothing woke the
 	// dispatcher earlier.
 	DefaultPoll = 500 * time.Millisecond
+	// DefaultCountEvery is how often, at most, the pending deliveries
+	// are counted for an observer.
+	DefaultCountEvery = time.Second
 	// firstBackoff is the wait before the second attempt; each later
 	// wait doubles it, up to MaxBackoff.
 	firstBackoff = time.Second
@@ -74,6 +78,26 @@ type Config struct {
 	Secret func(*store.Webhook) ([]byte, error)
 	// Logger receives the errors of the store; nil: slog.Default().
 	Logger *slog.Logger
+	// Observer is told the outcome of each attempt and, with
+	// CountPending and a store.PendingCounter store, the number of
+	// pending deliveries (at start, then at most every CountEvery); nil
+	// tells nobody.
+	Observer Observer
+	// CountPending asks the store for the pending count for Observer.
+	CountPending bool
+	// CountEvery is how often, at most, pending deliveries are counted
+	// for the Observer; 0 is DefaultCountEvery.
+	CountEvery time.Duration
+}
+
+// Observer is told of the dispatcher's attempts and backlog (the
+// handler's Observer).
+type Observer interface {
+	// WebhookDelivery is told of each attempt: observe.DeliverySucceeded,
+	// observe.DeliveryFailed or observe.DeliveryRetried.
+	WebhookDelivery(outcome string)
+	// WebhookPending is told the number of pending deliveries.
+	WebhookPending(n int)
 }
 
 // Dispatcher sends the deliveries of the store's outbox. Several
@@ -125,6 +149,9 @@ func New(cfg Config) *Dispatcher {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.CountEvery <= 0 {
+		cfg.CountEvery = DefaultCountEvery
 	}
 	return &Dispatcher{cfg: cfg, client: NewClient(cfg.Guard, cfg.Timeout, cfg.Workers), owner: store.NewID(),
 		wake: make(chan struct{}, 1), inflight: map[string]map[*send]struct{}{}, gone: map[string]time.Time{}}
@@ -200,8 +227,20 @@ func (d *Dispatcher) Run(stop <-chan struct{}) {
 	slots := make(chan struct{}, d.cfg.Workers)
 	ticker := time.NewTicker(d.cfg.Poll)
 	defer ticker.Stop()
-	var pruned time.Time
+	var pruned, counted time.Time
+	counter, _ := d.cfg.Store.(store.PendingCounter)
+	if d.cfg.Observer == nil || !d.cfg.CountPending {
+		counter = nil
+	}
 	for {
+		if now := time.Now(); counter != nil && now.Sub(counted) >= d.cfg.CountEvery {
+			counted = now
+			if n, err := counter.CountPendingDeliveries(ctx); err == nil {
+				d.cfg.Observer.WebhookPending(n)
+			} else if ctx.Err() == nil {
+				d.cfg.Logger.Error("webhooks: count pending deliveries", "error", err)
+			}
+		}
 		if now := time.Now(); now.Sub(pruned) >= d.cfg.PruneEvery {
 			pruned = now
 			if _, err := d.cfg.Store.PruneDeliveries(ctx, now.Add(-d.cfg.KeepDeliveries)); err != nil && ctx.Err() == nil {
@@ -292,6 +331,15 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.Claim) {
 	defer fcancel()
 	if err := d.cfg.Store.FinishAttempt(fctx, c.Delivery.ID, d.owner, a); err != nil {
 		d.cfg.Logger.Error("webhooks: record an attempt", "delivery", c.Delivery.ID, "error", err)
+	}
+	switch {
+	case d.cfg.Observer == nil:
+	case a.Status == store.DeliverySucceeded:
+		d.cfg.Observer.WebhookDelivery(observe.DeliverySucceeded)
+	case a.Status == store.DeliveryFailed:
+		d.cfg.Observer.WebhookDelivery(observe.DeliveryFailed)
+	default:
+		d.cfg.Observer.WebhookDelivery(observe.DeliveryRetried)
 	}
 }
 

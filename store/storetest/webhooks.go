@@ -37,6 +37,7 @@ func RunWebhooks(t *testing.T, newStores func(t *testing.T) (WebhookStore, Webho
 	t.Run("MaxPending", func(t *testing.T) { testWebhookMaxPending(t, newStores) })
 	t.Run("Prune", func(t *testing.T) { testWebhookPrune(t, newStores) })
 	t.Run("Reseal", func(t *testing.T) { testWebhookReseal(t, newStores) })
+	t.Run("Pending", func(t *testing.T) { testWebhookPending(t, newStores) })
 }
 
 // newHook creates a webhook on the fixture's project as its owner.
