@@ -37,6 +37,7 @@ type fileConfig struct {
 	Console     consoleConfig     `json:"console"`
 	Webhooks    webhooksConfig    `json:"webhooks"`
 	TLS         tlsConfig         `json:"tls"`
+	Backups     backupsConfig     `json:"backups"`
 	Users       []userConfig      `json:"users"`
 }
 
@@ -219,6 +220,8 @@ type config struct {
 	webhooks hds.Webhooks
 	// tls are the tls.* keys.
 	tls tlsSettings
+	// backups are the backups.* keys (backups.go).
+	backups backupSettings
 }
 
 // tlsSettings are the tls.* keys, checked: both files or neither.
@@ -319,6 +322,9 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		cfg.addr = defaultAddr
 	}
 	if err := cfg.selectStore(); err != nil {
+		return nil, err
+	}
+	if err := cfg.resolveBackups(fc.Backups); err != nil {
 		return nil, err
 	}
 	// Numbers and durations: each key's value, its default and, for

@@ -89,6 +89,16 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		}
 		logger.Info("using SQLite (migrated)", "file", cfg.sqlitePath, "from", cfg.databaseURLFrom)
 	}
+	// Backups (backups.go): the SQLite store's alone.
+	var bk *backups
+	if lite, ok := st.(*sqlite.Store); ok {
+		bk = newBackups(cfg, lite, logger)
+		if cfg.backups.every > 0 {
+			if err := os.MkdirAll(bk.dir, 0o700); err != nil {
+				return fmt.Errorf("backups.dir: %w", err)
+			}
+		}
+	}
 
 	opts := []hds.Option{
 		hds.WithStore(st),
@@ -194,6 +204,11 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
+	if bk != nil && bk.every > 0 {
+		stopBackups := bk.start(ctx)
+		defer stopBackups() // before the store closes
+		logger.Info("scheduled backups", "every", bk.every.String(), "keep", bk.keep, "dir", bk.dir)
+	}
 	logs.Buffer()
 
 	select {
@@ -334,15 +349,16 @@ func baseURL(scheme string, addr net.Addr) string {
 }
 
 // printData says where the data is kept: for SQLite, the database file
-// and, when it is used, keys.json, and that a backup needs both.
+// and, when it is used, keys.json, how to back up, and that keys.json is
+// never in a backup.
 func printData(w io.Writer, cfg *config, keysUsed bool) {
 	switch {
 	case cfg.storeKind == storeMemory:
 		fmt.Fprintln(w, "Data: in memory (database_url is memory: or empty); nothing is kept when the server stops.")
 	case cfg.storeKind == storeSQLite && keysUsed:
 		fmt.Fprintf(w, "Data: SQLite database %s; keys not configured are kept in %s.\n"+
-			"    A backup needs both files (stop the server, or use sqlite3 .backup, then copy %s).\n",
-			cfg.sqlitePath, keysPath(cfg), keysPath(cfg))
+			"    Back up while it serves: %s backup OUT; keys.json is never in a backup: keep a copy of %s apart.\n",
+			cfg.sqlitePath, keysPath(cfg), exampleCommand(cfg), keysPath(cfg))
 	case cfg.storeKind == storeSQLite:
 		fmt.Fprintf(w, "Data: SQLite database %s (the keys are configured: back them up with it).\n", cfg.sqlitePath)
 	}
