@@ -155,6 +155,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Shutdown:          c.shutdown,
 		Console:           c.console,
 		Webhooks:          c.webhooksConfig(),
+		AdminRoutes:       c.adminRoutes,
 	})
 	if c.security.AllowAnonymous {
 		c.logger.Warn("hds: authentication is not required: requests without a token run as the user \"anonymous\" " +

@@ -95,6 +95,10 @@ type Config struct {
 	// is closed (for ever when Shutdown is nil). nil: webhooks are off
 	// and their routes are 404.
 	Webhooks *Webhooks
+	// AdminRoutes are routes of the host for server administrators
+	// (admin.go), served and documented beside the API's own; none when
+	// empty.
+	AdminRoutes []AdminRoute
 }
 
 // Sealer seals the values of CREDENTIAL and []CREDENTIAL records before
