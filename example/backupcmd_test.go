@@ -15,7 +15,8 @@ import (
 )
 
 // sqliteConfig writes a configuration of a SQLite database in a new
-// directory, with the user alice (an administrator), keys configured and
+// directory, with the users alice (an administrator) and bob (not one),
+// keys configured and
 // extra keys added to the JSON object, and returns the file and the
 // database's path.
 func sqliteConfig(t *testing.T, extra string) (cfgPath, dbPath string) {
@@ -26,7 +27,8 @@ func sqliteConfig(t *testing.T, extra string) (cfgPath, dbPath string) {
 	}
 	cfgPath = writeConfig(t, fmt.Sprintf(`{"addr": "127.0.0.1:0", "database_url": "sqlite:%s",
 		"security": {"jwt_secret": %q, "credential_key": %q},
-		"users": [{"username": "alice", "password": %q, "admin": true}]%s}`, dbPath, testJWTSecret, testKey, testPassword, extra))
+		"users": [{"username": "alice", "password": %q, "admin": true}, {"username": "bob", "password": %q}]%s}`,
+		dbPath, testJWTSecret, testKey, testPassword, testPassword, extra))
 	return cfgPath, dbPath
 }
 

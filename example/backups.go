@@ -106,9 +106,9 @@ type backupItem struct {
 	created   time.Time
 }
 
-// errNoBackup is the error for a name that is not a backup of the
+// noBackup is the error for a name that is not a backup of the
 // directory (the API's 404).
-var errNoBackup = fmt.Errorf("backup not found: %w", store.ErrNotFound)
+func noBackup(name string) error { return &store.NotFoundError{Kind: "backup", Name: name} }
 
 // backupTime is the time in the name of a backup, and whether name is one.
 func backupTime(name string) (time.Time, bool) {
@@ -176,15 +176,15 @@ func (b *backups) list() ([]backupItem, error) {
 
 // path returns the file of the backup name: a name of the pattern, a
 // regular file of the directory (no other file of the disk can be
-// named). Otherwise errNoBackup.
+// named). Otherwise noBackup.
 func (b *backups) path(name string) (string, error) {
 	if _, ok := backupTime(name); !ok {
-		return "", errNoBackup
+		return "", noBackup(name)
 	}
 	p := filepath.Join(b.dir, name)
 	info, err := os.Lstat(p)
 	if err != nil || !info.Mode().IsRegular() {
-		return "", errNoBackup
+		return "", noBackup(name)
 	}
 	return p, nil
 }
@@ -210,6 +210,9 @@ func (b *backups) make(ctx context.Context) (backupItem, error) {
 	}
 	p := filepath.Join(b.dir, name)
 	if err := b.store.Backup(ctx, p); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) {
+			return backupItem{}, &store.ExistsError{Kind: "backup", Name: name}
+		}
 		return backupItem{}, err
 	}
 	info, err := os.Stat(p)
@@ -229,7 +232,7 @@ func (b *backups) remove(name string) error {
 	}
 	if err := os.Remove(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return errNoBackup
+			return noBackup(name)
 		}
 		return fmt.Errorf("delete backup %s: %w", name, err)
 	}

@@ -118,6 +118,9 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithConsole(cfg.consoleEnabled),
 		hds.WithWebhooks(cfg.webhooks),
 	}
+	if bk != nil {
+		opts = append(opts, hds.WithAdminRoutes(bk.routes(logger, cfg.backups.allowDownload)...))
+	}
 	// database.timeout and the quotas of limits.* are the store's
 	// (openStore).
 	var keyWarning string // logged once the handler is built
