@@ -3,13 +3,11 @@ package main
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,25 +150,4 @@ func TestBackupRoutesOnlyOnSQLite(t *testing.T) {
 		wantEnvelopeError(t, method, status, env, 404, "RESOURCE_NOT_FOUND", "Resource not found")
 	}
 	assert.NotContains(t, mustGet(t, s.url+"/api/v1/openapi.json"), "/api/v1/backups")
-}
-
-// TestBackupRouteNameTaken: two backups in one second: the second is 409
-// RESOURCE_EXISTS, and both outcomes reach the hook.
-func TestBackupRouteNameTaken(t *testing.T) {
-	b, _ := testBackups(t, filepath.Join(t.TempDir(), "backups"), 7, 0)
-	b.now = func() time.Time { return time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC) }
-	var o outcomes
-	b.outcome = o.hook
-	create := b.routes(nil, false)[1]
-	require.Equal(t, "POST /api/v1/backups", create.Pattern)
-	rec := httptest.NewRecorder()
-	create.Handler.ServeHTTP(rec, httptest.NewRequest("POST", "/api/v1/backups", nil))
-	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	rec = httptest.NewRecorder()
-	create.Handler.ServeHTTP(rec, httptest.NewRequest("POST", "/api/v1/backups", nil))
-	assert.Equal(t, http.StatusConflict, rec.Code)
-	assert.JSONEq(t, `{"success": false, "error": {"code": "RESOURCE_EXISTS", "message": "Resource already exists",
-		"details": "backup \"hds-20260506T070809Z.db\" already exists"}}`, rec.Body.String())
-	ok, failed := o.count()
-	assert.Equal(t, [2]int{1, 1}, [2]int{ok, failed})
 }

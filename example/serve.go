@@ -21,6 +21,7 @@ import (
 	limiterredis "github.com/ulule/limiter/v3/drivers/store/redis"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/backups"
 	"github.com/hds-go/hds/store/sqlite"
 )
 
@@ -90,11 +91,12 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		logger.Info("using SQLite (migrated)", "file", cfg.sqlitePath, "from", cfg.databaseURLFrom)
 	}
 	// Backups (backups.go): the SQLite store's alone.
-	var bk *backups
+	var bk *backups.Dir
 	if lite, ok := st.(*sqlite.Store); ok {
-		bk = newBackups(cfg, lite, logger)
+		bk = &backups.Dir{Source: lite, Dir: cfg.backups.dir, Keep: cfg.backups.keep, Every: cfg.backups.every,
+			AllowDownload: cfg.backups.allowDownload, Logger: logger}
 		if cfg.backups.every > 0 {
-			if err := os.MkdirAll(bk.dir, 0o700); err != nil {
+			if err := os.MkdirAll(bk.Dir, 0o700); err != nil {
 				return fmt.Errorf("backups.dir: %w", err)
 			}
 		}
@@ -119,7 +121,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithWebhooks(cfg.webhooks),
 	}
 	if bk != nil {
-		opts = append(opts, hds.WithAdminRoutes(bk.routes(logger, cfg.backups.allowDownload)...))
+		opts = append(opts, hds.WithAdminRoutes(bk.Routes(logger)...))
 	}
 	// database.timeout and the quotas of limits.* are the store's
 	// (openStore).
@@ -207,10 +209,10 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
-	if bk != nil && bk.every > 0 {
-		stopBackups := bk.start(ctx)
+	if bk != nil && bk.Every > 0 {
+		stopBackups := bk.Start(ctx)
 		defer stopBackups() // before the store closes
-		logger.Info("scheduled backups", "every", bk.every.String(), "keep", bk.keep, "dir", bk.dir)
+		logger.Info("scheduled backups", "every", bk.Every.String(), "keep", bk.Keep, "dir", bk.Dir)
 	}
 	logs.Buffer()
 

@@ -1,6 +1,7 @@
-package main
+package backups
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -12,22 +13,23 @@ import (
 // administrators, served by the library's handler
 // (hds.WithAdminRoutes) only when the server runs on the SQLite store.
 
-// backupItemSchema is the JSON Schema of a backup in the API.
-var backupItemSchema = map[string]any{
+// ItemSchema is the JSON Schema of a backup in the API.
+var ItemSchema = map[string]any{
 	"type": "object", "additionalProperties": false,
 	"description": "A backup of the database: a file of the backups directory.",
 	"properties": map[string]any{
-		"name":       map[string]any{"type": "string", "pattern": backupName.String(), "description": "hds-YYYYMMDDTHHMMSSZ.db: the UTC time the backup was started."},
+		"name":       map[string]any{"type": "string", "pattern": namePattern.String(), "description": "hds-YYYYMMDDTHHMMSSZ.db: the UTC time the backup was started."},
 		"size":       map[string]any{"type": "integer", "minimum": 0, "description": "The file's size in bytes."},
 		"created_at": map[string]any{"type": "string", "format": "date-time", "description": "The time of the name (fraction .000000)."},
 	},
 	"required": []any{"name", "size", "created_at"},
 }
 
-// routes returns the backup routes of b; audit receives their log lines
-// (slog message "audit", as user changes), and allowDownload serves GET
-// /api/v1/backups/{name} (otherwise 404).
-func (b *backups) routes(audit *slog.Logger, allowDownload bool) []handler.AdminRoute {
+// Routes returns the backup routes of b, for hds.WithAdminRoutes; audit
+// receives their log lines (slog message "audit", as user changes), and
+// GET /api/v1/backups/{name} is served only with b.AllowDownload
+// (otherwise 404).
+func (b *Dir) Routes(audit *slog.Logger) []handler.AdminRoute {
 	const tag = "backups"
 	download := "Served only when backups.allow_download is true (a backup holds every project, which a server administrator cannot otherwise read): otherwise 404."
 	return []handler.AdminRoute{
@@ -35,14 +37,14 @@ func (b *backups) routes(audit *slog.Logger, allowDownload bool) []handler.Admin
 			Pattern: "GET /api/v1/backups", OperationID: "listBackups", Tag: tag, Summary: "List the backups",
 			Description: "The backups in the backups directory (backups.dir), newest first: the files named hds-YYYYMMDDTHHMMSSZ.db. Only limit and offset apply.",
 			Query:       []string{"limit", "offset"}, Status: http.StatusOK, Errors: []int{http.StatusBadRequest},
-			Response: handler.AdminResponse{Description: "A page of backups, newest first.", Data: backupItemSchema, List: true},
+			Response: handler.AdminResponse{Description: "A page of backups, newest first.", Data: ItemSchema, List: true},
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				p, err := handler.ParsePage(r)
 				if err != nil {
 					handler.WriteError(w, r, err)
 					return
 				}
-				items, err := b.list()
+				items, err := b.List()
 				if err != nil {
 					handler.WriteError(w, r, err)
 					return
@@ -54,9 +56,10 @@ func (b *backups) routes(audit *slog.Logger, allowDownload bool) []handler.Admin
 			Pattern: "POST /api/v1/backups", OperationID: "createBackup", Tag: tag, Summary: "Make a backup now",
 			Description: "No body. A consistent copy of the database, made while the server goes on serving, named after the UTC second it starts; a name taken (two backups in one second) is 409. The scheduled pruning (backups.keep) counts it from the next scheduled backup on. keys.json is never in a backup: keep it apart.",
 			Status:      http.StatusCreated, Errors: []int{http.StatusConflict},
-			Response: handler.AdminResponse{Description: "The new backup.", Data: backupItemSchema},
+			Response: handler.AdminResponse{Description: "The new backup.", Data: ItemSchema},
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				it, err := b.create(r.Context())
+				// A client that goes away does not cut the backup short.
+				it, err := b.Create(context.WithoutCancel(r.Context()))
 				if err != nil {
 					handler.WriteError(w, r, err)
 					return
@@ -73,11 +76,11 @@ func (b *backups) routes(audit *slog.Logger, allowDownload bool) []handler.Admin
 				Headers: map[string]string{"Content-Disposition": `attachment; filename="NAME"`}},
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				name := r.PathValue("name")
-				if !allowDownload {
+				if !b.AllowDownload {
 					handler.WriteError(w, r, noBackup(name))
 					return
 				}
-				p, err := b.path(name)
+				p, err := b.Path(name)
 				if err != nil {
 					handler.WriteError(w, r, err)
 					return
@@ -93,7 +96,9 @@ func (b *backups) routes(audit *slog.Logger, allowDownload bool) []handler.Admin
 					handler.WriteError(w, r, err)
 					return
 				}
-				handler.LogAdminAction(audit, r, "backup.download", name)
+				if r.Method != http.MethodHead { // the console asks whether downloads are served
+					handler.LogAdminAction(audit, r, "backup.download", name)
+				}
 				w.Header().Set("Content-Type", backupMediaType)
 				w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 				http.ServeContent(w, r, "", info.ModTime(), f)
@@ -106,7 +111,7 @@ func (b *backups) routes(audit *slog.Logger, allowDownload bool) []handler.Admin
 			Response: handler.AdminResponse{Description: "Deleted."},
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				name := r.PathValue("name")
-				if err := b.remove(name); err != nil {
+				if err := b.Remove(name); err != nil {
 					handler.WriteError(w, r, err)
 					return
 				}

@@ -1,9 +1,11 @@
-package main
+package backups
 
 import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +20,28 @@ import (
 	"github.com/hds-go/hds/store/sqlite"
 )
 
+// syncBuffer is an io.Writer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // testBackups returns the backups of a new SQLite store in dir, every
 // interval, whose clock starts at 2026-01-02 03:04:05 UTC and moves one
 // second each time it is read, and the buffer its log goes to.
-func testBackups(t *testing.T, dir string, keep int, every time.Duration) (*backups, *syncBuffer) {
+func testBackups(t *testing.T, dir string, keep int, every time.Duration) (*Dir, *syncBuffer) {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hds.db"))
 	require.NoError(t, err)
@@ -29,9 +49,9 @@ func testBackups(t *testing.T, dir string, keep int, every time.Duration) (*back
 	var mu sync.Mutex
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	logs := &syncBuffer{}
-	return &backups{store: st, dir: dir, keep: keep, every: every,
-		logger: slog.New(slog.NewTextHandler(logs, nil)),
-		now: func() time.Time {
+	return &Dir{Source: st, Dir: dir, Keep: keep, Every: every,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Now: func() time.Time {
 			mu.Lock()
 			defer mu.Unlock()
 			clock = clock.Add(time.Second)
@@ -91,18 +111,18 @@ func TestScheduledBackupsPrune(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "hds-19990101T000000Z.db"), 0o700)) // a directory of the pattern
 	b, logs := testBackups(t, dir, 2, 10*time.Millisecond)
 	var o outcomes
-	b.outcome = o.hook
-	stop := b.start(t.Context())
+	b.Outcome = o.hook
+	stop := b.Start(t.Context())
 	poll(t, "3 scheduled backups", func() bool { ok, _ := o.count(); return ok >= 3 })
 	stop()
 
-	items, err := b.list()
+	items, err := b.List()
 	require.NoError(t, err)
 	require.Len(t, items, 2, "the newest keep")
 	assert.Greater(t, items[0].Name, items[1].Name, "newest first")
 	for _, it := range items {
 		assert.Regexp(t, `^hds-20260102T0304[0-9]{2}Z\.db$`, it.Name)
-		created, _ := backupTime(it.Name)
+		created, _ := timeOf(it.Name)
 		assert.Equal(t, created.Format("2006-01-02T15:04:05")+".000000Z", it.CreatedAt)
 		info, err := os.Stat(filepath.Join(dir, it.Name))
 		require.NoError(t, err)
@@ -116,7 +136,7 @@ func TestScheduledBackupsPrune(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "hds-20000101T000000Z.db"))
 	assert.True(t, errors.Is(err, os.ErrNotExist), "the oldest backup beyond keep is deleted")
 	_, failed := o.count()
-	assert.Zero(t, failed)
+	assert.Zero(t, failed, "%v", o.errs)
 	assert.Contains(t, logs.String(), "msg=\"backup made\"")
 }
 
@@ -128,14 +148,14 @@ func TestScheduledBackupFailsAndRetries(t *testing.T) {
 	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o600))
 	b, logs := testBackups(t, filepath.Join(blocker, "backups"), 7, 10*time.Millisecond) // a directory under a file
 	var o outcomes
-	b.outcome = o.hook
-	stop := b.start(t.Context())
+	b.Outcome = o.hook
+	stop := b.Start(t.Context())
 	defer stop()
 	poll(t, "two failed backups", func() bool { _, failed := o.count(); return failed >= 2 })
 	assert.Contains(t, logs.String(), `level=ERROR msg="backup failed"`)
 	require.NoError(t, os.Remove(blocker))
 	poll(t, "a backup after the failures", func() bool { ok, _ := o.count(); return ok >= 1 })
-	items, err := b.list()
+	items, err := b.List()
 	require.NoError(t, err)
 	assert.NotEmpty(t, items)
 }
@@ -147,9 +167,9 @@ func TestBackupNames(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "backups")
 	b, _ := testBackups(t, dir, 7, 0)
-	it, err := b.create(context.Background())
+	it, err := b.Create(context.Background())
 	require.NoError(t, err)
-	p, err := b.path(it.Name)
+	p, err := b.Path(it.Name)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, it.Name), p)
 
@@ -160,24 +180,45 @@ func TestBackupNames(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.db"), nil, 0o600))
 	for _, name := range []string{"../secret.db", "hds-20300101T000000Z.db", "hds-20310101T000000Z.db", "notes.db",
 		"hds-20990101T000000Z.db", "", ".", "hds-20261301T000000Z.db", strings.ToUpper(it.Name), it.Name + "/"} {
-		_, err := b.path(name)
+		_, err := b.Path(name)
 		assert.ErrorIs(t, err, store.ErrNotFound, "%q", name)
-		assert.ErrorIs(t, b.remove(name), store.ErrNotFound, "%q", name)
+		assert.ErrorIs(t, b.Remove(name), store.ErrNotFound, "%q", name)
 	}
 	_, err = os.Stat(outside)
 	assert.NoError(t, err, "a file a link points to is never deleted")
-	items, err := b.list()
+	items, err := b.List()
 	require.NoError(t, err)
 	require.Len(t, items, 1, "a link or a directory is not a backup")
 
 	// The same second twice.
-	b.now = func() time.Time { return time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC) }
-	_, err = b.create(context.Background())
+	b.Now = func() time.Time { return time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC) }
+	_, err = b.Create(context.Background())
 	require.NoError(t, err)
-	_, err = b.create(context.Background())
+	_, err = b.Create(context.Background())
 	assert.ErrorIs(t, err, store.ErrAlreadyExists)
 
-	require.NoError(t, b.remove(it.Name))
-	_, err = b.path(it.Name)
+	require.NoError(t, b.Remove(it.Name))
+	_, err = b.Path(it.Name)
 	assert.ErrorIs(t, err, store.ErrNotFound, "deleted")
+}
+
+// TestBackupRouteNameTaken: two backups in one second: the second is 409
+// RESOURCE_EXISTS, and both outcomes reach the hook.
+func TestBackupRouteNameTaken(t *testing.T) {
+	b, _ := testBackups(t, filepath.Join(t.TempDir(), "backups"), 7, 0)
+	b.Now = func() time.Time { return time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC) }
+	var o outcomes
+	b.Outcome = o.hook
+	create := b.Routes(nil)[1]
+	require.Equal(t, "POST /api/v1/backups", create.Pattern)
+	rec := httptest.NewRecorder()
+	create.Handler.ServeHTTP(rec, httptest.NewRequest("POST", "/api/v1/backups", nil))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	rec = httptest.NewRecorder()
+	create.Handler.ServeHTTP(rec, httptest.NewRequest("POST", "/api/v1/backups", nil))
+	assert.Equal(t, http.StatusConflict, rec.Code)
+	assert.JSONEq(t, `{"success": false, "error": {"code": "RESOURCE_EXISTS", "message": "Resource already exists",
+		"details": "backup \"hds-20260506T070809Z.db\" already exists"}}`, rec.Body.String())
+	ok, failed := o.count()
+	assert.Equal(t, [2]int{1, 1}, [2]int{ok, failed})
 }
