@@ -218,6 +218,7 @@ const (
 // token also run without one.
 func (f Facts) document(routes []Route, version string, requireAuth bool) obj {
 	paths := obj{}
+	known := f.parameters()
 	for _, rt := range routes {
 		method, path, _ := strings.Cut(rt.Pattern, " ")
 		item, ok := paths[path].(obj)
@@ -225,6 +226,10 @@ func (f Facts) document(routes []Route, version string, requireAuth bool) obj {
 			item = obj{}
 			var params []any
 			for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+				if _, ok := known[pathParamName(m[1])]; !ok { // a host's route (HostResponse): written in place
+					params = append(params, obj{"name": m[1], "in": "path", "required": true, "schema": obj{"type": "string", "minLength": 1}})
+					continue
+				}
 				params = append(params, ref("parameters", pathParamName(m[1])))
 			}
 			if params != nil {
