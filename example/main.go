@@ -47,8 +47,8 @@
 // client.Watch: run's fetching and watching are the package client's),
 // transfer.go (export and import),
 // compare.go (diff and promote), backupcmd.go (backup and restore) and
-// backups.go (the backups.* keys, the backups of a directory and their
-// schedule). A new command
+// backups.go (the backups.* keys; the backups of a directory, their
+// schedule and routes are package internal/backups). A new command
 // family adds its file and one row to commands.
 package main
 
