@@ -69,7 +69,14 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("backup %s: %w: %w", path, store.ErrAlreadyExists, fs.ErrExist)
 		}
-		return fmt.Errorf("backup %s: %w", path, err)
+		// A file system without hard links: a rename, once more checked
+		// not to replace a file.
+		if _, serr := os.Lstat(abs); serr == nil {
+			return fmt.Errorf("backup %s: %w: %w", path, store.ErrAlreadyExists, fs.ErrExist)
+		}
+		if rerr := os.Rename(tmpName, abs); rerr != nil {
+			return fmt.Errorf("backup %s: %w", path, errors.Join(err, rerr))
+		}
 	}
 	syncDir(filepath.Dir(abs))
 	return nil
