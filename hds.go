@@ -163,6 +163,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 		Console:           c.console,
 		Webhooks:          c.webhooksConfig(),
 		Observer:          handlerObserver(obs),
+		AdminRoutes:       c.adminRoutes,
 	})
 	if err != nil { // the fields handler.New requires are all set above
 		return nil, fmt.Errorf("hds: %w", err)

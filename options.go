@@ -48,6 +48,7 @@ type config struct {
 	console         bool
 	webhooks        Webhooks
 	observer        Observer
+	adminRoutes     []handler.AdminRoute
 	errs            []error
 }
 
@@ -459,4 +460,18 @@ func WithWebhooks(w Webhooks) Option {
 		}
 		c.webhooks = w
 	}
+}
+
+// WithAdminRoutes adds the host's routes for server administrators
+// (docs/library.md#administrator-routes): each is served behind the
+// handler's authentication (a user token of a server administrator;
+// others and API tokens are 403), rate limit and body limit, with 404
+// and 405 answered as for the API's own routes, and listed in the
+// served OpenAPI document with its operation. The host's handler
+// answers with handler.WriteData, handler.WriteList and
+// handler.WriteError (the API's envelope) and logs with
+// handler.LogAdminAction. A route that lacks a required field panics
+// when the handler is built. Default: none.
+func WithAdminRoutes(routes ...handler.AdminRoute) Option {
+	return func(c *config) { c.adminRoutes = append(c.adminRoutes, routes...) }
 }

@@ -39,6 +39,7 @@ type fileConfig struct {
 	Webhooks    webhooksConfig    `json:"webhooks"`
 	TLS         tlsConfig         `json:"tls"`
 	Metrics     metricsConfig     `json:"metrics"`
+	Backups     backupsConfig     `json:"backups"`
 	Users       []userConfig      `json:"users"`
 }
 
@@ -230,6 +231,8 @@ type config struct {
 	// metricsAddr is metrics.addr (or HDS_METRICS_ADDR): where GET
 	// /metrics is served; "" serves no metrics.
 	metricsAddr string
+	// backups are the backups.* keys (backups.go).
+	backups backupSettings
 }
 
 // tlsSettings are the tls.* keys, checked: both files or neither.
@@ -339,6 +342,9 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		cfg.addr = defaultAddr
 	}
 	if err := cfg.selectStore(); err != nil {
+		return nil, err
+	}
+	if err := cfg.resolveBackups(fc.Backups); err != nil {
 		return nil, err
 	}
 	// Numbers and durations: each key's value, its default and, for

@@ -16,6 +16,8 @@
 //	go run ./example -config FILE user password NAME   # new password: first line of stdin
 //	go run ./example -config FILE user list
 //	go run ./example -config FILE credentials rotate [AFTER_ID]
+//	go run ./example -config FILE backup OUT   # beside a running server
+//	go run ./example -config FILE restore IN   # with no server running
 //
 // and is a client of a running server for programs
 // (docs/api.md#the-standalone-server), at -url or HDS_URL with the token
@@ -43,8 +45,10 @@
 // fallback to the cache), runproc.go (CMD, its signals and status),
 // runcache.go (the sealed cache), runwatch.go (run -watch, built on
 // client.Watch: run's fetching and watching are the package client's),
-// transfer.go (export and import) and
-// compare.go (diff and promote). A new command
+// transfer.go (export and import),
+// compare.go (diff and promote), backupcmd.go (backup and restore) and
+// backups.go (the backups.* keys; the backups of a directory, their
+// schedule and routes are package internal/backups). A new command
 // family adds its file and one row to commands.
 package main
 
@@ -115,6 +119,8 @@ var commands = []commandFamily{
 	{name: "serve", usage: serveUsage, run: runServe},
 	{name: "user", usage: userUsage, run: runUser},
 	{name: "credentials", usage: credentialsUsage, run: runCredentials},
+	{name: "backup", usage: backupUsage, run: runBackup, flags: true},
+	{name: "restore", usage: restoreUsage, run: runRestore, flags: true},
 	{name: "run", usage: runUsage, run: runRun, flags: true},
 	{name: "export", usage: exportUsage, run: runExport, flags: true},
 	{name: "import", usage: importUsage, run: runImport, flags: true},

@@ -124,6 +124,16 @@ func (m *metrics) observer() hds.Observer {
 	}
 }
 
+// backupOutcome counts a backup made, scheduled or over HTTP
+// (backups.Dir.Outcome): err nil is "succeeded", else "failed".
+func (m *metrics) backupOutcome(err error) {
+	if err != nil {
+		m.backup("failed")
+		return
+	}
+	m.backup("succeeded")
+}
+
 // backup counts a backup made, outcome "succeeded" or "failed"
 // (hds_backups_total): the server's scheduled and HTTP backups call it.
 func (m *metrics) backup(outcome string) {

@@ -21,6 +21,7 @@ import (
 	limiterredis "github.com/ulule/limiter/v3/drivers/store/redis"
 
 	"github.com/hds-go/hds"
+	"github.com/hds-go/hds/internal/backups"
 	"github.com/hds-go/hds/store/sqlite"
 )
 
@@ -89,6 +90,21 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		}
 		logger.Info("using SQLite (migrated)", "file", cfg.sqlitePath, "from", cfg.databaseURLFrom)
 	}
+	var mx *metrics // metrics.addr: built on the observer
+	if cfg.metricsAddr != "" {
+		mx = newMetrics(hds.BuildVersion())
+	}
+	// Backups (backups.go): the SQLite store's alone.
+	var bk *backups.Dir
+	if lite, ok := st.(*sqlite.Store); ok {
+		bk = &backups.Dir{Source: lite, Dir: cfg.backups.dir, Keep: cfg.backups.keep, Every: cfg.backups.every,
+			AllowDownload: cfg.backups.allowDownload, Logger: logger, Outcome: mx.backupOutcome}
+		if cfg.backups.every > 0 {
+			if err := os.MkdirAll(bk.Dir, 0o700); err != nil {
+				return fmt.Errorf("backups.dir: %w", err)
+			}
+		}
+	}
 
 	opts := []hds.Option{
 		hds.WithStore(st),
@@ -107,6 +123,9 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithShutdown(streams),
 		hds.WithConsole(cfg.consoleEnabled),
 		hds.WithWebhooks(cfg.webhooks),
+	}
+	if bk != nil {
+		opts = append(opts, hds.WithAdminRoutes(bk.Routes(logger)...))
 	}
 	// database.timeout and the quotas of limits.* are the store's
 	// (openStore).
@@ -137,9 +156,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		redisAnswered = answered
 		opts = append(opts, hds.WithRateLimitStore(limits))
 	}
-	var mx *metrics // metrics.addr: built on the observer
-	if cfg.metricsAddr != "" {
-		mx = newMetrics(hds.BuildVersion())
+	if mx != nil {
 		opts = append(opts, hds.WithObserver(mx.observer()))
 	}
 	h, err := hds.NewHandler(opts...)
@@ -210,6 +227,11 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		fmt.Fprintf(stdout, "Metrics (Prometheus, no authentication): %s%s\n", baseURL("http", msrv.addr()), metricsPath)
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
+	if bk != nil && bk.Every > 0 {
+		stopBackups := bk.Start(ctx)
+		defer stopBackups() // before the store closes
+		logger.Info("scheduled backups", "every", bk.Every.String(), "keep", bk.Keep, "dir", bk.Dir)
+	}
 	logs.Buffer()
 
 	select {
@@ -353,15 +375,16 @@ func baseURL(scheme string, addr net.Addr) string {
 }
 
 // printData says where the data is kept: for SQLite, the database file
-// and, when it is used, keys.json, and that a backup needs both.
+// and, when it is used, keys.json, how to back up, and that keys.json is
+// never in a backup.
 func printData(w io.Writer, cfg *config, keysUsed bool) {
 	switch {
 	case cfg.storeKind == storeMemory:
 		fmt.Fprintln(w, "Data: in memory (database_url is memory: or empty); nothing is kept when the server stops.")
 	case cfg.storeKind == storeSQLite && keysUsed:
 		fmt.Fprintf(w, "Data: SQLite database %s; keys not configured are kept in %s.\n"+
-			"    A backup needs both files (stop the server, or use sqlite3 .backup, then copy %s).\n",
-			cfg.sqlitePath, keysPath(cfg), keysPath(cfg))
+			"    Back up while it serves: %s backup OUT; keys.json is never in a backup: keep a copy of %s apart.\n",
+			cfg.sqlitePath, keysPath(cfg), exampleCommand(cfg), keysPath(cfg))
 	case cfg.storeKind == storeSQLite:
 		fmt.Fprintf(w, "Data: SQLite database %s (the keys are configured: back them up with it).\n", cfg.sqlitePath)
 	}

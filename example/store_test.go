@@ -95,7 +95,7 @@ func TestStandaloneDefault(t *testing.T) {
 	require.NotNil(t, m, out)
 	password := m[1]
 	assert.Contains(t, out, "Data: SQLite database hds-data/hds.db; keys not configured are kept in hds-data/keys.json.\n"+
-		"    A backup needs both files")
+		"    Back up while it serves: go run ./example backup OUT; keys.json is never in a backup: keep a copy of hds-data/keys.json apart.\n")
 	assert.Contains(t, out, "It is kept in hds-data/hds.db; the password is shown only this once.")
 	for name, mode := range map[string]os.FileMode{"hds-data": 0o700, "hds-data/hds.db": 0o600, "hds-data/keys.json": 0o600} {
 		info, err := os.Stat(filepath.Join(dir, name))

@@ -15,7 +15,7 @@ func TestUsageErrors(t *testing.T) {
 		args       []string
 		want, help string
 	}{
-		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, run, export, import, diff, promote`, "example -h"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, backup, restore, run, export, import, diff, promote`, "example -h"},
 		{[]string{"serve", "now"}, `serve takes no arguments, got ["now"]`, "example serve -h"},
 		{[]string{"user"}, "user needs an action: add, admin, disable, enable, delete, password or list", "example user -h"},
 		{[]string{"user", "rename", "a"}, `unknown user action "rename": use add, admin, disable, enable, delete, password or list`, "example user -h"},

@@ -99,6 +99,10 @@ type Config struct {
 	// until Shutdown is closed (for ever when Shutdown is nil). nil:
 	// webhooks are off and their routes are 404.
 	Webhooks *Webhooks
+	// AdminRoutes are routes of the host for server administrators
+	// (admin.go), served and documented beside the API's own; none when
+	// empty.
+	AdminRoutes []AdminRoute
 	// Observer is told of change-feed streams, webhook deliveries and
 	// failed logins (hds.WithObserver wires it); nil tells nobody.
 	Observer Observer

@@ -49,6 +49,7 @@ func routes(cfg Config) *router {
 	d.webhookRoutes(rt)
 	d.eventRoutes(rt)
 	d.auditRoutes(rt)
+	d.adminRoutes(rt)
 
 	// The console is static files for a browser, not an operation of the
 	// API: it stays out of the route table and so out of the OpenAPI

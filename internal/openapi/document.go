@@ -84,6 +84,10 @@ type Operation struct {
 	// Other names the response of further statuses (a key of
 	// components.responses before responseName, such as DefaultResponse).
 	Other map[int]string
+	// Host, when not nil, is the success response of a route a host
+	// added (handler.AdminRoute), written in place; Success is then
+	// empty.
+	Host *HostResponse
 }
 
 // Facts are the values the handler defines and the document states:
@@ -214,6 +218,7 @@ const (
 // token also run without one.
 func (f Facts) document(routes []Route, version string, requireAuth bool) obj {
 	paths := obj{}
+	known := f.parameters()
 	for _, rt := range routes {
 		method, path, _ := strings.Cut(rt.Pattern, " ")
 		item, ok := paths[path].(obj)
@@ -221,6 +226,10 @@ func (f Facts) document(routes []Route, version string, requireAuth bool) obj {
 			item = obj{}
 			var params []any
 			for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+				if _, ok := known[pathParamName(m[1])]; !ok { // a host's route (HostResponse): written in place
+					params = append(params, obj{"name": m[1], "in": "path", "required": true, "schema": obj{"type": "string", "minLength": 1}})
+					continue
+				}
 				params = append(params, ref("parameters", pathParamName(m[1])))
 			}
 			if params != nil {
@@ -320,6 +329,9 @@ func operationObject(op Operation, requireAuth bool) obj {
 	for status, name := range responsesOf(op) {
 		resp[status] = ref("responses", name)
 	}
+	if op.Host != nil {
+		resp[strconv.Itoa(op.Status)] = op.Host.object()
+	}
 	o["responses"] = resp
 	return o
 }
@@ -361,8 +373,8 @@ func Validate(routes []Route) error {
 			bad("operationId %q is empty or also used by %s", op.ID, other)
 		}
 		ids[op.ID] = pattern
-		if op.Summary == "" || op.Tag == "" || op.Status == 0 || op.Success == "" {
-			bad("summary, tag, status and success are required")
+		if op.Summary == "" || op.Tag == "" || op.Status == 0 || (op.Success == "") == (op.Host == nil) {
+			bad("summary, tag, status and either success or a host response are required")
 		}
 		if _, ok := responses[responseName(op.Success)]; !ok && op.Success != "" {
 			bad("success response %q is not a component", op.Success)

@@ -26,7 +26,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"twice", []Route{{"GET /a", good("getA")}, {"GET /a", good("getB")}}, "GET /a: registered twice"},
 		{"same id", []Route{{"GET /a", good("getA")}, {"PUT /a", good("getA")}}, `PUT /a: operationId "getA" is empty or also used by GET /a`},
-		{"no summary", []Route{{"GET /a", func() Operation { o := good("getA"); o.Summary = ""; return o }()}}, "summary, tag, status and success are required"},
+		{"no summary", []Route{{"GET /a", func() Operation { o := good("getA"); o.Summary = ""; return o }()}}, "summary, tag, status and either success or a host response are required"},
 		{"unknown success", []Route{{"GET /a", func() Operation { o := good("getA"); o.Success = "Nope"; return o }()}}, `success response "Nope" is not a component`},
 		{"unknown error", []Route{{"GET /a", func() Operation { o := good("getA"); o.Errors = []int{418}; return o }()}}, "error status 418 has no response"},
 		{"unknown other", []Route{{"GET /a", func() Operation { o := good("getA"); o.Other = map[int]string{304: "Nope"}; return o }()}}, `the response "Nope" of status 304 is not a component`},

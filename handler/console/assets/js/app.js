@@ -19,6 +19,7 @@ import { auditView } from './views/audit.js';
 import { compareView } from './views/compare.js';
 import { webhooksView } from './views/webhooks.js';
 import { usersView, accountView } from './views/users.js';
+import { backupsView, backupsAvailable } from './views/backups.js';
 
 const main = document.getElementById('main');
 let cleanups = []; // of the view on screen
@@ -36,6 +37,7 @@ let feed = null;
 function view(route) {
   if (route.page === 'users') return usersView;
   if (route.page === 'account') return accountView;
+  if (route.page === 'backups') return backupsView;
   if (!route.project) return projectsView;
   if (route.record != null) return recordView;
   if (route.cluster != null) return recordsView;
@@ -168,18 +170,27 @@ function header(route, me) {
       h('a', { href: href(r), title: key }, h('abbr.lvl', { title: key }, short), ' ', route[key]));
   }
   if (route.record != null && route.version != null) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', `version ${route.version}`));
-  if (route.page) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.page === 'users' ? 'Users' : 'My account'));
+  if (route.page) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', { users: 'Users', backups: 'Backups' }[route.page] || 'My account'));
   if (route.tab) crumbs.push(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.tab));
   replace(document.getElementById('crumbs'), api.session() ? crumbs : null);
   const s = api.session();
   replace(document.getElementById('who'), s ? [
     me?.admin ? h('a.nav', { href: href({ page: 'users' }) }, 'Users') : null,
+    me?.admin ? backupsLink(me) : null,
     h('a.user', { href: href({ page: 'account' }), title: 'My account (user id ' + s.user_id + ')' },
       me ? me.username : s.username, me?.admin ? h('span.badge', ' admin') : null),
     h('button.ghost', { type: 'button', onclick: async () => { await api.logout(); toast('Logged out', 'info'); } }, 'Log out'),
   ] : null);
   const here = [route.record, route.cluster, route.collection, route.project].find(x => x != null);
   document.title = here != null ? `${here} · hds console` : 'hds console';
+}
+
+// backupsLink is the header's link to the backups page, shown once the
+// server is known to serve the backup routes (the SQLite store).
+function backupsLink(me) {
+  const link = h('a.nav', { href: href({ page: 'backups' }), hidden: true }, 'Backups');
+  backupsAvailable(me).then(yes => { link.hidden = !yes; });
+  return link;
 }
 
 // The skip link moves focus without touching the route in the hash.

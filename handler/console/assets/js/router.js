@@ -7,6 +7,7 @@
 //   #/p/P/c/C/k/K/r/R                    a record (R "+" = a new one)
 //   #/p/P/c/C/k/K/r/R/v/N                version N of a record, as it was
 //   #/users                              the users (server administrators)
+//   #/backups                            the backups (server administrators, SQLite store)
 //   #/account                            my account (change my password)
 
 import { carryToasts } from './dom.js';
@@ -27,7 +28,7 @@ export function parse(hash = location.hash) {
 }
 
 // pages are the routes outside any project.
-const pages = ['users', 'account'];
+const pages = ['users', 'account', 'backups'];
 
 /** href builds the hash of a route. */
 export function href({ project, collection, cluster, record, version, tab, page } = {}) {
