@@ -244,7 +244,8 @@ func routes(cfg Config) *router {
 	audit, _ := s.(store.AuditLog)
 	rec := records{store: s, creds: credentials{ring: cfg.Sealer}, audit: audit, cursors: cur,
 		clusterTags: store.KeepsClusterState(s), maxResolved: cmp.Or(cfg.MaxResolvedBytes, DefaultMaxResolvedBytes),
-		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
+		pre:           preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions},
+		keepAutomatic: keepAutomatic(cfg.KeepAutomaticSnapshots)}
 	rt.handle("GET "+pathC+"/clusters", protect(handleList(s, cur, clusters)), operation{
 		id: "listClusters", tag: "clusters", summary: "List the clusters of a collection",
 		description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",
@@ -414,6 +415,7 @@ func routes(cfg Config) *router {
 	if cfg.Webhooks != nil {
 		addWebhookRoutes(rt, cfg, protect)
 	}
+	addSnapshotRoutes(rt, rec, protect)
 	if src, ok := s.(store.EventSource); ok {
 		f := &feed{store: s, src: src, sessions: cfg.Sessions, access: cfg.Access, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
 			shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}}}
