@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
 )
 
@@ -37,42 +38,43 @@ type snapshots struct {
 	snaps store.Snapshots
 }
 
-// addSnapshotRoutes registers the snapshot routes: for stores that keep
+// snapshotRoutes registers the snapshot routes: for stores that keep
 // snapshots (store.Snapshots) only.
-func addSnapshotRoutes(rt *router, rec records, protect func(queryHandler) http.Handler) {
-	sn, ok := rec.store.(store.Snapshots)
+func (d *deps) snapshotRoutes(rt *router) {
+	sn, ok := d.records.store.(store.Snapshots)
 	if !ok {
 		return
 	}
-	h := snapshots{rec: rec, snaps: sn}
+	h := snapshots{rec: d.records, snaps: sn}
+	protect := d.protect
 	const (
 		path  = pathP + "/snapshots"
 		one   = path + "/{name}"
 		scope = " An API token narrowed to a collection or a cluster is 403 on every snapshot route."
 	)
-	rt.handle("POST "+path, protect(h.handleCreate()), operation{
-		id: "createSnapshot", tag: "snapshots", summary: "Take a snapshot of a collection or a cluster",
-		description: "A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create." + scope,
-		need:        store.RightWrite, access: bearer, counted: true, body: "SnapshotCreate", status: 201, success: "Snapshot",
-		errors: slices.Concat(underProject, []int{409}),
+	rt.handle("POST "+path, store.RightWrite, protect(h.handleCreate()), openapi.Operation{
+		ID: "createSnapshot", Tag: "snapshots", Summary: "Take a snapshot of a collection or a cluster",
+		Description: "A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create." + scope,
+		Access:      openapi.Bearer, Counted: true, Body: "SnapshotCreate", Status: 201, Success: "Snapshot",
+		Errors: slices.Concat(underProject, []int{409}),
 	})
-	rt.handle("GET "+path, protect(h.handleList()), operation{
-		id: "listSnapshots", tag: "snapshots", summary: "List the snapshots of a project",
-		description: "Newest first (ties by name), without their records; limit, offset, search (on the name) and collection (the collection they were taken of, as named then) apply." + scope,
-		need:        store.RightRead, access: bearer, counted: true, query: []string{"limit", "offset", "search", "snapshotCollection"}, status: 200, success: "SnapshotList",
-		errors: underProject,
+	rt.handle("GET "+path, store.RightRead, protect(h.handleList()), openapi.Operation{
+		ID: "listSnapshots", Tag: "snapshots", Summary: "List the snapshots of a project",
+		Description: "Newest first (ties by name), without their records; limit, offset, search (on the name) and collection (the collection they were taken of, as named then) apply." + scope,
+		Access:      openapi.Bearer, Counted: true, Query: []string{"limit", "offset", "search", "snapshotCollection"}, Status: 200, Success: "SnapshotList",
+		Errors: underProject,
 	})
-	rt.handle("GET "+one, protect(h.handleGet()), operation{
-		id: "getSnapshot", tag: "snapshots", summary: "Read a snapshot and its records",
-		description: "The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its target). An unknown name is 404." + scope,
-		need:        store.RightRead, access: bearer, counted: true, query: []string{"reveal"}, status: 200, success: "SnapshotData",
-		errors: underProject,
+	rt.handle("GET "+one, store.RightRead, protect(h.handleGet()), openapi.Operation{
+		ID: "getSnapshot", Tag: "snapshots", Summary: "Read a snapshot and its records",
+		Description: "The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its target). An unknown name is 404." + scope,
+		Access:      openapi.Bearer, Counted: true, Query: []string{"reveal"}, Status: 200, Success: "SnapshotData",
+		Errors: underProject,
 	})
-	rt.handle("DELETE "+one, protect(h.handleDelete()), operation{
-		id: "deleteSnapshot", tag: "snapshots", summary: "Delete a snapshot",
-		description: "Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown name is 404." + scope,
-		need:        store.RightAdmin, access: bearer, counted: true, status: 204, success: "NoContent",
-		errors: underProject,
+	rt.handle("DELETE "+one, store.RightAdmin, protect(h.handleDelete()), openapi.Operation{
+		ID: "deleteSnapshot", Tag: "snapshots", Summary: "Delete a snapshot",
+		Description: "Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown name is 404." + scope,
+		Access:      openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
 	})
 }
 
