@@ -364,7 +364,7 @@ func (s *Store) ResealSnapshots(ctx context.Context, reseal store.SnapshotReseal
 			}
 			type value struct {
 				snapshot, cluster, name, recordID, typ, value, projectID string
-				automatic                                              bool
+				automatic                                                bool
 			}
 			var batch []value
 			for rows.Next() {
