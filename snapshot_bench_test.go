@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // The time and memory to snapshot, and to roll back, a collection of
-// 10,000 records (docs/api.md#27-snapshots-and-rollback-v13), through the
+// 10,000 records (docs/api.md#snapshots-and-rollback-v13), through the
 // handler (no network), on each store:
 //
 //	go test -run '^$' -bench 'Snapshot10k|Rollback10k' -benchmem .

@@ -14,7 +14,7 @@ import (
 )
 
 // POST, GET and DELETE P/snapshots and rollback by promote,
-// docs/api.md#27-snapshots-and-rollback-v13: the HTTP contract, every
+// docs/api.md#snapshots-and-rollback-v13: the HTTP contract, every
 // error path with its status, code and message.
 
 // snapshotAPIJSON is a snapshot as the API answers it.
