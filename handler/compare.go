@@ -29,7 +29,7 @@ const (
 // COLLECTION/CLUSTER, and not the same.
 func parseSides(from, to *string) (store.Side, store.Side, error) {
 	if from == nil || to == nil || *from == "" || *to == "" {
-		return store.Side{}, store.Side{}, envelope.BadRequest("from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)")
+		return store.Side{}, store.Side{}, envelope.BadRequest("from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)")
 	}
 	a, err := parseSide("from", *from)
 	if err != nil {

@@ -294,7 +294,7 @@ func TestPromote(t *testing.T) {
 		assert.Equal(t, "Dry run: nothing changed", env.Message, "message")
 		var s importSummary
 		env.decode(t, &s)
-		wantFields(t, "promote", env.Data, "created", "updated", "deleted", "unchanged", "changes", "revision")
+		wantFields(t, "promote", env.Data, "created", "updated", "deleted", "unchanged", "changes", "revision", "snapshot")
 		want := []string{"create prod/app/Zed", "update prod/app/host", "update prod/app/port", "update prod/app/pw", "create prod/jobs/cron"}
 		assert.Equal(t, want, s.changeList(), "the changes, by cluster and record")
 		assert.Equal(t, [4]int{2, 3, 0, 2}, [4]int{s.Created, s.Updated, s.Deleted, s.Unchanged}, "created, updated, deleted, unchanged")

@@ -222,7 +222,7 @@ func TestSnapshotAPIErrors(t *testing.T) {
 		// from_snapshot in diff and promote.
 		for _, tc := range []struct{ name, query, details string }{
 			{"both", "from=staging&from_snapshot=v1&to=prod", "give from or from_snapshot, not both"},
-			{"neither", "to=prod", "from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
+			{"neither", "to=prod", "from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
 			{"mixed", "from_snapshot=v1&to=prod/app", "a snapshot of a collection pairs with a collection, of a cluster with a cluster"},
 			{"mixed cluster", "from_snapshot=k1&to=prod", "a snapshot of a collection pairs with a collection, of a cluster with a cluster"},
 		} {
@@ -235,7 +235,7 @@ func TestSnapshotAPIErrors(t *testing.T) {
 		assert.Equal(t, `snapshot "gone" not found`, env.details())
 		for _, tc := range []struct{ name, body, details string }{
 			{"both", `{"from":"staging","from_snapshot":"v1","to":"prod"}`, "give from or from_snapshot, not both"},
-			{"neither", `{"to":"prod"}`, "from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
+			{"neither", `{"to":"prod"}`, "from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
 			{"mixed", `{"from_snapshot":"v1","to":"prod/app"}`, "a snapshot of a collection pairs with a collection, of a cluster with a cluster"},
 			{"records for collections", `{"from_snapshot":"v1","to":"prod","records":["host"]}`, "records narrows a promote between two clusters only"},
 		} {
