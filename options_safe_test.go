@@ -58,7 +58,8 @@ func TestQuotasFieldLeftOutKeepsDefault(t *testing.T) {
 	c := &client{t: t, h: hds.New(hds.WithStore(mem), hds.WithSecurity(hds.Security{JWTSecret: secret, AllowAnonymous: true}),
 		hds.WithQuotas(store.Quotas{MaxRecordsPerCluster: 2}), hds.WithLogger(quietLogger))}
 	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: 2, MaxBytesPerProject: store.DefaultQuotas.MaxBytesPerProject,
-		MaxProjectsPerUser: store.DefaultQuotas.MaxProjectsPerUser, MaxWebhooksPerProject: store.DefaultQuotas.MaxWebhooksPerProject},
+		MaxProjectsPerUser: store.DefaultQuotas.MaxProjectsPerUser, MaxWebhooksPerProject: store.DefaultQuotas.MaxWebhooksPerProject,
+		MaxSnapshotsPerProject: store.DefaultQuotas.MaxSnapshotsPerProject},
 		mem.Quotas(), "the quotas in force")
 	const tok = "" // requests run as the anonymous user
 	for i := range store.DefaultQuotas.MaxProjectsPerUser {

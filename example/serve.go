@@ -123,6 +123,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithShutdown(streams),
 		hds.WithConsole(cfg.consoleEnabled),
 		hds.WithWebhooks(cfg.webhooks),
+		hds.WithKeepAutomaticSnapshots(cfg.keepAutomaticSnapshots),
 	}
 	if bk != nil {
 		opts = append(opts, hds.WithAdminRoutes(bk.Routes(logger)...))

@@ -86,6 +86,7 @@ func newDeps(cfg Config) *deps {
 	d.audit, _ = s.(store.AuditLog)
 	d.records = records{store: s, creds: credentials{ring: cfg.Sealer}, audit: d.audit, cursors: d.cursors,
 		clusterTags: store.KeepsClusterState(s), maxResolved: cmp.Or(cfg.MaxResolvedBytes, DefaultMaxResolvedBytes),
-		pre: preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions}}
+		pre:           preconditions{requireIfMatch: cfg.RequireIfMatch, maxVersions: cfg.MaxVersions},
+		keepAutomatic: keepAutomatic(cfg.KeepAutomaticSnapshots)}
 	return d
 }

@@ -74,6 +74,12 @@ type Config struct {
 	// docs/api.md#references-between-records): more is 422. 0 is
 	// DefaultMaxResolvedBytes.
 	MaxResolvedBytes int64
+	// KeepAutomaticSnapshots is how many automatic snapshots, taken by
+	// promotes, a project keeps (snapshots.keep_automatic,
+	// docs/api.md#snapshots-and-rollback-v13): 0 takes
+	// DefaultKeepAutomaticSnapshots, a negative number none (promotes
+	// then take no snapshot).
+	KeepAutomaticSnapshots int
 	// Version is reported by /health.
 	Version string
 	// EventsKeepalive is how long a change feed stream may stay silent

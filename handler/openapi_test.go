@@ -20,6 +20,7 @@ import (
 
 	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
 )
 
 // TestOpenAPIDescribesEveryRoute checks the operation every route is
@@ -27,7 +28,7 @@ import (
 // tag, a success response, and statuses, parameters and bodies that have a
 // component.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	rt := routes(testConfig(t, Config{Webhooks: &Webhooks{}}))
+	rt := routes(testConfig(t, Config{Webhooks: &Webhooks{}, Store: memory.New()}))
 	require.NoError(t, openapi.Validate(rt.routes))
 }
 
@@ -35,7 +36,7 @@ func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // opOf returns the operation of a registered pattern.
 func opOf(t *testing.T, pattern string) openapi.Operation {
-	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}})).routes {
+	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}, Store: memory.New()})).routes {
 		if r.Pattern == pattern {
 			return r.Operation
 		}
@@ -46,7 +47,7 @@ func opOf(t *testing.T, pattern string) openapi.Operation {
 // serveDocument fetches the document from a router of the given setting.
 func serveDocument(t *testing.T, requireAuth bool) []byte {
 	t.Helper()
-	h := mustNew(t, Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}})
+	h := mustNew(t, Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}, Store: memory.New()})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {
@@ -167,7 +168,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 	}
 	slices.Sort(documented)
 	var registered []string
-	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}})).routes {
+	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}, Store: memory.New()})).routes {
 		registered = append(registered, r.Pattern)
 	}
 	slices.Sort(registered)
@@ -240,7 +241,7 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 			seen[key] = section + "." + name
 		}
 	}
-	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}})).routes {
+	for _, r := range routes(testConfig(t, Config{Webhooks: &Webhooks{}, Store: memory.New()})).routes {
 		id := strings.ToUpper(r.Operation.ID[:1]) + r.Operation.ID[1:]
 		for _, suffix := range []string{"", "Params", "Response", "JSONRequestBody", "JSONBody", "Res", "Req", "OK"} {
 			assert.Empty(t, seen[normalize(id+suffix)], "operation %s: a generated type %s%s is also %s", r.Operation.ID, id, suffix, seen[normalize(id+suffix)])

@@ -31,6 +31,10 @@ type records struct {
 	clusterTags bool
 	// maxResolved bounds the resolved text of an answer (Config.MaxResolvedBytes).
 	maxResolved int64
+	// keepAutomatic is how many automatic snapshots a project keeps
+	// (Config.KeepAutomaticSnapshots, keepAutomatic); 0: promotes take
+	// none.
+	keepAutomatic int
 }
 
 // DefaultMaxResolvedBytes is the default of Config.MaxResolvedBytes, 16 MiB.

@@ -47,6 +47,7 @@ func routes(cfg Config) *router {
 	d.transferRoutes(rt)
 	d.memberRoutes(rt)
 	d.webhookRoutes(rt)
+	d.snapshotRoutes(rt)
 	d.eventRoutes(rt)
 	d.auditRoutes(rt)
 	d.adminRoutes(rt)

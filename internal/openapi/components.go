@@ -61,6 +61,9 @@ func (f Facts) queryParameters() map[string]obj {
 			obj{"type": "string", "enum": []any{"merge", "replace"}, "default": "merge"}),
 		"dryRun": query("dry_run", "true changes nothing and answers what the import would do.",
 			obj{"type": "boolean", "default": false}),
+		"diffFromSnapshot": query("from_snapshot", "Side A as a snapshot's name, instead of from: what a rollback to it would change (a snapshot of a collection pairs with a collection, of a cluster with a cluster).",
+			obj{"type": "string", "minLength": 1}),
+		"snapshotCollection": query("collection", "Only the snapshots taken of this collection (as named then).", schemaRef("Name")),
 		"diffFrom": query("from", "Side A: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).",
 			obj{"type": "string", "minLength": 1}),
 		"diffTo": query("to", "Side B: a collection or a cluster, as from (both of one kind, not equal).",
@@ -110,6 +113,7 @@ func (f Facts) parameters() obj {
 		pathParamName("collection"): path("collection", "The collection's name."),
 		pathParamName("cluster"):    path("cluster", "The cluster's name."),
 		pathParamName("record"):     path("record", "The record's id, if a record of the cluster has that id; its name otherwise."),
+		pathParamName("name"):       path("name", "The snapshot's name."),
 		pathParamName("username"): obj{"name": "username", "in": "path", "required": true, "description": "A user's username.",
 			"schema": obj{"type": "string", "minLength": 1}},
 		pathParamName("id"): obj{"name": "id", "in": "path", "required": true, "description": "An API token's id.",
@@ -162,6 +166,7 @@ func requestBodies() obj {
 		"UserUpdate":     {"What to change.", "UserUpdateRequest", true},
 		"OwnerPut":       {"The new owner.", "OwnerPutRequest", true},
 		"WebhookCreate":  {"The new webhook's url, actions, scope and secret.", "WebhookCreateRequest", true},
+		"SnapshotCreate": {"The new snapshot's name, what it copies and its description.", "SnapshotCreateRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -214,7 +219,10 @@ func (f Facts) successResponses() map[string]successResponse {
 			extra: []string{"Content-Disposition", "ContentDisposition"}},
 		"ImportResult":  {description: "What the import changed (or, with dry_run=true, would change): records only.", schema: "ImportResultEnvelope"},
 		"Diff":          {description: "The comparison, from one snapshot.", schema: "DiffEnvelope"},
-		"PromoteResult": {description: "What the promote changed (or, with dry_run, would change): records only.", schema: "ImportResultEnvelope"},
+		"PromoteResult": {description: "What the promote changed (or, with dry_run, would change): records only, and the automatic snapshot it took.", schema: "PromoteResultEnvelope"},
+		"Snapshot":      {description: "The snapshot.", schema: "SnapshotEnvelope"},
+		"SnapshotList":  {description: "A page of the project's snapshots, newest first.", schema: "SnapshotListEnvelope"},
+		"SnapshotData":  {description: "The snapshot and its records.", schema: "SnapshotDataEnvelope"},
 		"Member":        {description: "The member.", schema: "MemberEnvelope"},
 		"MemberList":    {description: "A page of the project's members, the owner included.", schema: "MemberListEnvelope"},
 		"APITokenCreated": {description: "The new API token, with its token string: shown this once.", schema: "APITokenCreatedEnvelope",

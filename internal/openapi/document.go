@@ -265,6 +265,7 @@ func (f Facts) document(routes []Route, version string, requireAuth bool) obj {
 			obj{"name": "users", "description": "User accounts, for server administrators."},
 			obj{"name": "audit", "description": "Who changed what (the audit log), and the changes as they happen (the change feed)."},
 			obj{"name": "webhooks", "description": "Changes POSTed to other services as they happen, signed (when webhooks are enabled)."},
+			obj{"name": "snapshots", "description": "Named, immutable copies of a collection or a cluster, and rollback to them by promote."},
 		},
 		"security": security,
 		"paths":    paths,

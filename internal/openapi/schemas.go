@@ -254,6 +254,7 @@ func (f Facts) schemas() obj {
 		"Webhook", "WebhookCreated", "WebhookList", "Delivery", "DeliveryList"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
+	f.addSnapshotSchemas(s, object, body, history, count, envelopeOf)
 	return s
 }
 

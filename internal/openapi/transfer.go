@@ -75,13 +75,14 @@ func (f Facts) addTransferSchemas(s obj, object func(string, obj, ...string) obj
 		"items":    obj{"type": "array", "items": schemaRef("DiffItem"), "description": "By cluster, then record, byte-wise."},
 		"summary":  schemaRef("DiffSummary"),
 	}, "from", "to", "revision", "items", "summary")
-	s["PromoteRequest"] = body("What to promote: from and to as for GET diff.", obj{
+	s["PromoteRequest"] = body("What to promote: from and to as for GET diff, or from_snapshot instead of from (a rollback).", obj{
 		"from": side, "to": side,
-		"records":     obj{"type": "array", "items": obj{"type": "string"}, "description": "Only these record names (two clusters only)."},
-		"delete":      obj{"type": "boolean", "description": "Also delete the records only to holds; false when left out."},
-		"dry_run":     obj{"type": "boolean", "description": "Change nothing and answer what would change; false when left out."},
-		"if_revision": obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise)."},
-	}, "from", "to")
+		"from_snapshot": obj{"type": "string", "minLength": 1, "description": "A snapshot's name, instead of from: makes to hold what the snapshot holds (with delete: exactly)."},
+		"records":       obj{"type": "array", "items": obj{"type": "string"}, "description": "Only these record names (two clusters only)."},
+		"delete":        obj{"type": "boolean", "description": "Also delete the records only to holds; false when left out."},
+		"dry_run":       obj{"type": "boolean", "description": "Change nothing and answer what would change; false when left out."},
+		"if_revision":   obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise)."},
+	}, "to")
 	s["ImportResult"] = object("What the import changed, counting records only.", obj{
 		"created": count, "updated": count, "deleted": count, "unchanged": count,
 		"changes":  obj{"type": "array", "items": schemaRef("ImportChange"), "description": "By collection, cluster and record name."},
