@@ -14,6 +14,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
 )
 
@@ -449,4 +450,53 @@ func resumeAfter[T any](items []T, q store.ListQuery, after func(T) bool) []T {
 		}
 	}
 	return nil
+}
+
+// memberRoutes registers the routes of members, of the project's owner and
+// of API tokens (docs/api.md#17-sharing-and-api-tokens).
+func (d *deps) memberRoutes(rt *router) {
+	protect := d.protect
+	acc := members{store: d.cfg.Store, access: d.cfg.Access, users: d.cfg.Users, cursors: d.cursors, now: time.Now}
+	rt.handle("GET "+pathP+"/members", store.RightRead, protect(acc.handleList()), openapi.Operation{
+		ID: "listMembers", Tag: "members", Summary: "List the members of a project",
+		Description: "Every member with its role, the owner included (role owner), by username; limit and offset apply. Any role may list them; API tokens may not (403).",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: []string{"limit", "offset", "cursor"}, Status: 200, Success: "MemberList",
+		Errors: underProject,
+	})
+	rt.handle("PUT "+pathP+"/members/{username}", store.RightAdmin, protect(acc.handlePut()), openapi.Operation{
+		ID: "putMember", Tag: "members", Summary: "Add a member or change its role",
+		Description: "Admins and the owner only. The role is viewer, reader, editor or admin (400 VALIDATION_ERROR otherwise); an unknown user is 404; the owner's own entry cannot be changed (400 VALIDATION_ERROR). Effective on the member's next request, on every instance.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "MemberPut", Status: 200, Success: "Member",
+		Errors: underProject,
+	})
+	rt.handle("DELETE "+pathP+"/members/{username}", store.RightAdmin, protect(acc.handleDelete()), openapi.Operation{
+		ID: "deleteMember", Tag: "members", Summary: "Remove a member",
+		Description: "Admins and the owner, or the member itself. The owner's entry cannot be deleted (400 VALIDATION_ERROR); a user who is not a member is 404. Effective on the member's next request, on every instance.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
+	})
+	rt.handle("PUT "+pathP+"/owner", store.RightOwn, protect(acc.handleTransfer()), openapi.Operation{
+		ID: "transferProject", Tag: "projects", Summary: "Give the project to another user",
+		Description: "The owner, or a server administrator (for any project). The named active user becomes the owner; the previous owner stays as an admin member. Audited as project.transfer. An unknown or disabled user is 404; a new owner who owns limits.max_projects_per_user projects already is 403 QUOTA_EXCEEDED, and nothing changes.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "OwnerPut", Status: 200, Success: "Project",
+		Errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/tokens", store.RightAdmin, protect(acc.handleCreateToken()), openapi.Operation{
+		ID: "createAPIToken", Tag: "members", Summary: "Create an API token for a program",
+		Description: "Admins and the owner only. role is viewer, reader or editor; collection (and cluster, which needs collection) narrow the token's scope to that subtree (404 when it does not exist); expires_in is a positive number of seconds, no expiry when left out. The answer holds the token string (hds_ and 43 base62 characters); it is shown this once, the server keeps only its hash.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "APITokenCreate", Status: 201, Success: "APITokenCreated",
+		Errors: underProject,
+	})
+	rt.handle("GET "+pathP+"/tokens", store.RightAdmin, protect(acc.handleListTokens()), openapi.Operation{
+		ID: "listAPITokens", Tag: "members", Summary: "List the API tokens of a project",
+		Description: "Admins and the owner only; oldest first, without the token strings; limit and offset apply. Revoked tokens are not listed.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: []string{"limit", "offset", "cursor"}, Status: 200, Success: "APITokenList",
+		Errors: underProject,
+	})
+	rt.handle("DELETE "+pathP+"/tokens/{id}", store.RightAdmin, protect(acc.handleDeleteToken()), openapi.Operation{
+		ID: "deleteAPIToken", Tag: "members", Summary: "Revoke an API token",
+		Description: "Admins and the owner only. The token is refused from the next request on, on every instance. An unknown or revoked id, or one of another project, is 404.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/jsonstr"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
 )
 
@@ -169,4 +170,20 @@ func appendNullable(b []byte, s string) []byte {
 		return append(b, "null"...)
 	}
 	return jsonstr.Append(b, s)
+}
+
+// auditRoutes registers the audit log's route when the store keeps one
+// (store.AuditLog).
+func (d *deps) auditRoutes(rt *router) {
+	if d.audit == nil {
+		return
+	}
+	s, audit, cur, protect := d.cfg.Store, d.audit, d.cursors, d.protect
+	rt.handle("GET "+pathP+"/audit", store.RightAdmin, protect(handleAudit(s, audit, cur)), openapi.Operation{
+		ID: "listAudit", Tag: "audit", Summary: "Read the project's audit log",
+		Description: "Who changed what, and who read credentials in plain text: one entry per change (and per request that revealed credentials), newest first. revision counts the project's entries from 1, without gaps, in commit order. Filters: action, actor (a user id or token:<id>), since and until (RFC 3339, inclusive), after (a revision, exclusive); limit, offset, cursor and count as for lists. Admins and the owner only; API tokens may not (403).",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: []string{"limit", "offset", "cursor", "count", "auditAction", "auditActor", "since", "until", "after"},
+		Status: 200, Success: "AuditList",
+		Errors: underProject,
+	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -229,4 +230,39 @@ func refreshClaims(r *http.Request, tokens *auth.Tokens, access store.Access) (*
 		return nil, store.ErrPermissionDenied
 	}
 	return tokens.VerifyForRefresh(raw)
+}
+
+// authRoutes registers the session routes: login, refresh, logout,
+// password and me.
+func (d *deps) authRoutes(rt *router) {
+	cfg, authn, byIP, byUser, limitBody, protect := d.cfg, d.authn, d.byIP, d.byUser, d.limitBody, d.protect
+	rt.handle("POST /api/v1/auth/login", noProject, byIP(limitBody(handleLogin(cfg.Users, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP))), openapi.Operation{
+		ID: "login", Tag: "auth", Summary: "Log in",
+		Description: "Exchanges a username and password for a token. A wrong password, an unknown user and a disabled account all answer 401 \"Invalid username or password\". Failed logins are limited per username and per client IP: past the limit every login for them answers 429 until the window has passed.",
+		Access:      openapi.Public, Counted: true, Body: "Login", Status: 200, Success: "Token",
+		Errors: []int{400, 401},
+	})
+	rt.handle("POST /api/v1/auth/refresh", noProject, byIP(limitBody(handleRefresh(cfg.Sessions, cfg.Tokens, cfg.Access))), openapi.Operation{
+		ID: "refreshToken", Tag: "auth", Summary: "Refresh a token",
+		Description: "Exchanges the token in the Authorization header for a new one of the same session. The token may have expired, by no more than the refresh window, and its session must be younger than the maximum session age and not ended. A token can be refreshed once: a second refresh of it is 401 \"Invalid or expired token\" (of two concurrent ones exactly one succeeds); the token itself stays valid until it expires. No body.",
+		Access:      openapi.ExpiredBearer, Counted: true, Status: 200, Success: "Token",
+		Errors: []int{400},
+	})
+	rt.handle("POST /api/v1/auth/logout", noProject, authn(byUser(limitBody(handleLogout(cfg.Sessions, cfg.Tokens)))), openapi.Operation{
+		ID: "logout", Tag: "auth", Summary: "End the session",
+		Description: "Ends the session of the token in the Authorization header: that token and every token refreshed from the same login are refused from then on (401 \"Invalid or expired token\"), on every instance sharing the store. Other sessions of the user go on. Needs a token even when authentication is not required. No body.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 204, Success: "LoggedOut",
+		Errors: []int{400},
+	})
+	rt.handle("POST /api/v1/auth/password", noProject, authn(byUser(limitBody(handlePassword(cfg.Sessions, cfg.Tokens, cfg.LoginThrottle, cfg.ClientIP)))), openapi.Operation{
+		ID: "changePassword", Tag: "auth", Summary: "Change the caller's password",
+		Description: "With the right current_password, the password becomes new_password (not empty, at most 72 bytes) and every earlier session of the user, this one included, is refused from then on; the answer is a token of a new session. A wrong current_password is 400 VALIDATION_ERROR and counts as a failed login of the user: past the limit of failed logins it answers 429. Needs a token even when authentication is not required.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "PasswordChange", Status: 200, Success: "Token",
+		Errors: []int{400},
+	})
+	rt.handle("GET /api/v1/auth/me", noProject, protect(handleMe()), openapi.Operation{
+		ID: "getMe", Tag: "auth", Summary: "Who the caller is",
+		Description: "The user the token names: id, username, whether a server administrator, and when the account was created. Needs a token even when authentication is not required; API tokens may not (403).",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 200, Success: "Me",
+	})
 }

@@ -29,7 +29,7 @@ const (
 // COLLECTION/CLUSTER, and not the same.
 func parseSides(from, to *string) (store.Side, store.Side, error) {
 	if from == nil || to == nil || *from == "" || *to == "" {
-		return store.Side{}, store.Side{}, envelope.BadRequest("from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)")
+		return store.Side{}, store.Side{}, envelope.BadRequest("from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)")
 	}
 	a, err := parseSide("from", *from)
 	if err != nil {
@@ -45,6 +45,26 @@ func parseSides(from, to *string) (store.Side, store.Side, error) {
 		return a, b, envelope.BadRequest("from and to must differ")
 	}
 	return a, b, nil
+}
+
+// parseSidesOrSnapshot reads the sides of a comparison whose from side may
+// be a snapshot (docs/api.md#27-snapshots-and-rollback-v13): from and to
+// as parseSides reads them, or a snapshot's name and to (then from is
+// left zero, for the caller to resolve); both from and a snapshot, or
+// neither, is 400.
+func parseSidesOrSnapshot(from, snapshot, to *string) (store.Side, store.Side, error) {
+	switch {
+	case snapshot == nil:
+		return parseSides(from, to)
+	case from != nil:
+		return store.Side{}, store.Side{}, envelope.BadRequest("give from or from_snapshot, not both")
+	case *snapshot == "":
+		return store.Side{}, store.Side{}, envelope.BadRequest("from_snapshot must name a snapshot")
+	case to == nil || *to == "":
+		return store.Side{}, store.Side{}, envelope.BadRequest("to is required: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER)")
+	}
+	b, err := parseSide("to", *to)
+	return store.Side{}, b, err
 }
 
 // parseSide reads COLLECTION or COLLECTION/CLUSTER.
@@ -115,14 +135,21 @@ func (rec records) handleDiff() queryHandler {
 			unchanged, err = parseBool(query, "unchanged")
 		}
 		var from, to store.Side
+		snapshot := queryParam(query, "from_snapshot")
 		if err == nil {
-			from, to, err = parseSides(queryParam(query, "from"), queryParam(query, "to"))
+			from, to, err = parseSidesOrSnapshot(queryParam(query, "from"), snapshot, queryParam(query, "to"))
 		}
 		if err != nil {
 			rejectRevealing(w, r, rec.store, query, err)
 			return
 		}
 		p := revealing(pathOf(r), reveal)
+		if snapshot != nil {
+			if from, err = rec.snapshotSide(r, p, *snapshot, to); err != nil {
+				rejectRevealing(w, r, rec.store, query, err)
+				return
+			}
+		}
 		if reveal && rec.audit != nil {
 			// The reveal's entry is written only once the sides are known
 			// to exist, before the snapshot is taken; the revision
@@ -259,12 +286,15 @@ func (dw *diffWriter) finish() {
 
 // promoteBody is the body of POST P/promote.
 type promoteBody struct {
-	From       *string  `json:"from"`
-	To         *string  `json:"to"`
-	Records    []string `json:"records"`
-	Delete     bool     `json:"delete"`
-	DryRun     bool     `json:"dry_run"`
-	IfRevision *int64   `json:"if_revision"`
+	From *string `json:"from"`
+	// FromSnapshot, instead of From, promotes a snapshot
+	// (docs/api.md#27-snapshots-and-rollback-v13).
+	FromSnapshot *string  `json:"from_snapshot"`
+	To           *string  `json:"to"`
+	Records      []string `json:"records"`
+	Delete       bool     `json:"delete"`
+	DryRun       bool     `json:"dry_run"`
+	IfRevision   *int64   `json:"if_revision"`
 }
 
 // promoteChange is one entry of a promote's change list.
@@ -287,6 +317,10 @@ type promoteResult struct {
 	// newest entry it wrote, or, when it wrote none (a dry run, nothing
 	// to change), the revision of the snapshot it was planned on.
 	Revision int64 `json:"revision"`
+	// Snapshot names the automatic snapshot the promote took
+	// (docs/api.md#27-snapshots-and-rollback-v13); nil for a dry run,
+	// when nothing changed, or when none is kept.
+	Snapshot *string `json:"snapshot"`
 }
 
 // handlePromote serves POST P/promote: the comparison is planned into
@@ -312,6 +346,15 @@ func (rec records) handlePromote() queryHandler {
 			return
 		}
 		p := pathOf(r)
+		if body.FromSnapshot != nil {
+			if from, err = rec.snapshotSide(r, p, *body.FromSnapshot, to); err == nil && names != nil && to.Cluster == "" {
+				err = envelope.BadRequest("records narrows a promote between two clusters only")
+			}
+			if err != nil {
+				reject(w, r, rec.store, err)
+				return
+			}
+		}
 		var res promoteResult
 		err = untilApplied(r.Context(), func() (bool, error) {
 			var ops []store.Op
@@ -328,10 +371,17 @@ func (rec records) handlePromote() queryHandler {
 			if body.IfRevision != nil {
 				ifRevision = revision
 			}
+			var auto *store.AutoSnapshot
+			if _, ok := rec.store.(store.Snapshots); ok && rec.keepAutomatic > 0 {
+				auto = &store.AutoSnapshot{Side: to, Keep: rec.keepAutomatic}
+			}
 			applied, err := rec.store.Apply(r.Context(), p, store.Batch{Ops: ops, CreateParents: true, DryRun: body.DryRun,
-				IfRevision: ifRevision, Write: store.Write{MaxVersions: rec.pre.maxVersions}})
+				IfRevision: ifRevision, Write: store.Write{MaxVersions: rec.pre.maxVersions}, Snapshot: auto})
 			if err == nil && !body.DryRun {
 				res.Revision = applied[0].Revision
+				if name := applied[0].Snapshot; name != "" {
+					res.Snapshot = &name
+				}
 			}
 			var oe *store.OpError
 			if errors.As(err, &oe) {
@@ -355,7 +405,7 @@ func (rec records) handlePromote() queryHandler {
 // checkPromote checks the body of a promote: its sides, records only for
 // a pair of clusters, a positive if_revision.
 func checkPromote(body *promoteBody) (store.Side, store.Side, map[string]bool, error) {
-	from, to, err := parseSides(body.From, body.To)
+	from, to, err := parseSidesOrSnapshot(body.From, body.FromSnapshot, body.To)
 	if err != nil {
 		return from, to, nil, err
 	}
@@ -365,7 +415,7 @@ func checkPromote(body *promoteBody) (store.Side, store.Side, map[string]bool, e
 	if body.Records == nil {
 		return from, to, nil, nil
 	}
-	if from.Cluster == "" {
+	if to.Cluster == "" {
 		return from, to, nil, envelope.BadRequest("records narrows a promote between two clusters only")
 	}
 	names := make(map[string]bool, len(body.Records))

@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
 )
 
@@ -224,4 +226,130 @@ func handleList[T any](s store.Store, cur cursors, lvl level[T]) queryHandler {
 			return nil
 		}, func(last T) string { return lc.next(lvl.position(q.SortBy, last)) })
 	}
+}
+
+// projectRoutes registers the routes of projects: list, create, get,
+// rename and delete.
+func (d *deps) projectRoutes(rt *router) {
+	s, cur, protect := d.cfg.Store, d.cursors, d.protect
+	rt.handle("GET /api/v1/projects", noProject, protect(handleList(s, cur, projects)), openapi.Operation{
+		ID: "listProjects", Tag: "projects", Summary: "List the caller's projects",
+		Description: "The projects the caller owns, one page at a time: limit, offset, search (a substring of the name), sortBy and sortOrder.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: listQuery, Status: 200, Success: "ProjectList",
+		Errors: []int{400},
+	})
+	rt.handle("POST /api/v1/projects", noProject, protect(handleCreateFromBody(s, projects)), openapi.Operation{
+		ID: "createProject", Tag: "projects", Summary: "Create a project (body form)",
+		Description: "Project names are unique across the whole service: a name anyone already uses is 409.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "Name", Status: 201, Success: "Project",
+		Errors: []int{400, 403, 409},
+	})
+	rt.handle("POST "+pathP, noProject, protect(handleCreate(s, projects)), openapi.Operation{
+		ID: "createProjectAt", Tag: "projects", Summary: "Create a project (path form)",
+		Description: "The name is in the path; a body, if any, may only repeat it. Project names are unique across the whole service: a name anyone already uses is 409.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "PathName", Status: 201, Success: "Project",
+		Errors: []int{400, 403, 409},
+	})
+	rt.handle("GET "+pathP, store.RightRead, protect(handleGet(s, projects)), openapi.Operation{
+		ID: "getProject", Tag: "projects", Summary: "Get a project",
+		Description: "The project with its collection count. A project of another user is 403.",
+		Access:      openapi.Bearer, Counted: true, Status: 200, Success: "Project",
+		Errors: underProject,
+	})
+	rt.handle("PUT "+pathP, store.RightAdmin, protect(handleRename(s, projects)), openapi.Operation{
+		ID: "renameProject", Tag: "projects", Summary: "Rename a project",
+		Description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"rename"}, Body: "Rename", Status: 200, Success: "Project",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("DELETE "+pathP, store.RightOwn, protect(handleDelete(s, projects)), openapi.Operation{
+		ID: "deleteProject", Tag: "projects", Summary: "Delete a project and everything in it",
+		Description: "Deletes the project with its collections, clusters and records, in one step.",
+		Access:      openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
+	})
+}
+
+// collectionRoutes registers the routes of collections.
+func (d *deps) collectionRoutes(rt *router) {
+	s, cur, protect := d.cfg.Store, d.cursors, d.protect
+	rt.handle("GET "+pathP+"/collections", store.RightRead, protect(handleList(s, cur, collections)), openapi.Operation{
+		ID: "listCollections", Tag: "collections", Summary: "List the collections of a project",
+		Description: "The project's collections, one page at a time: limit, offset, search, sortBy and sortOrder.",
+		Access:      openapi.Bearer, Counted: true, Query: listQuery, Status: 200, Success: "CollectionList",
+		Errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/collections", store.RightWrite, protect(handleCreateFromBody(s, collections)), openapi.Operation{
+		ID: "createCollection", Tag: "collections", Summary: "Create a collection (body form)",
+		Description: "The name is in the body. A name the project already has is 409.",
+		Access:      openapi.Bearer, Counted: true, Body: "Name", Status: 201, Success: "Collection",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("POST "+pathC, store.RightWrite, protect(handleCreate(s, collections)), openapi.Operation{
+		ID: "createCollectionAt", Tag: "collections", Summary: "Create a collection (path form)",
+		Description: "The name is in the path; a body, if any, may only repeat it.",
+		Access:      openapi.Bearer, Counted: true, Body: "PathName", Status: 201, Success: "Collection",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("GET "+pathC, store.RightRead, protect(handleGet(s, collections)), openapi.Operation{
+		ID: "getCollection", Tag: "collections", Summary: "Get a collection",
+		Description: "The collection with its cluster and record counts.",
+		Access:      openapi.Bearer, Counted: true, Status: 200, Success: "Collection",
+		Errors: underProject,
+	})
+	rt.handle("PUT "+pathC, store.RightWrite, protect(handleRename(s, collections)), openapi.Operation{
+		ID: "renameCollection", Tag: "collections", Summary: "Rename a collection",
+		Description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"rename"}, Body: "Rename", Status: 200, Success: "Collection",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("DELETE "+pathC, store.RightWrite, protect(handleDelete(s, collections)), openapi.Operation{
+		ID: "deleteCollection", Tag: "collections", Summary: "Delete a collection and everything in it",
+		Description: "Deletes the collection with its clusters and records, in one step.",
+		Access:      openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
+	})
+}
+
+// clusterRoutes registers the routes of clusters; GET K answers the
+// cluster's data (records.go).
+func (d *deps) clusterRoutes(rt *router) {
+	s, cur, protect, rec := d.cfg.Store, d.cursors, d.protect, d.records
+	rt.handle("GET "+pathC+"/clusters", store.RightRead, protect(handleList(s, cur, clusters)), openapi.Operation{
+		ID: "listClusters", Tag: "clusters", Summary: "List the clusters of a collection",
+		Description: "The collection's clusters, one page at a time: limit, offset, search, sortBy and sortOrder.",
+		Access:      openapi.Bearer, Counted: true, Query: listQuery, Status: 200, Success: "ClusterList",
+		Errors: underProject,
+	})
+	rt.handle("POST "+pathC+"/clusters", store.RightWrite, protect(handleCreateFromBody(s, clusters)), openapi.Operation{
+		ID: "createCluster", Tag: "clusters", Summary: "Create a cluster (body form)",
+		Description: "The name is in the body. A name the collection already has is 409.",
+		Access:      openapi.Bearer, Counted: true, Body: "Name", Status: 201, Success: "Cluster",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("POST "+pathK, store.RightWrite, protect(handleCreate(s, clusters)), openapi.Operation{
+		ID: "createClusterAt", Tag: "clusters", Summary: "Create a cluster (path form)",
+		Description: "The name is in the path; a body, if any, may only repeat it.",
+		Access:      openapi.Bearer, Counted: true, Body: "PathName", Status: 201, Success: "Cluster",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("GET "+pathK, store.RightRead, protect(rec.handleClusterData()), openapi.Operation{
+		ID: "getClusterData", Tag: "clusters", Summary: "Get a cluster with the value of every record",
+		Description: "data maps every record name to its value; credential values are masked unless reveal=true. With types=true, types maps every record name to its type name. With format=env, the answer is the cluster's environment file (text/plain, not enveloped): NAME='value' lines for the records whose names are environment variable names, X-Hds-Skipped-Records counting the others. The ETag header names the cluster's stored state, the same for both forms, masked or revealed (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"reveal", "resolve", "types", "format"}, Headers: []string{"ifNoneMatch"}, Status: 200, Success: "ClusterData",
+		Errors: slices.Concat(underProject, []int{422}),
+		Other:  map[int]string{304: "ClusterNotModified"},
+	})
+	rt.handle("PUT "+pathK, store.RightWrite, protect(handleRename(s, clusters)), openapi.Operation{
+		ID: "renameCluster", Tag: "clusters", Summary: "Rename a cluster",
+		Description: "The new name comes from ?rename=NEW or from a body {\"name\": NEW}, not both. Renaming to the current name is a no-op.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"rename"}, Body: "Rename", Status: 200, Success: "Cluster",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("DELETE "+pathK, store.RightWrite, protect(handleDelete(s, clusters)), openapi.Operation{
+		ID: "deleteCluster", Tag: "clusters", Summary: "Delete a cluster and its records",
+		Description: "Deletes the cluster with its records, in one step.",
+		Access:      openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
+	})
 }

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
@@ -438,4 +440,23 @@ func appendEvent(b []byte, e *store.AuditEntry) []byte {
 	b = append(b, "\ndata: "...)
 	b = appendAudit(b, e)
 	return append(b, "\n\n"...)
+}
+
+// eventRoutes registers the change feed when the store has one
+// (store.EventSource).
+func (d *deps) eventRoutes(rt *router) {
+	cfg, s, protect := d.cfg, d.cfg.Store, d.protect
+	src, ok := s.(store.EventSource)
+	if !ok {
+		return
+	}
+	f := &feed{store: s, src: src, sessions: cfg.Sessions, access: cfg.Access, keepalive: cmp.Or(cfg.EventsKeepalive, DefaultEventsKeepalive),
+		shutdown: cfg.Shutdown, open: &streamCount{max: cmp.Or(cfg.MaxStreamsPerUser, DefaultMaxStreamsPerUser), open: map[string]int{}}}
+	rt.handle("GET "+pathP+"/events", store.RightRead, protect(f.handle()), openapi.Operation{
+		ID: "streamEvents", Tag: "audit", Summary: "Watch the project's changes (Server-Sent Events)",
+		Description: "A text/event-stream, not enveloped: every change of the project (every audit entry but credential.reveal) as an event with id: <revision>, event: <action> and data: <the entry as one line of JSON>, within a second of its commit, on every instance sharing the database. By default the stream starts with the next change; with Last-Event-ID: N (the header a reconnecting EventSource sends) or ?since=N it first replays every entry after revision N, without gap or duplicate. ?collection=NAME (and &cluster=NAME) narrows it to that collection (cluster), named as at the time of each event. A comment (: keep-alive) is sent when nothing else was for events.keepalive. The stream ends when the token expires or its session ends (an API token: when it expires or is revoked), when the caller loses access, when the project is deleted and when the server shuts down; a client reconnects with Last-Event-ID. At most events.max_streams_per_user streams per user on each instance: one more is 429 with Retry-After. Opening a stream counts as one request for the rate limits.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"eventsSince", "eventsCollection", "eventsCluster"}, Headers: []string{"lastEventId"},
+		Status: 200, Success: "EventStream",
+		Errors: underProject,
+	})
 }

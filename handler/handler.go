@@ -1,8 +1,15 @@
 // Package handler implements the routes of the hds HTTP API
-// (docs/api.md#4-routes) on a net/http ServeMux. routes.go lists every
-// route on one screen; the other files hold one resource each. Handlers
-// decode and validate the request, make one store call where they can, and
-// encode the response through internal/envelope.
+// (docs/api.md#4-routes) on a net/http ServeMux. The other files hold one
+// resource each. routes.go is the route list: it calls one function per
+// resource, and the rule is that each resource's function lives in that
+// resource's file (projectRoutes, collectionRoutes and clusterRoutes in
+// containers.go, recordRoutes in records.go, webhookRoutes in
+// webhooks_routes.go, ...) and registers every route of the resource with
+// rt.handle, giving its pattern, the right it needs, its handler behind its
+// middleware chain (deps.go) and its OpenAPI operation. router.go is the
+// router; internal/openapi builds the OpenAPI document from its route
+// table. Handlers decode and validate the request, make one store call
+// where they can, and encode the response through internal/envelope.
 package handler
 
 import (
@@ -63,6 +70,12 @@ type Config struct {
 	// docs/api.md#20-references-between-records): more is 422. 0 is
 	// DefaultMaxResolvedBytes.
 	MaxResolvedBytes int64
+	// KeepAutomaticSnapshots is how many automatic snapshots, taken by
+	// promotes, a project keeps (snapshots.keep_automatic,
+	// docs/api.md#27-snapshots-and-rollback-v13): 0 takes
+	// DefaultKeepAutomaticSnapshots, a negative number none (promotes
+	// then take no snapshot).
+	KeepAutomaticSnapshots int
 	// Version is reported by /health.
 	Version string
 	// EventsKeepalive is how long a change feed stream may stay silent

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/middleware"
 	"github.com/hds-go/hds/store"
 )
@@ -56,5 +57,23 @@ func handleHealth(s store.Store, limits *middleware.FallbackStore, version strin
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(out)
+	})
+}
+
+// metaRoutes registers GET /health and the OpenAPI document of rt's
+// routes.
+func (d *deps) metaRoutes(rt *router) {
+	cfg, s := d.cfg, d.cfg.Store
+	rt.handle("GET /health", noProject, handleHealth(s, cfg.SharedLimits, cfg.Version), openapi.Operation{
+		ID: "getHealth", Tag: "meta", Summary: "Health of the service and its store",
+		Description: "Not enveloped. 200 with status \"ok\" when the store answers, \"degraded\" when it does but the shared rate limit store (Redis) does not or its writes fail for a full disk (checks.storage \"full\"), 503 with \"unavailable\" when the store does not answer; checks says which. Needs no token and is not rate limited.",
+		Access:      openapi.Public, Status: 200, Success: "Health",
+		Other: map[int]string{503: "HealthUnavailable", 413: openapi.DefaultResponse},
+	})
+	rt.handle("GET /api/v1/openapi.json", noProject, handleOpenAPI(rt, cfg.Version, !cfg.AllowAnonymous), openapi.Operation{
+		ID: "getOpenAPI", Tag: "meta", Summary: "This OpenAPI document",
+		Description: "Not enveloped. Needs no token and is not rate limited. Answers 304 to an If-None-Match that names the current ETag.",
+		Access:      openapi.Public, Status: 200, Success: "OpenAPIDocument",
+		Other: map[int]string{304: "NotModified", 413: openapi.DefaultResponse},
 	})
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/internal/openapi"
 )
 
 // TestOpenAPIConditional checks the conditional GET of the document, as
@@ -45,7 +47,7 @@ func TestOpenAPIConditional(t *testing.T) {
 		rec := serve(http.MethodGet, "/api/v1/openapi.json", tt.match)
 		assert.Equal(t, tt.status, rec.Code, tt.name)
 		assert.Equal(t, etag, rec.Header().Get("ETag"), tt.name)
-		assert.Equal(t, openAPICacheControl, rec.Header().Get("Cache-Control"), tt.name)
+		assert.Equal(t, openapi.CacheControl, rec.Header().Get("Cache-Control"), tt.name)
 		if tt.status == http.StatusNotModified {
 			assert.Zero(t, rec.Body.Len(), tt.name)
 		} else {

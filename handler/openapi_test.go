@@ -18,53 +18,36 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
 )
 
 // TestOpenAPIDescribesEveryRoute checks the operation every route is
-// registered with: a unique operationId, a summary, a tag, a success
-// response, and error statuses that have a response.
+// registered with (openapi.Validate): a unique operationId, a summary, a
+// tag, a success response, and statuses, parameters and bodies that have a
+// component.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	rt := routes(Config{Webhooks: &Webhooks{}})
-	registered := map[string]bool{}
-	ids := map[string]string{}
-	for _, r := range rt.routes {
-		pattern, op := r.pattern, r.op
-		if registered[pattern] {
-			t.Errorf("%s is registered twice", pattern)
-		}
-		registered[pattern] = true
-		if other, dup := ids[op.id]; dup || op.id == "" {
-			t.Errorf("%s: operationId %q is empty or also used by %s", pattern, op.id, other)
-		}
-		ids[op.id] = pattern
-		if op.summary == "" || op.tag == "" || op.status == 0 || op.success == "" {
-			t.Errorf("%s: summary, tag, status and success are required", pattern)
-		}
-		for _, s := range op.errors {
-			if _, ok := errorResponses[s]; !ok {
-				t.Errorf("%s: error status %d has no response in errorResponses", pattern, s)
-			}
-		}
-	}
+	rt := routes(Config{Webhooks: &Webhooks{}, Store: memory.New()})
+	require.NoError(t, openapi.Validate(rt.routes))
 }
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // opOf returns the operation of a registered pattern.
-func opOf(pattern string) operation {
-	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
-		if r.pattern == pattern {
-			return r.op
+func opOf(pattern string) openapi.Operation {
+	for _, r := range routes(Config{Webhooks: &Webhooks{}, Store: memory.New()}).routes {
+		if r.Pattern == pattern {
+			return r.Operation
 		}
 	}
-	return operation{}
+	return openapi.Operation{}
 }
 
 // serveDocument fetches the document from a router of the given setting.
 func serveDocument(t *testing.T, requireAuth bool) []byte {
 	t.Helper()
-	h := New(Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}})
+	h := New(Config{Version: "1.2.3", AllowAnonymous: !requireAuth, Webhooks: &Webhooks{}, Store: memory.New()})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
 	if rec.Code != http.StatusOK {
@@ -133,11 +116,11 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 			desc := opOf(pattern)
 			sec, hasSec := o["security"]
 			switch {
-			case desc.access == public && (!hasSec || len(sec.([]any)) != 0):
+			case desc.Access == openapi.Public && (!hasSec || len(sec.([]any)) != 0):
 				t.Errorf("%s: public, want security: [] (got %v)", pattern, sec)
-			case desc.access == bearer && !desc.usersOnly && hasSec:
+			case desc.Access == openapi.Bearer && !desc.UsersOnly && hasSec:
 				t.Errorf("%s: needs a token, want the document's security (got %v)", pattern, sec)
-			case desc.usersOnly && (!hasSec || len(sec.([]any)) != map[bool]int{true: 1, false: 2}[requireAuth] ||
+			case desc.UsersOnly && (!hasSec || len(sec.([]any)) != map[bool]int{true: 1, false: 2}[requireAuth] ||
 				sec.([]any)[0].(map[string]any)["bearerAuth"] == nil):
 				t.Errorf("%s: for users only, want bearerAuth alone (and none when require_auth is false), got %v", pattern, sec)
 			}
@@ -153,7 +136,7 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 			// Every other error (413, 415, 429, 500, 503) is the default
 			// response.
 			want := []string{"default"}
-			if desc.access != public {
+			if desc.Access != openapi.Public {
 				want = append(want, "401")
 			}
 			if strings.Contains(path, "{project}") {
@@ -185,8 +168,8 @@ func checkDocumentRoutes(t *testing.T, tree map[string]any, requireAuth bool) {
 	}
 	slices.Sort(documented)
 	var registered []string
-	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
-		registered = append(registered, r.pattern)
+	for _, r := range routes(Config{Webhooks: &Webhooks{}, Store: memory.New()}).routes {
+		registered = append(registered, r.Pattern)
 	}
 	slices.Sort(registered)
 	if !slices.Equal(documented, registered) {
@@ -221,7 +204,7 @@ func TestOpenAPIServed(t *testing.T) {
 		t.Errorf("the body is not the bare document: %v", err)
 	}
 	etag := rec.Header().Get("ETag")
-	if etag == "" || rec.Header().Get("Cache-Control") != openAPICacheControl {
+	if etag == "" || rec.Header().Get("Cache-Control") != openapi.CacheControl {
 		t.Errorf("ETag %q, Cache-Control %q", etag, rec.Header().Get("Cache-Control"))
 	}
 	r := httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil)
@@ -258,10 +241,10 @@ func TestOpenAPIGeneratorFriendly(t *testing.T) {
 			seen[key] = section + "." + name
 		}
 	}
-	for _, r := range routes(Config{Webhooks: &Webhooks{}}).routes {
-		id := upperFirst(r.op.id)
+	for _, r := range routes(Config{Webhooks: &Webhooks{}, Store: memory.New()}).routes {
+		id := strings.ToUpper(r.Operation.ID[:1]) + r.Operation.ID[1:]
 		for _, suffix := range []string{"", "Params", "Response", "JSONRequestBody", "JSONBody", "Res", "Req", "OK"} {
-			assert.Empty(t, seen[normalize(id+suffix)], "operation %s: a generated type %s%s is also %s", r.op.id, id, suffix, seen[normalize(id+suffix)])
+			assert.Empty(t, seen[normalize(id+suffix)], "operation %s: a generated type %s%s is also %s", r.Operation.ID, id, suffix, seen[normalize(id+suffix)])
 		}
 	}
 	schemas := components["schemas"].(map[string]any)

@@ -33,7 +33,7 @@ var contractParams = []string{
 	"limit", "offset", "search", "sortBy", "sortOrder", "type", "value", "valueContains",
 	"minValue", "maxValue", "cursor", "count", "reveal", "rename", "version", "format", "mode", "dry_run",
 	"action", "actor", "since", "until", "after", "collection", "cluster", "from", "to", "unchanged",
-	"resolve", "types",
+	"resolve", "types", "from_snapshot",
 }
 
 // parseQuery parses a raw query string strictly

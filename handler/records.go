@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/jsonstr"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/internal/resolve"
 	"github.com/hds-go/hds/store"
 )
@@ -29,6 +31,10 @@ type records struct {
 	clusterTags bool
 	// maxResolved bounds the resolved text of an answer (Config.MaxResolvedBytes).
 	maxResolved int64
+	// keepAutomatic is how many automatic snapshots a project keeps
+	// (Config.KeepAutomaticSnapshots, keepAutomatic); 0: promotes take
+	// none.
+	keepAutomatic int
 }
 
 // DefaultMaxResolvedBytes is the default of Config.MaxResolvedBytes, 16 MiB.
@@ -638,4 +644,58 @@ func shownItems(rv *resolve.Resolver, recs []*store.Record) iter.Seq2[*store.Rec
 			}
 		}
 	}
+}
+
+// recordRoutes registers the routes of records and of their history.
+func (d *deps) recordRoutes(rt *router) {
+	protect, protectRead, rec := d.protect, d.protectRead, d.records
+	rt.handle("GET "+pathK+"/records", store.RightRead, protectRead(rec.handleList()), openapi.Operation{
+		ID: "listRecords", Tag: "records", Summary: "List the records of a cluster",
+		Description: "Filters combine with AND. Credential values are masked unless reveal=true, and never matched by value or valueContains.",
+		Access:      openapi.Bearer, Counted: true, Query: recordQuery, Status: 200, Success: "RecordList",
+		Errors: slices.Concat(underProject, []int{422}),
+	})
+	rt.handle("POST "+pathK+"/records", store.RightWrite, protect(rec.handleCreate(true)), openapi.Operation{
+		ID: "createRecord", Tag: "records", Summary: "Create a record (body form)",
+		Description: "The query parameters rename, type and value cannot accompany the body (400).",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"reveal"}, Body: "RecordCreate", Status: 201, Success: "Record",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("POST "+pathR, store.RightWrite, protect(rec.handleCreate(false)), openapi.Operation{
+		ID: "createRecordAt", Tag: "records", Summary: "Create a record (path form)",
+		Description: "The name is in the path; the type and value come from ?type=T&value=V or from a body {\"type\", \"value\"} (which may repeat the name), not both. The body is not declared here, so that a generated client's helper for this operation sends none: to send the record as a body, use createRecord (POST .../records with its name).",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"recordType", "recordValue", "reveal"}, Status: 201, Success: "Record",
+		Errors: slices.Concat(underProject, []int{409}),
+	})
+	rt.handle("GET "+pathR, store.RightRead, protectRead(rec.handleGet()), openapi.Operation{
+		ID: "getRecord", Tag: "records", Summary: "Get a record",
+		Description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With ?version=N, the record as it was at version N (404 when that version is not kept or never reached). The ETag header names the record's state (with resolve=true, also the state of every record the answer was built from); with If-None-Match naming it (or *) the answer is 304 without a body.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"reveal", "resolve", "version"}, Headers: []string{"ifNoneMatch"}, Status: 200, Success: "Record",
+		Errors: slices.Concat(underProject, []int{422}),
+		Other:  map[int]string{304: "RecordNotModified"},
+	})
+	rt.handle("PUT "+pathR, store.RightWrite, protect(rec.handleUpdate()), openapi.Operation{
+		ID: "updateRecord", Tag: "records", Summary: "Update a record's value, type or name",
+		Description: "Any of ?value=V&type=T&rename=NEW, or a body with any of {\"value\", \"type\", \"name\"}, not both; all of it in one step, or nothing. Every update adds 1 to version and keeps the state it replaces in the record's history. Changing a credential to another type needs a new value. With If-Match, the update happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"recordValue", "recordType", "rename", "reveal"}, Headers: []string{"ifMatch"}, Body: "RecordUpdate", Status: 200, Success: "Record",
+		Errors: slices.Concat(underProject, []int{409, 412, 428}),
+	})
+	rt.handle("DELETE "+pathR, store.RightWrite, protect(rec.handleDelete()), openapi.Operation{
+		ID: "deleteRecord", Tag: "records", Summary: "Delete a record and its history",
+		Description: "{record} is the record's id when a record of the cluster has that id, its name otherwise. With If-Match, the delete happens only when the record's ETag is among the tags (412 otherwise); without it, 428 when the server requires If-Match.",
+		Access:      openapi.Bearer, Counted: true, Headers: []string{"ifMatch"}, Status: 204, Success: "NoContent",
+		Errors: slices.Concat(underProject, []int{412, 428}),
+	})
+	rt.handle("GET "+pathR+"/versions", store.RightRead, protect(rec.handleVersions()), openapi.Operation{
+		ID: "listRecordVersions", Tag: "records", Summary: "List a record's history",
+		Description: "The record's states, newest first: the current one, then the versions its history keeps (history.max_versions). Only limit and offset apply. Credential values are masked unless reveal=true.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"limit", "offset", "reveal"}, Status: 200, Success: "RecordVersionList",
+		Errors: underProject,
+	})
+	rt.handle("POST "+pathR+"/restore", store.RightWrite, protect(rec.handleRestore()), openapi.Operation{
+		ID: "restoreRecord", Tag: "records", Summary: "Restore a version of a record",
+		Description: "Makes the type and value of version N (?version=N or a body {\"version\": N}, not both) current again as a new version; the name stays. 404 when that version is not kept. If-Match as for PUT.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"restoreVersion", "reveal"}, Headers: []string{"ifMatch"}, Body: "Restore", Status: 200, Success: "Record",
+		Errors: slices.Concat(underProject, []int{412, 428}),
+	})
 }

@@ -5,11 +5,13 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/jsonstr"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/store"
 )
@@ -173,4 +175,43 @@ func (ew *exportWriter) finish() error {
 	b := ew.closeCollection(ew.buf[:0])
 	ew.write(append(b, "}}\n"...))
 	return ew.w.Flush()
+}
+
+// transferRoutes registers the routes that move records in bulk: batch,
+// export, import, diff and promote.
+func (d *deps) transferRoutes(rt *router) {
+	protect, protectImport, rec := d.protect, d.protectImport, d.records
+	rt.handle("POST "+pathP+"/batch", store.RightWrite, protectImport(rec.handleBatch()), openapi.Operation{
+		ID: "applyBatch", Tag: "projects", Summary: "Apply record operations, all or none",
+		Description: "1 to 1000 operations (create, update, upsert, delete), applied in order in one step: either all apply (200, one result each) or none does, and the answer is the error the first failing operation would get alone, its details starting \"operation N: \" (N from 0). A body that is not a batch is 400 without that prefix. An operation may name a record an earlier one created. Updates keep history as PUT does; with require_if_match, each update and delete needs if_match (428). The body may be up to limits.max_import_bytes (16 MiB by default).",
+		Access:      openapi.Bearer, Counted: true, Body: "Batch", Status: 200, Success: "BatchResults",
+		Errors: slices.Concat(underProject, []int{409, 428}),
+		Other:  map[int]string{412: "OpPreconditionFailed"},
+	})
+	rt.handle("GET "+pathP+"/export", store.RightRead, protect(rec.handleExport()), openapi.Operation{
+		ID: "exportProject", Tag: "projects", Summary: "Export a whole project",
+		Description: "The bare document (not enveloped), an attachment: every collection, cluster and record from one consistent snapshot, empty collections and clusters included. Credentials are masked unless reveal=true.",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"reveal"}, Status: 200, Success: "ExportDocument",
+		Errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/import", store.RightWrite, protectImport(rec.handleImport()), openapi.Operation{
+		ID: "importProject", Tag: "projects", Summary: "Import an export document",
+		Description: "merge (default) creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks (records, clusters, collections). A masked credential leaves the existing value as it is (for a new record it is 400). All or nothing; dry_run=true changes nothing and answers what would change. The body may be up to limits.max_import_bytes (16 MiB by default).",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"importMode", "dryRun"}, Body: "Import", Status: 200, Success: "ImportResult",
+		Errors: slices.Concat(underProject, []int{409}),
+		Other:  map[int]string{412: "OpPreconditionFailed"},
+	})
+	rt.handle("GET "+pathP+"/diff", store.RightRead, protect(rec.handleDiff()), openapi.Operation{
+		ID: "diffProject", Tag: "projects", Summary: "Compare two collections or two clusters",
+		Description: "from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and from_snapshot, or neither: 400; an unknown snapshot: 404).",
+		Access:      openapi.Bearer, Counted: true, Query: []string{"diffFrom", "diffFromSnapshot", "diffTo", "unchanged", "reveal"}, Status: 200, Success: "Diff",
+		Errors: underProject,
+	})
+	rt.handle("POST "+pathP+"/promote", store.RightWrite, protect(rec.handlePromote()), openapi.Operation{
+		ID: "promote", Tag: "projects", Summary: "Make one collection or cluster hold what another holds",
+		Description: "Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.",
+		Access:      openapi.Bearer, Counted: true, Body: "Promote", Status: 200, Success: "PromoteResult",
+		Errors: underProject,
+		Other:  map[int]string{412: "RevisionPreconditionFailed"},
+	})
 }

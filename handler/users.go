@@ -9,6 +9,7 @@ import (
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/store"
 )
 
@@ -283,4 +284,44 @@ func (m members) handleTransfer() queryHandler {
 		}
 		envelope.OK(w, http.StatusOK, projectJSON(pr), "Project transferred")
 	}
+}
+
+// userRoutes registers user administration
+// (docs/api.md#server-administrators-and-user-accounts-v12): server
+// administrators only, checked before the body or the query is read.
+func (d *deps) userRoutes(rt *router) {
+	protectAdmin := func(h queryHandler) http.Handler {
+		return d.authn(d.byUser(adminOnly(d.limitBody(withQuery(d.cfg.Store, h)))))
+	}
+	ua := userAdmin{users: d.cfg.Users, cursors: d.cursors, logger: d.cfg.Logger}
+	rt.handle("GET /api/v1/users", noProject, protectAdmin(ua.handleList()), openapi.Operation{
+		ID: "listUsers", Tag: "users", Summary: "List the users",
+		Description: "Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless sortBy says otherwise (name is the username; ties by username, then id): limit, offset, cursor, count, search (a case-insensitive substring of the username; %, _ and \\ are literal), sortBy and sortOrder.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: []string{"limit", "offset", "search", "sortBy", "sortOrder", "count", "cursor"}, Status: 200, Success: "UserList",
+		Errors: []int{400, 403},
+	})
+	rt.handle("POST /api/v1/users", noProject, protectAdmin(ua.handleCreate()), openapi.Operation{
+		ID: "createUser", Tag: "users", Summary: "Add a user",
+		Description: "Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no leading or trailing white space, not \".\" or \"..\"; password: not empty, at most 72 bytes; admin: optional, default false. A broken rule is 400 VALIDATION_ERROR naming it; a taken username is 409.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "UserCreate", Status: 201, Success: "User",
+		Errors: []int{400, 403, 409},
+	})
+	rt.handle("GET /api/v1/users/{username}", noProject, protectAdmin(ua.handleGet()), openapi.Operation{
+		ID: "getUser", Tag: "users", Summary: "Get a user",
+		Description: "Server administrators only. An unknown username is 404. In a path a username is percent-encoded.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 200, Success: "User",
+		Errors: []int{400, 403, 404},
+	})
+	rt.handle("PUT /api/v1/users/{username}", noProject, protectAdmin(ua.handleUpdate()), openapi.Operation{
+		ID: "updateUser", Tag: "users", Summary: "Change a user",
+		Description: "Server administrators only. Any of admin, disabled and password, at least one, in one step. A password set or a disable ends every session of the user at once, on every instance; enabling the user again revives none of them. Demoting or disabling the last active administrator is 400 VALIDATION_ERROR; an unknown username is 404.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "UserUpdate", Status: 200, Success: "User",
+		Errors: []int{400, 403, 404},
+	})
+	rt.handle("DELETE /api/v1/users/{username}", noProject, protectAdmin(ua.handleDelete()), openapi.Operation{
+		ID: "deleteUser", Tag: "users", Summary: "Delete a user",
+		Description: "Server administrators only. Every session of the user ends at once and its memberships go; the API tokens it created stay with their projects. A user who still owns projects is 400 VALIDATION_ERROR (details say how many: transfer or delete them first, or disable the user); so is the last active administrator. An unknown username is 404.",
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: []int{400, 403, 404},
+	})
 }

@@ -2,9 +2,9 @@ package handler
 
 import (
 	"context"
-	"net/http"
 	"time"
 
+	"github.com/hds-go/hds/internal/openapi"
 	"github.com/hds-go/hds/internal/webhook"
 	"github.com/hds-go/hds/store"
 )
@@ -12,11 +12,15 @@ import (
 // setBoundTimeout bounds the store call that sets webhooks.max_pending.
 const setBoundTimeout = 10 * time.Second
 
-// addWebhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
-// and, when there is a store to send from, the dispatcher as background
-// work of the router.
-func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Handler) {
+// webhookRoutes registers the webhook routes (docs/api.md#22-webhooks)
+// when Config.Webhooks is set and, when there is a store to send from, the
+// dispatcher as background work of the router.
+func (d *deps) webhookRoutes(rt *router) {
+	cfg, protect := d.cfg, d.protect
 	wc := cfg.Webhooks
+	if wc == nil {
+		return
+	}
 	ws := wc.Store
 	if ws == nil {
 		ws, _ = cfg.Store.(store.Webhooks)
@@ -45,40 +49,40 @@ func addWebhookRoutes(rt *router, cfg Config, protect func(queryHandler) http.Ha
 		one  = path + "/{id}"
 		who  = " Admins and the owner only; API tokens may not (403)."
 	)
-	rt.handle("POST "+path, protect(h.handleCreate()), operation{
-		id: "createWebhook", tag: "webhooks", summary: "Create a webhook",
-		description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, body: "WebhookCreate", status: 201, success: "WebhookCreated",
-		errors: underProject,
+	rt.handle("POST "+path, store.RightAdmin, protect(h.handleCreate()), openapi.Operation{
+		ID: "createWebhook", Tag: "webhooks", Summary: "Create a webhook",
+		Description: "url is an absolute http or https URL; actions (default: every action of the change feed) and collection and cluster (a scope, as for API tokens: 404 when it does not exist) choose the events it receives; secret is 16 to 256 bytes, a random one when left out. The answer holds the secret: shown this once. A missing url is 400 INVALID_REQUEST. Unless webhooks.allow_private_addresses, a url whose host is, or resolves to, an address that is not globally routable unicast (loopback, private, link-local, multicast, unspecified, the special-use ranges, IPv6 forms holding such an IPv4 address) is 400 VALIDATION_ERROR (details say why); with it, multicast, 255.255.255.255, 0.0.0.0/8 and :: stay refused. Without a credential key it is 400 VALIDATION_ERROR (the secret is kept sealed like credential values). A project holds at most limits.max_webhooks_per_project webhooks (default 20): one more is 403 QUOTA_EXCEEDED. The webhook receives the events committed after its creation, each POSTed with X-Hds-Event, X-Hds-Delivery and X-Hds-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\" keyed with the secret>." + who,
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Body: "WebhookCreate", Status: 201, Success: "WebhookCreated",
+		Errors: underProject,
 	})
-	rt.handle("GET "+path, protect(h.handleList()), operation{
-		id: "listWebhooks", tag: "webhooks", summary: "List the webhooks of a project",
-		description: "Oldest first, without their secrets; limit and offset apply." + who,
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "WebhookList",
-		errors: underProject,
+	rt.handle("GET "+path, store.RightAdmin, protect(h.handleList()), openapi.Operation{
+		ID: "listWebhooks", Tag: "webhooks", Summary: "List the webhooks of a project",
+		Description: "Oldest first, without their secrets; limit and offset apply." + who,
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: []string{"limit", "offset"}, Status: 200, Success: "WebhookList",
+		Errors: underProject,
 	})
-	rt.handle("GET "+one, protect(h.handleGet()), operation{
-		id: "getWebhook", tag: "webhooks", summary: "Read a webhook",
-		description: "Without its secret. An unknown id is 404." + who,
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 200, success: "Webhook",
-		errors: underProject,
+	rt.handle("GET "+one, store.RightAdmin, protect(h.handleGet()), openapi.Operation{
+		ID: "getWebhook", Tag: "webhooks", Summary: "Read a webhook",
+		Description: "Without its secret. An unknown id is 404." + who,
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 200, Success: "Webhook",
+		Errors: underProject,
 	})
-	rt.handle("DELETE "+one, protect(h.handleDelete()), operation{
-		id: "deleteWebhook", tag: "webhooks", summary: "Delete a webhook",
-		description: "Its deliveries stop at once: nothing is sent after the answer. An unknown id is 404." + who,
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 204, success: "NoContent",
-		errors: underProject,
+	rt.handle("DELETE "+one, store.RightAdmin, protect(h.handleDelete()), openapi.Operation{
+		ID: "deleteWebhook", Tag: "webhooks", Summary: "Delete a webhook",
+		Description: "Its deliveries stop at once: nothing is sent after the answer. An unknown id is 404." + who,
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 204, Success: "NoContent",
+		Errors: underProject,
 	})
-	rt.handle("POST "+one+"/ping", protect(h.handlePing()), operation{
-		id: "pingWebhook", tag: "webhooks", summary: "Send a ping event to a webhook",
-		description: "Sends one event ping (body {\"webhook\": id, \"time\"}) at once, waiting for no other delivery; the answer is the delivery. An unknown id is 404." + who,
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, status: 202, success: "PingQueued",
-		errors: underProject,
+	rt.handle("POST "+one+"/ping", store.RightAdmin, protect(h.handlePing()), openapi.Operation{
+		ID: "pingWebhook", Tag: "webhooks", Summary: "Send a ping event to a webhook",
+		Description: "Sends one event ping (body {\"webhook\": id, \"time\"}) at once, waiting for no other delivery; the answer is the delivery. An unknown id is 404." + who,
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Status: 202, Success: "PingQueued",
+		Errors: underProject,
 	})
-	rt.handle("GET "+one+"/deliveries", protect(h.handleDeliveries()), operation{
-		id: "listWebhookDeliveries", tag: "webhooks", summary: "List a webhook's deliveries",
-		description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error \"queue full\". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404." + who,
-		need:        store.RightAdmin, usersOnly: true, access: bearer, counted: true, query: []string{"limit", "offset"}, status: 200, success: "DeliveryList",
-		errors: underProject,
+	rt.handle("GET "+one+"/deliveries", store.RightAdmin, protect(h.handleDeliveries()), openapi.Operation{
+		ID: "listWebhookDeliveries", Tag: "webhooks", Summary: "List a webhook's deliveries",
+		Description: "Newest first; limit and offset apply. status is pending, succeeded or failed; revision is null for a ping. A webhook holds at most webhooks.max_pending deliveries not yet succeeded or failed: past it the oldest one not in flight fails with last_error \"queue full\". Finished deliveries are kept webhooks.keep_deliveries (default 7 days). An unknown id is 404." + who,
+		UsersOnly:   true, Access: openapi.Bearer, Counted: true, Query: []string{"limit", "offset"}, Status: 200, Success: "DeliveryList",
+		Errors: underProject,
 	})
 }

@@ -38,6 +38,13 @@ const (
 	// Target is the webhook's id.
 	ActionWebhookCreate Action = "webhook.create"
 	ActionWebhookDelete Action = "webhook.delete"
+	// ActionSnapshotCreate and ActionSnapshotDelete (v1.3) record the
+	// creation and deletion of a snapshot
+	// (docs/api.md#27-snapshots-and-rollback-v13), automatic ones
+	// included; Target is the snapshot's name, Collection and Cluster
+	// what it was taken of.
+	ActionSnapshotCreate Action = "snapshot.create"
+	ActionSnapshotDelete Action = "snapshot.delete"
 )
 
 // Actions lists every action, in the order
@@ -49,6 +56,7 @@ var Actions = []Action{
 	ActionRecordCreate, ActionRecordUpdate, ActionRecordRename, ActionRecordDelete, ActionRecordRestore,
 	ActionCredentialReveal, ActionMemberPut, ActionMemberDelete, ActionTokenCreate, ActionTokenDelete,
 	ActionProjectTransfer, ActionWebhookCreate, ActionWebhookDelete,
+	ActionSnapshotCreate, ActionSnapshotDelete,
 }
 
 // Valid reports whether a is one of Actions.

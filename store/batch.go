@@ -77,6 +77,9 @@ type OpResult struct {
 	// nothing. It is the same in every OpResult of a batch, and 0 in a
 	// dry run.
 	Revision int64
+	// Snapshot is the name of the automatic snapshot the batch took
+	// (Batch.Snapshot), the same in every OpResult; empty when none.
+	Snapshot string
 }
 
 // Batch is a list of operations applied in one atomic step.
@@ -113,6 +116,10 @@ type Batch struct {
 	// atomic step before the first op; otherwise the store returns a
 	// *RevisionError (not an *OpError) and nothing changes.
 	IfRevision int64
+	// Snapshot, when not nil, takes an automatic snapshot in the same
+	// atomic step (AutoSnapshot), unless DryRun; OpResult.Snapshot names
+	// it.
+	Snapshot *AutoSnapshot
 }
 
 // OpError is the error of a Batch whose op Index (from 0) failed: Err is

@@ -13,10 +13,18 @@ import (
 type Side struct {
 	Collection string
 	Cluster    string
+	// Snapshot, when set, makes the side that snapshot
+	// (docs/api.md#27-snapshots-and-rollback-v13): Collection and Cluster
+	// are then what it was taken of. Only a From side may be one.
+	Snapshot string
 }
 
-// String returns COLLECTION or COLLECTION/CLUSTER, as the API names a side.
+// String returns COLLECTION or COLLECTION/CLUSTER, as the API names a side,
+// or snapshot:NAME for a snapshot.
 func (s Side) String() string {
+	if s.Snapshot != "" {
+		return "snapshot:" + s.Snapshot
+	}
 	if s.Cluster == "" {
 		return s.Collection
 	}
@@ -63,8 +71,16 @@ type Comparer interface {
 }
 
 // Compare runs a comparison on s: with its Comparer when it has one, else
-// from ExportProject, holding both sides in memory.
+// from ExportProject, holding both sides in memory. A from side that is a
+// snapshot is compared by the store's Snapshots (ErrNotFound for a store
+// without them).
 func Compare(ctx context.Context, s Store, p Path, from, to Side, visit func(Pair) error) error {
+	if from.Snapshot != "" {
+		if sn, ok := s.(Snapshots); ok {
+			return sn.CompareSnapshot(ctx, p, from, to, visit)
+		}
+		return &NotFoundError{Kind: "snapshot", Name: from.Snapshot}
+	}
 	if c, ok := s.(Comparer); ok {
 		return c.CompareRecords(ctx, p, from, to, visit)
 	}
@@ -81,7 +97,7 @@ func compareExported(ctx context.Context, s Store, p Path, from, to Side, visit 
 		case it.Collection == "":
 			revision = cmp.Or(it.ChangeRevision, it.Revision)
 		case it.Record == nil:
-			exists[Side{it.Collection, it.Cluster}] = true
+			exists[Side{Collection: it.Collection, Cluster: it.Cluster}] = true
 		default:
 			for _, side := range []Side{from, to} {
 				if side.Collection == it.Collection && (side.Cluster == "" || side.Cluster == it.Cluster) {

@@ -29,13 +29,17 @@ type Quotas struct {
 	// webhook at all. (The configuration's 0 is Unlimited, as for every
 	// quota of limits.*.)
 	MaxWebhooksPerProject int
+	// MaxSnapshotsPerProject bounds the snapshots of one project that are
+	// not automatic (limits.max_snapshots_per_project,
+	// docs/api.md#27-snapshots-and-rollback-v13).
+	MaxSnapshotsPerProject int
 }
 
 // DefaultQuotas are the quotas of
 // docs/api.md#8-limits-rate-limits-and-quotas, which both shipped stores
 // apply unless told otherwise.
 var DefaultQuotas = Quotas{MaxRecordsPerCluster: 100_000, MaxBytesPerProject: 256 << 20, MaxProjectsPerUser: 1_000,
-	MaxWebhooksPerProject: 20}
+	MaxWebhooksPerProject: 20, MaxSnapshotsPerProject: 100}
 
 // Unlimited, as the value of a field of Quotas, means no bound. (A field
 // left 0 takes its default: see Quotas.Effective.)
@@ -48,7 +52,7 @@ const NoneAllowed = -2
 
 // NoQuotas bounds nothing: every field is Unlimited.
 var NoQuotas = Quotas{MaxRecordsPerCluster: Unlimited, MaxBytesPerProject: Unlimited, MaxProjectsPerUser: Unlimited,
-	MaxWebhooksPerProject: Unlimited}
+	MaxWebhooksPerProject: Unlimited, MaxSnapshotsPerProject: Unlimited}
 
 // Effective returns the quotas q stands for, as stores enforce them: a
 // field left 0 takes its value in DefaultQuotas, and a negative field
@@ -67,15 +71,19 @@ func (q Quotas) Effective() Quotas {
 	if q.MaxWebhooksPerProject == 0 {
 		q.MaxWebhooksPerProject = DefaultQuotas.MaxWebhooksPerProject
 	}
+	if q.MaxSnapshotsPerProject == 0 {
+		q.MaxSnapshotsPerProject = DefaultQuotas.MaxSnapshotsPerProject
+	}
 	return q
 }
 
 // The names of the quotas, as the configuration spells them.
 const (
-	QuotaRecordsPerCluster  = "max_records_per_cluster"
-	QuotaBytesPerProject    = "max_bytes_per_project"
-	QuotaProjectsPerUser    = "max_projects_per_user"
-	QuotaWebhooksPerProject = "max_webhooks_per_project"
+	QuotaRecordsPerCluster   = "max_records_per_cluster"
+	QuotaBytesPerProject     = "max_bytes_per_project"
+	QuotaProjectsPerUser     = "max_projects_per_user"
+	QuotaWebhooksPerProject  = "max_webhooks_per_project"
+	QuotaSnapshotsPerProject = "max_snapshots_per_project"
 )
 
 // ErrQuotaExceeded reports a write refused because it would pass a quota.
@@ -101,6 +109,8 @@ func (e *QuotaError) Error() string {
 		return fmt.Sprintf("%s: at most %d projects per user", e.Quota, e.Limit)
 	case QuotaWebhooksPerProject:
 		return fmt.Sprintf("%s: at most %d webhooks per project", e.Quota, e.Limit)
+	case QuotaSnapshotsPerProject:
+		return fmt.Sprintf("%s: at most %d snapshots per project", e.Quota, e.Limit)
 	}
 	return fmt.Sprintf("%s: at most %d", e.Quota, e.Limit)
 }
@@ -152,6 +162,15 @@ func (q Quotas) CheckWebhooks(n int) error {
 func (q Quotas) CheckBytes(used, delta int64) error {
 	if delta > 0 && q.MaxBytesPerProject > 0 && used+delta > q.MaxBytesPerProject {
 		return &QuotaError{Quota: QuotaBytesPerProject, Limit: q.MaxBytesPerProject}
+	}
+	return nil
+}
+
+// CheckSnapshots returns the *QuotaError of a project that has n snapshots
+// not automatic and would get one more, or nil.
+func (q Quotas) CheckSnapshots(n int) error {
+	if q.MaxSnapshotsPerProject > 0 && n >= q.MaxSnapshotsPerProject {
+		return &QuotaError{Quota: QuotaSnapshotsPerProject, Limit: int64(q.MaxSnapshotsPerProject)}
 	}
 	return nil
 }

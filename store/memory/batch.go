@@ -24,6 +24,13 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 		return nil, err
 	}
 	tx := &memTx{s: s, pr: pr, b: b, c: p.Caller, now: s.now(), bytes: pr.bytes, revision: pr.Revision}
+	var taken string
+	if b.Snapshot != nil && !b.DryRun {
+		if taken, err = tx.autoSnapshot(b.Snapshot); err != nil {
+			tx.rollback()
+			return nil, err
+		}
+	}
 	results := make([]store.OpResult, b.Len())
 	for i := range results {
 		res, err := tx.apply(b.Op(i))
@@ -38,7 +45,7 @@ func (s *Store) Apply(_ context.Context, p store.Path, b store.Batch) ([]store.O
 		return results, nil
 	}
 	for i := range results {
-		results[i].Revision = pr.Revision
+		results[i].Revision, results[i].Snapshot = pr.Revision, taken
 	}
 	return results, nil
 }

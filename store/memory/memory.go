@@ -63,6 +63,8 @@ type project struct {
 	// hooks are the project's webhooks, oldest first, with their
 	// outboxes (store.Webhooks).
 	hooks []*hook
+	// snaps are the project's snapshots by name (store.Snapshots).
+	snaps map[string]*snap
 }
 
 type collection struct {

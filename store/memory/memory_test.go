@@ -90,3 +90,7 @@ func TestWebhookDeliveriesKept(t *testing.T) {
 	assert.Equal(t, claims[len(claims)-1].Delivery.ID, ds[2].ID, "the newest finished one is kept")
 	assert.NotEqual(t, claims[0].Delivery.ID, ds[len(ds)-1].ID, "the oldest went")
 }
+
+func TestSnapshotsConformance(t *testing.T) {
+	storetest.RunSnapshots(t, func(t *testing.T) storetest.SnapshotStore { return memory.New() })
+}

@@ -77,6 +77,12 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 				return err
 			}
 		}
+		var taken string
+		if b.Snapshot != nil && !b.DryRun {
+			if taken, err = q.autoSnapshot(ctx, p, projectID, revision, b.Snapshot); err != nil {
+				return err
+			}
+		}
 		now, quotas := s.now(), s.currentQuotas()
 		run := func(i int, op store.Op, apply func(ctx context.Context, op store.Op) (store.OpResult, error)) error {
 			res, err := apply(ctx, op)
@@ -152,7 +158,7 @@ func (s *Store) apply(ctx context.Context, p store.Path, b store.Batch, set bool
 			return err
 		}
 		for i := range results {
-			results[i].Revision = revision
+			results[i].Revision, results[i].Snapshot = revision, taken
 		}
 		return nil
 	})

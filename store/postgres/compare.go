@@ -29,7 +29,11 @@ func compareSide(side store.Side, arg string) string {
 // sends the pairs in cluster and name order, byte-wise, as they are
 // produced.
 func compareSQL(from, to store.Side) string {
-	return `WITH a AS (` + compareSide(from, "$1") + `), b AS (` + compareSide(to, "$2") + `)
+	a := compareSide(from, "$1")
+	if from.Snapshot != "" {
+		a = snapshotCompareSide(from, "$1")
+	}
+	return `WITH a AS (` + a + `), b AS (` + compareSide(to, "$2") + `)
 SELECT coalesce(a.cluster, b.cluster), coalesce(a.name, b.name),
 	a.id, a.type, a.value, a.version, a.created_at, a.updated_at, a.updated_by,
 	b.id, b.type, b.value, b.version, b.created_at, b.updated_at, b.updated_by
@@ -85,6 +89,18 @@ func (s *Store) compareRecords(ctx context.Context, p store.Path, from, to store
 	var ids [2]string
 	var project string
 	for i, side := range []store.Side{from, to} {
+		if side.Snapshot != "" { // docs/api.md#27-snapshots-and-rollback-v13
+			res, err := q.resolve(ctx, p, levelProject)
+			if err != nil {
+				return err
+			}
+			sn, err := q.findSnapshot(ctx, res.project, side.Snapshot)
+			if err != nil {
+				return err
+			}
+			from, project, ids[i] = sn.Side(), res.project, sn.id
+			continue
+		}
 		sp, depth := p, levelCollection
 		sp.Collection, sp.Cluster = side.Collection, side.Cluster
 		if side.Cluster != "" {

@@ -29,6 +29,12 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 				return err
 			}
 		}
+		var taken string
+		if b.Snapshot != nil && !b.DryRun {
+			if taken, err = t.autoSnapshot(pr, p.Caller, b.Snapshot); err != nil {
+				return err
+			}
+		}
 		results = make([]store.OpResult, b.Len())
 		t.clusters = map[[2]string]*clus{}
 		t.hooks = map[string][]hookRow{}
@@ -49,7 +55,7 @@ func (s *Store) Apply(ctx context.Context, p store.Path, b store.Batch) ([]store
 			return err
 		}
 		for i := range results {
-			results[i].Revision = pr.Revision
+			results[i].Revision, results[i].Snapshot = pr.Revision, taken
 		}
 		return nil
 	})

@@ -83,3 +83,7 @@ func TestUserAdminConformance(t *testing.T) {
 func TestWebhooksConformance(t *testing.T) {
 	storetest.RunWebhooks(t, func(t *testing.T) (storetest.WebhookStore, storetest.WebhookStore) { return pair(t) })
 }
+
+func TestSnapshotsConformance(t *testing.T) {
+	storetest.RunSnapshots(t, func(t *testing.T) storetest.SnapshotStore { return open(t) })
+}

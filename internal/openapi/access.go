@@ -1,8 +1,8 @@
-package handler
+package openapi
 
 // addAccessSchemas adds the schemas of the members and API token routes
 // (docs/api.md#17-sharing-and-api-tokens) to s.
-func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
+func (f Facts) addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
 	memberRole := obj{"type": "string", "enum": []any{"viewer", "reader", "editor", "admin"}}
 	tokenRole := obj{"type": "string", "enum": []any{"viewer", "reader", "editor"}}
 	nullable := func(schema obj) obj { return obj{"oneOf": []any{schema, obj{"type": "null"}}} }
@@ -16,7 +16,7 @@ func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(
 	s["MemberPutRequest"] = body("The member's role; case matters.", obj{"role": memberRole}, "role")
 	tokenProps := func(withToken bool) (obj, []string) {
 		p := obj{
-			"id": schemaRef("Id"), "name": obj{"type": "string", "minLength": 1, "maxLength": maxTokenName},
+			"id": schemaRef("Id"), "name": obj{"type": "string", "minLength": 1, "maxLength": f.MaxTokenName},
 			"role":         tokenRole,
 			"collection":   nullable(schemaRef("Name")),
 			"cluster":      nullable(schemaRef("Name")),
@@ -37,10 +37,10 @@ func addAccessSchemas(s obj, object func(string, obj, ...string) obj, body func(
 	s["APITokenCreated"] = object("A new API token with its token string.", props, fields...)
 	s["APITokenList"] = page("APIToken")
 	s["APITokenCreateRequest"] = body("A new API token. role is viewer, reader or editor (case matters); collection, and cluster with it, narrow its scope; expires_in is a positive number of seconds (no expiry when left out).", obj{
-		"name":       obj{"type": "string", "minLength": 1, "maxLength": maxTokenName},
+		"name":       obj{"type": "string", "minLength": 1, "maxLength": f.MaxTokenName},
 		"role":       tokenRole,
 		"collection": schemaRef("Name"),
 		"cluster":    schemaRef("Name"),
-		"expires_in": obj{"type": "integer", "minimum": 1, "maximum": maxExpiresIn},
+		"expires_in": obj{"type": "integer", "minimum": 1, "maximum": f.MaxExpiresIn},
 	}, "name", "role")
 }

@@ -1,4 +1,4 @@
-package handler
+package openapi
 
 import (
 	"slices"
@@ -41,7 +41,7 @@ const (
 	exampleRecordID = "019a7b2e-4c1d-7f3a-9b2e-5d6c7e8f9a0b"
 )
 
-func schemas() obj {
+func (f Facts) schemas() obj {
 	typeNames := make([]any, len(store.Types))
 	varNames := make([]any, len(store.Types))
 	for i, t := range store.Types {
@@ -241,10 +241,10 @@ func schemas() obj {
 		"RecordCreateRequest": body("A new record; value left out is null.", recordInput, "name", "type"),
 		"RestoreRequest":      body("The version to restore.", obj{"version": obj{"type": "integer", "minimum": 1}}, "version"),
 	}
-	addTransferSchemas(s, object, body, count)
-	addAccessSchemas(s, object, body, list)
-	addUserSchemas(s, object, body, list)
-	addWebhookSchemas(s, object, body, history)
+	f.addTransferSchemas(s, object, body, count)
+	f.addAccessSchemas(s, object, body, list)
+	f.addUserSchemas(s, object, body, list)
+	f.addWebhookSchemas(s, object, body, history)
 	update := body("What to change: any of value, type and name.", recordInput)
 	update["minProperties"] = 1
 	s["RecordUpdateRequest"] = update
@@ -254,6 +254,7 @@ func schemas() obj {
 		"Webhook", "WebhookCreated", "WebhookList", "Delivery", "DeliveryList"} {
 		s[name+"Envelope"] = envelopeOf(name)
 	}
+	f.addSnapshotSchemas(s, object, body, history, count, envelopeOf)
 	return s
 }
 
@@ -272,6 +273,15 @@ func auditActions() []any {
 	out := make([]any, len(store.Actions))
 	for i, a := range store.Actions {
 		out[i] = string(a)
+	}
+	return out
+}
+
+// anys returns ss as a JSON array.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
 	}
 	return out
 }

@@ -1,11 +1,11 @@
-package handler
+package openapi
 
 import "github.com/hds-go/hds/auth"
 
 // addUserSchemas adds the schemas of user administration
 // (docs/api.md#server-administrators-and-user-accounts-v12: GET
 // /api/v1/auth/me, the /api/v1/users routes, PUT P/owner) to s.
-func addUserSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
+func (f Facts) addUserSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
 	username := obj{"type": "string", "minLength": 1, "maxLength": auth.MaxUsernameRunes,
 		"description": "1 to 128 characters of valid UTF-8, no control characters, no leading or trailing white space, not \".\" or \"..\"."}
 	password := obj{"type": "string", "format": "password", "minLength": 1, "description": "At most 72 bytes."}

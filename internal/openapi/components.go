@@ -1,4 +1,4 @@
-package handler
+package openapi
 
 import (
 	"net/http"
@@ -10,12 +10,11 @@ import (
 
 // queryParameters are the query parameters, by key; each is a component
 // named queryParamName(key).
-func queryParameters() map[string]obj {
+func (f Facts) queryParameters() map[string]obj {
 	query := func(name, description string, schema obj) obj {
 		return obj{"name": name, "in": "query", "required": false, "description": description, "schema": schema}
 	}
-	sortBy := func(fields map[string]store.SortField) obj {
-		names := sortNames(fields)
+	sortBy := func(names []string) obj {
 		enum := make([]any, len(names))
 		for i, n := range names {
 			enum[i] = n
@@ -31,8 +30,8 @@ func queryParameters() map[string]obj {
 			obj{"type": "string"}),
 		"search": query("search", "Case-insensitive substring of the name; %, _ and \\ are literal.",
 			obj{"type": "string"}),
-		"sortBy":       query("sortBy", "Sort field; ties are broken by name, then id.", sortBy(containerSortFields)),
-		"recordSortBy": query("sortBy", "Sort field; ties are broken by name, then id. value puts numbers first (by numeric value), then every other value by its canonical text, then NULL and credentials.", sortBy(recordSortFields)),
+		"sortBy":       query("sortBy", "Sort field; ties are broken by name, then id.", sortBy(f.ContainerSortBy)),
+		"recordSortBy": query("sortBy", "Sort field; ties are broken by name, then id. value puts numbers first (by numeric value), then every other value by its canonical text, then NULL and credentials.", sortBy(f.RecordSortBy)),
 		"sortOrder":    query("sortOrder", "Sort direction.", obj{"type": "string", "enum": []any{"asc", "desc"}, "default": "asc"}),
 		"count": query("count", "false answers total null and skips counting the matches.",
 			obj{"type": "boolean", "default": true}),
@@ -57,11 +56,14 @@ func queryParameters() map[string]obj {
 		"restoreVersion": query("version", "The version to restore, a positive decimal integer (not with a body).",
 			obj{"type": "integer", "minimum": 1}),
 		"format": query("format", "env answers the cluster's environment file (text/plain) instead of its data; any other value is 400.",
-			obj{"type": "string", "enum": []any{formatEnv}}),
+			obj{"type": "string", "enum": []any{f.FormatEnv}}),
 		"importMode": query("mode", "merge creates and updates what the document holds and keeps what it lacks; replace also deletes what it lacks.",
 			obj{"type": "string", "enum": []any{"merge", "replace"}, "default": "merge"}),
 		"dryRun": query("dry_run", "true changes nothing and answers what the import would do.",
 			obj{"type": "boolean", "default": false}),
+		"diffFromSnapshot": query("from_snapshot", "Side A as a snapshot's name, instead of from: what a rollback to it would change (a snapshot of a collection pairs with a collection, of a cluster with a cluster).",
+			obj{"type": "string", "minLength": 1}),
+		"snapshotCollection": query("collection", "Only the snapshots taken of this collection (as named then).", schemaRef("Name")),
 		"diffFrom": query("from", "Side A: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).",
 			obj{"type": "string", "minLength": 1}),
 		"diffTo": query("to", "Side B: a collection or a cluster, as from (both of one kind, not equal).",
@@ -102,7 +104,7 @@ func headerParameters() map[string]obj {
 	}
 }
 
-func parameters() obj {
+func (f Facts) parameters() obj {
 	path := func(name, description string) obj {
 		return obj{"name": name, "in": "path", "required": true, "description": description, "schema": schemaRef("Name")}
 	}
@@ -111,12 +113,13 @@ func parameters() obj {
 		pathParamName("collection"): path("collection", "The collection's name."),
 		pathParamName("cluster"):    path("cluster", "The cluster's name."),
 		pathParamName("record"):     path("record", "The record's id, if a record of the cluster has that id; its name otherwise."),
+		pathParamName("name"):       path("name", "The snapshot's name."),
 		pathParamName("username"): obj{"name": "username", "in": "path", "required": true, "description": "A user's username.",
 			"schema": obj{"type": "string", "minLength": 1}},
 		pathParamName("id"): obj{"name": "id", "in": "path", "required": true, "description": "An API token's id.",
 			"schema": obj{"type": "string", "minLength": 1}},
 	}
-	for key, param := range queryParameters() {
+	for key, param := range f.queryParameters() {
 		p[queryParamName(key)] = param
 	}
 	for key, param := range headerParameters() {
@@ -163,6 +166,7 @@ func requestBodies() obj {
 		"UserUpdate":     {"What to change.", "UserUpdateRequest", true},
 		"OwnerPut":       {"The new owner.", "OwnerPutRequest", true},
 		"WebhookCreate":  {"The new webhook's url, actions, scope and secret.", "WebhookCreateRequest", true},
+		"SnapshotCreate": {"The new snapshot's name, what it copies and its description.", "SnapshotCreateRequest", true},
 	} {
 		media := obj{"schema": schemaRef(b.schema)}
 		if ex, ok := requestBodyExamples[key]; ok {
@@ -190,48 +194,53 @@ type successResponse struct {
 
 // successResponses are the success responses with a body, by key; each is
 // a component named responseName(key).
-var successResponses = map[string]successResponse{
-	"Project":        {description: "The project.", schema: "ProjectEnvelope"},
-	"ProjectList":    {description: "A page of projects.", schema: "ProjectListEnvelope"},
-	"Collection":     {description: "The collection.", schema: "CollectionEnvelope"},
-	"CollectionList": {description: "A page of collections.", schema: "CollectionListEnvelope"},
-	"Cluster":        {description: "The cluster.", schema: "ClusterEnvelope"},
-	"ClusterList":    {description: "A page of clusters.", schema: "ClusterListEnvelope"},
-	"ClusterData": {description: "The cluster and its data; with format=env, its environment file (text/plain) instead. ETag names the cluster's stored state (the same for both forms).", schema: "ClusterDataEnvelope",
-		extra: []string{skippedRecordsHeader, "SkippedRecords", "ETag", "ClusterETag"},
-		text:  "The environment file: one line NAME='value' per record whose name is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it. The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless reveal=true; every line ends with a newline. Not enveloped."},
-	"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
-	"AuditList":         {description: "A page of the project's audit log, newest first.", schema: "AuditListEnvelope"},
-	"EventStream": {description: "The change feed, as Server-Sent Events (not enveloped).",
-		stream: "Events, each: id: <revision>, event: <action>, data: <the audit entry (AuditEntry) as one line of JSON>, then an empty line. Comment lines (: keep-alive) keep the connection open."},
-	"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
-		"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
-			"created_at": exampleTime, "updated_at": exampleTime}}},
-	"RecordList":   {description: "A page of records.", schema: "RecordListEnvelope"},
-	"Token":        {description: "A new token; never cached.", schema: "TokenEnvelope", extra: []string{"Cache-Control", "NoStore"}},
-	"BatchResults": {description: "Every operation applied: one result each, in order.", schema: "BatchResultsEnvelope"},
-	"ExportDocument": {description: "The export document, not enveloped, sent as an attachment.", schema: "ExportDocument",
-		extra: []string{"Content-Disposition", "ContentDisposition"}},
-	"ImportResult":  {description: "What the import changed (or, with dry_run=true, would change): records only.", schema: "ImportResultEnvelope"},
-	"Diff":          {description: "The comparison, from one snapshot.", schema: "DiffEnvelope"},
-	"PromoteResult": {description: "What the promote changed (or, with dry_run, would change): records only.", schema: "ImportResultEnvelope"},
-	"Member":        {description: "The member.", schema: "MemberEnvelope"},
-	"MemberList":    {description: "A page of the project's members, the owner included.", schema: "MemberListEnvelope"},
-	"APITokenCreated": {description: "The new API token, with its token string: shown this once.", schema: "APITokenCreatedEnvelope",
-		extra: []string{"Cache-Control", "NoStore"}},
-	"APITokenList": {description: "A page of the project's API tokens, without their token strings.", schema: "APITokenListEnvelope"},
-	"User":         {description: "The user.", schema: "UserEnvelope"},
-	"UserList":     {description: "A page of users, by username.", schema: "UserListEnvelope"},
-	"Me":           {description: "The caller.", schema: "MeEnvelope"},
-	"WebhookCreated": {description: "The new webhook, with its secret: shown this once.", schema: "WebhookCreatedEnvelope",
-		extra: []string{"Cache-Control", "NoStore"}},
-	"Webhook":      {description: "The webhook, without its secret.", schema: "WebhookEnvelope"},
-	"WebhookList":  {description: "A page of the project's webhooks, oldest first, without their secrets.", schema: "WebhookListEnvelope"},
-	"PingQueued":   {description: "The ping delivery, sent at once.", schema: "DeliveryEnvelope"},
-	"DeliveryList": {description: "A page of the webhook's deliveries, newest first.", schema: "DeliveryListEnvelope"},
+func (f Facts) successResponses() map[string]successResponse {
+	return map[string]successResponse{
+		"Project":        {description: "The project.", schema: "ProjectEnvelope"},
+		"ProjectList":    {description: "A page of projects.", schema: "ProjectListEnvelope"},
+		"Collection":     {description: "The collection.", schema: "CollectionEnvelope"},
+		"CollectionList": {description: "A page of collections.", schema: "CollectionListEnvelope"},
+		"Cluster":        {description: "The cluster.", schema: "ClusterEnvelope"},
+		"ClusterList":    {description: "A page of clusters.", schema: "ClusterListEnvelope"},
+		"ClusterData": {description: "The cluster and its data; with format=env, its environment file (text/plain) instead. ETag names the cluster's stored state (the same for both forms).", schema: "ClusterDataEnvelope",
+			extra: []string{f.SkippedRecordsHeader, "SkippedRecords", "ETag", "ClusterETag"},
+			text:  "The environment file: one line NAME='value' per record whose name is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), sorted by name byte-wise, the value in POSIX shell single quotes (a single quote in a value written as quote, backslash, quote, quote), so that `set -a; . ./file` loads it. The value is the canonical text (arrays as compact JSON, NULL empty), credentials masked unless reveal=true; every line ends with a newline. Not enveloped."},
+		"RecordVersionList": {description: "A page of the record's states, newest first.", schema: "RecordVersionListEnvelope"},
+		"AuditList":         {description: "A page of the project's audit log, newest first.", schema: "AuditListEnvelope"},
+		"EventStream": {description: "The change feed, as Server-Sent Events (not enveloped).",
+			stream: "Events, each: id: <revision>, event: <action>, data: <the audit entry (AuditEntry) as one line of JSON>, then an empty line. Comment lines (: keep-alive) keep the connection open."},
+		"Record": {description: "The record; ETag names its state.", schema: "RecordItemEnvelope", extra: []string{"ETag", "RecordETag"}, example: obj{"success": true, "message": "Record created",
+			"data": obj{"id": exampleRecordID, "name": "port", "type": "INTEGER", "value": 5432, "version": 1,
+				"created_at": exampleTime, "updated_at": exampleTime}}},
+		"RecordList":   {description: "A page of records.", schema: "RecordListEnvelope"},
+		"Token":        {description: "A new token; never cached.", schema: "TokenEnvelope", extra: []string{"Cache-Control", "NoStore"}},
+		"BatchResults": {description: "Every operation applied: one result each, in order.", schema: "BatchResultsEnvelope"},
+		"ExportDocument": {description: "The export document, not enveloped, sent as an attachment.", schema: "ExportDocument",
+			extra: []string{"Content-Disposition", "ContentDisposition"}},
+		"ImportResult":  {description: "What the import changed (or, with dry_run=true, would change): records only.", schema: "ImportResultEnvelope"},
+		"Diff":          {description: "The comparison, from one snapshot.", schema: "DiffEnvelope"},
+		"PromoteResult": {description: "What the promote changed (or, with dry_run, would change): records only, and the automatic snapshot it took.", schema: "PromoteResultEnvelope"},
+		"Snapshot":      {description: "The snapshot.", schema: "SnapshotEnvelope"},
+		"SnapshotList":  {description: "A page of the project's snapshots, newest first.", schema: "SnapshotListEnvelope"},
+		"SnapshotData":  {description: "The snapshot and its records.", schema: "SnapshotDataEnvelope"},
+		"Member":        {description: "The member.", schema: "MemberEnvelope"},
+		"MemberList":    {description: "A page of the project's members, the owner included.", schema: "MemberListEnvelope"},
+		"APITokenCreated": {description: "The new API token, with its token string: shown this once.", schema: "APITokenCreatedEnvelope",
+			extra: []string{"Cache-Control", "NoStore"}},
+		"APITokenList": {description: "A page of the project's API tokens, without their token strings.", schema: "APITokenListEnvelope"},
+		"User":         {description: "The user.", schema: "UserEnvelope"},
+		"UserList":     {description: "A page of users, by username.", schema: "UserListEnvelope"},
+		"Me":           {description: "The caller.", schema: "MeEnvelope"},
+		"WebhookCreated": {description: "The new webhook, with its secret: shown this once.", schema: "WebhookCreatedEnvelope",
+			extra: []string{"Cache-Control", "NoStore"}},
+		"Webhook":      {description: "The webhook, without its secret.", schema: "WebhookEnvelope"},
+		"WebhookList":  {description: "A page of the project's webhooks, oldest first, without their secrets.", schema: "WebhookListEnvelope"},
+		"PingQueued":   {description: "The ping delivery, sent at once.", schema: "DeliveryEnvelope"},
+		"DeliveryList": {description: "A page of the webhook's deliveries, newest first.", schema: "DeliveryListEnvelope"},
+	}
 }
 
-func responses() obj {
+func (f Facts) responses() obj {
 	// rateHeaders are the request id and rate limit headers and the extra
 	// ones, given as a header name and the key of its components.headers
 	// entry.
@@ -276,15 +285,15 @@ func responses() obj {
 		responseName("NotModified"): obj{"description": "The document named by If-None-Match is current.",
 			"headers": obj{"ETag": ref("headers", "ETag"),
 				middleware.RequestIDHeader: ref("headers", middleware.RequestIDHeader)}},
-		responseName(defaultResponse): obj{"description": defaultErrorDescription,
+		responseName(DefaultResponse): obj{"description": defaultErrorDescription,
 			"headers": rateHeaders(middleware.HeaderRetryAfter, middleware.HeaderRetryAfter, "Allow", "Allow"),
 			"content": jsonContent("ErrorEnvelope", obj{"success": false,
 				"error": obj{"code": envelope.CodeRateLimit, "message": "Rate limit exceeded", "details": ""}})},
 	}
-	for key, s := range successResponses {
+	for key, s := range f.successResponses() {
 		content := jsonContent(s.schema, s.example)
 		if s.stream != "" {
-			content = obj{eventsMessage: obj{"schema": obj{"type": "string", "description": s.stream},
+			content = obj{f.EventStreamType: obj{"schema": obj{"type": "string", "description": s.stream},
 				"example": "id: 7\nevent: record.update\ndata: {\"revision\":7,\"time\":\"2026-11-22T08:18:19.123000Z\",\"action\":\"record.update\",...}\n\n"}}
 		}
 		if s.text != "" {
@@ -323,7 +332,7 @@ func headers() obj {
 		"NoStore": obj{"description": "The response is never cached.", "required": true,
 			"schema": obj{"type": "string", "const": "no-store"}},
 		"CacheControl": obj{"description": "Revalidate with If-None-Match before reusing the document.", "required": true,
-			"schema": obj{"type": "string", "const": openAPICacheControl}},
+			"schema": obj{"type": "string", "const": CacheControl}},
 		middleware.RequestIDHeader: obj{"description": "The request's id: the client's X-Request-ID when it is 1 to 128 printable ASCII characters, a new random one otherwise. The request log line has it too.",
 			"required": true, "schema": obj{"type": "string", "minLength": 1, "maxLength": 128, "pattern": `^[\x21-\x7e]+$`}},
 		"ETag": obj{"description": "The document's entity tag.", "required": true,

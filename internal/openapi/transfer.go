@@ -1,8 +1,8 @@
-package handler
+package openapi
 
 // addTransferSchemas adds the schemas of the batch, export and import
 // routes (docs/api.md#16-batch-export-and-import) to s.
-func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, count obj) {
+func (f Facts) addTransferSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, count obj) {
 	mapOf := func(description, item string) obj {
 		return obj{"type": "object", "description": description, "propertyNames": schemaRef("Name"),
 			"additionalProperties": schemaRef(item)}
@@ -17,7 +17,7 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		}, "op", "collection", "cluster", "record")
 	s["BatchRequest"] = body("A batch: 1 to 1000 operations. create_parents creates missing collections and clusters for create and upsert.",
 		obj{
-			"operations": obj{"type": "array", "minItems": 1, "maxItems": maxBatchOps, "items": schemaRef("BatchOperation")},
+			"operations": obj{"type": "array", "minItems": 1, "maxItems": f.MaxBatchOps, "items": schemaRef("BatchOperation")},
 			// No "default": openapi-typescript (defaultNonNullable) would
 			// make a property with one required in the request body.
 			"create_parents": obj{"type": "boolean", "description": "Create the missing collection and cluster of create and upsert operations; false when left out."},
@@ -35,7 +35,7 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 	s["ExportCluster"] = object("A cluster of an export.", obj{"records": mapOf("Every record, by name.", "ExportRecord")}, "records")
 	s["ExportCollection"] = object("A collection of an export.", obj{"clusters": mapOf("Every cluster, by name.", "ExportCluster")}, "clusters")
 	s["ExportDocument"] = object("A whole project: every collection, cluster and record, empty ones included, from one consistent snapshot.", obj{
-		"format":      obj{"type": "string", "const": exportFormat},
+		"format":      obj{"type": "string", "const": f.ExportFormat},
 		"project":     schemaRef("Name"),
 		"revision":    obj{"type": "integer", "minimum": 0, "description": "The newest audit revision the snapshot includes (0 until the audit log exists)."},
 		"exported_at": schemaRef("Timestamp"),
@@ -45,8 +45,8 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		obj{"type": schemaRef("TypeName"), "value": schemaRef("RecordValue")}, "type")
 	s["ImportCluster"] = body("A cluster to import.", obj{"records": mapOf("Its records, by name.", "ImportRecord")}, "records")
 	s["ImportCollection"] = body("A collection to import.", obj{"clusters": mapOf("Its clusters, by name.", "ImportCluster")}, "clusters")
-	s["ImportDocument"] = body("An export document; format must be "+exportFormat+".", obj{
-		"format":      obj{"type": "string", "const": exportFormat},
+	s["ImportDocument"] = body("An export document; format must be "+f.ExportFormat+".", obj{
+		"format":      obj{"type": "string", "const": f.ExportFormat},
 		"project":     obj{"description": "Ignored."},
 		"revision":    obj{"description": "Ignored."},
 		"exported_at": obj{"description": "Ignored."},
@@ -63,7 +63,7 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 	sideOrNull := obj{"oneOf": []any{schemaRef("DiffSide"), obj{"type": "null"}}}
 	s["DiffItem"] = object("A record name found on either side.", obj{
 		"cluster": schemaRef("Name"), "record": schemaRef("Name"),
-		"change": obj{"type": "string", "enum": []any{changeAdded, changeRemoved, changeChanged, changeUnchanged}},
+		"change": obj{"type": "string", "enum": anys(f.Changes)},
 		"from":   sideOrNull, "to": sideOrNull,
 	}, "cluster", "record", "change", "from", "to")
 	s["DiffSummary"] = object("How many records of each change (unchanged ones counted even when not listed).", obj{
@@ -75,13 +75,14 @@ func addTransferSchemas(s obj, object func(string, obj, ...string) obj, body fun
 		"items":    obj{"type": "array", "items": schemaRef("DiffItem"), "description": "By cluster, then record, byte-wise."},
 		"summary":  schemaRef("DiffSummary"),
 	}, "from", "to", "revision", "items", "summary")
-	s["PromoteRequest"] = body("What to promote: from and to as for GET diff.", obj{
+	s["PromoteRequest"] = body("What to promote: from and to as for GET diff, or from_snapshot instead of from (a rollback).", obj{
 		"from": side, "to": side,
-		"records":     obj{"type": "array", "items": obj{"type": "string"}, "description": "Only these record names (two clusters only)."},
-		"delete":      obj{"type": "boolean", "description": "Also delete the records only to holds; false when left out."},
-		"dry_run":     obj{"type": "boolean", "description": "Change nothing and answer what would change; false when left out."},
-		"if_revision": obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise)."},
-	}, "from", "to")
+		"from_snapshot": obj{"type": "string", "minLength": 1, "description": "A snapshot's name, instead of from: makes to hold what the snapshot holds (with delete: exactly)."},
+		"records":       obj{"type": "array", "items": obj{"type": "string"}, "description": "Only these record names (two clusters only)."},
+		"delete":        obj{"type": "boolean", "description": "Also delete the records only to holds; false when left out."},
+		"dry_run":       obj{"type": "boolean", "description": "Change nothing and answer what would change; false when left out."},
+		"if_revision":   obj{"type": "integer", "minimum": 1, "description": "Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise)."},
+	}, "to")
 	s["ImportResult"] = object("What the import changed, counting records only.", obj{
 		"created": count, "updated": count, "deleted": count, "unchanged": count,
 		"changes":  obj{"type": "array", "items": schemaRef("ImportChange"), "description": "By collection, cluster and record name."},

@@ -1,20 +1,20 @@
-package handler
+package openapi
 
 import "github.com/hds-go/hds/store"
 
 // addWebhookSchemas adds the schemas of the webhook routes
 // (docs/api.md#22-webhooks) to s; page is a list without a cursor.
-func addWebhookSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
+func (f Facts) addWebhookSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj) {
 	nullable := func(schema obj) obj { return obj{"oneOf": []any{schema, obj{"type": "null"}}} }
 	var actions []any
-	for _, a := range eventActions() {
+	for _, a := range f.WebhookActions {
 		actions = append(actions, string(a))
 	}
 	action := obj{"type": "string", "enum": actions}
 	props := func(secret bool) (obj, []string) {
 		p := obj{
 			"id":         schemaRef("Id"),
-			"url":        obj{"type": "string", "minLength": 1, "maxLength": maxWebhookURL},
+			"url":        obj{"type": "string", "minLength": 1, "maxLength": f.MaxWebhookURL},
 			"actions":    obj{"type": "array", "items": action, "minItems": 1, "description": "The actions it receives; every action of the change feed unless it was created with a list."},
 			"collection": nullable(schemaRef("Name")),
 			"cluster":    nullable(schemaRef("Name")),
@@ -22,7 +22,7 @@ func addWebhookSchemas(s obj, object func(string, obj, ...string) obj, body func
 		}
 		fields := []string{"id", "url", "actions", "collection", "cluster", "created_at"}
 		if secret {
-			p["secret"] = obj{"type": "string", "minLength": minWebhookSecret, "maxLength": maxWebhookSecret, "description": "The key of X-Hds-Signature; shown in this answer only."}
+			p["secret"] = obj{"type": "string", "minLength": f.MinWebhookSecret, "maxLength": f.MaxWebhookSecret, "description": "The key of X-Hds-Signature; shown in this answer only."}
 			fields = append(fields, "secret")
 		}
 		return p, fields
@@ -33,11 +33,11 @@ func addWebhookSchemas(s obj, object func(string, obj, ...string) obj, body func
 	s["WebhookCreated"] = object("A new webhook with its secret.", p, fields...)
 	s["WebhookList"] = page("Webhook")
 	s["WebhookCreateRequest"] = body("A new webhook. actions: a list of change-feed actions (default all); collection, and cluster with it, narrow its scope; secret: 16 to 256 bytes (a random one when left out).", obj{
-		"url":        obj{"type": "string", "minLength": 1, "maxLength": maxWebhookURL},
+		"url":        obj{"type": "string", "minLength": 1, "maxLength": f.MaxWebhookURL},
 		"actions":    obj{"type": "array", "items": action, "minItems": 1},
 		"collection": schemaRef("Name"),
 		"cluster":    schemaRef("Name"),
-		"secret":     obj{"type": "string", "minLength": minWebhookSecret, "maxLength": maxWebhookSecret},
+		"secret":     obj{"type": "string", "minLength": f.MinWebhookSecret, "maxLength": f.MaxWebhookSecret},
 	}, "url")
 	s["Delivery"] = object("One event on its way to a webhook.", obj{
 		"id":               obj{"type": "string", "format": "uuid", "description": "The X-Hds-Delivery header: the same on every attempt."},

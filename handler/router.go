@@ -1,0 +1,116 @@
+package handler
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/hds-go/hds/handler/console"
+	"github.com/hds-go/hds/internal/envelope"
+	"github.com/hds-go/hds/internal/openapi"
+	"github.com/hds-go/hds/internal/reqinfo"
+	"github.com/hds-go/hds/store"
+)
+
+// router records the methods of each path so that it can answer a wrong
+// method with an enveloped 405 and an Allow header, which ServeMux would
+// answer in plain text.
+type router struct {
+	mux     *http.ServeMux
+	paths   []string
+	methods map[string][]string
+	// limit counts the 404 and 405 answers against the client IP.
+	limit func(http.Handler) http.Handler
+	// routes are the registered routes, in order, each with its
+	// description: the OpenAPI document is built from them (openapi.go).
+	routes []openapi.Route
+	// console, when set, serves console.Prefix and beneath, before the
+	// canonical-path check (its page is a path with a trailing slash).
+	console http.Handler
+	// background is the work New starts with the router (the webhook
+	// dispatcher); each runs until Config.Shutdown is closed.
+	background []func()
+}
+
+func newRouter(limit func(http.Handler) http.Handler) *router {
+	return &router{mux: http.NewServeMux(), methods: make(map[string][]string), limit: limit}
+}
+
+// handle registers "METHOD /path" with the right it needs on its project
+// (noProject for the routes outside any project) and its OpenAPI
+// operation, and notes the method for the path's Allow header. The
+// handler records the matched pattern for the log.
+func (rt *router) handle(pattern string, need store.Right, h http.Handler, op openapi.Operation) {
+	rt.routes = append(rt.routes, openapi.Route{Pattern: pattern, Operation: op})
+	method, path, _ := strings.Cut(pattern, " ")
+	if _, seen := rt.methods[path]; !seen {
+		rt.paths = append(rt.paths, path)
+	}
+	rt.methods[path] = append(rt.methods[path], method)
+	if method == http.MethodGet {
+		rt.methods[path] = append(rt.methods[path], http.MethodHead)
+	}
+	if need == noProject {
+		need = store.RightRead
+	}
+	req := &requirement{need: need, within: levelOf(pattern), usersOnly: op.UsersOnly}
+	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqinfo.From(r.Context()).Pattern = pattern
+		if op.Access == openapi.Bearer {
+			r = withRequirement(r, req)
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// finish registers the 405 fallbacks and the 404 catch-all and returns the
+// router behind the canonical-path check.
+func (rt *router) finish() http.Handler {
+	for _, path := range rt.paths {
+		allow := strings.Join(rt.methods[path], ", ")
+		rt.mux.Handle(path, rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			envelope.Error(w, r, &envelope.RequestError{Status: http.StatusMethodNotAllowed,
+				Message: "Method not allowed", Details: "allowed methods: " + allow})
+		})))
+	}
+	rt.mux.Handle("/", rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		envelope.Error(w, r, envelope.ErrNoRoute)
+	})))
+	mux, consoleHandler := rt.mux, rt.console
+	notCanonical := rt.limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		envelope.Error(w, r, envelope.ErrNoRoute)
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; consoleHandler != nil && (p+"/" == console.Prefix || strings.HasPrefix(p, console.Prefix)) {
+			reqinfo.From(r.Context()).Pattern = "GET " + console.Prefix
+			consoleHandler.ServeHTTP(w, r)
+			return
+		}
+		if !canonical(r.URL.EscapedPath()) {
+			notCanonical.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// canonical reports whether path has no empty segment (a trailing '/'
+// included) and no "." or ".." segment, raw or percent-encoded. ServeMux
+// would redirect such paths to a cleaned one; the API answers 404.
+func canonical(path string) bool {
+	if !strings.HasPrefix(path, "/") {
+		return false
+	}
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		if seg == "" {
+			return false
+		}
+		if strings.Contains(seg, ".") || strings.Contains(seg, "%") {
+			if u, err := url.PathUnescape(seg); err != nil || u == "." || u == ".." {
+				return false
+			}
+		}
+	}
+	return true
+}
