@@ -139,3 +139,77 @@ func TestSnapshotClient(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &sent))
 	assert.NotContains(t, sent, "from", "from_snapshot in from's place")
 }
+
+// TestSnapshotEndToEnd runs the snapshot commands and the rollback against
+// the example's own server: a snapshot taken, the collection changed
+// (a credential deleted among others), the rollback reviewed with diff
+// and a dry run, applied at the revision diff printed, and the promote's
+// automatic snapshot listed.
+func TestSnapshotEndToEnd(t *testing.T) {
+	t.Parallel()
+	base, token := clientServer(t)
+	env := map[string]string{"HDS_URL": base, "HDS_TOKEN": token}
+	p := base + "/api/v1/projects/p"
+	mustCall(t, "POST", p, token, nil, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/prod", token, nil, http.StatusCreated)
+	mustCall(t, "POST", p+"/collections/prod/clusters/app", token, nil, http.StatusCreated)
+	add := func(name, typ string, value any) {
+		mustCall(t, "POST", p+"/collections/prod/clusters/app/records", token, map[string]any{"name": name, "type": typ, "value": value}, http.StatusCreated)
+	}
+	add("host", "STRING", "good.example")
+	add("pw", "CREDENTIAL", "the-secret")
+
+	stdout, stderr, err := runOnce(t, []string{"snapshot", "create", "-description", "before 2.0", "p", "prod", "before"}, env, "")
+	require.NoError(t, err, stderr)
+	assert.Regexp(t, `^snapshot before: 2 records of prod at revision \d+\n$`, stdout)
+
+	// The release.
+	mustCall(t, "PUT", p+"/collections/prod/clusters/app/records/host", token, map[string]any{"value": "bad.example"}, http.StatusOK)
+	mustCall(t, "DELETE", p+"/collections/prod/clusters/app/records/pw", token, nil, http.StatusNoContent)
+	add("extra", "INTEGER", 1)
+
+	stdout, _, err = runOnce(t, []string{"diff", "-from-snapshot", "before", "p", "prod"}, env, "")
+	require.NoError(t, err)
+	lines := strings.Split(stdout, "\n")
+	require.Len(t, lines, 9, stdout)
+	assert.Equal(t, []string{
+		`removed app/extra: INTEGER 1`,
+		`changed app/host: STRING "good.example" -> STRING "bad.example"`,
+		`added app/pw: CREDENTIAL "********"`,
+		"added: 1", "removed: 1", "changed: 1", "unchanged: 0",
+	}, lines[:7])
+	assert.NotContains(t, stdout, "the-secret", "no credential value without -reveal")
+	revision := strings.TrimPrefix(lines[7], "revision: ")
+
+	stdout, _, err = runOnce(t, []string{"promote", "-from-snapshot", "before", "-delete", "-dry-run", "p", "prod"}, env, "")
+	require.NoError(t, err)
+	assert.Equal(t, "created: 1\nupdated: 1\ndeleted: 1\nunchanged: 0\nwould delete prod/app/extra\nwould update prod/app/host\nwould create prod/app/pw\ndry run: nothing was changed\n", stdout)
+
+	stdout, _, err = runOnce(t, []string{"promote", "-from-snapshot", "before", "-delete", "-if-revision", revision, "p", "prod"}, env, "")
+	require.NoError(t, err)
+	assert.Regexp(t, `^created: 1\nupdated: 1\ndeleted: 1\nunchanged: 0\nrevision: \d+\nsnapshot: auto-`+revision+` \(promote -from-snapshot auto-`+revision+` -delete undoes it\)\n$`, stdout)
+	got := mustCall(t, "GET", p+"/collections/prod/clusters/app?reveal=true", token, nil, http.StatusOK)
+	data, _ := json.Marshal(got["data"].(map[string]any)["data"])
+	assert.JSONEq(t, `{"host":"good.example","pw":"the-secret"}`, string(data), "prod as the snapshot holds it, the credential too")
+
+	stdout, _, err = runOnce(t, []string{"snapshot", "list", "p"}, env, "")
+	require.NoError(t, err)
+	lines = strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Len(t, lines, 3, stdout)
+	assert.Regexp(t, `^auto-`+revision+` +prod +`+revision+` +2 +\S+ +alice +\(automatic\)$`, lines[1], "the automatic snapshot first")
+	assert.Regexp(t, `^before +prod +\d+ +2 +\S+ +alice +before 2\.0$`, lines[2])
+
+	_, _, err = runOnce(t, []string{"snapshot", "create", "p", "prod", "auto-1"}, env, "")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "snapshot create: POST /api/v1/projects/p/snapshots: 400 VALIDATION_ERROR: "), err.Error())
+
+	stdout, _, err = runOnce(t, []string{"snapshot", "delete", "p", "before"}, env, "")
+	require.NoError(t, err)
+	assert.Equal(t, "snapshot before deleted\n", stdout)
+	stdout, _, err = runOnce(t, []string{"snapshot", "list", "-collection", "prod", "p"}, env, "")
+	require.NoError(t, err)
+	assert.NotContains(t, stdout, "before ")
+	_, _, err = runOnce(t, []string{"snapshot", "delete", "p", "before"}, env, "")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "snapshot delete: DELETE /api/v1/projects/p/snapshots/before: 404 "), err.Error())
+}
