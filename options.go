@@ -28,19 +28,22 @@ type config struct {
 	maxBodyBytes int64
 	maxImport    int64
 	// maxResolved is WithMaxResolvedBytes's bound; 0 takes the default.
-	maxResolved  int64
-	logger       *slog.Logger
-	corsOrigins  []string
-	perHour      int
-	perMinute    int
-	limitStore   limiter.Store
-	proxies      []string
-	loginPerUser int
-	loginPerIP   int
-	loginWindow  time.Duration
-	requireMatch bool
-	maxVersions  int
-	quotas       *store.Quotas
+	maxResolved int64
+	// keepAutomatic is WithKeepAutomaticSnapshots's number as
+	// handler.Config takes it: 0 the default, -1 none.
+	keepAutomatic int
+	logger        *slog.Logger
+	corsOrigins   []string
+	perHour       int
+	perMinute     int
+	limitStore    limiter.Store
+	proxies       []string
+	loginPerUser  int
+	loginPerIP    int
+	loginWindow   time.Duration
+	requireMatch  bool
+	maxVersions   int
+	quotas        *store.Quotas
 	// The change feed (WithEvents, WithShutdown).
 	eventsKeepalive time.Duration
 	maxStreams      int
@@ -312,7 +315,8 @@ func WithConsole(enabled bool) Option {
 // WithQuotas sets the quotas of
 // docs/api.md#8-limits-rate-limits-and-quotas (config limits.*): the
 // records of a cluster, the bytes of a project (names and values, history
-// included), the projects of a user and the webhooks of a project. A
+// included), the projects of a user, the webhooks of a project and the
+// snapshots of a project that are not automatic (v1.3). A
 // field left 0 keeps its default (store.DefaultQuotas), so that setting
 // one bound does not lift the others; store.Unlimited means no bound
 // (store.NoQuotas lifts all); MaxWebhooksPerProject also takes
@@ -331,7 +335,8 @@ func WithQuotas(q store.Quotas) Option {
 		if webhooks == store.NoneAllowed {
 			webhooks = 0
 		}
-		if bad(int64(q.MaxRecordsPerCluster)) || bad(q.MaxBytesPerProject) || bad(int64(q.MaxProjectsPerUser)) || bad(webhooks) {
+		if bad(int64(q.MaxRecordsPerCluster)) || bad(q.MaxBytesPerProject) || bad(int64(q.MaxProjectsPerUser)) || bad(webhooks) ||
+			bad(int64(q.MaxSnapshotsPerProject)) {
 			c.fail("WithQuotas: a quota must be more than 0, 0 (its default) or store.Unlimited")
 		}
 		c.quotas = &q

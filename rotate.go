@@ -41,6 +41,12 @@ type RotationProgress struct {
 	// not sealed by the primary key (0 whenever RotateCredentials returns
 	// nil). Both stay 0 for a store without webhooks.
 	WebhooksResealed, WebhooksRemaining int
+	// SnapshotsResealed counts the credential values kept by snapshots
+	// (docs/api.md#27-snapshots-and-rollback-v13) re-sealed under the
+	// primary key; SnapshotsRemaining those the final check found not
+	// sealed by it (0 whenever RotateCredentials returns nil). Both stay
+	// 0 for a store without snapshots.
+	SnapshotsResealed, SnapshotsRemaining int
 }
 
 // ErrRotationIncomplete is returned by RotateCredentials when its final
@@ -52,7 +58,8 @@ var ErrRotationIncomplete = errors.New("credential values remain sealed with ano
 
 // RotateCredentials re-seals every CREDENTIAL and []CREDENTIAL value in s
 // under the primary key, in batches, so that older keys can then be
-// dropped.
+// dropped: those of records and their history, webhook secrets, and the
+// values snapshots keep (store.Snapshots; not a change either).
 //
 // It walks the records by id (Store.FindCredentialRecords) and re-seals
 // each by id with Store.ResealRecord, its current value and every
@@ -116,6 +123,22 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 			r.Progress(p)
 		}
 	}
+	snaps, _ := s.(store.Snapshots)
+	if snaps != nil {
+		p.SnapshotsResealed, err = snaps.ResealSnapshots(ctx, func(id string, t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
+			out, changed, err := ring.ResealValue(t, id, v)
+			if err != nil {
+				return nil, false, fmt.Errorf("a snapshot's value of record %s does not open with any key given", id)
+			}
+			return out, changed, nil
+		})
+		if err != nil {
+			return p, fmt.Errorf("hds: rotate credentials: snapshots: %w", err)
+		}
+		if r.Progress != nil {
+			r.Progress(p)
+		}
+	}
 	n, err := countStale(ctx, s, ring, batch)
 	p.Remaining = n
 	if err != nil {
@@ -132,9 +155,20 @@ func RotateCredentials(ctx context.Context, s store.Store, r Rotation) (Rotation
 			return p, fmt.Errorf("hds: rotate credentials: final check: webhook secrets: %w", err)
 		}
 	}
-	if n > 0 || p.WebhooksRemaining > 0 {
-		return p, fmt.Errorf("hds: rotate credentials: final check: %d records and %d webhook secrets: %w",
-			n, p.WebhooksRemaining, ErrRotationIncomplete)
+	if snaps != nil {
+		_, err = snaps.ResealSnapshots(ctx, func(id string, t store.DataType, v json.RawMessage) (json.RawMessage, bool, error) {
+			if _, stale, err := ring.ResealValue(t, id, v); stale || err != nil {
+				p.SnapshotsRemaining++
+			}
+			return nil, false, nil
+		})
+		if err != nil {
+			return p, fmt.Errorf("hds: rotate credentials: final check: snapshots: %w", err)
+		}
+	}
+	if n > 0 || p.WebhooksRemaining > 0 || p.SnapshotsRemaining > 0 {
+		return p, fmt.Errorf("hds: rotate credentials: final check: %d records, %d webhook secrets and %d snapshot values: %w",
+			n, p.WebhooksRemaining, p.SnapshotsRemaining, ErrRotationIncomplete)
 	}
 	return p, nil
 }

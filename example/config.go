@@ -36,6 +36,7 @@ type fileConfig struct {
 	Limits      limitsConfig      `json:"limits"`
 	Console     consoleConfig     `json:"console"`
 	Webhooks    webhooksConfig    `json:"webhooks"`
+	Snapshots   snapshotsConfig   `json:"snapshots"`
 	TLS         tlsConfig         `json:"tls"`
 	Users       []userConfig      `json:"users"`
 }
@@ -108,6 +109,17 @@ type limitsConfig struct {
 	// MaxWebhooksPerProject: 0 is no bound, as for every quota of
 	// limits.* (docs/api.md#22-webhooks).
 	MaxWebhooksPerProject *int64 `json:"max_webhooks_per_project"`
+	// MaxSnapshotsPerProject (v1.3) bounds the snapshots of a project
+	// that are not automatic; 0 is no bound
+	// (docs/api.md#27-snapshots-and-rollback-v13).
+	MaxSnapshotsPerProject *int64 `json:"max_snapshots_per_project"`
+}
+
+// snapshotsConfig is docs/api.md#27-snapshots-and-rollback-v13:
+// keep_automatic is how many automatic snapshots a project keeps (0 takes
+// none).
+type snapshotsConfig struct {
+	KeepAutomatic *int `json:"keep_automatic"`
 }
 
 type consoleConfig struct {
@@ -217,6 +229,8 @@ type config struct {
 	consoleEnabled          bool
 	// webhooks are the webhooks.* keys.
 	webhooks hds.Webhooks
+	// keepAutomaticSnapshots is snapshots.keep_automatic.
+	keepAutomaticSnapshots int
 	// tls are the tls.* keys.
 	tls tlsSettings
 }
@@ -253,6 +267,8 @@ type serverSettings struct {
 // limitSettings are the limits.* keys; 0 means no quota.
 type limitSettings struct {
 	maxImportBytes, maxRecordsPerCluster, maxBytesPerProject, maxProjectsPerUser, maxWebhooksPerProject int64
+	// maxSnapshotsPerProject is limits.max_snapshots_per_project (v1.3).
+	maxSnapshotsPerProject int64
 	// maxResolvedBytes is limits.max_resolved_bytes: always positive.
 	maxResolvedBytes int64
 }
@@ -338,6 +354,9 @@ func resolve(fc fileConfig, getenv func(string) string) (*config, error) {
 		setNumber(&cfg.limits.maxResolvedBytes, "limits.max_resolved_bytes", fc.Limits.MaxResolvedBytes, hds.DefaultMaxResolvedBytes, 1),
 		setNumber(&cfg.limits.maxWebhooksPerProject, "limits.max_webhooks_per_project", fc.Limits.MaxWebhooksPerProject,
 			int64(store.DefaultQuotas.MaxWebhooksPerProject), 0),
+		setNumber(&cfg.limits.maxSnapshotsPerProject, "limits.max_snapshots_per_project", fc.Limits.MaxSnapshotsPerProject,
+			int64(store.DefaultQuotas.MaxSnapshotsPerProject), 0),
+		setNumber(&cfg.keepAutomaticSnapshots, "snapshots.keep_automatic", fc.Snapshots.KeepAutomatic, hds.DefaultKeepAutomaticSnapshots, 0),
 		setNumber(&cfg.webhooks.MaxPending, "webhooks.max_pending", fc.Webhooks.MaxPending, hds.DefaultWebhookMaxPending, 1),
 		setDuration(&cfg.webhooks.KeepDeliveries, "webhooks.keep_deliveries", fc.Webhooks.KeepDeliveries, hds.DefaultWebhookKeepDeliveries),
 

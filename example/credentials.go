@@ -75,16 +75,17 @@ func rotateCredentials(ctx context.Context, cfg *config, after string, e *env) e
 	switch {
 	case errors.Is(err, hds.ErrRotationIncomplete):
 		return fmt.Errorf("credentials rotate: %d credential records are still sealed with another key "+
-			"(and %d webhook secrets are not sealed by the new key): "+
+			"(and %d webhook secrets and %d values kept by snapshots are not sealed by the new key): "+
 			"make sure every server runs with the new key as security.credential_key (and the old ones as "+
-			"security.previous_credential_keys), then run credentials rotate again", p.Remaining, p.WebhooksRemaining)
+			"security.previous_credential_keys), then run credentials rotate again", p.Remaining, p.WebhooksRemaining,
+			p.SnapshotsRemaining)
 	case err != nil && p.LastID != "" && p.LastID != after:
 		return fmt.Errorf("credentials rotate: %w (run again with AFTER_ID %s to resume)", err, p.LastID)
 	case err != nil:
 		return fmt.Errorf("credentials rotate: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "done: %d credential records seen, %d re-sealed under the primary key, %d webhook secrets "+
-		"sealed under it, none left under another key; the previous keys can now be removed\n",
-		p.Seen, p.Resealed, p.WebhooksResealed)
+		"and %d values kept by snapshots sealed under it, none left under another key; the previous keys can now be removed\n",
+		p.Seen, p.Resealed, p.WebhooksResealed, p.SnapshotsResealed)
 	return nil
 }

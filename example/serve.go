@@ -107,6 +107,7 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 		hds.WithShutdown(streams),
 		hds.WithConsole(cfg.consoleEnabled),
 		hds.WithWebhooks(cfg.webhooks),
+		hds.WithKeepAutomaticSnapshots(cfg.keepAutomaticSnapshots),
 	}
 	// database.timeout and the quotas of limits.* are the store's
 	// (openStore).

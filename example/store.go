@@ -66,9 +66,10 @@ func (cfg *config) quotas() store.Quotas {
 		return n
 	}
 	return store.Quotas{
-		MaxRecordsPerCluster:  int(bound(cfg.limits.maxRecordsPerCluster)),
-		MaxBytesPerProject:    bound(cfg.limits.maxBytesPerProject),
-		MaxProjectsPerUser:    int(bound(cfg.limits.maxProjectsPerUser)),
-		MaxWebhooksPerProject: int(bound(cfg.limits.maxWebhooksPerProject)),
+		MaxRecordsPerCluster:   int(bound(cfg.limits.maxRecordsPerCluster)),
+		MaxBytesPerProject:     bound(cfg.limits.maxBytesPerProject),
+		MaxProjectsPerUser:     int(bound(cfg.limits.maxProjectsPerUser)),
+		MaxWebhooksPerProject:  int(bound(cfg.limits.maxWebhooksPerProject)),
+		MaxSnapshotsPerProject: int(bound(cfg.limits.maxSnapshotsPerProject)),
 	}
 }
