@@ -151,8 +151,9 @@ func TestConsoleBrowserSnapshots(t *testing.T) {
 		b.waitFor(`[...document.querySelectorAll('select[name=rollback-cluster] option')].some(o => o.value === 'app')`)
 		b.set(`select[name=rollback-cluster]`, "app")
 		b.click(`.snapshot-compare form.compare-form button[type=submit]`)
-		b.waitText("In snapshot app-only")
-		b.waitFor(`document.querySelector('.snapshot-compare th:last-child')?.textContent === 'Now in prod/app'`)
+		b.waitText("1 added, 2 removed, 3 changed, 2 unchanged")
+		assert.Equal(t, []string{"Cluster", "Record", "Change", "In snapshot app-only", "Now in prod/app"},
+			evalJSON[[]string](b, `[...document.querySelectorAll('.snapshot-compare thead th')].map(th => th.textContent)`))
 
 		// A name starting with auto- is the server's: its message shown.
 		b.button("Take a snapshot…")
