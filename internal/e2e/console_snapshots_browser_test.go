@@ -79,6 +79,7 @@ func TestConsoleBrowserSnapshots(t *testing.T) {
 			"what a rollback would change, by record name")
 		assert.NotContains(t, b.text(`.snapshot-compare`), "leaked", "credentials masked")
 		assert.NotContains(t, b.text(`.snapshot-compare`), "old-secret", "credentials masked")
+		eval[bool](b, `(document.querySelector('.snapshot-compare').scrollIntoView(), true)`)
 		b.screenshot("snapshots")
 
 		// The review: a dry run, nothing changed yet.
