@@ -42,7 +42,7 @@ type RotationProgress struct {
 	// nil). Both stay 0 for a store without webhooks.
 	WebhooksResealed, WebhooksRemaining int
 	// SnapshotsResealed counts the credential values kept by snapshots
-	// (docs/api.md#27-snapshots-and-rollback-v13) re-sealed under the
+	// (docs/api.md#snapshots-and-rollback-v13) re-sealed under the
 	// primary key; SnapshotsRemaining those the final check found not
 	// sealed by it (0 whenever RotateCredentials returns nil). Both stay
 	// 0 for a store without snapshots.

@@ -17,7 +17,7 @@ import (
 )
 
 // TestRotateCredentialsReachesSnapshots: a rotation re-seals the values
-// snapshots keep (docs/api.md#27-snapshots-and-rollback-v13), and its
+// snapshots keep (docs/api.md#snapshots-and-rollback-v13), and its
 // final check counts those it could not.
 func TestRotateCredentialsReachesSnapshots(t *testing.T) {
 	ctx := t.Context()

@@ -11,7 +11,7 @@ const DefaultKeepAutomaticSnapshots = handler.DefaultKeepAutomaticSnapshots
 
 // WithKeepAutomaticSnapshots sets how many automatic snapshots a project
 // keeps (config snapshots.keep_automatic,
-// docs/api.md#27-snapshots-and-rollback-v13): every promote that changes
+// docs/api.md#snapshots-and-rollback-v13): every promote that changes
 // something first takes a snapshot of what it changes, named auto-N, and
 // the automatic snapshots beyond n are deleted, oldest first, in the same
 // step. n 0 takes none (the promote's snapshot is then null); a negative

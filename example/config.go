@@ -111,11 +111,11 @@ type limitsConfig struct {
 	MaxWebhooksPerProject *int64 `json:"max_webhooks_per_project"`
 	// MaxSnapshotsPerProject (v1.3) bounds the snapshots of a project
 	// that are not automatic; 0 is no bound
-	// (docs/api.md#27-snapshots-and-rollback-v13).
+	// (docs/api.md#snapshots-and-rollback-v13).
 	MaxSnapshotsPerProject *int64 `json:"max_snapshots_per_project"`
 }
 
-// snapshotsConfig is docs/api.md#27-snapshots-and-rollback-v13:
+// snapshotsConfig is docs/api.md#snapshots-and-rollback-v13:
 // keep_automatic is how many automatic snapshots a project keeps (0 takes
 // none).
 type snapshotsConfig struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestSnapshotsConfig: snapshots.keep_automatic and
-// limits.max_snapshots_per_project (docs/api.md#27-snapshots-and-rollback-v13):
+// limits.max_snapshots_per_project (docs/api.md#snapshots-and-rollback-v13):
 // their defaults, 0 (none kept; no bound), and negatives refused.
 func TestSnapshotsConfig(t *testing.T) {
 	cfg, err := loadConfig(writeConfig(t, `{}`), environ(nil))

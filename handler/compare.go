@@ -29,7 +29,7 @@ const (
 // COLLECTION/CLUSTER, and not the same.
 func parseSides(from, to *string) (store.Side, store.Side, error) {
 	if from == nil || to == nil || *from == "" || *to == "" {
-		return store.Side{}, store.Side{}, envelope.BadRequest("from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)")
+		return store.Side{}, store.Side{}, envelope.BadRequest("from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)")
 	}
 	a, err := parseSide("from", *from)
 	if err != nil {
@@ -48,7 +48,7 @@ func parseSides(from, to *string) (store.Side, store.Side, error) {
 }
 
 // parseSidesOrSnapshot reads the sides of a comparison whose from side may
-// be a snapshot (docs/api.md#27-snapshots-and-rollback-v13): from and to
+// be a snapshot (docs/api.md#snapshots-and-rollback-v13): from and to
 // as parseSides reads them, or a snapshot's name and to (then from is
 // left zero, for the caller to resolve); both from and a snapshot, or
 // neither, is 400.
@@ -288,7 +288,7 @@ func (dw *diffWriter) finish() {
 type promoteBody struct {
 	From *string `json:"from"`
 	// FromSnapshot, instead of From, promotes a snapshot
-	// (docs/api.md#27-snapshots-and-rollback-v13).
+	// (docs/api.md#snapshots-and-rollback-v13).
 	FromSnapshot *string  `json:"from_snapshot"`
 	To           *string  `json:"to"`
 	Records      []string `json:"records"`
@@ -318,7 +318,7 @@ type promoteResult struct {
 	// to change), the revision of the snapshot it was planned on.
 	Revision int64 `json:"revision"`
 	// Snapshot names the automatic snapshot the promote took
-	// (docs/api.md#27-snapshots-and-rollback-v13); nil for a dry run,
+	// (docs/api.md#snapshots-and-rollback-v13); nil for a dry run,
 	// when nothing changed, or when none is kept.
 	Snapshot *string `json:"snapshot"`
 }

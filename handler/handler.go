@@ -72,7 +72,7 @@ type Config struct {
 	MaxResolvedBytes int64
 	// KeepAutomaticSnapshots is how many automatic snapshots, taken by
 	// promotes, a project keeps (snapshots.keep_automatic,
-	// docs/api.md#27-snapshots-and-rollback-v13): 0 takes
+	// docs/api.md#snapshots-and-rollback-v13): 0 takes
 	// DefaultKeepAutomaticSnapshots, a negative number none (promotes
 	// then take no snapshot).
 	KeepAutomaticSnapshots int

@@ -11,7 +11,7 @@ import (
 	"github.com/hds-go/hds/store"
 )
 
-// Snapshots and rollback (docs/api.md#27-snapshots-and-rollback-v13):
+// Snapshots and rollback (docs/api.md#snapshots-and-rollback-v13):
 // POST, GET and DELETE P/snapshots; the rollback itself is a promote
 // whose from side is a snapshot (compare.go).
 

@@ -40,7 +40,7 @@ const (
 	ActionWebhookDelete Action = "webhook.delete"
 	// ActionSnapshotCreate and ActionSnapshotDelete (v1.3) record the
 	// creation and deletion of a snapshot
-	// (docs/api.md#27-snapshots-and-rollback-v13), automatic ones
+	// (docs/api.md#snapshots-and-rollback-v13), automatic ones
 	// included; Target is the snapshot's name, Collection and Cluster
 	// what it was taken of.
 	ActionSnapshotCreate Action = "snapshot.create"

@@ -14,7 +14,7 @@ type Side struct {
 	Collection string
 	Cluster    string
 	// Snapshot, when set, makes the side that snapshot
-	// (docs/api.md#27-snapshots-and-rollback-v13): Collection and Cluster
+	// (docs/api.md#snapshots-and-rollback-v13): Collection and Cluster
 	// are then what it was taken of. Only a From side may be one.
 	Snapshot string
 }

@@ -31,7 +31,7 @@ type Quotas struct {
 	MaxWebhooksPerProject int
 	// MaxSnapshotsPerProject bounds the snapshots of one project that are
 	// not automatic (limits.max_snapshots_per_project,
-	// docs/api.md#27-snapshots-and-rollback-v13).
+	// docs/api.md#snapshots-and-rollback-v13).
 	MaxSnapshotsPerProject int
 }
 

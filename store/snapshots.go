@@ -10,7 +10,7 @@ import (
 )
 
 // Snapshot is a named, immutable copy of one collection, or of one
-// cluster, at one project revision (docs/api.md#27-snapshots-and-rollback-v13).
+// cluster, at one project revision (docs/api.md#snapshots-and-rollback-v13).
 type Snapshot struct {
 	Name string
 	// Collection and Cluster name what it was taken of, as named then;
@@ -85,7 +85,7 @@ func ValidateSnapshotName(name string) error {
 func SnapshotSize(name string, value []byte) int64 { return int64(len(name) + len(value)) }
 
 // AutoSnapshot asks Store.Apply to take an automatic snapshot of Side
-// (docs/api.md#27-snapshots-and-rollback-v13) in the batch's atomic step,
+// (docs/api.md#snapshots-and-rollback-v13) in the batch's atomic step,
 // after Batch.IfRevision is checked and before the first op: named
 // AutomaticName of the project's revision then, its Automatic set, taken
 // by the path's caller. The automatic snapshots beyond Keep (the new one
@@ -107,7 +107,7 @@ const DefaultKeepAutomatic = 20
 type SnapshotResealer func(recordID string, t DataType, value json.RawMessage) (json.RawMessage, bool, error)
 
 // Snapshots is the optional capability of stores that keep snapshots
-// (docs/api.md#27-snapshots-and-rollback-v13); every shipped store has it,
+// (docs/api.md#snapshots-and-rollback-v13); every shipped store has it,
 // and storetest.RunSnapshots is its conformance suite. Path errors are
 // those of any Path (p.Need is checked); names below the project are
 // those of the Path.

@@ -294,7 +294,7 @@ func TestPromote(t *testing.T) {
 		assert.Equal(t, "Dry run: nothing changed", env.Message, "message")
 		var s importSummary
 		env.decode(t, &s)
-		wantFields(t, "promote", env.Data, "created", "updated", "deleted", "unchanged", "changes", "revision")
+		wantFields(t, "promote", env.Data, "created", "updated", "deleted", "unchanged", "changes", "revision", "snapshot")
 		want := []string{"create prod/app/Zed", "update prod/app/host", "update prod/app/port", "update prod/app/pw", "create prod/jobs/cron"}
 		assert.Equal(t, want, s.changeList(), "the changes, by cluster and record")
 		assert.Equal(t, [4]int{2, 3, 0, 2}, [4]int{s.Created, s.Updated, s.Deleted, s.Unchanged}, "created, updated, deleted, unchanged")
@@ -315,14 +315,14 @@ func TestPromote(t *testing.T) {
 		assert.Equal(t, want, s.changeList(), "the promote did what the dry run said")
 		after := c.exportRevision(t, "web", alice)
 		assert.Equal(t, after, s.Revision, "the revision after the promote")
-		assert.Equal(t, revision+6, after, "five records and the cluster jobs created in prod")
+		assert.Equal(t, revision+7, after, "the automatic snapshot of prod (v1.3), five records and the cluster jobs created in prod")
 		log := c.auditLog("web", "?after="+strconv.FormatInt(revision, 10))
-		assert.Equal(t, []string{"record.create Zed", "record.update host", "record.update port", "record.update pw",
-			"cluster.create <null>", "record.create cron"}, actions(log), "one entry per record changed")
+		assert.Equal(t, []string{"snapshot.create <null>", "record.create Zed", "record.update host", "record.update port", "record.update pw",
+			"cluster.create <null>", "record.create cron"}, actions(log), "the automatic snapshot first, then one entry per record changed")
 		for _, e := range log.Items {
 			assert.Equal(t, "prod", str(e.Collection), "entries name prod")
 		}
-		for _, want := range []string{"record.create", "record.update", "record.update", "record.update", "cluster.create", "record.create"} {
+		for _, want := range []string{"snapshot.create", "record.create", "record.update", "record.update", "record.update", "cluster.create", "record.create"} {
 			assert.Equal(t, want, events.next(want).event, "the change feed")
 		}
 

@@ -14,7 +14,7 @@ import (
 )
 
 // POST, GET and DELETE P/snapshots and rollback by promote,
-// docs/api.md#27-snapshots-and-rollback-v13: the HTTP contract, every
+// docs/api.md#snapshots-and-rollback-v13: the HTTP contract, every
 // error path with its status, code and message.
 
 // snapshotAPIJSON is a snapshot as the API answers it.
@@ -78,7 +78,7 @@ func TestSnapshotAPIRollback(t *testing.T) {
 		assert.Nil(t, s.Cluster)
 		assert.Equal(t, "before 1.4", s.Description)
 		assert.Equal(t, revision, s.Revision, "the newest revision before its own entry")
-		assert.Equal(t, 6, s.Records)
+		assert.Equal(t, 7, s.Records)
 		assert.False(t, s.Automatic)
 		assert.Equal(t, "alice", s.CreatedBy)
 		wantTimestamps(t, "created_at", s.CreatedAt)
@@ -119,9 +119,13 @@ func TestSnapshotAPIRollback(t *testing.T) {
 		sum, none := c.snapAPIPromote(t, "web", `{"from_snapshot":"release-1","to":"prod","delete":true,"dry_run":true}`, alice)
 		assert.Nil(t, none, "a dry run takes none")
 		assert.NotEmpty(t, sum.Changes)
-		status, _, env := c.do("POST", pathP("web")+"/promote",
+		rollback, undo := c.snapAPIPromote(t, "web",
 			`{"from_snapshot":"release-1","to":"prod","delete":true,"if_revision":`+strconv.FormatInt(d.Revision, 10)+`}`, alice)
-		require.Equal(t, http.StatusOK, status, "%s", env.Data)
+		assert.Equal(t, sum.changeList(), rollback.changeList(), "what the dry run said")
+		require.NotNil(t, undo, "the rollback takes its own automatic snapshot")
+		// The cluster the promote created stays, empty (section 27).
+		c.mustDo("GET", pathK("web", "prod", "jobs"), "", alice, http.StatusOK)
+		c.mustDo("DELETE", pathK("web", "prod", "jobs"), "", alice, http.StatusNoContent)
 		assert.Equal(t, collectionsOf(t, before), collectionsOf(t, c.export(t, "web", "?reveal=true", alice)), "prod is back as the snapshot holds it")
 		d = c.diff(t, "web", "from_snapshot=release-1&to=prod", alice)
 		assert.Zero(t, d.Summary.Added+d.Summary.Changed+d.Summary.Removed, "nothing left to roll back")
@@ -129,8 +133,8 @@ func TestSnapshotAPIRollback(t *testing.T) {
 		assert.Nil(t, none, "nothing changed: no snapshot")
 		assert.Empty(t, sum.Changes)
 
-		// Undo the rollback with the promote's automatic snapshot.
-		c.snapAPIPromote(t, "web", `{"from_snapshot":"`+*auto+`","to":"prod","delete":true}`, alice)
+		// Undo the rollback with its automatic snapshot.
+		c.snapAPIPromote(t, "web", `{"from_snapshot":"`+*undo+`","to":"prod","delete":true}`, alice)
 		d = c.diff(t, "web", "from=staging&to=prod", alice)
 		assert.Zero(t, d.Summary.Added+d.Summary.Changed+d.Summary.Removed, "prod holds what staging held again")
 
@@ -222,7 +226,7 @@ func TestSnapshotAPIErrors(t *testing.T) {
 		// from_snapshot in diff and promote.
 		for _, tc := range []struct{ name, query, details string }{
 			{"both", "from=staging&from_snapshot=v1&to=prod", "give from or from_snapshot, not both"},
-			{"neither", "to=prod", "from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
+			{"neither", "to=prod", "from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
 			{"mixed", "from_snapshot=v1&to=prod/app", "a snapshot of a collection pairs with a collection, of a cluster with a cluster"},
 			{"mixed cluster", "from_snapshot=k1&to=prod", "a snapshot of a collection pairs with a collection, of a cluster with a cluster"},
 		} {
@@ -235,7 +239,7 @@ func TestSnapshotAPIErrors(t *testing.T) {
 		assert.Equal(t, `snapshot "gone" not found`, env.details())
 		for _, tc := range []struct{ name, body, details string }{
 			{"both", `{"from":"staging","from_snapshot":"v1","to":"prod"}`, "give from or from_snapshot, not both"},
-			{"neither", `{"to":"prod"}`, "from (or from_snapshot) and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
+			{"neither", `{"to":"prod"}`, "from and to are required: two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER)"},
 			{"mixed", `{"from_snapshot":"v1","to":"prod/app"}`, "a snapshot of a collection pairs with a collection, of a cluster with a cluster"},
 			{"records for collections", `{"from_snapshot":"v1","to":"prod","records":["host"]}`, "records narrows a promote between two clusters only"},
 		} {
@@ -284,7 +288,7 @@ func TestSnapshotAPIErrors(t *testing.T) {
 // TestSnapshotAPIKeepAutomatic: WithKeepAutomaticSnapshots bounds the
 // automatic snapshots; 0 takes none.
 func TestSnapshotAPIKeepAutomatic(t *testing.T) {
-	c := newServer(t, kindNamed(t, "memory"), hds.WithKeepAutomaticSnapshots(1))
+	c := newServer(t, kindNamed(t, "memory"), hds.WithCredentialKey(testKey), hds.WithKeepAutomaticSnapshots(1))
 	alice := c.token("alice")
 	stagingAndProd(c, alice)
 	_, first := c.snapAPIPromote(t, "web", `{"from":"staging/jobs","to":"prod/legacy"}`, alice)
@@ -301,7 +305,7 @@ func TestSnapshotAPIKeepAutomatic(t *testing.T) {
 	e := c.auditLog("web", "?action=snapshot.delete").Items[0]
 	assert.Equal(t, *first, str(e.Target), "the oldest one deleted, audited")
 
-	none := newServer(t, kindNamed(t, "memory"), hds.WithKeepAutomaticSnapshots(0))
+	none := newServer(t, kindNamed(t, "memory"), hds.WithCredentialKey(testKey), hds.WithKeepAutomaticSnapshots(0))
 	alice = none.token("alice")
 	stagingAndProd(none, alice)
 	_, name := none.snapAPIPromote(t, "web", `{"from":"staging","to":"prod"}`, alice)

@@ -1,7 +1,7 @@
 package openapi
 
 // addSnapshotSchemas adds the schemas of the snapshot routes and of the
-// promote's answer (docs/api.md#27-snapshots-and-rollback-v13) to s; page
+// promote's answer (docs/api.md#snapshots-and-rollback-v13) to s; page
 // is a list without a cursor.
 func (f Facts) addSnapshotSchemas(s obj, object func(string, obj, ...string) obj, body func(string, obj, ...string) obj, page func(string) obj, count obj, envelopeOf func(string) obj) {
 	props := func() obj {

@@ -89,7 +89,7 @@ func (s *Store) compareRecords(ctx context.Context, p store.Path, from, to store
 	var ids [2]string
 	var project string
 	for i, side := range []store.Side{from, to} {
-		if side.Snapshot != "" { // docs/api.md#27-snapshots-and-rollback-v13
+		if side.Snapshot != "" { // docs/api.md#snapshots-and-rollback-v13
 			res, err := q.resolve(ctx, p, levelProject)
 			if err != nil {
 				return err

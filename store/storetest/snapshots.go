@@ -21,7 +21,7 @@ type SnapshotStore interface {
 }
 
 // RunSnapshots is the conformance suite of store.Snapshots
-// (docs/api.md#27-snapshots-and-rollback-v13): what a snapshot copies and
+// (docs/api.md#snapshots-and-rollback-v13): what a snapshot copies and
 // at which revision, its errors, the list, deletion, the quotas, the
 // comparison with a snapshot as its From side, the automatic snapshot of
 // Batch.Snapshot (and its pruning, all in the batch's atomic step), and
