@@ -12,7 +12,7 @@ import (
 // The commands diff and promote (docs/api.md#21-compare-and-promote): a
 // client of GET P/diff and POST P/promote, in the style of export and
 // import. With -from-snapshot NAME a snapshot takes FROM's place
-// (docs/api.md#27-snapshots-and-rollback-v13): diff shows what a rollback
+// (docs/api.md#snapshots-and-rollback-v13): diff shows what a rollback
 // would change, promote -delete is the rollback.
 
 const diffUsage = `diff [-url URL] [-reveal] [-unchanged] P FROM TO   compare two collections (C) or clusters (C/K) of P

@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 )
 
-// The command snapshot (docs/api.md#27-snapshots-and-rollback-v13): a client
+// The command snapshot (docs/api.md#snapshots-and-rollback-v13): a client
 // of POST P/snapshots, GET P/snapshots and DELETE P/snapshots/{name}. A
 // rollback is promote -from-snapshot (compare.go).
 

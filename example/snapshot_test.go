@@ -18,7 +18,7 @@ import (
 // TestSnapshotClient checks the requests snapshot create, list and delete,
 // diff -from-snapshot and promote -from-snapshot send, and what they
 // print, against a stand-in server answering
-// docs/api.md#27-snapshots-and-rollback-v13's shapes.
+// docs/api.md#snapshots-and-rollback-v13's shapes.
 func TestSnapshotClient(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex

@@ -65,7 +65,7 @@ type importSummary struct {
 	} `json:"changes"`
 	Revision *int64 `json:"revision"`
 	// Snapshot is the automatic snapshot a promote took before it changed
-	// anything (docs/api.md#27-snapshots-and-rollback-v13); import has none.
+	// anything (docs/api.md#snapshots-and-rollback-v13); import has none.
 	Snapshot *string `json:"snapshot"`
 }
 

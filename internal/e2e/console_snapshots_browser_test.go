@@ -1,7 +1,7 @@
 package e2e_test
 
 // The console's snapshots, in the compare tab
-// (docs/api.md#27-snapshots-and-rollback-v13): take one, change the
+// (docs/api.md#snapshots-and-rollback-v13): take one, change the
 // collection, compare the snapshot with it, roll back after a dry run
 // (applied with the revision the comparison was read at and delete:
 // true), which leaves the collection as the snapshot holds it and an

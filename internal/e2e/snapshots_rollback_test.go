@@ -12,7 +12,7 @@ import (
 	"github.com/hds-go/hds"
 )
 
-// The user story of docs/api.md#27-snapshots-and-rollback-v13, end to end on
+// The user story of docs/api.md#snapshots-and-rollback-v13, end to end on
 // every store: keep a snapshot before a release, see what the release
 // changed, roll back to the snapshot exactly (credentials included), and
 // undo a promote with the automatic snapshot it took.

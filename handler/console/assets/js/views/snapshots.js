@@ -1,4 +1,4 @@
-// A project's snapshots (docs/api.md#27-snapshots-and-rollback-v13), in the
+// A project's snapshots (docs/api.md#snapshots-and-rollback-v13), in the
 // compare tab: the list, newest first; taking one (editors); comparing one
 // with a collection or cluster (GET P/diff?from_snapshot=); rolling that
 // collection or cluster back to it (editors), reviewed as compare's
