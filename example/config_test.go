@@ -25,7 +25,8 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, 15*time.Second, cfg.eventsKeepalive, "events.keepalive")
 		assert.Equal(t, 10, cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user")
 		assert.Equal(t, limitSettings{maxImportBytes: 16 << 20, maxRecordsPerCluster: 100_000,
-			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000, maxResolvedBytes: 16 << 20, maxWebhooksPerProject: 20}, cfg.limits, "limits.*")
+			maxBytesPerProject: 256 << 20, maxProjectsPerUser: 1000, maxResolvedBytes: 16 << 20, maxWebhooksPerProject: 20,
+			maxSnapshotsPerProject: 100}, cfg.limits, "limits.*")
 		assert.True(t, cfg.consoleEnabled, "console.enabled")
 		assert.Equal(t, hds.Webhooks{Enabled: true, Timeout: 10 * time.Second, MaxBackoff: time.Hour, MaxAttempts: 10,
 			MaxPending: 10_000, KeepDeliveries: 7 * 24 * time.Hour},
@@ -56,7 +57,8 @@ func TestConfigV11Keys(t *testing.T) {
 		assert.Equal(t, 5*time.Second, cfg.eventsKeepalive, "events.keepalive")
 		assert.Equal(t, 3, cfg.eventsMaxStreamsPerUser, "events.max_streams_per_user")
 		assert.Equal(t, limitSettings{maxImportBytes: 1 << 20, maxRecordsPerCluster: 0,
-			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7, maxResolvedBytes: 4096, maxWebhooksPerProject: 3}, cfg.limits, "limits.*")
+			maxBytesPerProject: 1 << 30, maxProjectsPerUser: 7, maxResolvedBytes: 4096, maxWebhooksPerProject: 3,
+			maxSnapshotsPerProject: 100}, cfg.limits, "limits.*")
 		assert.False(t, cfg.consoleEnabled, "console.enabled")
 		assert.Equal(t, hds.Webhooks{Timeout: 3 * time.Second, MaxBackoff: 5 * time.Minute, MaxAttempts: 4,
 			AllowPrivateAddresses: true, MaxPending: 50, KeepDeliveries: 24 * time.Hour}, cfg.webhooks, "webhooks.*")

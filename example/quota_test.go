@@ -57,7 +57,7 @@ func TestConfigQuotaZeroMeansNone(t *testing.T) {
 	mem, ok := st.(*memory.Store)
 	require.True(t, ok, "the configuration names the in-memory store, got %T", st)
 	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: store.Unlimited, MaxProjectsPerUser: 7,
-		MaxWebhooksPerProject: 20}, mem.Quotas(), "the quotas in force")
+		MaxWebhooksPerProject: 20, MaxSnapshotsPerProject: 100}, mem.Quotas(), "the quotas in force")
 
 	cfg, err = loadConfig(writeConfig(t, `{}`), environ(nil))
 	require.NoError(t, err, "loadConfig")

@@ -15,9 +15,9 @@ func TestQuotasEffective(t *testing.T) {
 	d := store.DefaultQuotas
 	assert.Equal(t, d, store.Quotas{}.Effective(), "the zero Quotas")
 	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: 10, MaxBytesPerProject: d.MaxBytesPerProject, MaxProjectsPerUser: d.MaxProjectsPerUser,
-		MaxWebhooksPerProject: 20}, store.Quotas{MaxRecordsPerCluster: 10}.Effective(), "only MaxRecordsPerCluster set")
+		MaxWebhooksPerProject: 20, MaxSnapshotsPerProject: 100}, store.Quotas{MaxRecordsPerCluster: 10}.Effective(), "only MaxRecordsPerCluster set")
 	assert.Equal(t, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5, MaxProjectsPerUser: d.MaxProjectsPerUser,
-		MaxWebhooksPerProject: 20}, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5}.Effective(), "Unlimited and a bound")
+		MaxWebhooksPerProject: 20, MaxSnapshotsPerProject: 100}, store.Quotas{MaxRecordsPerCluster: store.Unlimited, MaxBytesPerProject: 5}.Effective(), "Unlimited and a bound")
 	assert.Equal(t, store.NoneAllowed, store.Quotas{MaxWebhooksPerProject: store.NoneAllowed}.Effective().MaxWebhooksPerProject,
 		"NoneAllowed is kept")
 	assert.Equal(t, store.NoQuotas, store.NoQuotas.Effective(), "NoQuotas")
@@ -28,6 +28,9 @@ func TestQuotasEffective(t *testing.T) {
 	assert.Error(t, z.CheckRecords(d.MaxRecordsPerCluster), "records at the default")
 	assert.Error(t, z.CheckProjects(d.MaxProjectsPerUser), "projects at the default")
 	assert.Error(t, z.CheckBytes(d.MaxBytesPerProject, 1), "bytes past the default")
+	assert.Error(t, z.CheckSnapshots(d.MaxSnapshotsPerProject), "snapshots at the default")
+	assert.NoError(t, z.CheckSnapshots(d.MaxSnapshotsPerProject-1), "snapshots below the default")
+	assert.NoError(t, store.NoQuotas.CheckSnapshots(1_000_000), "Unlimited snapshots")
 	n := store.NoQuotas.Effective()
 	assert.NoError(t, n.CheckRecords(1<<30), "records, Unlimited")
 	assert.NoError(t, n.CheckProjects(1<<30), "projects, Unlimited")

@@ -66,14 +66,20 @@ var routeRights = map[string]routeRight{
 	"importProject":      {store.RightWrite, store.LevelProject, false},
 	"diffProject":        {store.RightRead, store.LevelProject, false},
 	"promote":            {store.RightWrite, store.LevelProject, false},
-	"listMembers":        {store.RightRead, store.LevelProject, true},
-	"putMember":          {store.RightAdmin, store.LevelProject, true},
-	"deleteMember":       {store.RightAdmin, store.LevelProject, true},
-	"createAPIToken":     {store.RightAdmin, store.LevelProject, true},
-	"listAPITokens":      {store.RightAdmin, store.LevelProject, true},
-	"deleteAPIToken":     {store.RightAdmin, store.LevelProject, true},
-	"listAudit":          {store.RightAdmin, store.LevelProject, true},
-	"transferProject":    {store.RightOwn, store.LevelProject, true},
+	// Snapshots work at the project's level: a scoped token is 403 on
+	// every snapshot route (docs/api.md#snapshots-and-rollback-v13).
+	"createSnapshot":  {store.RightWrite, store.LevelProject, false},
+	"listSnapshots":   {store.RightRead, store.LevelProject, false},
+	"getSnapshot":     {store.RightRead, store.LevelProject, false},
+	"deleteSnapshot":  {store.RightAdmin, store.LevelProject, false},
+	"listMembers":     {store.RightRead, store.LevelProject, true},
+	"putMember":       {store.RightAdmin, store.LevelProject, true},
+	"deleteMember":    {store.RightAdmin, store.LevelProject, true},
+	"createAPIToken":  {store.RightAdmin, store.LevelProject, true},
+	"listAPITokens":   {store.RightAdmin, store.LevelProject, true},
+	"deleteAPIToken":  {store.RightAdmin, store.LevelProject, true},
+	"listAudit":       {store.RightAdmin, store.LevelProject, true},
+	"transferProject": {store.RightOwn, store.LevelProject, true},
 	// A scoped API token streams its scope's events
 	// (docs/api.md#17-sharing-and-api-tokens).
 	"streamEvents": {store.RightRead, store.LevelCluster, false},
@@ -256,7 +262,7 @@ func TestAccessMatrix(t *testing.T) {
 // nothing: deletes name what does not exist.
 func matrixTarget(r matrixRoute) string {
 	names := map[string]string{"{project}": "p", "{collection}": "c", "{cluster}": "k", "{record}": "r",
-		"{username}": "nobody", "{id}": "019a7b2e-4c1d-7f3a-9b2e-5d6c7e8f9a0b"}
+		"{username}": "nobody", "{id}": "019a7b2e-4c1d-7f3a-9b2e-5d6c7e8f9a0b", "{name}": "s"}
 	if r.method == http.MethodDelete && r.id != "deleteProject" {
 		for _, last := range []string{"{record}", "{cluster}", "{collection}"} {
 			if strings.HasSuffix(r.path, last) {

@@ -130,6 +130,8 @@ const (
 	AuditEntryActionRecordRename     AuditEntryAction = "record.rename"
 	AuditEntryActionRecordRestore    AuditEntryAction = "record.restore"
 	AuditEntryActionRecordUpdate     AuditEntryAction = "record.update"
+	AuditEntryActionSnapshotCreate   AuditEntryAction = "snapshot.create"
+	AuditEntryActionSnapshotDelete   AuditEntryAction = "snapshot.delete"
 	AuditEntryActionTokenCreate      AuditEntryAction = "token.create"
 	AuditEntryActionTokenDelete      AuditEntryAction = "token.delete"
 	AuditEntryActionWebhookCreate    AuditEntryAction = "webhook.create"
@@ -172,6 +174,10 @@ func (e AuditEntryAction) Valid() bool {
 	case AuditEntryActionRecordRestore:
 		return true
 	case AuditEntryActionRecordUpdate:
+		return true
+	case AuditEntryActionSnapshotCreate:
+		return true
+	case AuditEntryActionSnapshotDelete:
 		return true
 	case AuditEntryActionTokenCreate:
 		return true
@@ -355,6 +361,8 @@ const (
 	DeliveryActionRecordRename     DeliveryAction = "record.rename"
 	DeliveryActionRecordRestore    DeliveryAction = "record.restore"
 	DeliveryActionRecordUpdate     DeliveryAction = "record.update"
+	DeliveryActionSnapshotCreate   DeliveryAction = "snapshot.create"
+	DeliveryActionSnapshotDelete   DeliveryAction = "snapshot.delete"
 	DeliveryActionTokenCreate      DeliveryAction = "token.create"
 	DeliveryActionTokenDelete      DeliveryAction = "token.delete"
 	DeliveryActionWebhookCreate    DeliveryAction = "webhook.create"
@@ -397,6 +405,10 @@ func (e DeliveryAction) Valid() bool {
 	case DeliveryActionRecordRestore:
 		return true
 	case DeliveryActionRecordUpdate:
+		return true
+	case DeliveryActionSnapshotCreate:
+		return true
+	case DeliveryActionSnapshotDelete:
 		return true
 	case DeliveryActionTokenCreate:
 		return true
@@ -867,6 +879,21 @@ func (e ProjectListEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for PromoteResultEnvelopeSuccess.
+const (
+	PromoteResultEnvelopeSuccessTrue PromoteResultEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PromoteResultEnvelopeSuccess enum.
+func (e PromoteResultEnvelopeSuccess) Valid() bool {
+	switch e {
+	case PromoteResultEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RecordItemEnvelopeSuccess.
 const (
 	RecordItemEnvelopeSuccessTrue RecordItemEnvelopeSuccess = true
@@ -984,6 +1011,51 @@ func (e RecordVersionListEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for SnapshotDataEnvelopeSuccess.
+const (
+	SnapshotDataEnvelopeSuccessTrue SnapshotDataEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SnapshotDataEnvelopeSuccess enum.
+func (e SnapshotDataEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SnapshotDataEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SnapshotEnvelopeSuccess.
+const (
+	SnapshotEnvelopeSuccessTrue SnapshotEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SnapshotEnvelopeSuccess enum.
+func (e SnapshotEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SnapshotEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SnapshotListEnvelopeSuccess.
+const (
+	SnapshotListEnvelopeSuccessTrue SnapshotListEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SnapshotListEnvelopeSuccess enum.
+func (e SnapshotListEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SnapshotListEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TokenEnvelopeSuccess.
 const (
 	TokenEnvelopeSuccessTrue TokenEnvelopeSuccess = true
@@ -1047,6 +1119,8 @@ const (
 	WebhookActionsRecordRename     WebhookActions = "record.rename"
 	WebhookActionsRecordRestore    WebhookActions = "record.restore"
 	WebhookActionsRecordUpdate     WebhookActions = "record.update"
+	WebhookActionsSnapshotCreate   WebhookActions = "snapshot.create"
+	WebhookActionsSnapshotDelete   WebhookActions = "snapshot.delete"
 	WebhookActionsTokenCreate      WebhookActions = "token.create"
 	WebhookActionsTokenDelete      WebhookActions = "token.delete"
 	WebhookActionsWebhookCreate    WebhookActions = "webhook.create"
@@ -1088,6 +1162,10 @@ func (e WebhookActions) Valid() bool {
 		return true
 	case WebhookActionsRecordUpdate:
 		return true
+	case WebhookActionsSnapshotCreate:
+		return true
+	case WebhookActionsSnapshotDelete:
+		return true
 	case WebhookActionsTokenCreate:
 		return true
 	case WebhookActionsTokenDelete:
@@ -1119,6 +1197,8 @@ const (
 	WebhookCreateRequestActionsRecordRename     WebhookCreateRequestActions = "record.rename"
 	WebhookCreateRequestActionsRecordRestore    WebhookCreateRequestActions = "record.restore"
 	WebhookCreateRequestActionsRecordUpdate     WebhookCreateRequestActions = "record.update"
+	WebhookCreateRequestActionsSnapshotCreate   WebhookCreateRequestActions = "snapshot.create"
+	WebhookCreateRequestActionsSnapshotDelete   WebhookCreateRequestActions = "snapshot.delete"
 	WebhookCreateRequestActionsTokenCreate      WebhookCreateRequestActions = "token.create"
 	WebhookCreateRequestActionsTokenDelete      WebhookCreateRequestActions = "token.delete"
 	WebhookCreateRequestActionsWebhookCreate    WebhookCreateRequestActions = "webhook.create"
@@ -1160,6 +1240,10 @@ func (e WebhookCreateRequestActions) Valid() bool {
 		return true
 	case WebhookCreateRequestActionsRecordUpdate:
 		return true
+	case WebhookCreateRequestActionsSnapshotCreate:
+		return true
+	case WebhookCreateRequestActionsSnapshotDelete:
+		return true
 	case WebhookCreateRequestActionsTokenCreate:
 		return true
 	case WebhookCreateRequestActionsTokenDelete:
@@ -1191,6 +1275,8 @@ const (
 	WebhookCreatedActionsRecordRename     WebhookCreatedActions = "record.rename"
 	WebhookCreatedActionsRecordRestore    WebhookCreatedActions = "record.restore"
 	WebhookCreatedActionsRecordUpdate     WebhookCreatedActions = "record.update"
+	WebhookCreatedActionsSnapshotCreate   WebhookCreatedActions = "snapshot.create"
+	WebhookCreatedActionsSnapshotDelete   WebhookCreatedActions = "snapshot.delete"
 	WebhookCreatedActionsTokenCreate      WebhookCreatedActions = "token.create"
 	WebhookCreatedActionsTokenDelete      WebhookCreatedActions = "token.delete"
 	WebhookCreatedActionsWebhookCreate    WebhookCreatedActions = "webhook.create"
@@ -1231,6 +1317,10 @@ func (e WebhookCreatedActions) Valid() bool {
 	case WebhookCreatedActionsRecordRestore:
 		return true
 	case WebhookCreatedActionsRecordUpdate:
+		return true
+	case WebhookCreatedActionsSnapshotCreate:
+		return true
+	case WebhookCreatedActionsSnapshotDelete:
 		return true
 	case WebhookCreatedActionsTokenCreate:
 		return true
@@ -1309,6 +1399,8 @@ const (
 	AuditActionQueryRecordRename     AuditActionQuery = "record.rename"
 	AuditActionQueryRecordRestore    AuditActionQuery = "record.restore"
 	AuditActionQueryRecordUpdate     AuditActionQuery = "record.update"
+	AuditActionQuerySnapshotCreate   AuditActionQuery = "snapshot.create"
+	AuditActionQuerySnapshotDelete   AuditActionQuery = "snapshot.delete"
 	AuditActionQueryTokenCreate      AuditActionQuery = "token.create"
 	AuditActionQueryTokenDelete      AuditActionQuery = "token.delete"
 	AuditActionQueryWebhookCreate    AuditActionQuery = "webhook.create"
@@ -1351,6 +1443,10 @@ func (e AuditActionQuery) Valid() bool {
 	case AuditActionQueryRecordRestore:
 		return true
 	case AuditActionQueryRecordUpdate:
+		return true
+	case AuditActionQuerySnapshotCreate:
+		return true
+	case AuditActionQuerySnapshotDelete:
 		return true
 	case AuditActionQueryTokenCreate:
 		return true
@@ -1531,6 +1627,8 @@ const (
 	ListAuditParamsActionRecordRename     ListAuditParamsAction = "record.rename"
 	ListAuditParamsActionRecordRestore    ListAuditParamsAction = "record.restore"
 	ListAuditParamsActionRecordUpdate     ListAuditParamsAction = "record.update"
+	ListAuditParamsActionSnapshotCreate   ListAuditParamsAction = "snapshot.create"
+	ListAuditParamsActionSnapshotDelete   ListAuditParamsAction = "snapshot.delete"
 	ListAuditParamsActionTokenCreate      ListAuditParamsAction = "token.create"
 	ListAuditParamsActionTokenDelete      ListAuditParamsAction = "token.delete"
 	ListAuditParamsActionWebhookCreate    ListAuditParamsAction = "webhook.create"
@@ -1573,6 +1671,10 @@ func (e ListAuditParamsAction) Valid() bool {
 	case ListAuditParamsActionRecordRestore:
 		return true
 	case ListAuditParamsActionRecordUpdate:
+		return true
+	case ListAuditParamsActionSnapshotCreate:
+		return true
+	case ListAuditParamsActionSnapshotDelete:
 		return true
 	case ListAuditParamsActionTokenCreate:
 		return true
@@ -2820,7 +2922,7 @@ type ProjectListEnvelope struct {
 // ProjectListEnvelopeSuccess defines model for ProjectListEnvelope.Success.
 type ProjectListEnvelopeSuccess bool
 
-// PromoteRequest What to promote: from and to as for GET diff.
+// PromoteRequest What to promote: from and to as for GET diff, or from_snapshot instead of from (a rollback).
 type PromoteRequest struct {
 	// Delete Also delete the records only to holds; false when left out.
 	Delete *bool `json:"delete,omitempty"`
@@ -2829,7 +2931,10 @@ type PromoteRequest struct {
 	DryRun *bool `json:"dry_run,omitempty"`
 
 	// From A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
-	From string `json:"from"`
+	From *string `json:"from,omitempty"`
+
+	// FromSnapshot A snapshot's name, instead of from: makes to hold what the snapshot holds (with delete: exactly).
+	FromSnapshot *string `json:"from_snapshot,omitempty"`
 
 	// IfRevision Apply only when the project's newest revision that changes something (credential.reveal entries not counted, as for the revision of GET diff) is still this one (412 otherwise).
 	IfRevision *int `json:"if_revision,omitempty"`
@@ -2840,6 +2945,37 @@ type PromoteRequest struct {
 	// To A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
 	To string `json:"to"`
 }
+
+// PromoteResult What the promote changed, counting records only, and the automatic snapshot it took.
+type PromoteResult struct {
+	// Changes By collection, cluster and record name.
+	Changes []ImportChange `json:"changes"`
+	Created int            `json:"created"`
+	Deleted int            `json:"deleted"`
+
+	// Revision The project's audit revision after the import (its newest entry); when nothing was written (a dry run, nothing to change), the revision the import was planned at.
+	Revision int `json:"revision"`
+
+	// Snapshot The automatic snapshot the promote took of what it changed (auto-N); null for a dry run, when nothing changed, or with snapshots.keep_automatic 0.
+	Snapshot  *string `json:"snapshot"`
+	Unchanged int     `json:"unchanged"`
+	Updated   int     `json:"updated"`
+}
+
+// PromoteResultEnvelope The success envelope.
+type PromoteResultEnvelope struct {
+	// Data What the promote changed, counting records only, and the automatic snapshot it took.
+	Data PromoteResult `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                      `json:"message"`
+	Success PromoteResultEnvelopeSuccess `json:"success"`
+}
+
+// PromoteResultEnvelopeSuccess defines model for PromoteResultEnvelope.Success.
+type PromoteResultEnvelopeSuccess bool
 
 // RecordCreateRequest A new record; value left out is null.
 type RecordCreateRequest struct {
@@ -3021,6 +3157,139 @@ type ScalarValue struct {
 
 // ScalarValue1 The value of an INTEGER record: a 64-bit signed integer, exact beyond 2^53.
 type ScalarValue1 = int64
+
+// Snapshot A named, immutable copy of a collection or a cluster at one revision.
+type Snapshot struct {
+	// Automatic Taken by a promote (named auto-N).
+	Automatic bool `json:"automatic"`
+
+	// Cluster The cluster it was taken of, as named then; null for a snapshot of a collection.
+	Cluster *Name `json:"cluster"`
+
+	// Collection The collection it was taken of, as named then.
+	Collection Name `json:"collection"`
+
+	// CreatedAt RFC 3339 in UTC with exactly six fraction digits and Z.
+	//
+	// Examples: 2026-11-22T08:18:19.123000Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// CreatedBy Who took it, as an audit entry's actor_name names the caller.
+	CreatedBy   string `json:"created_by"`
+	Description string `json:"description"`
+
+	// Name 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Name    Name `json:"name"`
+	Records int  `json:"records"`
+
+	// Revision The project's newest audit revision before the snapshot's own snapshot.create entry.
+	Revision int `json:"revision"`
+}
+
+// SnapshotCreateRequest A new snapshot of the collection, or of its cluster when cluster is given.
+type SnapshotCreateRequest struct {
+	// Cluster 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Cluster *Name `json:"cluster,omitempty"`
+
+	// Collection 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Collection  Name    `json:"collection"`
+	Description *string `json:"description,omitempty"`
+
+	// Name Unique in the project; may not start with auto-.
+	Name Name `json:"name"`
+}
+
+// SnapshotData A snapshot and its records, as an export holds them: credentials masked unless reveal=true.
+type SnapshotData struct {
+	// Automatic Taken by a promote (named auto-N).
+	Automatic bool `json:"automatic"`
+
+	// Cluster The cluster it was taken of, as named then; null for a snapshot of a collection.
+	Cluster *Name `json:"cluster"`
+
+	// Clusters Every cluster it holds, empty ones included, by name.
+	Clusters map[string]ExportCluster `json:"clusters"`
+
+	// Collection The collection it was taken of, as named then.
+	Collection Name `json:"collection"`
+
+	// CreatedAt RFC 3339 in UTC with exactly six fraction digits and Z.
+	//
+	// Examples: 2026-11-22T08:18:19.123000Z
+	CreatedAt Timestamp `json:"created_at"`
+
+	// CreatedBy Who took it, as an audit entry's actor_name names the caller.
+	CreatedBy   string `json:"created_by"`
+	Description string `json:"description"`
+
+	// Name 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+	//
+	// Examples: webshop
+	Name    Name `json:"name"`
+	Records int  `json:"records"`
+
+	// Revision The project's newest audit revision before the snapshot's own snapshot.create entry.
+	Revision int `json:"revision"`
+}
+
+// SnapshotDataEnvelope The success envelope.
+type SnapshotDataEnvelope struct {
+	// Data A snapshot and its records, as an export holds them: credentials masked unless reveal=true.
+	Data SnapshotData `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                     `json:"message"`
+	Success SnapshotDataEnvelopeSuccess `json:"success"`
+}
+
+// SnapshotDataEnvelopeSuccess defines model for SnapshotDataEnvelope.Success.
+type SnapshotDataEnvelopeSuccess bool
+
+// SnapshotEnvelope The success envelope.
+type SnapshotEnvelope struct {
+	// Data A named, immutable copy of a collection or a cluster at one revision.
+	Data Snapshot `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                 `json:"message"`
+	Success SnapshotEnvelopeSuccess `json:"success"`
+}
+
+// SnapshotEnvelopeSuccess defines model for SnapshotEnvelope.Success.
+type SnapshotEnvelopeSuccess bool
+
+// SnapshotList One page of a list. total counts every match before limit and offset; it is null with count=false.
+type SnapshotList struct {
+	Items  []Snapshot `json:"items"`
+	Limit  int        `json:"limit"`
+	Offset int        `json:"offset"`
+	Total  *int       `json:"total"`
+}
+
+// SnapshotListEnvelope The success envelope.
+type SnapshotListEnvelope struct {
+	// Data One page of a list. total counts every match before limit and offset; it is null with count=false.
+	Data SnapshotList `json:"data"`
+
+	// Message A short success message.
+	//
+	// Examples: OK
+	Message Message                     `json:"message"`
+	Success SnapshotListEnvelopeSuccess `json:"success"`
+}
+
+// SnapshotListEnvelopeSuccess defines model for SnapshotListEnvelope.Success.
+type SnapshotListEnvelopeSuccess bool
 
 // StringValue The value of a STRING, DATE, TIME, DATETIME, UUID or CREDENTIAL record (credentials masked as "********" unless reveal=true).
 type StringValue = string
@@ -3282,6 +3551,9 @@ type CursorQuery = string
 // DiffFromQuery defines model for DiffFromQuery.
 type DiffFromQuery = string
 
+// DiffFromSnapshotQuery defines model for DiffFromSnapshotQuery.
+type DiffFromSnapshotQuery = string
+
 // DiffToQuery defines model for DiffToQuery.
 type DiffToQuery = string
 
@@ -3328,6 +3600,11 @@ type MaxValueQuery = string
 // MinValueQuery defines model for MinValueQuery.
 type MinValueQuery = string
 
+// NamePath 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+//
+// Examples: webshop
+type NamePath = Name
+
 // OffsetQuery defines model for OffsetQuery.
 type OffsetQuery = int
 
@@ -3371,6 +3648,11 @@ type SearchQuery = string
 
 // SinceQuery defines model for SinceQuery.
 type SinceQuery = time.Time
+
+// SnapshotCollectionQuery 1 to 128 code points of UTF-8; no control characters (U+0000 to U+001F, U+007F to U+009F), no '/', not '.' or '..', no leading or trailing white space. Case-sensitive.
+//
+// Examples: webshop
+type SnapshotCollectionQuery = Name
 
 // SortByQuery defines model for SortByQuery.
 type SortByQuery string
@@ -3495,7 +3777,7 @@ type ProjectListResponse = ProjectListEnvelope
 type ProjectResponse = ProjectEnvelope
 
 // PromoteResultResponse The success envelope.
-type PromoteResultResponse = ImportResultEnvelope
+type PromoteResultResponse = PromoteResultEnvelope
 
 // RecordListResponse The success envelope.
 type RecordListResponse = RecordListEnvelope
@@ -3508,6 +3790,15 @@ type RecordVersionListResponse = RecordVersionListEnvelope
 
 // RevisionPreconditionFailedResponse The error envelope of every error under /api/v1/.
 type RevisionPreconditionFailedResponse = ErrorEnvelope
+
+// SnapshotDataResponse The success envelope.
+type SnapshotDataResponse = SnapshotDataEnvelope
+
+// SnapshotListResponse The success envelope.
+type SnapshotListResponse = SnapshotListEnvelope
+
+// SnapshotResponse The success envelope.
+type SnapshotResponse = SnapshotEnvelope
 
 // TokenResponse The success envelope.
 type TokenResponse = TokenEnvelope
@@ -3560,7 +3851,7 @@ type PasswordChangeBody = PasswordChangeRequest
 // PathNameBody The name of the path again, if at all.
 type PathNameBody = PathNameRequest
 
-// PromoteBody What to promote: from and to as for GET diff.
+// PromoteBody What to promote: from and to as for GET diff, or from_snapshot instead of from (a rollback).
 type PromoteBody = PromoteRequest
 
 // RecordCreateBody A new record; value left out is null.
@@ -3574,6 +3865,9 @@ type RenameBody = NameRequest
 
 // RestoreBody The version to restore.
 type RestoreBody = RestoreRequest
+
+// SnapshotCreateBody A new snapshot of the collection, or of its cluster when cluster is given.
+type SnapshotCreateBody = SnapshotCreateRequest
 
 // UserCreateBody A new user; admin defaults to false.
 type UserCreateBody = UserCreateRequest
@@ -3871,6 +4165,9 @@ type DiffProjectParams struct {
 	// From Side A: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
 	From *DiffFromQuery `form:"from,omitempty" json:"from,omitempty"`
 
+	// FromSnapshot Side A as a snapshot's name, instead of from: what a rollback to it would change (a snapshot of a collection pairs with a collection, of a cluster with a cluster).
+	FromSnapshot *DiffFromSnapshotQuery `form:"from_snapshot,omitempty" json:"from_snapshot,omitempty"`
+
 	// To Side B: a collection or a cluster, as from (both of one kind, not equal).
 	To *DiffToQuery `form:"to,omitempty" json:"to,omitempty"`
 
@@ -3924,6 +4221,27 @@ type ListMembersParams struct {
 
 	// Cursor The next_cursor of the previous page: this page follows it. Needs the same filters and sort, and offset absent or 0; a cursor that is malformed or of another list, sort or set of filters is 400 INVALID_REQUEST.
 	Cursor *CursorQuery `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListSnapshotsParams defines parameters for ListSnapshots.
+type ListSnapshotsParams struct {
+	// Limit Page size, a decimal integer.
+	Limit *LimitQuery `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Matches to skip, a decimal integer.
+	Offset *OffsetQuery `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Search Case-insensitive substring of the name; %, _ and \ are literal.
+	Search *SearchQuery `form:"search,omitempty" json:"search,omitempty"`
+
+	// Collection Only the snapshots taken of this collection (as named then).
+	Collection *SnapshotCollectionQuery `form:"collection,omitempty" json:"collection,omitempty"`
+}
+
+// GetSnapshotParams defines parameters for GetSnapshot.
+type GetSnapshotParams struct {
+	// Reveal true returns credential values in plain text instead of masked.
+	Reveal *RevealQuery `form:"reveal,omitempty" json:"reveal,omitempty"`
 }
 
 // ListAPITokensParams defines parameters for ListAPITokens.
@@ -4042,6 +4360,9 @@ type TransferProjectJSONRequestBody = OwnerPutRequest
 
 // PromoteJSONRequestBody defines body for Promote for application/json ContentType.
 type PromoteJSONRequestBody = PromoteRequest
+
+// CreateSnapshotJSONRequestBody defines body for CreateSnapshot for application/json ContentType.
+type CreateSnapshotJSONRequestBody = SnapshotCreateRequest
 
 // CreateAPITokenJSONRequestBody defines body for CreateAPIToken for application/json ContentType.
 type CreateAPITokenJSONRequestBody = APITokenCreateRequest
@@ -4788,7 +5109,7 @@ type ClientInterface interface {
 
 	// DiffProject Compare two collections or two clusters
 	//
-	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and from_snapshot, or neither: 400; an unknown snapshot: 404).
 	//
 	// Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
 	DiffProject(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4877,7 +5198,7 @@ type ClientInterface interface {
 
 	// PromoteWithBody Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4886,12 +5207,51 @@ type ClientInterface interface {
 
 	// Promote Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
 	Promote(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSnapshots List the snapshots of a project
+	//
+	// Newest first (ties by name), without their records; limit, offset, search (on the name) and collection (the collection they were taken of, as named then) apply. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Corresponds with GET /api/v1/projects/{project}/snapshots (the `ListSnapshots` operationId).
+	ListSnapshots(ctx context.Context, project ProjectPath, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSnapshotWithBody Take a snapshot of a collection or a cluster
+	//
+	// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshotWithBody(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSnapshot Take a snapshot of a collection or a cluster
+	//
+	// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshot(ctx context.Context, project ProjectPath, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSnapshot Delete a snapshot
+	//
+	// Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Corresponds with DELETE /api/v1/projects/{project}/snapshots/{name} (the `DeleteSnapshot` operationId).
+	DeleteSnapshot(ctx context.Context, project ProjectPath, name NamePath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSnapshot Read a snapshot and its records
+	//
+	// The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its target). An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Corresponds with GET /api/v1/projects/{project}/snapshots/{name} (the `GetSnapshot` operationId).
+	GetSnapshot(ctx context.Context, project ProjectPath, name NamePath, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAPITokens List the API tokens of a project
 	//
@@ -5938,7 +6298,7 @@ func (c *Client) ListRecordVersions(ctx context.Context, project ProjectPath, co
 
 // DiffProject Compare two collections or two clusters
 //
-// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and from_snapshot, or neither: 400; an unknown snapshot: 404).
 //
 // Corresponds with GET /api/v1/projects/{project}/diff (the `DiffProject` operationId).
 func (c *Client) DiffProject(ctx context.Context, project ProjectPath, params *DiffProjectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6137,7 +6497,7 @@ func (c *Client) TransferProject(ctx context.Context, project ProjectPath, body 
 
 // PromoteWithBody Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6156,13 +6516,102 @@ func (c *Client) PromoteWithBody(ctx context.Context, project ProjectPath, conte
 
 // Promote Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
 func (c *Client) Promote(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPromoteRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSnapshots List the snapshots of a project
+//
+// Newest first (ties by name), without their records; limit, offset, search (on the name) and collection (the collection they were taken of, as named then) apply. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Corresponds with GET /api/v1/projects/{project}/snapshots (the `ListSnapshots` operationId).
+func (c *Client) ListSnapshots(ctx context.Context, project ProjectPath, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSnapshotsRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSnapshotWithBody Take a snapshot of a collection or a cluster
+//
+// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+func (c *Client) CreateSnapshotWithBody(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSnapshotRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSnapshot Take a snapshot of a collection or a cluster
+//
+// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+func (c *Client) CreateSnapshot(ctx context.Context, project ProjectPath, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSnapshotRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSnapshot Delete a snapshot
+//
+// Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Corresponds with DELETE /api/v1/projects/{project}/snapshots/{name} (the `DeleteSnapshot` operationId).
+func (c *Client) DeleteSnapshot(ctx context.Context, project ProjectPath, name NamePath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSnapshotRequest(c.Server, project, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSnapshot Read a snapshot and its records
+//
+// The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its target). An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Corresponds with GET /api/v1/projects/{project}/snapshots/{name} (the `GetSnapshot` operationId).
+func (c *Client) GetSnapshot(ctx context.Context, project ProjectPath, name NamePath, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSnapshotRequest(c.Server, project, name, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9162,6 +9611,18 @@ func NewDiffProjectRequest(server string, project ProjectPath, params *DiffProje
 
 		}
 
+		if params.FromSnapshot != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from_snapshot", *params.FromSnapshot, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.To != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -9729,6 +10190,259 @@ func NewPromoteRequestWithBody(server string, project ProjectPath, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListSnapshotsRequest constructs an http.Request for the ListSnapshots method
+func NewListSnapshotsRequest(server string, project ProjectPath, params *ListSnapshotsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/snapshots", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Collection != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collection", *params.Collection, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSnapshotRequest calls the generic CreateSnapshot builder with application/json body
+func NewCreateSnapshotRequest(server string, project ProjectPath, body CreateSnapshotJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSnapshotRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewCreateSnapshotRequestWithBody constructs an http.Request for the CreateSnapshot method, with any body, and a specified content type
+func NewCreateSnapshotRequestWithBody(server string, project ProjectPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/snapshots", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteSnapshotRequest constructs an http.Request for the DeleteSnapshot method
+func NewDeleteSnapshotRequest(server string, project ProjectPath, name NamePath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/snapshots/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSnapshotRequest constructs an http.Request for the GetSnapshot method
+func NewGetSnapshotRequest(server string, project ProjectPath, name NamePath, params *GetSnapshotParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/snapshots/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Reveal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reveal", *params.Reveal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -11024,7 +11738,7 @@ type ClientWithResponsesInterface interface {
 
 	// DiffProjectWithResponse Compare two collections or two clusters
 	//
-	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+	// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and from_snapshot, or neither: 400; an unknown snapshot: 404).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11123,7 +11837,7 @@ type ClientWithResponsesInterface interface {
 
 	// PromoteWithBodyWithResponse Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11132,12 +11846,57 @@ type ClientWithResponsesInterface interface {
 
 	// PromoteWithResponse Make one collection or cluster hold what another holds
 	//
-	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+	// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/projects/{project}/promote (the `Promote` operationId).
 	PromoteWithResponse(ctx context.Context, project ProjectPath, body PromoteJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteResponse, error)
+
+	// ListSnapshotsWithResponse List the snapshots of a project
+	//
+	// Newest first (ties by name), without their records; limit, offset, search (on the name) and collection (the collection they were taken of, as named then) apply. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/snapshots (the `ListSnapshots` operationId).
+	ListSnapshotsWithResponse(ctx context.Context, project ProjectPath, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*ListSnapshotsResponse, error)
+
+	// CreateSnapshotWithBodyWithResponse Take a snapshot of a collection or a cluster
+	//
+	// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshotWithBodyWithResponse(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error)
+
+	// CreateSnapshotWithResponse Take a snapshot of a collection or a cluster
+	//
+	// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+	CreateSnapshotWithResponse(ctx context.Context, project ProjectPath, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error)
+
+	// DeleteSnapshotWithResponse Delete a snapshot
+	//
+	// Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/projects/{project}/snapshots/{name} (the `DeleteSnapshot` operationId).
+	DeleteSnapshotWithResponse(ctx context.Context, project ProjectPath, name NamePath, reqEditors ...RequestEditorFn) (*DeleteSnapshotResponse, error)
+
+	// GetSnapshotWithResponse Read a snapshot and its records
+	//
+	// The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its target). An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{project}/snapshots/{name} (the `GetSnapshot` operationId).
+	GetSnapshotWithResponse(ctx context.Context, project ProjectPath, name NamePath, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*GetSnapshotResponse, error)
 
 	// ListAPITokensWithResponse List the API tokens of a project
 	//
@@ -17394,6 +18153,568 @@ func (r PromoteResponse) ContentType() string {
 	return ""
 }
 
+// ListSnapshotsResponse200Headers the declared response headers of an HTTP 200 response for ListSnapshots
+type ListSnapshotsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListSnapshotsResponse400Headers the declared response headers of an HTTP 400 response for ListSnapshots
+type ListSnapshotsResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListSnapshotsResponse401Headers the declared response headers of an HTTP 401 response for ListSnapshots
+type ListSnapshotsResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListSnapshotsResponse403Headers the declared response headers of an HTTP 403 response for ListSnapshots
+type ListSnapshotsResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListSnapshotsResponse404Headers the declared response headers of an HTTP 404 response for ListSnapshots
+type ListSnapshotsResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// ListSnapshotsResponseDefaultHeaders the declared response headers of an HTTP default response for ListSnapshots
+type ListSnapshotsResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type ListSnapshotsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SnapshotListResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSnapshotsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSnapshotsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSnapshotsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSnapshotsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListSnapshotsResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListSnapshotsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSnapshotsResponse) GetJSON200() *SnapshotListResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSnapshotsResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSnapshotsResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSnapshotsResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSnapshotsResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListSnapshotsResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSnapshotsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSnapshotsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSnapshotsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSnapshotsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSnapshotResponse201Headers the declared response headers of an HTTP 201 response for CreateSnapshot
+type CreateSnapshotResponse201Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// CreateSnapshotResponse400Headers the declared response headers of an HTTP 400 response for CreateSnapshot
+type CreateSnapshotResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// CreateSnapshotResponse401Headers the declared response headers of an HTTP 401 response for CreateSnapshot
+type CreateSnapshotResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// CreateSnapshotResponse403Headers the declared response headers of an HTTP 403 response for CreateSnapshot
+type CreateSnapshotResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// CreateSnapshotResponse404Headers the declared response headers of an HTTP 404 response for CreateSnapshot
+type CreateSnapshotResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// CreateSnapshotResponse409Headers the declared response headers of an HTTP 409 response for CreateSnapshot
+type CreateSnapshotResponse409Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// CreateSnapshotResponseDefaultHeaders the declared response headers of an HTTP default response for CreateSnapshot
+type CreateSnapshotResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type CreateSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SnapshotResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateSnapshotResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateSnapshotResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateSnapshotResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSnapshotResponse409Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateSnapshotResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateSnapshotResponse) GetJSON201() *SnapshotResponse {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateSnapshotResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateSnapshotResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateSnapshotResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateSnapshotResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateSnapshotResponse) GetJSON409() *ConflictResponse {
+	return r.JSON409
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateSnapshotResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSnapshotResponse204Headers the declared response headers of an HTTP 204 response for DeleteSnapshot
+type DeleteSnapshotResponse204Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DeleteSnapshotResponse400Headers the declared response headers of an HTTP 400 response for DeleteSnapshot
+type DeleteSnapshotResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DeleteSnapshotResponse401Headers the declared response headers of an HTTP 401 response for DeleteSnapshot
+type DeleteSnapshotResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DeleteSnapshotResponse403Headers the declared response headers of an HTTP 403 response for DeleteSnapshot
+type DeleteSnapshotResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DeleteSnapshotResponse404Headers the declared response headers of an HTTP 404 response for DeleteSnapshot
+type DeleteSnapshotResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// DeleteSnapshotResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteSnapshot
+type DeleteSnapshotResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type DeleteSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteSnapshotResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteSnapshotResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteSnapshotResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DeleteSnapshotResponseDefaultHeaders
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSnapshotResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteSnapshotResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSnapshotResponse200Headers the declared response headers of an HTTP 200 response for GetSnapshot
+type GetSnapshotResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetSnapshotResponse400Headers the declared response headers of an HTTP 400 response for GetSnapshot
+type GetSnapshotResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetSnapshotResponse401Headers the declared response headers of an HTTP 401 response for GetSnapshot
+type GetSnapshotResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetSnapshotResponse403Headers the declared response headers of an HTTP 403 response for GetSnapshot
+type GetSnapshotResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetSnapshotResponse404Headers the declared response headers of an HTTP 404 response for GetSnapshot
+type GetSnapshotResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+// GetSnapshotResponseDefaultHeaders the declared response headers of an HTTP default response for GetSnapshot
+type GetSnapshotResponseDefaultHeaders struct {
+	Allow               *string
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestID          string
+}
+
+type GetSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SnapshotDataResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OtherErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSnapshotResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetSnapshotResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSnapshotResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSnapshotResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSnapshotResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetSnapshotResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSnapshotResponse) GetJSON200() *SnapshotDataResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSnapshotResponse) GetJSON400() *BadRequestResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSnapshotResponse) GetJSON401() *UnauthorizedResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSnapshotResponse) GetJSON403() *ForbiddenResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSnapshotResponse) GetJSON404() *NotFoundResponse {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetSnapshotResponse) GetJSONDefault() *OtherErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAPITokensResponse200Headers the declared response headers of an HTTP 200 response for ListAPITokens
 type ListAPITokensResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -20129,7 +21450,7 @@ func (c *ClientWithResponses) ListRecordVersionsWithResponse(ctx context.Context
 
 // DiffProjectWithResponse Compare two collections or two clusters
 //
-// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404.
+// from and to are two collections (COLLECTION) or two clusters (COLLECTION/CLUSTER). Records are compared by name, as stored, in one consistent snapshot (clusters of two collections paired by name): added (only in from), removed (only in to), changed (type or value differ), unchanged (listed only with unchanged=true, always counted). Items sort by cluster, then record, byte-wise. Credentials are compared on their plain values but masked unless reveal=true (reader; audited once). revision is the project's newest audit revision the snapshot saw that changes something (credential.reveal entries not counted): a promote with that if_revision applies exactly this comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and from_snapshot, or neither: 400; an unknown snapshot: 404).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20294,7 +21615,7 @@ func (c *ClientWithResponses) TransferProjectWithResponse(ctx context.Context, p
 
 // PromoteWithBodyWithResponse Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20309,7 +21630,7 @@ func (c *ClientWithResponses) PromoteWithBodyWithResponse(ctx context.Context, p
 
 // PromoteWithResponse Make one collection or cluster hold what another holds
 //
-// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change.
+// Applies every added and changed item of the comparison of from with to (GET diff) to to, creating the clusters a collection lacks; with delete, removes its removed records (never clusters or collections). records narrows a promote between two clusters to those names (400 for collections). All or nothing; each record changed is audited as its own record.create, record.update or record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest revision that changes something (credential.reveal entries not counted) is no longer that number, 412 (details: current revision is N) and nothing changes. Quotas apply as for batch; require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster, else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote that changes something first takes an automatic snapshot of to, named auto-N (N the revision before the promote), given in snapshot (null for a dry run or when nothing changed); the automatic snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20320,6 +21641,81 @@ func (c *ClientWithResponses) PromoteWithResponse(ctx context.Context, project P
 		return nil, err
 	}
 	return ParsePromoteResponse(rsp)
+}
+
+// ListSnapshotsWithResponse List the snapshots of a project
+//
+// Newest first (ties by name), without their records; limit, offset, search (on the name) and collection (the collection they were taken of, as named then) apply. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/snapshots (the `ListSnapshots` operationId).
+func (c *ClientWithResponses) ListSnapshotsWithResponse(ctx context.Context, project ProjectPath, params *ListSnapshotsParams, reqEditors ...RequestEditorFn) (*ListSnapshotsResponse, error) {
+	rsp, err := c.ListSnapshots(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSnapshotsResponse(rsp)
+}
+
+// CreateSnapshotWithBodyWithResponse Take a snapshot of a collection or a cluster
+//
+// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+func (c *ClientWithResponses) CreateSnapshotWithBodyWithResponse(ctx context.Context, project ProjectPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error) {
+	rsp, err := c.CreateSnapshotWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSnapshotResponse(rsp)
+}
+
+// CreateSnapshotWithResponse Take a snapshot of a collection or a cluster
+//
+// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of the cluster, each with its version, at one revision: the project's newest audit revision before the snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403 QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/projects/{project}/snapshots (the `CreateSnapshot` operationId).
+func (c *ClientWithResponses) CreateSnapshotWithResponse(ctx context.Context, project ProjectPath, body CreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSnapshotResponse, error) {
+	rsp, err := c.CreateSnapshot(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSnapshotResponse(rsp)
+}
+
+// DeleteSnapshotWithResponse Delete a snapshot
+//
+// Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/projects/{project}/snapshots/{name} (the `DeleteSnapshot` operationId).
+func (c *ClientWithResponses) DeleteSnapshotWithResponse(ctx context.Context, project ProjectPath, name NamePath, reqEditors ...RequestEditorFn) (*DeleteSnapshotResponse, error) {
+	rsp, err := c.DeleteSnapshot(ctx, project, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSnapshotResponse(rsp)
+}
+
+// GetSnapshotWithResponse Read a snapshot and its records
+//
+// The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its target). An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{project}/snapshots/{name} (the `GetSnapshot` operationId).
+func (c *ClientWithResponses) GetSnapshotWithResponse(ctx context.Context, project ProjectPath, name NamePath, params *GetSnapshotParams, reqEditors ...RequestEditorFn) (*GetSnapshotResponse, error) {
+	rsp, err := c.GetSnapshot(ctx, project, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSnapshotResponse(rsp)
 }
 
 // ListAPITokensWithResponse List the API tokens of a project
@@ -32432,6 +33828,1096 @@ func ParsePromoteResponse(rsp *http.Response) (*PromoteResponse, error) {
 		response.Headers412 = &headers
 	case true:
 		var headers PromoteResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSnapshotsResponse parses an HTTP response from a ListSnapshotsWithResponse call
+func ParseListSnapshotsResponse(rsp *http.Response) (*ListSnapshotsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSnapshotsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SnapshotListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSnapshotsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSnapshotsResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSnapshotsResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSnapshotsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListSnapshotsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers ListSnapshotsResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSnapshotResponse parses an HTTP response from a CreateSnapshotWithResponse call
+func ParseCreateSnapshotResponse(rsp *http.Response) (*CreateSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SnapshotResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateSnapshotResponse201Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateSnapshotResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSnapshotResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case true:
+		var headers CreateSnapshotResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSnapshotResponse parses an HTTP response from a DeleteSnapshotWithResponse call
+func ParseDeleteSnapshotResponse(rsp *http.Response) (*DeleteSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteSnapshotResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteSnapshotResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers DeleteSnapshotResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSnapshotResponse parses an HTTP response from a GetSnapshotWithResponse call
+func ParseGetSnapshotResponse(rsp *http.Response) (*GetSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SnapshotDataResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OtherErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSnapshotResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetSnapshotResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSnapshotResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSnapshotResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSnapshotResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers GetSnapshotResponseDefaultHeaders
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -106,6 +106,19 @@ type Invoker interface {
 	//
 	// POST /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	CreateRecordAt(ctx context.Context, params CreateRecordAtParams) (CreateRecordAtRes, error)
+	// CreateSnapshot invokes createSnapshot operation.
+	//
+	// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of
+	// the cluster, each with its version, at one revision: the project's newest audit revision before the
+	// snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is
+	// unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept
+	// for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds
+	// at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403
+	// QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create.
+	// An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// POST /api/v1/projects/{project}/snapshots
+	CreateSnapshot(ctx context.Context, request *SnapshotCreateRequest, params CreateSnapshotParams) (CreateSnapshotRes, error)
 	// CreateUser invokes createUser operation.
 	//
 	// Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no
@@ -174,6 +187,13 @@ type Invoker interface {
 	//
 	// DELETE /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	DeleteRecord(ctx context.Context, params DeleteRecordParams) (DeleteRecordRes, error)
+	// DeleteSnapshot invokes deleteSnapshot operation.
+	//
+	// Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown
+	// name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+	//
+	// DELETE /api/v1/projects/{project}/snapshots/{name}
+	DeleteSnapshot(ctx context.Context, params DeleteSnapshotParams) (DeleteSnapshotRes, error)
 	// DeleteUser invokes deleteUser operation.
 	//
 	// Server administrators only. Every session of the user ends at once and its memberships go; the API
@@ -200,7 +220,9 @@ type Invoker interface {
 	// revision is the project's newest audit revision the snapshot saw that changes something
 	// (credential.reveal entries not counted): a promote with that if_revision applies exactly this
 	// comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to
-	// missing, or equal: 400; a side that does not exist: 404.
+	// missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares
+	// a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and
+	// from_snapshot, or neither: 400; an unknown snapshot: 404).
 	//
 	// GET /api/v1/projects/{project}/diff
 	DiffProject(ctx context.Context, params DiffProjectParams) (DiffProjectRes, error)
@@ -269,6 +291,15 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records/{record}
 	GetRecord(ctx context.Context, params GetRecordParams) (GetRecordRes, error)
+	// GetSnapshot invokes getSnapshot operation.
+	//
+	// The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials
+	// masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its
+	// target). An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every
+	// snapshot route.
+	//
+	// GET /api/v1/projects/{project}/snapshots/{name}
+	GetSnapshot(ctx context.Context, params GetSnapshotParams) (GetSnapshotRes, error)
 	// GetUser invokes getUser operation.
 	//
 	// Server administrators only. An unknown username is 404. In a path a username is percent-encoded. For
@@ -350,6 +381,14 @@ type Invoker interface {
 	//
 	// GET /api/v1/projects/{project}/collections/{collection}/clusters/{cluster}/records
 	ListRecords(ctx context.Context, params ListRecordsParams) (ListRecordsRes, error)
+	// ListSnapshots invokes listSnapshots operation.
+	//
+	// Newest first (ties by name), without their records; limit, offset, search (on the name) and
+	// collection (the collection they were taken of, as named then) apply. An API token narrowed to a
+	// collection or a cluster is 403 on every snapshot route.
+	//
+	// GET /api/v1/projects/{project}/snapshots
+	ListSnapshots(ctx context.Context, params ListSnapshotsParams) (ListSnapshotsRes, error)
 	// ListUsers invokes listUsers operation.
 	//
 	// Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless
@@ -410,7 +449,13 @@ type Invoker interface {
 	// record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest
 	// revision that changes something (credential.reveal entries not counted) is no longer that number,
 	// 412 (details: current revision is N) and nothing changes. Quotas apply as for batch;
-	// require_if_match does not. dry_run changes nothing and answers what would change.
+	// require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot
+	// instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the
+	// snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster,
+	// else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote
+	// that changes something first takes an automatic snapshot of to, named auto-N (N the revision before
+	// the promote), given in snapshot (null for a dry run or when nothing changed); the automatic
+	// snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 	//
 	// POST /api/v1/projects/{project}/promote
 	Promote(ctx context.Context, request *PromoteRequest, params PromoteParams) (PromoteRes, error)
@@ -2011,6 +2056,123 @@ func (c *Client) sendCreateRecordAt(ctx context.Context, params CreateRecordAtPa
 	return result, nil
 }
 
+// CreateSnapshot invokes createSnapshot operation.
+//
+// A named, immutable copy of every record of the collection (its clusters, empty ones included) or of
+// the cluster, each with its version, at one revision: the project's newest audit revision before the
+// snapshot's own snapshot.create entry. Credentials are kept sealed. name follows the name rules, is
+// unique in the project (409 RESOURCE_EXISTS) and may not start with auto- (400 VALIDATION_ERROR: kept
+// for the automatic snapshots promotes take); a missing collection or cluster is 404. A project holds
+// at most limits.max_snapshots_per_project snapshots not automatic (default 100): one more is 403
+// QUOTA_EXCEEDED; their values count toward limits.max_bytes_per_project. Audited as snapshot.create.
+// An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// POST /api/v1/projects/{project}/snapshots
+func (c *Client) CreateSnapshot(ctx context.Context, request *SnapshotCreateRequest, params CreateSnapshotParams) (CreateSnapshotRes, error) {
+	res, err := c.sendCreateSnapshot(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendCreateSnapshot(ctx context.Context, request *SnapshotCreateRequest, params CreateSnapshotParams) (res CreateSnapshotRes, err error) {
+	// Validate request before sending.
+	if err := func() error {
+		if err := request.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return res, errors.Wrap(err, "validate")
+	}
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/snapshots"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateSnapshotRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, CreateSnapshotOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateSnapshotResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateUser invokes createUser operation.
 //
 // Server administrators only. username: 1 to 128 characters of valid UTF-8, no control characters, no
@@ -2997,6 +3159,126 @@ func (c *Client) sendDeleteRecord(ctx context.Context, params DeleteRecordParams
 	return result, nil
 }
 
+// DeleteSnapshot invokes deleteSnapshot operation.
+//
+// Admins and the owner only; audited as snapshot.delete. Its name may then be used again. An unknown
+// name is 404. An API token narrowed to a collection or a cluster is 403 on every snapshot route.
+//
+// DELETE /api/v1/projects/{project}/snapshots/{name}
+func (c *Client) DeleteSnapshot(ctx context.Context, params DeleteSnapshotParams) (DeleteSnapshotRes, error) {
+	res, err := c.sendDeleteSnapshot(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteSnapshot(ctx context.Context, params DeleteSnapshotParams) (res DeleteSnapshotRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/snapshots/"
+	{
+		// Encode "name" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "name",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Name); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, DeleteSnapshotOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteSnapshotResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteUser invokes deleteUser operation.
 //
 // Server administrators only. Every session of the user ends at once and its memberships go; the API
@@ -3221,7 +3503,9 @@ func (c *Client) sendDeleteWebhook(ctx context.Context, params DeleteWebhookPara
 // revision is the project's newest audit revision the snapshot saw that changes something
 // (credential.reveal entries not counted): a promote with that if_revision applies exactly this
 // comparison, whoever revealed a credential meanwhile. A cluster and a collection mixed, from or to
-// missing, or equal: 400; a side that does not exist: 404.
+// missing, or equal: 400; a side that does not exist: 404. from_snapshot=NAME instead of from compares
+// a snapshot with to: what a rollback to it would change (from is then snapshot:NAME; both from and
+// from_snapshot, or neither: 400; an unknown snapshot: 404).
 //
 // GET /api/v1/projects/{project}/diff
 func (c *Client) DiffProject(ctx context.Context, params DiffProjectParams) (DiffProjectRes, error) {
@@ -3269,6 +3553,23 @@ func (c *Client) sendDiffProject(ctx context.Context, params DiffProjectParams) 
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.From.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "from_snapshot" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "from_snapshot",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.FromSnapshot.Get(); ok {
 				return e.EncodeValue(conv.StringToString(val))
 			}
 			return nil
@@ -4355,6 +4656,148 @@ func (c *Client) sendGetRecord(ctx context.Context, params GetRecordParams) (res
 	}()
 
 	result, err := decodeGetRecordResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetSnapshot invokes getSnapshot operation.
+//
+// The snapshot with clusters: {CLUSTER: {records: {NAME: {type, value}}}} as in an export; credentials
+// masked unless reveal=true (reader; audited as one credential.reveal entry naming the snapshot as its
+// target). An unknown name is 404. An API token narrowed to a collection or a cluster is 403 on every
+// snapshot route.
+//
+// GET /api/v1/projects/{project}/snapshots/{name}
+func (c *Client) GetSnapshot(ctx context.Context, params GetSnapshotParams) (GetSnapshotRes, error) {
+	res, err := c.sendGetSnapshot(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSnapshot(ctx context.Context, params GetSnapshotParams) (res GetSnapshotRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/snapshots/"
+	{
+		// Encode "name" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "name",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Name); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "reveal" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "reveal",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Reveal.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, GetSnapshotOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSnapshotResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6488,6 +6931,180 @@ func (c *Client) sendListRecords(ctx context.Context, params ListRecordsParams) 
 	return result, nil
 }
 
+// ListSnapshots invokes listSnapshots operation.
+//
+// Newest first (ties by name), without their records; limit, offset, search (on the name) and
+// collection (the collection they were taken of, as named then) apply. An API token narrowed to a
+// collection or a cluster is 403 on every snapshot route.
+//
+// GET /api/v1/projects/{project}/snapshots
+func (c *Client) ListSnapshots(ctx context.Context, params ListSnapshotsParams) (ListSnapshotsRes, error) {
+	res, err := c.sendListSnapshots(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListSnapshots(ctx context.Context, params ListSnapshotsParams) (res ListSnapshotsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/api/v1/projects/"
+	{
+		// Encode "project" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "project",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.Project); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/snapshots"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Offset.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "search" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "search",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Search.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "collection" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "collection",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Collection.Get(); ok {
+				if unwrapped := string(val); true {
+					return e.EncodeValue(conv.StringToString(unwrapped))
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearerAuth(ctx, ListSnapshotsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"BearerAuth\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListSnapshotsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListUsers invokes listUsers operation.
 //
 // Server administrators only (others and API tokens: 403). Every account, by username byte-wise unless
@@ -7238,7 +7855,13 @@ func (c *Client) sendPingWebhook(ctx context.Context, params PingWebhookParams) 
 // record.delete; credentials are copied sealed, never shown. if_revision: when the project's newest
 // revision that changes something (credential.reveal entries not counted) is no longer that number,
 // 412 (details: current revision is N) and nothing changes. Quotas apply as for batch;
-// require_if_match does not. dry_run changes nothing and answers what would change.
+// require_if_match does not. dry_run changes nothing and answers what would change. from_snapshot
+// instead of from promotes a snapshot (with delete: true, a rollback that puts to back exactly as the
+// snapshot holds it; a snapshot of a collection pairs with a collection, of a cluster with a cluster,
+// else 400; both from and from_snapshot, or neither: 400; an unknown snapshot: 404). Every promote
+// that changes something first takes an automatic snapshot of to, named auto-N (N the revision before
+// the promote), given in snapshot (null for a dry run or when nothing changed); the automatic
+// snapshots beyond snapshots.keep_automatic are deleted, oldest first.
 //
 // POST /api/v1/projects/{project}/promote
 func (c *Client) Promote(ctx context.Context, request *PromoteRequest, params PromoteParams) (PromoteRes, error) {

@@ -45,6 +45,10 @@ type CreateRecordRes interface {
 	createRecordRes()
 }
 
+type CreateSnapshotRes interface {
+	createSnapshotRes()
+}
+
 type CreateUserRes interface {
 	createUserRes()
 }
@@ -75,6 +79,10 @@ type DeleteProjectRes interface {
 
 type DeleteRecordRes interface {
 	deleteRecordRes()
+}
+
+type DeleteSnapshotRes interface {
+	deleteSnapshotRes()
 }
 
 type DeleteUserRes interface {
@@ -121,6 +129,10 @@ type GetRecordRes interface {
 	getRecordRes()
 }
 
+type GetSnapshotRes interface {
+	getSnapshotRes()
+}
+
 type GetUserRes interface {
 	getUserRes()
 }
@@ -163,6 +175,10 @@ type ListRecordVersionsRes interface {
 
 type ListRecordsRes interface {
 	listRecordsRes()
+}
+
+type ListSnapshotsRes interface {
+	listSnapshotsRes()
 }
 
 type ListUsersRes interface {

@@ -84,6 +84,12 @@ type CreateRecordAtParams struct {
 	Record Name
 }
 
+// CreateSnapshotParams is parameters of createSnapshot operation.
+type CreateSnapshotParams struct {
+	// The project's name.
+	Project Name
+}
+
 // CreateWebhookParams is parameters of createWebhook operation.
 type CreateWebhookParams struct {
 	// The project's name.
@@ -145,6 +151,14 @@ type DeleteRecordParams struct {
 	Record Name
 }
 
+// DeleteSnapshotParams is parameters of deleteSnapshot operation.
+type DeleteSnapshotParams struct {
+	// The project's name.
+	Project Name
+	// The snapshot's name.
+	Name Name
+}
+
 // DeleteUserParams is parameters of deleteUser operation.
 type DeleteUserParams struct {
 	// A user's username.
@@ -163,6 +177,9 @@ type DeleteWebhookParams struct {
 type DiffProjectParams struct {
 	// Side A: a collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
 	From OptString `json:",omitempty,omitzero"`
+	// Side A as a snapshot's name, instead of from: what a rollback to it would change (a snapshot of a
+	// collection pairs with a collection, of a cluster with a cluster).
+	FromSnapshot OptString `json:",omitempty,omitzero"`
 	// Side B: a collection or a cluster, as from (both of one kind, not equal).
 	To OptString `json:",omitempty,omitzero"`
 	// True also lists the unchanged records (they are always counted).
@@ -242,6 +259,16 @@ type GetRecordParams struct {
 	Cluster Name
 	// The record's id, if a record of the cluster has that id; its name otherwise.
 	Record Name
+}
+
+// GetSnapshotParams is parameters of getSnapshot operation.
+type GetSnapshotParams struct {
+	// True returns credential values in plain text instead of masked.
+	Reveal OptBool `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
+	// The snapshot's name.
+	Name Name
 }
 
 // GetUserParams is parameters of getUser operation.
@@ -437,6 +464,20 @@ type ListRecordsParams struct {
 	Collection Name
 	// The cluster's name.
 	Cluster Name
+}
+
+// ListSnapshotsParams is parameters of listSnapshots operation.
+type ListSnapshotsParams struct {
+	// Page size, a decimal integer.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// Matches to skip, a decimal integer.
+	Offset OptInt `json:",omitempty,omitzero"`
+	// Case-insensitive substring of the name; %, _ and \ are literal.
+	Search OptString `json:",omitempty,omitzero"`
+	// Only the snapshots taken of this collection (as named then).
+	Collection OptName `json:",omitempty,omitzero"`
+	// The project's name.
+	Project Name
 }
 
 // ListUsersParams is parameters of listUsers operation.

@@ -168,6 +168,20 @@ func encodeCreateRecordRequest(
 	return nil
 }
 
+func encodeCreateSnapshotRequest(
+	req *SnapshotCreateRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateUserRequest(
 	req *UserCreateRequest,
 	r *http.Request,

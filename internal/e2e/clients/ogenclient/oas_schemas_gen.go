@@ -718,6 +718,8 @@ const (
 	AuditActionQueryProjectTransfer  AuditActionQuery = "project.transfer"
 	AuditActionQueryWebhookCreate    AuditActionQuery = "webhook.create"
 	AuditActionQueryWebhookDelete    AuditActionQuery = "webhook.delete"
+	AuditActionQuerySnapshotCreate   AuditActionQuery = "snapshot.create"
+	AuditActionQuerySnapshotDelete   AuditActionQuery = "snapshot.delete"
 )
 
 // AllValues returns all AuditActionQuery values.
@@ -744,6 +746,8 @@ func (AuditActionQuery) AllValues() []AuditActionQuery {
 		AuditActionQueryProjectTransfer,
 		AuditActionQueryWebhookCreate,
 		AuditActionQueryWebhookDelete,
+		AuditActionQuerySnapshotCreate,
+		AuditActionQuerySnapshotDelete,
 	}
 }
 
@@ -791,6 +795,10 @@ func (s AuditActionQuery) MarshalText() ([]byte, error) {
 	case AuditActionQueryWebhookCreate:
 		return []byte(s), nil
 	case AuditActionQueryWebhookDelete:
+		return []byte(s), nil
+	case AuditActionQuerySnapshotCreate:
+		return []byte(s), nil
+	case AuditActionQuerySnapshotDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -862,6 +870,12 @@ func (s *AuditActionQuery) UnmarshalText(data []byte) error {
 		return nil
 	case AuditActionQueryWebhookDelete:
 		*s = AuditActionQueryWebhookDelete
+		return nil
+	case AuditActionQuerySnapshotCreate:
+		*s = AuditActionQuerySnapshotCreate
+		return nil
+	case AuditActionQuerySnapshotDelete:
+		*s = AuditActionQuerySnapshotDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1037,6 +1051,8 @@ const (
 	AuditEntryActionProjectTransfer  AuditEntryAction = "project.transfer"
 	AuditEntryActionWebhookCreate    AuditEntryAction = "webhook.create"
 	AuditEntryActionWebhookDelete    AuditEntryAction = "webhook.delete"
+	AuditEntryActionSnapshotCreate   AuditEntryAction = "snapshot.create"
+	AuditEntryActionSnapshotDelete   AuditEntryAction = "snapshot.delete"
 )
 
 // AllValues returns all AuditEntryAction values.
@@ -1063,6 +1079,8 @@ func (AuditEntryAction) AllValues() []AuditEntryAction {
 		AuditEntryActionProjectTransfer,
 		AuditEntryActionWebhookCreate,
 		AuditEntryActionWebhookDelete,
+		AuditEntryActionSnapshotCreate,
+		AuditEntryActionSnapshotDelete,
 	}
 }
 
@@ -1110,6 +1128,10 @@ func (s AuditEntryAction) MarshalText() ([]byte, error) {
 	case AuditEntryActionWebhookCreate:
 		return []byte(s), nil
 	case AuditEntryActionWebhookDelete:
+		return []byte(s), nil
+	case AuditEntryActionSnapshotCreate:
+		return []byte(s), nil
+	case AuditEntryActionSnapshotDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1181,6 +1203,12 @@ func (s *AuditEntryAction) UnmarshalText(data []byte) error {
 		return nil
 	case AuditEntryActionWebhookDelete:
 		*s = AuditEntryActionWebhookDelete
+		return nil
+	case AuditEntryActionSnapshotCreate:
+		*s = AuditEntryActionSnapshotCreate
+		return nil
+	case AuditEntryActionSnapshotDelete:
+		*s = AuditEntryActionSnapshotDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1418,6 +1446,7 @@ func (*BadRequestResponseHeaders) createProjectAtRes()       {}
 func (*BadRequestResponseHeaders) createProjectRes()         {}
 func (*BadRequestResponseHeaders) createRecordAtRes()        {}
 func (*BadRequestResponseHeaders) createRecordRes()          {}
+func (*BadRequestResponseHeaders) createSnapshotRes()        {}
 func (*BadRequestResponseHeaders) createUserRes()            {}
 func (*BadRequestResponseHeaders) createWebhookRes()         {}
 func (*BadRequestResponseHeaders) deleteAPITokenRes()        {}
@@ -1426,6 +1455,7 @@ func (*BadRequestResponseHeaders) deleteCollectionRes()      {}
 func (*BadRequestResponseHeaders) deleteMemberRes()          {}
 func (*BadRequestResponseHeaders) deleteProjectRes()         {}
 func (*BadRequestResponseHeaders) deleteRecordRes()          {}
+func (*BadRequestResponseHeaders) deleteSnapshotRes()        {}
 func (*BadRequestResponseHeaders) deleteUserRes()            {}
 func (*BadRequestResponseHeaders) deleteWebhookRes()         {}
 func (*BadRequestResponseHeaders) diffProjectRes()           {}
@@ -1434,6 +1464,7 @@ func (*BadRequestResponseHeaders) getClusterDataRes()        {}
 func (*BadRequestResponseHeaders) getCollectionRes()         {}
 func (*BadRequestResponseHeaders) getProjectRes()            {}
 func (*BadRequestResponseHeaders) getRecordRes()             {}
+func (*BadRequestResponseHeaders) getSnapshotRes()           {}
 func (*BadRequestResponseHeaders) getUserRes()               {}
 func (*BadRequestResponseHeaders) getWebhookRes()            {}
 func (*BadRequestResponseHeaders) importProjectRes()         {}
@@ -1445,6 +1476,7 @@ func (*BadRequestResponseHeaders) listMembersRes()           {}
 func (*BadRequestResponseHeaders) listProjectsRes()          {}
 func (*BadRequestResponseHeaders) listRecordVersionsRes()    {}
 func (*BadRequestResponseHeaders) listRecordsRes()           {}
+func (*BadRequestResponseHeaders) listSnapshotsRes()         {}
 func (*BadRequestResponseHeaders) listUsersRes()             {}
 func (*BadRequestResponseHeaders) listWebhookDeliveriesRes() {}
 func (*BadRequestResponseHeaders) listWebhooksRes()          {}
@@ -3012,6 +3044,7 @@ func (*ConflictResponseHeaders) createProjectAtRes()    {}
 func (*ConflictResponseHeaders) createProjectRes()      {}
 func (*ConflictResponseHeaders) createRecordAtRes()     {}
 func (*ConflictResponseHeaders) createRecordRes()       {}
+func (*ConflictResponseHeaders) createSnapshotRes()     {}
 func (*ConflictResponseHeaders) createUserRes()         {}
 func (*ConflictResponseHeaders) importProjectRes()      {}
 func (*ConflictResponseHeaders) renameClusterRes()      {}
@@ -3150,6 +3183,8 @@ const (
 	DeliveryActionProjectTransfer  DeliveryAction = "project.transfer"
 	DeliveryActionWebhookCreate    DeliveryAction = "webhook.create"
 	DeliveryActionWebhookDelete    DeliveryAction = "webhook.delete"
+	DeliveryActionSnapshotCreate   DeliveryAction = "snapshot.create"
+	DeliveryActionSnapshotDelete   DeliveryAction = "snapshot.delete"
 	DeliveryActionPing             DeliveryAction = "ping"
 )
 
@@ -3176,6 +3211,8 @@ func (DeliveryAction) AllValues() []DeliveryAction {
 		DeliveryActionProjectTransfer,
 		DeliveryActionWebhookCreate,
 		DeliveryActionWebhookDelete,
+		DeliveryActionSnapshotCreate,
+		DeliveryActionSnapshotDelete,
 		DeliveryActionPing,
 	}
 }
@@ -3222,6 +3259,10 @@ func (s DeliveryAction) MarshalText() ([]byte, error) {
 	case DeliveryActionWebhookCreate:
 		return []byte(s), nil
 	case DeliveryActionWebhookDelete:
+		return []byte(s), nil
+	case DeliveryActionSnapshotCreate:
+		return []byte(s), nil
+	case DeliveryActionSnapshotDelete:
 		return []byte(s), nil
 	case DeliveryActionPing:
 		return []byte(s), nil
@@ -3292,6 +3333,12 @@ func (s *DeliveryAction) UnmarshalText(data []byte) error {
 		return nil
 	case DeliveryActionWebhookDelete:
 		*s = DeliveryActionWebhookDelete
+		return nil
+	case DeliveryActionSnapshotCreate:
+		*s = DeliveryActionSnapshotCreate
+		return nil
+	case DeliveryActionSnapshotDelete:
+		*s = DeliveryActionSnapshotDelete
 		return nil
 	case DeliveryActionPing:
 		*s = DeliveryActionPing
@@ -4468,6 +4515,7 @@ func (*ForbiddenResponseHeaders) createProjectAtRes()       {}
 func (*ForbiddenResponseHeaders) createProjectRes()         {}
 func (*ForbiddenResponseHeaders) createRecordAtRes()        {}
 func (*ForbiddenResponseHeaders) createRecordRes()          {}
+func (*ForbiddenResponseHeaders) createSnapshotRes()        {}
 func (*ForbiddenResponseHeaders) createUserRes()            {}
 func (*ForbiddenResponseHeaders) createWebhookRes()         {}
 func (*ForbiddenResponseHeaders) deleteAPITokenRes()        {}
@@ -4476,6 +4524,7 @@ func (*ForbiddenResponseHeaders) deleteCollectionRes()      {}
 func (*ForbiddenResponseHeaders) deleteMemberRes()          {}
 func (*ForbiddenResponseHeaders) deleteProjectRes()         {}
 func (*ForbiddenResponseHeaders) deleteRecordRes()          {}
+func (*ForbiddenResponseHeaders) deleteSnapshotRes()        {}
 func (*ForbiddenResponseHeaders) deleteUserRes()            {}
 func (*ForbiddenResponseHeaders) deleteWebhookRes()         {}
 func (*ForbiddenResponseHeaders) diffProjectRes()           {}
@@ -4484,6 +4533,7 @@ func (*ForbiddenResponseHeaders) getClusterDataRes()        {}
 func (*ForbiddenResponseHeaders) getCollectionRes()         {}
 func (*ForbiddenResponseHeaders) getProjectRes()            {}
 func (*ForbiddenResponseHeaders) getRecordRes()             {}
+func (*ForbiddenResponseHeaders) getSnapshotRes()           {}
 func (*ForbiddenResponseHeaders) getUserRes()               {}
 func (*ForbiddenResponseHeaders) getWebhookRes()            {}
 func (*ForbiddenResponseHeaders) importProjectRes()         {}
@@ -4494,6 +4544,7 @@ func (*ForbiddenResponseHeaders) listCollectionsRes()       {}
 func (*ForbiddenResponseHeaders) listMembersRes()           {}
 func (*ForbiddenResponseHeaders) listRecordVersionsRes()    {}
 func (*ForbiddenResponseHeaders) listRecordsRes()           {}
+func (*ForbiddenResponseHeaders) listSnapshotsRes()         {}
 func (*ForbiddenResponseHeaders) listUsersRes()             {}
 func (*ForbiddenResponseHeaders) listWebhookDeliveriesRes() {}
 func (*ForbiddenResponseHeaders) listWebhooksRes()          {}
@@ -6426,6 +6477,7 @@ func (*NoContentResponse) deleteCollectionRes() {}
 func (*NoContentResponse) deleteMemberRes()     {}
 func (*NoContentResponse) deleteProjectRes()    {}
 func (*NoContentResponse) deleteRecordRes()     {}
+func (*NoContentResponse) deleteSnapshotRes()   {}
 func (*NoContentResponse) deleteUserRes()       {}
 func (*NoContentResponse) deleteWebhookRes()    {}
 
@@ -6496,6 +6548,7 @@ func (*NotFoundResponseHeaders) createCollectionAtRes()    {}
 func (*NotFoundResponseHeaders) createCollectionRes()      {}
 func (*NotFoundResponseHeaders) createRecordAtRes()        {}
 func (*NotFoundResponseHeaders) createRecordRes()          {}
+func (*NotFoundResponseHeaders) createSnapshotRes()        {}
 func (*NotFoundResponseHeaders) createWebhookRes()         {}
 func (*NotFoundResponseHeaders) deleteAPITokenRes()        {}
 func (*NotFoundResponseHeaders) deleteClusterRes()         {}
@@ -6503,6 +6556,7 @@ func (*NotFoundResponseHeaders) deleteCollectionRes()      {}
 func (*NotFoundResponseHeaders) deleteMemberRes()          {}
 func (*NotFoundResponseHeaders) deleteProjectRes()         {}
 func (*NotFoundResponseHeaders) deleteRecordRes()          {}
+func (*NotFoundResponseHeaders) deleteSnapshotRes()        {}
 func (*NotFoundResponseHeaders) deleteUserRes()            {}
 func (*NotFoundResponseHeaders) deleteWebhookRes()         {}
 func (*NotFoundResponseHeaders) diffProjectRes()           {}
@@ -6511,6 +6565,7 @@ func (*NotFoundResponseHeaders) getClusterDataRes()        {}
 func (*NotFoundResponseHeaders) getCollectionRes()         {}
 func (*NotFoundResponseHeaders) getProjectRes()            {}
 func (*NotFoundResponseHeaders) getRecordRes()             {}
+func (*NotFoundResponseHeaders) getSnapshotRes()           {}
 func (*NotFoundResponseHeaders) getUserRes()               {}
 func (*NotFoundResponseHeaders) getWebhookRes()            {}
 func (*NotFoundResponseHeaders) importProjectRes()         {}
@@ -6521,6 +6576,7 @@ func (*NotFoundResponseHeaders) listCollectionsRes()       {}
 func (*NotFoundResponseHeaders) listMembersRes()           {}
 func (*NotFoundResponseHeaders) listRecordVersionsRes()    {}
 func (*NotFoundResponseHeaders) listRecordsRes()           {}
+func (*NotFoundResponseHeaders) listSnapshotsRes()         {}
 func (*NotFoundResponseHeaders) listWebhookDeliveriesRes() {}
 func (*NotFoundResponseHeaders) listWebhooksRes()          {}
 func (*NotFoundResponseHeaders) pingWebhookRes()           {}
@@ -8417,7 +8473,7 @@ func (s *ProjectRole) UnmarshalText(data []byte) error {
 	}
 }
 
-// What to promote: from and to as for GET diff.
+// What to promote: from and to as for GET diff, or from_snapshot instead of from (a rollback).
 // Ref: #/components/schemas/PromoteRequest
 type PromoteRequest struct {
 	// Also delete the records only to holds; false when left out.
@@ -8425,7 +8481,9 @@ type PromoteRequest struct {
 	// Change nothing and answer what would change; false when left out.
 	DryRun OptBool `json:"dry_run"`
 	// A collection (COLLECTION) or a cluster (COLLECTION/CLUSTER).
-	From string `json:"from"`
+	From OptString `json:"from"`
+	// A snapshot's name, instead of from: makes to hold what the snapshot holds (with delete: exactly).
+	FromSnapshot OptString `json:"from_snapshot"`
 	// Apply only when the project's newest revision that changes something (credential.reveal entries not
 	// counted, as for the revision of GET diff) is still this one (412 otherwise).
 	IfRevision OptInt `json:"if_revision"`
@@ -8446,8 +8504,13 @@ func (s *PromoteRequest) GetDryRun() OptBool {
 }
 
 // GetFrom returns the value of From.
-func (s *PromoteRequest) GetFrom() string {
+func (s *PromoteRequest) GetFrom() OptString {
 	return s.From
+}
+
+// GetFromSnapshot returns the value of FromSnapshot.
+func (s *PromoteRequest) GetFromSnapshot() OptString {
+	return s.FromSnapshot
 }
 
 // GetIfRevision returns the value of IfRevision.
@@ -8476,8 +8539,13 @@ func (s *PromoteRequest) SetDryRun(val OptBool) {
 }
 
 // SetFrom sets the value of From.
-func (s *PromoteRequest) SetFrom(val string) {
+func (s *PromoteRequest) SetFrom(val OptString) {
 	s.From = val
+}
+
+// SetFromSnapshot sets the value of FromSnapshot.
+func (s *PromoteRequest) SetFromSnapshot(val OptString) {
+	s.FromSnapshot = val
 }
 
 // SetIfRevision sets the value of IfRevision.
@@ -8495,13 +8563,138 @@ func (s *PromoteRequest) SetTo(val string) {
 	s.To = val
 }
 
-// PromoteResultResponseHeaders wraps ImportResultEnvelope with response headers.
+// What the promote changed, counting records only, and the automatic snapshot it took.
+// Ref: #/components/schemas/PromoteResult
+type PromoteResult struct {
+	// By collection, cluster and record name.
+	Changes []ImportChange `json:"changes"`
+	Created int            `json:"created"`
+	Deleted int            `json:"deleted"`
+	// The project's audit revision after the import (its newest entry); when nothing was written (a dry
+	// run, nothing to change), the revision the import was planned at.
+	Revision int `json:"revision"`
+	// The automatic snapshot the promote took of what it changed (auto-N); null for a dry run, when
+	// nothing changed, or with snapshots.keep_automatic 0.
+	Snapshot  NilString `json:"snapshot"`
+	Unchanged int       `json:"unchanged"`
+	Updated   int       `json:"updated"`
+}
+
+// GetChanges returns the value of Changes.
+func (s *PromoteResult) GetChanges() []ImportChange {
+	return s.Changes
+}
+
+// GetCreated returns the value of Created.
+func (s *PromoteResult) GetCreated() int {
+	return s.Created
+}
+
+// GetDeleted returns the value of Deleted.
+func (s *PromoteResult) GetDeleted() int {
+	return s.Deleted
+}
+
+// GetRevision returns the value of Revision.
+func (s *PromoteResult) GetRevision() int {
+	return s.Revision
+}
+
+// GetSnapshot returns the value of Snapshot.
+func (s *PromoteResult) GetSnapshot() NilString {
+	return s.Snapshot
+}
+
+// GetUnchanged returns the value of Unchanged.
+func (s *PromoteResult) GetUnchanged() int {
+	return s.Unchanged
+}
+
+// GetUpdated returns the value of Updated.
+func (s *PromoteResult) GetUpdated() int {
+	return s.Updated
+}
+
+// SetChanges sets the value of Changes.
+func (s *PromoteResult) SetChanges(val []ImportChange) {
+	s.Changes = val
+}
+
+// SetCreated sets the value of Created.
+func (s *PromoteResult) SetCreated(val int) {
+	s.Created = val
+}
+
+// SetDeleted sets the value of Deleted.
+func (s *PromoteResult) SetDeleted(val int) {
+	s.Deleted = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *PromoteResult) SetRevision(val int) {
+	s.Revision = val
+}
+
+// SetSnapshot sets the value of Snapshot.
+func (s *PromoteResult) SetSnapshot(val NilString) {
+	s.Snapshot = val
+}
+
+// SetUnchanged sets the value of Unchanged.
+func (s *PromoteResult) SetUnchanged(val int) {
+	s.Unchanged = val
+}
+
+// SetUpdated sets the value of Updated.
+func (s *PromoteResult) SetUpdated(val int) {
+	s.Updated = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/PromoteResultEnvelope
+type PromoteResultEnvelope struct {
+	Data    PromoteResult `json:"data"`
+	Message Message       `json:"message"`
+	Success bool          `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *PromoteResultEnvelope) GetData() PromoteResult {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *PromoteResultEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *PromoteResultEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *PromoteResultEnvelope) SetData(val PromoteResult) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *PromoteResultEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *PromoteResultEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// PromoteResultResponseHeaders wraps PromoteResultEnvelope with response headers.
 type PromoteResultResponseHeaders struct {
 	XRateLimitLimit     OptInt
 	XRateLimitRemaining OptInt
 	XRateLimitReset     OptInt
 	XRequestID          string
-	Response            ImportResultEnvelope
+	Response            PromoteResultEnvelope
 }
 
 // GetXRateLimitLimit returns the value of XRateLimitLimit.
@@ -8525,7 +8718,7 @@ func (s *PromoteResultResponseHeaders) GetXRequestID() string {
 }
 
 // GetResponse returns the value of Response.
-func (s *PromoteResultResponseHeaders) GetResponse() ImportResultEnvelope {
+func (s *PromoteResultResponseHeaders) GetResponse() PromoteResultEnvelope {
 	return s.Response
 }
 
@@ -8550,7 +8743,7 @@ func (s *PromoteResultResponseHeaders) SetXRequestID(val string) {
 }
 
 // SetResponse sets the value of Response.
-func (s *PromoteResultResponseHeaders) SetResponse(val ImportResultEnvelope) {
+func (s *PromoteResultResponseHeaders) SetResponse(val PromoteResultEnvelope) {
 	s.Response = val
 }
 
@@ -9904,6 +10097,644 @@ func NewNullValueScalarValue(v NullValue) ScalarValue {
 	return s
 }
 
+// A named, immutable copy of a collection or a cluster at one revision.
+// Ref: #/components/schemas/Snapshot
+type Snapshot struct {
+	// Taken by a promote (named auto-N).
+	Automatic bool `json:"automatic"`
+	// The cluster it was taken of, as named then; null for a snapshot of a collection.
+	Cluster NilName `json:"cluster"`
+	// The collection it was taken of, as named then.
+	Collection Name      `json:"collection"`
+	CreatedAt  Timestamp `json:"created_at"`
+	// Who took it, as an audit entry's actor_name names the caller.
+	CreatedBy   string `json:"created_by"`
+	Description string `json:"description"`
+	Name        Name   `json:"name"`
+	Records     int    `json:"records"`
+	// The project's newest audit revision before the snapshot's own snapshot.create entry.
+	Revision int `json:"revision"`
+}
+
+// GetAutomatic returns the value of Automatic.
+func (s *Snapshot) GetAutomatic() bool {
+	return s.Automatic
+}
+
+// GetCluster returns the value of Cluster.
+func (s *Snapshot) GetCluster() NilName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *Snapshot) GetCollection() Name {
+	return s.Collection
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Snapshot) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *Snapshot) GetCreatedBy() string {
+	return s.CreatedBy
+}
+
+// GetDescription returns the value of Description.
+func (s *Snapshot) GetDescription() string {
+	return s.Description
+}
+
+// GetName returns the value of Name.
+func (s *Snapshot) GetName() Name {
+	return s.Name
+}
+
+// GetRecords returns the value of Records.
+func (s *Snapshot) GetRecords() int {
+	return s.Records
+}
+
+// GetRevision returns the value of Revision.
+func (s *Snapshot) GetRevision() int {
+	return s.Revision
+}
+
+// SetAutomatic sets the value of Automatic.
+func (s *Snapshot) SetAutomatic(val bool) {
+	s.Automatic = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *Snapshot) SetCluster(val NilName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *Snapshot) SetCollection(val Name) {
+	s.Collection = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Snapshot) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *Snapshot) SetCreatedBy(val string) {
+	s.CreatedBy = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Snapshot) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetName sets the value of Name.
+func (s *Snapshot) SetName(val Name) {
+	s.Name = val
+}
+
+// SetRecords sets the value of Records.
+func (s *Snapshot) SetRecords(val int) {
+	s.Records = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *Snapshot) SetRevision(val int) {
+	s.Revision = val
+}
+
+// A new snapshot of the collection, or of its cluster when cluster is given.
+// Ref: #/components/schemas/SnapshotCreateRequest
+type SnapshotCreateRequest struct {
+	Cluster     OptName   `json:"cluster"`
+	Collection  Name      `json:"collection"`
+	Description OptString `json:"description"`
+	// Unique in the project; may not start with auto-.
+	Name Name `json:"name"`
+}
+
+// GetCluster returns the value of Cluster.
+func (s *SnapshotCreateRequest) GetCluster() OptName {
+	return s.Cluster
+}
+
+// GetCollection returns the value of Collection.
+func (s *SnapshotCreateRequest) GetCollection() Name {
+	return s.Collection
+}
+
+// GetDescription returns the value of Description.
+func (s *SnapshotCreateRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetName returns the value of Name.
+func (s *SnapshotCreateRequest) GetName() Name {
+	return s.Name
+}
+
+// SetCluster sets the value of Cluster.
+func (s *SnapshotCreateRequest) SetCluster(val OptName) {
+	s.Cluster = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *SnapshotCreateRequest) SetCollection(val Name) {
+	s.Collection = val
+}
+
+// SetDescription sets the value of Description.
+func (s *SnapshotCreateRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetName sets the value of Name.
+func (s *SnapshotCreateRequest) SetName(val Name) {
+	s.Name = val
+}
+
+// A snapshot and its records, as an export holds them: credentials masked unless reveal=true.
+// Ref: #/components/schemas/SnapshotData
+type SnapshotData struct {
+	// Taken by a promote (named auto-N).
+	Automatic bool `json:"automatic"`
+	// The cluster it was taken of, as named then; null for a snapshot of a collection.
+	Cluster NilName `json:"cluster"`
+	// Every cluster it holds, empty ones included, by name.
+	Clusters SnapshotDataClusters `json:"clusters"`
+	// The collection it was taken of, as named then.
+	Collection Name      `json:"collection"`
+	CreatedAt  Timestamp `json:"created_at"`
+	// Who took it, as an audit entry's actor_name names the caller.
+	CreatedBy   string `json:"created_by"`
+	Description string `json:"description"`
+	Name        Name   `json:"name"`
+	Records     int    `json:"records"`
+	// The project's newest audit revision before the snapshot's own snapshot.create entry.
+	Revision int `json:"revision"`
+}
+
+// GetAutomatic returns the value of Automatic.
+func (s *SnapshotData) GetAutomatic() bool {
+	return s.Automatic
+}
+
+// GetCluster returns the value of Cluster.
+func (s *SnapshotData) GetCluster() NilName {
+	return s.Cluster
+}
+
+// GetClusters returns the value of Clusters.
+func (s *SnapshotData) GetClusters() SnapshotDataClusters {
+	return s.Clusters
+}
+
+// GetCollection returns the value of Collection.
+func (s *SnapshotData) GetCollection() Name {
+	return s.Collection
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *SnapshotData) GetCreatedAt() Timestamp {
+	return s.CreatedAt
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *SnapshotData) GetCreatedBy() string {
+	return s.CreatedBy
+}
+
+// GetDescription returns the value of Description.
+func (s *SnapshotData) GetDescription() string {
+	return s.Description
+}
+
+// GetName returns the value of Name.
+func (s *SnapshotData) GetName() Name {
+	return s.Name
+}
+
+// GetRecords returns the value of Records.
+func (s *SnapshotData) GetRecords() int {
+	return s.Records
+}
+
+// GetRevision returns the value of Revision.
+func (s *SnapshotData) GetRevision() int {
+	return s.Revision
+}
+
+// SetAutomatic sets the value of Automatic.
+func (s *SnapshotData) SetAutomatic(val bool) {
+	s.Automatic = val
+}
+
+// SetCluster sets the value of Cluster.
+func (s *SnapshotData) SetCluster(val NilName) {
+	s.Cluster = val
+}
+
+// SetClusters sets the value of Clusters.
+func (s *SnapshotData) SetClusters(val SnapshotDataClusters) {
+	s.Clusters = val
+}
+
+// SetCollection sets the value of Collection.
+func (s *SnapshotData) SetCollection(val Name) {
+	s.Collection = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *SnapshotData) SetCreatedAt(val Timestamp) {
+	s.CreatedAt = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *SnapshotData) SetCreatedBy(val string) {
+	s.CreatedBy = val
+}
+
+// SetDescription sets the value of Description.
+func (s *SnapshotData) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetName sets the value of Name.
+func (s *SnapshotData) SetName(val Name) {
+	s.Name = val
+}
+
+// SetRecords sets the value of Records.
+func (s *SnapshotData) SetRecords(val int) {
+	s.Records = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *SnapshotData) SetRevision(val int) {
+	s.Revision = val
+}
+
+// Every cluster it holds, empty ones included, by name.
+type SnapshotDataClusters map[string]ExportCluster
+
+func (s *SnapshotDataClusters) init() SnapshotDataClusters {
+	m := *s
+	if m == nil {
+		m = map[string]ExportCluster{}
+		*s = m
+	}
+	return m
+}
+
+// The success envelope.
+// Ref: #/components/schemas/SnapshotDataEnvelope
+type SnapshotDataEnvelope struct {
+	Data    SnapshotData `json:"data"`
+	Message Message      `json:"message"`
+	Success bool         `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *SnapshotDataEnvelope) GetData() SnapshotData {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *SnapshotDataEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *SnapshotDataEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *SnapshotDataEnvelope) SetData(val SnapshotData) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *SnapshotDataEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *SnapshotDataEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// SnapshotDataResponseHeaders wraps SnapshotDataEnvelope with response headers.
+type SnapshotDataResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            SnapshotDataEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *SnapshotDataResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *SnapshotDataResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *SnapshotDataResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *SnapshotDataResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *SnapshotDataResponseHeaders) GetResponse() SnapshotDataEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *SnapshotDataResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *SnapshotDataResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *SnapshotDataResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *SnapshotDataResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *SnapshotDataResponseHeaders) SetResponse(val SnapshotDataEnvelope) {
+	s.Response = val
+}
+
+func (*SnapshotDataResponseHeaders) getSnapshotRes() {}
+
+// The success envelope.
+// Ref: #/components/schemas/SnapshotEnvelope
+type SnapshotEnvelope struct {
+	Data    Snapshot `json:"data"`
+	Message Message  `json:"message"`
+	Success bool     `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *SnapshotEnvelope) GetData() Snapshot {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *SnapshotEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *SnapshotEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *SnapshotEnvelope) SetData(val Snapshot) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *SnapshotEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *SnapshotEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// One page of a list. total counts every match before limit and offset; it is null with count=false.
+// Ref: #/components/schemas/SnapshotList
+type SnapshotList struct {
+	Items  []Snapshot `json:"items"`
+	Limit  int        `json:"limit"`
+	Offset int        `json:"offset"`
+	Total  NilInt     `json:"total"`
+}
+
+// GetItems returns the value of Items.
+func (s *SnapshotList) GetItems() []Snapshot {
+	return s.Items
+}
+
+// GetLimit returns the value of Limit.
+func (s *SnapshotList) GetLimit() int {
+	return s.Limit
+}
+
+// GetOffset returns the value of Offset.
+func (s *SnapshotList) GetOffset() int {
+	return s.Offset
+}
+
+// GetTotal returns the value of Total.
+func (s *SnapshotList) GetTotal() NilInt {
+	return s.Total
+}
+
+// SetItems sets the value of Items.
+func (s *SnapshotList) SetItems(val []Snapshot) {
+	s.Items = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *SnapshotList) SetLimit(val int) {
+	s.Limit = val
+}
+
+// SetOffset sets the value of Offset.
+func (s *SnapshotList) SetOffset(val int) {
+	s.Offset = val
+}
+
+// SetTotal sets the value of Total.
+func (s *SnapshotList) SetTotal(val NilInt) {
+	s.Total = val
+}
+
+// The success envelope.
+// Ref: #/components/schemas/SnapshotListEnvelope
+type SnapshotListEnvelope struct {
+	Data    SnapshotList `json:"data"`
+	Message Message      `json:"message"`
+	Success bool         `json:"success"`
+}
+
+// GetData returns the value of Data.
+func (s *SnapshotListEnvelope) GetData() SnapshotList {
+	return s.Data
+}
+
+// GetMessage returns the value of Message.
+func (s *SnapshotListEnvelope) GetMessage() Message {
+	return s.Message
+}
+
+// GetSuccess returns the value of Success.
+func (s *SnapshotListEnvelope) GetSuccess() bool {
+	return s.Success
+}
+
+// SetData sets the value of Data.
+func (s *SnapshotListEnvelope) SetData(val SnapshotList) {
+	s.Data = val
+}
+
+// SetMessage sets the value of Message.
+func (s *SnapshotListEnvelope) SetMessage(val Message) {
+	s.Message = val
+}
+
+// SetSuccess sets the value of Success.
+func (s *SnapshotListEnvelope) SetSuccess(val bool) {
+	s.Success = val
+}
+
+// SnapshotListResponseHeaders wraps SnapshotListEnvelope with response headers.
+type SnapshotListResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            SnapshotListEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *SnapshotListResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *SnapshotListResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *SnapshotListResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *SnapshotListResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *SnapshotListResponseHeaders) GetResponse() SnapshotListEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *SnapshotListResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *SnapshotListResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *SnapshotListResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *SnapshotListResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *SnapshotListResponseHeaders) SetResponse(val SnapshotListEnvelope) {
+	s.Response = val
+}
+
+func (*SnapshotListResponseHeaders) listSnapshotsRes() {}
+
+// SnapshotResponseHeaders wraps SnapshotEnvelope with response headers.
+type SnapshotResponseHeaders struct {
+	XRateLimitLimit     OptInt
+	XRateLimitRemaining OptInt
+	XRateLimitReset     OptInt
+	XRequestID          string
+	Response            SnapshotEnvelope
+}
+
+// GetXRateLimitLimit returns the value of XRateLimitLimit.
+func (s *SnapshotResponseHeaders) GetXRateLimitLimit() OptInt {
+	return s.XRateLimitLimit
+}
+
+// GetXRateLimitRemaining returns the value of XRateLimitRemaining.
+func (s *SnapshotResponseHeaders) GetXRateLimitRemaining() OptInt {
+	return s.XRateLimitRemaining
+}
+
+// GetXRateLimitReset returns the value of XRateLimitReset.
+func (s *SnapshotResponseHeaders) GetXRateLimitReset() OptInt {
+	return s.XRateLimitReset
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *SnapshotResponseHeaders) GetXRequestID() string {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *SnapshotResponseHeaders) GetResponse() SnapshotEnvelope {
+	return s.Response
+}
+
+// SetXRateLimitLimit sets the value of XRateLimitLimit.
+func (s *SnapshotResponseHeaders) SetXRateLimitLimit(val OptInt) {
+	s.XRateLimitLimit = val
+}
+
+// SetXRateLimitRemaining sets the value of XRateLimitRemaining.
+func (s *SnapshotResponseHeaders) SetXRateLimitRemaining(val OptInt) {
+	s.XRateLimitRemaining = val
+}
+
+// SetXRateLimitReset sets the value of XRateLimitReset.
+func (s *SnapshotResponseHeaders) SetXRateLimitReset(val OptInt) {
+	s.XRateLimitReset = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *SnapshotResponseHeaders) SetXRequestID(val string) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *SnapshotResponseHeaders) SetResponse(val SnapshotEnvelope) {
+	s.Response = val
+}
+
+func (*SnapshotResponseHeaders) createSnapshotRes() {}
+
 type SortByQuery string
 
 const (
@@ -10227,6 +11058,7 @@ func (*UnauthorizedResponseHeaders) createProjectAtRes()       {}
 func (*UnauthorizedResponseHeaders) createProjectRes()         {}
 func (*UnauthorizedResponseHeaders) createRecordAtRes()        {}
 func (*UnauthorizedResponseHeaders) createRecordRes()          {}
+func (*UnauthorizedResponseHeaders) createSnapshotRes()        {}
 func (*UnauthorizedResponseHeaders) createUserRes()            {}
 func (*UnauthorizedResponseHeaders) createWebhookRes()         {}
 func (*UnauthorizedResponseHeaders) deleteAPITokenRes()        {}
@@ -10235,6 +11067,7 @@ func (*UnauthorizedResponseHeaders) deleteCollectionRes()      {}
 func (*UnauthorizedResponseHeaders) deleteMemberRes()          {}
 func (*UnauthorizedResponseHeaders) deleteProjectRes()         {}
 func (*UnauthorizedResponseHeaders) deleteRecordRes()          {}
+func (*UnauthorizedResponseHeaders) deleteSnapshotRes()        {}
 func (*UnauthorizedResponseHeaders) deleteUserRes()            {}
 func (*UnauthorizedResponseHeaders) deleteWebhookRes()         {}
 func (*UnauthorizedResponseHeaders) diffProjectRes()           {}
@@ -10244,6 +11077,7 @@ func (*UnauthorizedResponseHeaders) getCollectionRes()         {}
 func (*UnauthorizedResponseHeaders) getMeRes()                 {}
 func (*UnauthorizedResponseHeaders) getProjectRes()            {}
 func (*UnauthorizedResponseHeaders) getRecordRes()             {}
+func (*UnauthorizedResponseHeaders) getSnapshotRes()           {}
 func (*UnauthorizedResponseHeaders) getUserRes()               {}
 func (*UnauthorizedResponseHeaders) getWebhookRes()            {}
 func (*UnauthorizedResponseHeaders) importProjectRes()         {}
@@ -10255,6 +11089,7 @@ func (*UnauthorizedResponseHeaders) listMembersRes()           {}
 func (*UnauthorizedResponseHeaders) listProjectsRes()          {}
 func (*UnauthorizedResponseHeaders) listRecordVersionsRes()    {}
 func (*UnauthorizedResponseHeaders) listRecordsRes()           {}
+func (*UnauthorizedResponseHeaders) listSnapshotsRes()         {}
 func (*UnauthorizedResponseHeaders) listUsersRes()             {}
 func (*UnauthorizedResponseHeaders) listWebhookDeliveriesRes() {}
 func (*UnauthorizedResponseHeaders) listWebhooksRes()          {}
@@ -10835,6 +11670,8 @@ const (
 	WebhookActionsItemProjectTransfer  WebhookActionsItem = "project.transfer"
 	WebhookActionsItemWebhookCreate    WebhookActionsItem = "webhook.create"
 	WebhookActionsItemWebhookDelete    WebhookActionsItem = "webhook.delete"
+	WebhookActionsItemSnapshotCreate   WebhookActionsItem = "snapshot.create"
+	WebhookActionsItemSnapshotDelete   WebhookActionsItem = "snapshot.delete"
 )
 
 // AllValues returns all WebhookActionsItem values.
@@ -10860,6 +11697,8 @@ func (WebhookActionsItem) AllValues() []WebhookActionsItem {
 		WebhookActionsItemProjectTransfer,
 		WebhookActionsItemWebhookCreate,
 		WebhookActionsItemWebhookDelete,
+		WebhookActionsItemSnapshotCreate,
+		WebhookActionsItemSnapshotDelete,
 	}
 }
 
@@ -10905,6 +11744,10 @@ func (s WebhookActionsItem) MarshalText() ([]byte, error) {
 	case WebhookActionsItemWebhookCreate:
 		return []byte(s), nil
 	case WebhookActionsItemWebhookDelete:
+		return []byte(s), nil
+	case WebhookActionsItemSnapshotCreate:
+		return []byte(s), nil
+	case WebhookActionsItemSnapshotDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -10973,6 +11816,12 @@ func (s *WebhookActionsItem) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookActionsItemWebhookDelete:
 		*s = WebhookActionsItemWebhookDelete
+		return nil
+	case WebhookActionsItemSnapshotCreate:
+		*s = WebhookActionsItemSnapshotCreate
+		return nil
+	case WebhookActionsItemSnapshotDelete:
+		*s = WebhookActionsItemSnapshotDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -11063,6 +11912,8 @@ const (
 	WebhookCreateRequestActionsItemProjectTransfer  WebhookCreateRequestActionsItem = "project.transfer"
 	WebhookCreateRequestActionsItemWebhookCreate    WebhookCreateRequestActionsItem = "webhook.create"
 	WebhookCreateRequestActionsItemWebhookDelete    WebhookCreateRequestActionsItem = "webhook.delete"
+	WebhookCreateRequestActionsItemSnapshotCreate   WebhookCreateRequestActionsItem = "snapshot.create"
+	WebhookCreateRequestActionsItemSnapshotDelete   WebhookCreateRequestActionsItem = "snapshot.delete"
 )
 
 // AllValues returns all WebhookCreateRequestActionsItem values.
@@ -11088,6 +11939,8 @@ func (WebhookCreateRequestActionsItem) AllValues() []WebhookCreateRequestActions
 		WebhookCreateRequestActionsItemProjectTransfer,
 		WebhookCreateRequestActionsItemWebhookCreate,
 		WebhookCreateRequestActionsItemWebhookDelete,
+		WebhookCreateRequestActionsItemSnapshotCreate,
+		WebhookCreateRequestActionsItemSnapshotDelete,
 	}
 }
 
@@ -11133,6 +11986,10 @@ func (s WebhookCreateRequestActionsItem) MarshalText() ([]byte, error) {
 	case WebhookCreateRequestActionsItemWebhookCreate:
 		return []byte(s), nil
 	case WebhookCreateRequestActionsItemWebhookDelete:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemSnapshotCreate:
+		return []byte(s), nil
+	case WebhookCreateRequestActionsItemSnapshotDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -11201,6 +12058,12 @@ func (s *WebhookCreateRequestActionsItem) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookCreateRequestActionsItemWebhookDelete:
 		*s = WebhookCreateRequestActionsItemWebhookDelete
+		return nil
+	case WebhookCreateRequestActionsItemSnapshotCreate:
+		*s = WebhookCreateRequestActionsItemSnapshotCreate
+		return nil
+	case WebhookCreateRequestActionsItemSnapshotDelete:
+		*s = WebhookCreateRequestActionsItemSnapshotDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -11314,6 +12177,8 @@ const (
 	WebhookCreatedActionsItemProjectTransfer  WebhookCreatedActionsItem = "project.transfer"
 	WebhookCreatedActionsItemWebhookCreate    WebhookCreatedActionsItem = "webhook.create"
 	WebhookCreatedActionsItemWebhookDelete    WebhookCreatedActionsItem = "webhook.delete"
+	WebhookCreatedActionsItemSnapshotCreate   WebhookCreatedActionsItem = "snapshot.create"
+	WebhookCreatedActionsItemSnapshotDelete   WebhookCreatedActionsItem = "snapshot.delete"
 )
 
 // AllValues returns all WebhookCreatedActionsItem values.
@@ -11339,6 +12204,8 @@ func (WebhookCreatedActionsItem) AllValues() []WebhookCreatedActionsItem {
 		WebhookCreatedActionsItemProjectTransfer,
 		WebhookCreatedActionsItemWebhookCreate,
 		WebhookCreatedActionsItemWebhookDelete,
+		WebhookCreatedActionsItemSnapshotCreate,
+		WebhookCreatedActionsItemSnapshotDelete,
 	}
 }
 
@@ -11384,6 +12251,10 @@ func (s WebhookCreatedActionsItem) MarshalText() ([]byte, error) {
 	case WebhookCreatedActionsItemWebhookCreate:
 		return []byte(s), nil
 	case WebhookCreatedActionsItemWebhookDelete:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemSnapshotCreate:
+		return []byte(s), nil
+	case WebhookCreatedActionsItemSnapshotDelete:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -11452,6 +12323,12 @@ func (s *WebhookCreatedActionsItem) UnmarshalText(data []byte) error {
 		return nil
 	case WebhookCreatedActionsItemWebhookDelete:
 		*s = WebhookCreatedActionsItemWebhookDelete
+		return nil
+	case WebhookCreatedActionsItemSnapshotCreate:
+		*s = WebhookCreatedActionsItemSnapshotCreate
+		return nil
+	case WebhookCreatedActionsItemSnapshotDelete:
+		*s = WebhookCreatedActionsItemSnapshotDelete
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
