@@ -11,12 +11,16 @@ import (
 
 // The commands diff and promote (docs/api.md#compare-and-promote): a
 // client of GET P/diff and POST P/promote, in the style of export and
-// import.
+// import. With -from-snapshot NAME a snapshot takes FROM's place
+// (docs/api.md#snapshots-and-rollback-v13): diff shows what a rollback
+// would change, promote -delete is the rollback.
 
 const diffUsage = `diff [-url URL] [-reveal] [-unchanged] P FROM TO   compare two collections (C) or clusters (C/K) of P
+diff [-url URL] [-reveal] [-unchanged] -from-snapshot NAME P TO   what rolling TO back to snapshot NAME would change
 `
 
 const promoteUsage = `promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO   make TO hold what FROM holds
+promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... -from-snapshot NAME P TO   put TO back as snapshot NAME holds it (with -delete: exactly)
 `
 
 // diffAnswer is the answer of GET P/diff.
@@ -56,15 +60,30 @@ func (v *diffValue) String() string {
 	return v.Type + " " + b.String()
 }
 
-// compareArgs checks the arguments P FROM TO of diff and promote.
-func compareArgs(fs *flag.FlagSet) error {
-	if fs.NArg() != 3 || fs.Arg(0) == "" || fs.Arg(1) == "" || fs.Arg(2) == "" {
-		return usagef("%s takes exactly three arguments: the project, FROM and TO (COLLECTION or COLLECTION/CLUSTER)", fs.Name())
+// compareArgs checks the arguments P FROM TO of diff and promote, or P
+// TO with -from-snapshot (fromSnapshot not ""), and returns the fields
+// naming the two sides in a query or body: from (or from_snapshot) and
+// to.
+func compareArgs(fs *flag.FlagSet, fromSnapshot string) (map[string]string, error) {
+	if fromSnapshot != "" {
+		if fs.NArg() != 2 || fs.Arg(0) == "" || fs.Arg(1) == "" {
+			return nil, usagef("%s -from-snapshot takes exactly two arguments: the project and TO (COLLECTION or COLLECTION/CLUSTER)", fs.Name())
+		}
+		return map[string]string{"from_snapshot": fromSnapshot, "to": fs.Arg(1)}, nil
 	}
-	return nil
+	if fs.NArg() != 3 || fs.Arg(0) == "" || fs.Arg(1) == "" || fs.Arg(2) == "" {
+		return nil, usagef("%s takes exactly three arguments: the project, FROM and TO (COLLECTION or COLLECTION/CLUSTER)", fs.Name())
+	}
+	return map[string]string{"from": fs.Arg(1), "to": fs.Arg(2)}, nil
 }
 
-// runDiff runs "diff [-url URL] [-reveal] [-unchanged] P FROM TO": one
+// fromSnapshotFlag adds -from-snapshot to the flags of diff or promote.
+func fromSnapshotFlag(fs *flag.FlagSet) *string {
+	return fs.String("from-snapshot", "", "compare from the snapshot `NAME` instead of FROM (then give only P and TO)")
+}
+
+// runDiff runs "diff [-url URL] [-reveal] [-unchanged] P FROM TO" (or
+// "-from-snapshot NAME P TO"): one
 // line per item ("changed app/host: STRING "a" -> STRING "b""), then the
 // counts by name and the revision compared.
 func runDiff(ctx context.Context, e *env, args []string) error {
@@ -72,17 +91,22 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	urlFlag := clientFlags(fs)
 	reveal := fs.Bool("reveal", false, "show credential values in plain text (needs the reader role; audited)")
 	unchanged := fs.Bool("unchanged", false, "also list the unchanged records")
+	fromSnapshot := fromSnapshotFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := compareArgs(fs); err != nil {
+	sides, err := compareArgs(fs, *fromSnapshot)
+	if err != nil {
 		return err
 	}
 	c, err := newAPIClient(e, *urlFlag)
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
-	query := url.Values{"from": {fs.Arg(1)}, "to": {fs.Arg(2)}}
+	query := url.Values{}
+	for k, v := range sides {
+		query.Set(k, v)
+	}
 	if *reveal {
 		query.Set("reveal", "true")
 	}
@@ -118,8 +142,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 }
 
 // runPromote runs "promote [-url URL] [-delete] [-dry-run] [-if-revision N]
-// [-record NAME]... P FROM TO": POST P/promote, and the summary printed as
-// import prints it.
+// [-record NAME]... P FROM TO" (or "-from-snapshot NAME P TO"): POST
+// P/promote, and the summary printed as import prints it, then the name
+// of the automatic snapshot the promote took (the one to undo it with).
 func runPromote(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("promote", flag.ContinueOnError)
 	urlFlag := clientFlags(fs)
@@ -131,10 +156,12 @@ func runPromote(ctx context.Context, e *env, args []string) error {
 		records = append(records, s)
 		return nil
 	})
+	fromSnapshot := fromSnapshotFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := compareArgs(fs); err != nil {
+	sides, err := compareArgs(fs, *fromSnapshot)
+	if err != nil {
 		return err
 	}
 	if *ifRevision < 0 {
@@ -144,7 +171,10 @@ func runPromote(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("promote: %w", err)
 	}
-	body := map[string]any{"from": fs.Arg(1), "to": fs.Arg(2), "delete": *del, "dry_run": *dryRun}
+	body := map[string]any{"delete": *del, "dry_run": *dryRun}
+	for k, v := range sides {
+		body[k] = v
+	}
 	if records != nil {
 		body["records"] = records
 	}

@@ -29,6 +29,10 @@
 //	go run ./example import [-url URL] [-replace] [-dry-run] P < file.json
 //	go run ./example diff [-url URL] [-reveal] [-unchanged] P FROM TO
 //	go run ./example promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO
+//	go run ./example promote [...] -from-snapshot NAME P TO
+//	go run ./example snapshot create [-url URL] [-description TEXT] P COLLECTION[/CLUSTER] NAME
+//	go run ./example snapshot list [-url URL] [-collection C] P
+//	go run ./example snapshot delete [-url URL] P NAME
 //
 // Configuration comes from the JSON file given with -config and from the
 // environment variables HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
@@ -46,9 +50,9 @@
 // runcache.go (the sealed cache), runwatch.go (run -watch, built on
 // client.Watch: run's fetching and watching are the package client's),
 // transfer.go (export and import),
-// compare.go (diff and promote), backupcmd.go (backup and restore) and
-// backups.go (the backups.* keys; the backups of a directory, their
-// schedule and routes are package internal/backups). A new command
+// compare.go (diff and promote), snapshot.go (snapshot), backupcmd.go
+// (backup and restore) and backups.go (the backups.* keys; the backups of
+// a directory, their schedule and routes are package internal/backups). A new command
 // family adds its file and one row to commands.
 package main
 
@@ -126,6 +130,7 @@ var commands = []commandFamily{
 	{name: "import", usage: importUsage, run: runImport, flags: true},
 	{name: "diff", usage: diffUsage, run: runDiff, flags: true},
 	{name: "promote", usage: promoteUsage, run: runPromote, flags: true},
+	{name: "snapshot", usage: snapshotUsage, run: runSnapshot},
 }
 
 // usageError is a bad command line (docs/api.md#the-standalone-server:
@@ -160,8 +165,8 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "-
 const envUsage = `
 Environment (wins over the file): HDS_ADDR, HDS_DATABASE_URL, HDS_JWT_SECRET,
 HDS_CREDENTIAL_KEY, HDS_REDIS_URL, HDS_TLS_CERT_FILE, HDS_TLS_KEY_FILE,
-HDS_ALLOW_PLAIN_HTTP. The client commands (run, export, import, diff, promote)
-read HDS_URL (when -url is not given), HDS_TOKEN and HDS_CA_FILE (PEM
+HDS_ALLOW_PLAIN_HTTP. The client commands (run, export, import, diff, promote,
+snapshot) read HDS_URL (when -url is not given), HDS_TOKEN and HDS_CA_FILE (PEM
 certificates trusted besides the system's), and no configuration.
 
 Flags:

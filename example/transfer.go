@@ -64,6 +64,9 @@ type importSummary struct {
 		Record     string `json:"record"`
 	} `json:"changes"`
 	Revision *int64 `json:"revision"`
+	// Snapshot is the automatic snapshot a promote took before it changed
+	// anything (docs/api.md#snapshots-and-rollback-v13); import has none.
+	Snapshot *string `json:"snapshot"`
 }
 
 // runImport runs "import [-url URL] [-replace] [-dry-run] P": the export
@@ -102,7 +105,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 
 // postForSummary POSTs body to path and prints the answer, the summary
 // that import and promote both answer with (importSummary): its counts,
-// then with dryRun what would change, else the revision it made. cmd
+// then with dryRun what would change, else the revision it made and the
+// automatic snapshot a promote took. cmd
 // names the command in errors; what names the summary expected.
 func postForSummary(ctx context.Context, e *env, c *apiClient, cmd, path string, query url.Values, body io.Reader, what string, dryRun bool) error {
 	resp, err := c.do(ctx, "POST", path, query, body)
@@ -125,6 +129,9 @@ func postForSummary(ctx context.Context, e *env, c *apiClient, cmd, path string,
 		fmt.Fprintln(e.stdout, "dry run: nothing was changed")
 	} else if s.Revision != nil {
 		fmt.Fprintf(e.stdout, "revision: %d\n", *s.Revision)
+	}
+	if !dryRun && s.Snapshot != nil && *s.Snapshot != "" {
+		fmt.Fprintf(e.stdout, "snapshot: %s (promote -from-snapshot %s -delete undoes it)\n", *s.Snapshot, *s.Snapshot)
 	}
 	return nil
 }

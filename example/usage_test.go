@@ -15,7 +15,7 @@ func TestUsageErrors(t *testing.T) {
 		args       []string
 		want, help string
 	}{
-		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, backup, restore, run, export, import, diff, promote`, "example -h"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate": use serve, user, credentials, backup, restore, run, export, import, diff, promote, snapshot`, "example -h"},
 		{[]string{"serve", "now"}, `serve takes no arguments, got ["now"]`, "example serve -h"},
 		{[]string{"user"}, "user needs an action: add, admin, disable, enable, delete, password or list", "example user -h"},
 		{[]string{"user", "rename", "a"}, `unknown user action "rename": use add, admin, disable, enable, delete, password or list`, "example user -h"},
@@ -46,6 +46,17 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"promote", "p", "a", "b", "c"}, "promote takes exactly three arguments: the project, FROM and TO (COLLECTION or COLLECTION/CLUSTER)", "example promote -h"},
 		{[]string{"promote", "-if-revision", "x", "p", "a", "b"}, `promote: invalid value "x" for flag -if-revision: parse error`, "example promote -h"},
 		{[]string{"promote", "-if-revision", "-3", "p", "a", "b"}, "promote: -if-revision must be a positive revision, got -3", "example promote -h"},
+		{[]string{"diff", "-from-snapshot", "v1", "p", "a", "b"}, "diff -from-snapshot takes exactly two arguments: the project and TO (COLLECTION or COLLECTION/CLUSTER)", "example diff -h"},
+		{[]string{"promote", "-from-snapshot", "v1", "p"}, "promote -from-snapshot takes exactly two arguments: the project and TO (COLLECTION or COLLECTION/CLUSTER)", "example promote -h"},
+		{[]string{"snapshot"}, "snapshot needs an action: create, list or delete", "example snapshot -h"},
+		{[]string{"snapshot", "take", "p"}, `unknown snapshot action "take": use create, list or delete`, "example snapshot -h"},
+		{[]string{"snapshot", "create", "p", "prod"}, "snapshot create takes exactly three arguments: the project, COLLECTION or COLLECTION/CLUSTER, and the snapshot's name", "example snapshot -h"},
+		{[]string{"snapshot", "create", "p", "prod/", "v1"}, `snapshot create: "prod/" is not COLLECTION or COLLECTION/CLUSTER`, "example snapshot -h"},
+		{[]string{"snapshot", "create", "p", "/app", "v1"}, `snapshot create: "/app" is not COLLECTION or COLLECTION/CLUSTER`, "example snapshot -h"},
+		{[]string{"snapshot", "create", "-cluster", "app", "p", "prod", "v1"}, "snapshot create: flag provided but not defined: -cluster", "example snapshot -h"},
+		{[]string{"snapshot", "list"}, "snapshot list takes exactly one argument, the project", "example snapshot -h"},
+		{[]string{"snapshot", "list", "p", "prod"}, "snapshot list takes exactly one argument, the project", "example snapshot -h"},
+		{[]string{"snapshot", "delete", "p"}, "snapshot delete takes exactly two arguments: the project and the snapshot's name", "example snapshot -h"},
 		{[]string{"-nope"}, "flag provided but not defined: -nope", "example -h"},
 		{[]string{"-config"}, "flag needs an argument: -config", "example -h"},
 	} {
@@ -79,7 +90,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"export", "-url", "http://x", "-h"}, []string{"example [-config FILE] export [-url URL] [-reveal] P", "-reveal"}},
 		{[]string{"import", "--help"}, []string{"example [-config FILE] import [-url URL] [-replace] [-dry-run] P", "-dry-run"}},
 		{[]string{"diff", "-h"}, []string{"example [-config FILE] diff [-url URL] [-reveal] [-unchanged] P FROM TO", "-unchanged"}},
-		{[]string{"promote", "-h"}, []string{"example [-config FILE] promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO", "-if-revision revision", "-record NAME"}},
+		{[]string{"promote", "-h"}, []string{"example [-config FILE] promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... P FROM TO", "-if-revision revision", "-record NAME",
+			"example [-config FILE] promote [-url URL] [-delete] [-dry-run] [-if-revision N] [-record NAME]... -from-snapshot NAME P TO", "-from-snapshot NAME"}},
+		{[]string{"diff", "-h"}, []string{"example [-config FILE] diff [-url URL] [-reveal] [-unchanged] -from-snapshot NAME P TO", "-from-snapshot NAME"}},
+		{[]string{"snapshot", "-h"}, []string{"example [-config FILE] snapshot create [-url URL] [-description TEXT] P COLLECTION[/CLUSTER] NAME",
+			"example [-config FILE] snapshot list [-url URL] [-collection C] P", "example [-config FILE] snapshot delete [-url URL] P NAME"}},
+		{[]string{"snapshot", "create", "-h"}, []string{"example [-config FILE] snapshot create [-url URL] [-description TEXT] P COLLECTION[/CLUSTER] NAME", "-description TEXT"}},
+		{[]string{"snapshot", "list", "-h"}, []string{"example [-config FILE] snapshot list [-url URL] [-collection C] P", "-collection C"}},
+		{[]string{"-h"}, []string{"example [-config FILE] snapshot create", "HDS_URL"}},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, stderr, err := runOnce(t, tt.args, nil, "")

@@ -17,14 +17,14 @@ export async function names(path) {
 }
 
 /**
- * containerPicker returns {col, clu, el, ready}: a select of project's
+ * containerPicker returns {col, clu, el, ready, choose}: a select of project's
  * collections (name: prefix + 'collection') and one of the chosen
  * collection's clusters (prefix + 'cluster'), disabled until a collection
  * is chosen. The first option of each has the value '' and the text
  * noCollection and noCluster ("All collections", "Whole collection"). el
  * is the two labelled selects and the place of a list's error; ready
  * resolves once the collections are listed (to false when they could not
- * be).
+ * be); choose(collection, cluster) picks both once they are listed.
  */
 export function containerPicker(project, { prefix = '', labels = ['Collection', 'Cluster'], noCollection = 'All collections',
   noCluster = 'All clusters' } = {}) {
@@ -45,16 +45,26 @@ export function containerPicker(project, { prefix = '', labels = ['Collection', 
     return true;
   });
   let asked = 0;
-  col.addEventListener('change', async () => {
+  // clusters lists the chosen collection's clusters; resolves to whether
+  // this is still the latest choice and its clusters are listed.
+  const clusters = async () => {
     const mine = ++asked;
     replace(clu, h('option', { value: '' }, noCluster));
     clu.disabled = true;
-    if (!col.value) return;
+    if (!col.value) return false;
     const opts = await fill(api.resourcePath({ project, collection: col.value }) + '/clusters', noCluster, 'clusters');
-    if (opts && mine === asked) {
-      replace(clu, opts);
-      clu.disabled = false;
-    }
-  });
-  return { col, clu, ready, el: [h('div.row2', h('label.field', h('span.label', labels[0]), col), h('label.field', h('span.label', labels[1]), clu)), err] };
+    if (!opts || mine !== asked) return false;
+    replace(clu, opts);
+    clu.disabled = false;
+    return true;
+  };
+  col.addEventListener('change', clusters);
+  // choose picks collection and cluster ('' none) once they are listed; a
+  // name the lists lack is left unpicked.
+  const choose = async (collection, cluster = '') => {
+    if (!await ready || ![...col.options].some(o => o.value === collection)) return;
+    col.value = collection;
+    if (await clusters() && [...clu.options].some(o => o.value === cluster)) clu.value = cluster;
+  };
+  return { col, clu, ready, choose, el: [h('div.row2', h('label.field', h('span.label', labels[0]), col), h('label.field', h('span.label', labels[1]), clu)), err] };
 }

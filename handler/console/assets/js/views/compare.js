@@ -13,18 +13,23 @@
 // row's tick as the person left it; a row that was not in the previous
 // comparison, or whose versions moved since, comes unticked and marked
 // new, so that nothing unreviewed is taken by default.
+//
+// Below, the project's snapshots (snapshots.js): take one, compare one
+// with a collection or cluster, roll back to it.
 
 import * as api from '../api.js';
 import { h, replace, toast, errorBox, errorText, dialog } from '../dom.js';
 import { show } from '../values.js';
 import { containerPicker } from '../pickers.js';
+import { snapshotsSection } from './snapshots.js';
 
-const labels = { added: 'Added', removed: 'Removed', changed: 'Changed', unchanged: 'Unchanged' };
+export const labels = { added: 'Added', removed: 'Removed', changed: 'Changed', unchanged: 'Unchanged' };
 
 // At most this many changes are listed in the review; the counts say the rest.
 const reviewRows = 200;
 
-function side(v) {
+/** side shows one side of a comparison's item: its type and value, or a dash. */
+export function side(v) {
   return v ? h('span', h('span.muted', v.type + ' '), show(v.type, v.value)) : h('span.muted', '—');
 }
 
@@ -181,5 +186,6 @@ export function compareView({ route, can }) {
       from.el, to.el,
       h('div.compare-go', h('label.check', unchanged, ' Show unchanged'),
         h('button.primary', { type: 'submit' }, 'Compare'))),
-    out);
+    out,
+    snapshotsSection({ route, can }));
 }
