@@ -17,7 +17,16 @@ import (
 // countingStore counts the store's reads that resolving may make.
 type countingStore struct {
 	store.Store
+	// Access and AuditLog are the wrapped store's: without an audit log,
+	// hds serves no reveal (docs/decisions.md).
+	store.Access
+	store.AuditLog
 	calls atomic.Int64
+}
+
+// newCountingStore wraps s, with its members and its audit log.
+func newCountingStore(s store.Store) *countingStore {
+	return &countingStore{Store: s, Access: s.(store.Access), AuditLog: s.(store.AuditLog)}
 }
 
 func (s *countingStore) FindCluster(ctx context.Context, p store.Path, records bool) (*store.Cluster, error) {
@@ -88,7 +97,7 @@ func BenchmarkResolveCluster(b *testing.B) {
 			}
 			var counter *countingStore
 			c := newServerWrapped(b, kind, func(s store.Store) store.Store {
-				counter = &countingStore{Store: s}
+				counter = newCountingStore(s)
 				return counter
 			})
 			refsBenchFixture(b, c)

@@ -58,7 +58,7 @@ func countingServer(t *testing.T, kind storeKind, q *store.Quotas, opts ...hds.O
 		if q != nil {
 			s.(store.QuotaSetter).SetQuotas(*q)
 		}
-		counter = &countingStore{Store: s}
+		counter = newCountingStore(s)
 		return counter
 	}, opts...)
 	return c, counter
