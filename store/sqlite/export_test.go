@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/hds-go/hds/internal/migrate"
 	"github.com/hds-go/hds/store"
 )
 
@@ -32,6 +33,9 @@ func (s *Store) MigrateFrom(ctx context.Context, fsys fs.FS) error {
 
 // Migrations are the embedded migrations.
 var Migrations = migrations
+
+// CheckSchema is checkSchema, for tests.
+func CheckSchema(ctx context.Context, q migrate.Querier) error { return checkSchema(ctx, q) }
 
 // QueryString reads one text value, for tests.
 func (s *Store) QueryString(ctx context.Context, query string, args ...any) (string, error) {

@@ -50,3 +50,22 @@ func (s *Store) migrateFrom(ctx context.Context, fsys fs.FS, last string) error 
 	}
 	return migrate.Run(ctx, d, fsys, last)
 }
+
+// checkSchema refuses the database q reads when a newer release migrated
+// it (a *migrate.TooNewError naming both versions) or when it has no hds
+// schema; a restore checks the file it is given so before it takes the
+// place of the store's.
+func checkSchema(ctx context.Context, q migrate.Querier) error {
+	current, err := migrate.Current(ctx, q)
+	if err != nil {
+		return err
+	}
+	newest, err := migrate.Newest(migrations)
+	if err != nil {
+		return err
+	}
+	if current > newest {
+		return &migrate.TooNewError{Engine: dialect.Engine, Current: current, Newest: newest}
+	}
+	return nil
+}

@@ -39,12 +39,17 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	current, err := migrate.Current(ctx, db)
 	require.NoError(t, err)
 	assert.Equal(t, newest, current, "a database this program migrated has its schema version")
+	assert.NoError(t, sqlite.CheckSchema(ctx, db), "a database of this program's schema passes the check")
 	future := newest + 90
 	_, err = db.Exec(`INSERT INTO hds_schema_migrations (name, applied_at) VALUES (?, 0)`, fmt.Sprintf("migrations/%04d_future.sql", future))
 	require.NoError(t, err)
 	current, err = migrate.Current(ctx, db)
 	require.NoError(t, err)
 	assert.Equal(t, future, current, "Current is the newest migration recorded")
+	var checked *migrate.TooNewError
+	if assert.True(t, errors.As(sqlite.CheckSchema(ctx, db), &checked), "the check refuses a newer schema") {
+		assert.Equal(t, migrate.TooNewError{Engine: "SQLite", Current: future, Newest: newest}, *checked)
+	}
 	var before int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM hds_schema_migrations`).Scan(&before))
 	require.NoError(t, db.Close())
@@ -81,6 +86,9 @@ func TestCurrentOfNoHDSDatabase(t *testing.T) {
 	require.NoError(t, err)
 	_, err = migrate.Current(context.Background(), db)
 	require.Error(t, err)
+	assert.Contains(t, err.Error(), "migrate: read hds_schema_migrations: ")
+	err = sqlite.CheckSchema(context.Background(), db)
+	require.Error(t, err, "the check refuses a database without hds's schema")
 	assert.Contains(t, err.Error(), "migrate: read hds_schema_migrations: ")
 }
 
