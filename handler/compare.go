@@ -361,6 +361,11 @@ func (rec records) handlePromote() queryHandler {
 			var revision int64
 			var err error
 			res, ops, revision, err = rec.planPromote(r, p, from, to, names, body.Delete)
+			if err == nil && from.Snapshot != "" && to.Cluster == "" {
+				var ensure []store.Op
+				ensure, err = rec.emptyClustersToCreate(r, p, from.Snapshot, to.Collection)
+				ops = append(ensure, ops...)
+			}
 			if err == nil && body.IfRevision != nil && *body.IfRevision != revision {
 				err = &store.RevisionError{Revision: revision}
 			}
@@ -512,4 +517,40 @@ func (rec records) copySealed(r *store.Record, id string) ([]byte, error) {
 		return nil, err
 	}
 	return rec.creds.seal(r.Type, id, plain)
+}
+
+// emptyClustersToCreate returns an ensure-cluster op for each empty
+// cluster the snapshot name holds that the collection lacks: a rollback
+// creates the clusters the snapshot holds and the target lacks
+// (docs/api.md#snapshots-and-rollback-v13), and those holding records
+// are created by the records' own ops. A promote that needs none of them
+// and changes no record changes nothing.
+func (rec records) emptyClustersToCreate(r *http.Request, p store.Path, name, collection string) ([]store.Op, error) {
+	sn, ok := rec.store.(store.Snapshots)
+	if !ok {
+		return nil, nil
+	}
+	var empty []string
+	err := sn.SnapshotRecords(r.Context(), p, name, func(cluster string, got *store.Record) error {
+		if got == nil {
+			empty = append(empty, cluster)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ops []store.Op
+	for _, cluster := range empty {
+		at := p
+		at.Collection, at.Cluster = collection, cluster
+		_, err := rec.store.FindCluster(r.Context(), at, false)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			ops = append(ops, store.Op{Kind: store.OpEnsureCluster, Collection: collection, Cluster: cluster})
+		case err != nil:
+			return nil, err
+		}
+	}
+	return ops, nil
 }
