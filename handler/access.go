@@ -15,6 +15,7 @@ import (
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/internal/envelope"
 	"github.com/hds-go/hds/internal/openapi"
+	"github.com/hds-go/hds/internal/reqinfo"
 	"github.com/hds-go/hds/store"
 )
 
@@ -36,8 +37,14 @@ type requirement struct {
 
 type requirementKey struct{}
 
-// withRequirement returns r with its route's requirement in the context.
-func withRequirement(r *http.Request, req *requirement) *http.Request {
+// withRequirement returns r with its route's requirement: recorded in
+// the request's reqinfo when it has one (ok), which costs no copy of the
+// request, and in a new context otherwise.
+func withRequirement(r *http.Request, info *reqinfo.Info, ok bool, req *requirement) *http.Request {
+	if ok {
+		info.Route = req
+		return r
+	}
 	return r.WithContext(context.WithValue(r.Context(), requirementKey{}, req))
 }
 
@@ -47,6 +54,11 @@ func withRequirement(r *http.Request, req *requirement) *http.Request {
 func requirementOf(r *http.Request) requirement {
 	if req, ok := r.Context().Value(requirementKey{}).(*requirement); ok {
 		return *req
+	}
+	if info, ok := reqinfo.Lookup(r.Context()); ok {
+		if req, ok := info.Route.(*requirement); ok {
+			return *req
+		}
 	}
 	return requirement{}
 }

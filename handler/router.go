@@ -75,9 +75,12 @@ func (rt *router) handle(pattern string, need store.Right, h http.Handler, op op
 		req.need = need
 	}
 	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqinfo.From(r.Context()).Pattern = pattern
+		info, ok := reqinfo.Lookup(r.Context())
+		if ok {
+			info.Pattern = pattern
+		}
 		if op.Access == openapi.Bearer {
-			r = withRequirement(r, req)
+			r = withRequirement(r, info, ok, req)
 		}
 		h.ServeHTTP(w, r)
 	}))

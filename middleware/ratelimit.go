@@ -121,9 +121,8 @@ func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) h
 				return
 			}
 			h := w.Header()
-			h.Set(HeaderLimit, strconv.FormatInt(c.Limit, 10))
-			h.Set(HeaderRemaining, strconv.FormatInt(c.Remaining, 10))
-			h.Set(HeaderReset, strconv.FormatInt(c.Reset, 10))
+			setRateHeaders(h, strconv.FormatInt(c.Limit, 10),
+				strconv.FormatInt(c.Remaining, 10), strconv.FormatInt(c.Reset, 10))
 			if c.Reached {
 				h.Set(HeaderRetryAfter, retryAfter(c.Reset, l.now()))
 				envelope.Error(w, r, ErrRateLimited)

@@ -20,11 +20,11 @@ const RequestIDHeader = "X-Request-ID"
 func RequestID() func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id := r.Header.Get(RequestIDHeader)
+			id := firstHeader(r.Header, canonicalRequestID)
 			if !validRequestID(id) {
 				id = newRequestID()
 			}
-			w.Header().Set(RequestIDHeader, id)
+			w.Header()[canonicalRequestID] = []string{id}
 			info := &reqinfo.Info{RequestID: id}
 			next.ServeHTTP(w, r.WithContext(reqinfo.NewContext(r.Context(), info)))
 		})

@@ -17,6 +17,11 @@ type Info struct {
 	// ("timeout", "unavailable" or "other", internal/observe), empty when
 	// none: the observer is told of it when the request ends.
 	StoreError string
+	// Route is what the router records for the handler of the route that
+	// matched (the handler package's access requirement), nil when none:
+	// kept here, in the Info the request already carries, it costs no
+	// copy of the request.
+	Route any
 }
 
 type ctxKey struct{}
@@ -24,6 +29,12 @@ type ctxKey struct{}
 // NewContext returns ctx carrying info.
 func NewContext(ctx context.Context, info *Info) context.Context {
 	return context.WithValue(ctx, ctxKey{}, info)
+}
+
+// Lookup returns the Info in ctx and whether there is one.
+func Lookup(ctx context.Context) (*Info, bool) {
+	info, ok := ctx.Value(ctxKey{}).(*Info)
+	return info, ok
 }
 
 // From returns the Info in ctx, or a throwaway one when there is none, so
