@@ -33,20 +33,24 @@ func proxiedStore(t *testing.T) (*pgtest.Proxy, *postgres.Store, store.Path, str
 	s, err := postgres.Open(t.Context(), proxied, 2, postgres.WithTimeout(300*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
-	ctx := t.Context()
-	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
-	proj, err := s.CreateProject(ctx, p)
-	require.NoError(t, err)
-	_, err = s.CreateCollection(ctx, p)
-	require.NoError(t, err)
-	_, err = s.CreateCluster(ctx, p)
-	require.NoError(t, err)
-	_, err = s.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
-	require.NoError(t, err)
 	direct, err := sqlx.Open("postgres", url)
 	require.NoError(t, err)
 	t.Cleanup(func() { direct.Close() })
-	return proxy, s, p, proj.ID, postgres.New(direct)
+	// The data is made through the direct store, whose deadline is the
+	// default: the proxied store's 300 ms is for the faults, and a loaded
+	// machine may take longer to create a project.
+	d := postgres.New(direct)
+	ctx := t.Context()
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "proj", Collection: "coll", Cluster: "clus", Record: "rec"}
+	proj, err := d.CreateProject(ctx, p)
+	require.NoError(t, err)
+	_, err = d.CreateCollection(ctx, p)
+	require.NoError(t, err)
+	_, err = d.CreateCluster(ctx, p)
+	require.NoError(t, err)
+	_, err = d.CreateRecord(ctx, p, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	require.NoError(t, err)
+	return proxy, s, p, proj.ID, d
 }
 
 // storeCalls are calls of every kind (ping, read, list, single write,
