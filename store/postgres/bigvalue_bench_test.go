@@ -22,7 +22,7 @@ func BenchmarkBigValueWrite(b *testing.B) {
 	ctx := context.Background()
 	s := postgres.New(pgtest.New(b))
 	s.SetQuotas(store.NoQuotas)
-	p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "bench"}, Project: "p", Collection: "c", Cluster: "k"}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		b.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestMigrationRunnerUpgrade(t *testing.T) {
 	ctx := t.Context()
 	db := pgtest.New(t)
 	s := postgres.New(db)
-	_, err := s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err := s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.NoError(t, err)
 
 	broken := withMigration(t, "migrations/9998_broken.sql",

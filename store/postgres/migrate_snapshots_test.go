@@ -20,7 +20,7 @@ func TestMigrateSnapshots(t *testing.T) {
 	ctx := t.Context()
 	migrateBefore(t, db, "0014")
 	s := postgres.New(db)
-	p := store.Path{Caller: store.Caller{UserID: "alice", Name: "alice"}, Project: "web"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice", Name: "alice"}, Project: "web"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err, "the old schema takes writes")
 	_, err = s.Apply(ctx, p, store.Batch{CreateParents: true, Ops: []store.Op{
@@ -34,7 +34,7 @@ func TestMigrateSnapshots(t *testing.T) {
 	require.NoError(t, db.Get(&bytesBefore, `SELECT bytes FROM hds_projects WHERE name = 'web'`))
 
 	require.NoError(t, s.MigrateTo(ctx, ""), "the upgrade")
-	got, err := s.CreateSnapshot(ctx, store.Path{Caller: p.Caller, Project: "web", Collection: "prod"}, "v1", "")
+	got, err := s.CreateSnapshot(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "web", Collection: "prod"}, "v1", "")
 	require.NoError(t, err, "CreateSnapshot after the upgrade")
 	assert.Equal(t, before.Revision, got.Revision)
 	assert.Equal(t, 2, got.Records)

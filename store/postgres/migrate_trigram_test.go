@@ -52,7 +52,7 @@ func TestMigrateTrigramLongTexts(t *testing.T) {
 	require.NoError(t, db.Get(&longIndexed, `SELECT count(*) FROM pg_indexes WHERE indexname = 'hds_records_long_text'`))
 	assert.Equal(t, 1, longIndexed, "the long texts' index")
 
-	p := store.Path{Caller: store.Caller{UserID: "owner-1"}, Project: "web", Collection: "prod", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "owner-1"}, Project: "web", Collection: "prod", Cluster: "k"}
 	rp := p
 	rp.Record = "later"
 	_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.String, Value: json.RawMessage(strconv.Quote(strings.Repeat("y", 6000) + "NEEDLE"))}, store.Write{})

@@ -67,7 +67,7 @@ func dirNames(t testing.TB, dir string) []string {
 }
 
 func backupPath() store.Path {
-	return store.Path{Caller: store.Caller{UserID: "alice"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
+	return store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice"}, Project: "p", Collection: "c", Cluster: "k", Record: "r"}
 }
 
 // TestBackup: a backup holds the data as of its call, is 0600, never
@@ -319,7 +319,7 @@ func BenchmarkBackup100k(b *testing.B) {
 	s := open(b, sqlite.WithTimeout(10*time.Minute))
 	s.SetQuotas(store.NoQuotas)
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "bench"}, Project: "p"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "bench"}, Project: "p"}
 	if _, err := s.CreateProject(ctx, p); err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestBulkCreatesFailAtTheFirstFailingOp(t *testing.T) {
 	s := open(t)
 	s.SetQuotas(store.NoQuotas)
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	existing := make([]*store.Record, 10)
@@ -86,7 +86,7 @@ func TestBulkCreatesFailAtTheFirstFailingOp(t *testing.T) {
 			k, err := s.FindCluster(ctx, p, false)
 			require.NoError(t, err)
 			assert.Equal(t, 10, k.RecordCount, "nothing written")
-			_, err = s.FindCluster(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "new"}, false)
+			_, err = s.FindCluster(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c", Cluster: "new"}, false)
 			assert.ErrorIs(t, err, store.ErrNotFound, "nothing written")
 			entries, _, err := s.FindAuditEntries(ctx, p, store.AuditQuery{Limit: 1})
 			require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestBulkCreatesKeepTheOrderOfOps(t *testing.T) {
 	s := open(t)
 	s.SetQuotas(store.NoQuotas)
 	ctx := context.Background()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
 	require.NoError(t, err)
 	var ops []store.Op
@@ -118,7 +118,7 @@ func TestBulkCreatesKeepTheOrderOfOps(t *testing.T) {
 	assert.True(t, res[0].Created)
 	assert.Equal(t, "n0", res[0].Record.Name)
 	assert.Equal(t, int64(2), res[300].Record.Version, "the update saw the record the batch created")
-	r, err := s.FindRecord(ctx, store.Path{Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "n299"})
+	r, err := s.FindRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p", Collection: "c", Cluster: "k", Record: "n299"})
 	require.NoError(t, err)
 	assert.JSONEq(t, "-1", string(r.Value))
 	entries, total, err := s.FindAuditEntries(ctx, p, store.AuditQuery{Limit: 4})

@@ -35,7 +35,7 @@ func TestMigrateIndexPrefix(t *testing.T) {
 	exec(`INSERT INTO hds_clusters (id, collection_id, name, name_lower, created_at, updated_at, records) VALUES ('k1', 'c1', 'k', 'k', 1, 1, ?)`,
 		len(cases))
 	mem := memory.New()
-	p := store.Path{Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err = mem.CreateProject(ctx, p)
 	require.NoError(t, err)
 	ops := []store.Op{{Kind: store.OpEnsureCluster, Collection: "c", Cluster: "k"}}

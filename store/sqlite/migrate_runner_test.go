@@ -26,7 +26,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hds.db")
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
-	_, err = s.CreateProject(ctx, store.Path{Caller: store.Caller{UserID: "u"}, Project: "p"})
+	_, err = s.CreateProject(ctx, store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p"})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 

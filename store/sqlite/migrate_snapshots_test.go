@@ -20,7 +20,7 @@ func TestMigrateSnapshots(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "hds.db")
 	old, err := sqlite.Open(ctx, file, sqlite.WithMigrationsTo("migrations/0005_webhook_bounds.sql"))
 	require.NoError(t, err)
-	p := store.Path{Caller: store.Caller{UserID: "alice", Name: "alice"}, Project: "web"}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "alice", Name: "alice"}, Project: "web"}
 	_, err = old.CreateProject(ctx, p)
 	require.NoError(t, err, "the old schema takes writes")
 	_, err = old.Apply(ctx, p, store.Batch{CreateParents: true, Ops: []store.Op{
@@ -28,7 +28,7 @@ func TestMigrateSnapshots(t *testing.T) {
 		{Kind: store.OpCreate, Collection: "prod", Cluster: "empty", Record: "x", New: &store.Record{Type: store.Null, Value: json.RawMessage(`null`)}},
 	}})
 	require.NoError(t, err)
-	require.NoError(t, old.DeleteRecord(ctx, store.Path{Caller: p.Caller, Project: "web", Collection: "prod", Cluster: "empty", Record: "x"}, store.Write{}))
+	require.NoError(t, old.DeleteRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "web", Collection: "prod", Cluster: "empty", Record: "x"}, store.Write{}))
 	before, err := old.FindProject(ctx, p)
 	require.NoError(t, err)
 	_, err = old.QueryString(ctx, `SELECT name FROM hds_snapshots`)
@@ -38,7 +38,7 @@ func TestMigrateSnapshots(t *testing.T) {
 	s, err := sqlite.Open(ctx, file)
 	require.NoError(t, err, "Open upgrades the file")
 	t.Cleanup(func() { s.Close() })
-	got, err := s.CreateSnapshot(ctx, store.Path{Caller: p.Caller, Project: "web", Collection: "prod"}, "v1", "")
+	got, err := s.CreateSnapshot(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "web", Collection: "prod"}, "v1", "")
 	require.NoError(t, err, "CreateSnapshot after the upgrade")
 	assert.Equal(t, before.Revision, got.Revision)
 	assert.Equal(t, 1, got.Records)

@@ -49,7 +49,7 @@ func RunSnapshots(t *testing.T, newStore func(t *testing.T) SnapshotStore) {
 // cluster web (one record).
 func snapFixture(t *testing.T, s store.Store) store.Path {
 	t.Helper()
-	p := store.Path{Caller: store.Caller{UserID: owner, Name: owner}, Project: projName}
+	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: owner, Name: owner}, Project: projName}
 	mustProject(t, s, owner, projName)
 	at := func(c, k, r string) store.Path {
 		q := p
@@ -102,7 +102,7 @@ func newestEntry(t *testing.T, s store.AuditLog, p store.Path) *store.AuditEntry
 func testSnapshotCopy(t *testing.T, s SnapshotStore) {
 	ctx := t.Context()
 	p := snapFixture(t, s)
-	_, err := s.UpdateRecord(ctx, store.Path{Caller: p.Caller, Project: projName, Collection: "app", Cluster: "web", Record: "port"},
+	_, err := s.UpdateRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "app", Cluster: "web", Record: "port"},
 		store.Write{}, func(r *store.Record) error { r.Value = json.RawMessage(`81`); return nil })
 	require.NoError(t, err)
 	before, err := s.FindProject(ctx, p)
@@ -145,7 +145,7 @@ func testSnapshotCopy(t *testing.T, s SnapshotStore) {
 
 	// Immutable: changes, renames and deletes of what it was taken of
 	// leave it as it is.
-	_, err = s.UpdateRecord(ctx, store.Path{Caller: p.Caller, Project: projName, Collection: "app", Cluster: "web", Record: "host"},
+	_, err = s.UpdateRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "app", Cluster: "web", Record: "host"},
 		store.Write{}, func(r *store.Record) error { r.Value = json.RawMessage(`"b.example"`); return nil })
 	require.NoError(t, err)
 	_, err = s.RenameCluster(ctx, in(p, "app", "web"), "www")
@@ -185,7 +185,7 @@ func testSnapshotErrors(t *testing.T, s SnapshotStore) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	assert.ErrorIs(t, s.SnapshotRecords(ctx, p, "x", func(string, *store.Record) error { return nil }), store.ErrNotFound)
 	assert.ErrorIs(t, s.DeleteSnapshot(ctx, p, "x"), store.ErrNotFound)
-	_, err = s.CreateSnapshot(ctx, store.Path{Caller: p.Caller, Project: "nope", Collection: "app"}, "x", "")
+	_, err = s.CreateSnapshot(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: "nope", Collection: "app"}, "x", "")
 	assert.ErrorIs(t, err, store.ErrNotFound, "a missing project")
 	n, _, err := s.FindSnapshots(ctx, p, store.SnapshotQuery{})
 	require.NoError(t, err)
@@ -261,7 +261,7 @@ func testSnapshotQuotas(t *testing.T, s SnapshotStore) {
 
 	// The values of a snapshot count toward the project's bytes.
 	s.SetQuotas(store.Quotas{MaxSnapshotsPerProject: store.Unlimited, MaxBytesPerProject: 400})
-	big := store.Path{Caller: p.Caller, Project: projName, Collection: "other", Cluster: "web", Record: "big"}
+	big := store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "other", Cluster: "web", Record: "big"}
 	mustRecord(t, s, big, store.String, `"`+string(make100('x'))+`"`)
 	taken := 0
 	for i := range 10 {
@@ -298,8 +298,8 @@ func testSnapshotCompare(t *testing.T, s SnapshotStore) {
 	require.NoError(t, err)
 	_, err = s.CreateSnapshot(ctx, in(p, "app", "web"), "w1", "")
 	require.NoError(t, err)
-	require.NoError(t, s.DeleteRecord(ctx, store.Path{Caller: p.Caller, Project: projName, Collection: "app", Cluster: "web", Record: "host"}, store.Write{}))
-	mustRecord(t, s, store.Path{Caller: p.Caller, Project: projName, Collection: "app", Cluster: "empty", Record: "new"}, store.Boolean, `true`)
+	require.NoError(t, s.DeleteRecord(ctx, store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "app", Cluster: "web", Record: "host"}, store.Write{}))
+	mustRecord(t, s, store.Path{Need: store.RightRead, Caller: p.Caller, Project: projName, Collection: "app", Cluster: "empty", Record: "new"}, store.Boolean, `true`)
 	cur, err := s.FindProject(ctx, p)
 	require.NoError(t, err)
 	run := func(from, to store.Side) ([]string, int64, error) {
