@@ -66,11 +66,11 @@ func standaloneKeys(ctx context.Context, cfg *config, st store.Store) (used bool
 		cfg.security.JWTSecret, used = kf.JWTSecret, true
 	}
 	if kf.CredentialKey == "" && len(cfg.credentialKeys) == 0 {
-		sealed, err := st.FindCredentialRecords(ctx, "", 1)
+		sealed, err := holdsSealedValues(ctx, st)
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", cfg.sqlitePath, err)
 		}
-		if len(sealed) > 0 {
+		if sealed {
 			return false, fmt.Errorf("%s: no credential_key is configured or kept in %s, but the database holds CREDENTIAL values sealed with one: "+
 				"restore %s from the backup made with the database, or configure security.credential_key "+
 				"(a new key lets the server start; the values sealed with the lost one cannot be read)", cfg.sqlitePath, path, path)
@@ -144,4 +144,35 @@ func writeKeys(path string, kf keysFile) error {
 		d.Close()
 	}
 	return nil
+}
+
+// errFound stops a walk at the first value found.
+var errFound = errors.New("found")
+
+// holdsSealedValues reports whether st holds a value sealed with a
+// credential key: a CREDENTIAL record's (current or in its history), a
+// value a snapshot keeps, or a webhook's secret. A server never makes a
+// new key over any of them (docs/api.md#backups-v13).
+func holdsSealedValues(ctx context.Context, st store.Store) (bool, error) {
+	records, err := st.FindCredentialRecords(ctx, "", 1)
+	if err != nil || len(records) > 0 {
+		return len(records) > 0, err
+	}
+	if snaps, ok := st.(store.Snapshots); ok {
+		_, err = snaps.ResealSnapshots(ctx, func(string, store.DataType, json.RawMessage) (json.RawMessage, bool, error) {
+			return nil, false, errFound
+		})
+	}
+	if hooks, ok := st.(store.Webhooks); ok && err == nil {
+		_, err = hooks.ResealWebhooks(ctx, func(w *store.Webhook) ([]byte, bool, error) {
+			if w.SecretSealed {
+				return nil, false, errFound
+			}
+			return nil, false, nil
+		})
+	}
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
 }

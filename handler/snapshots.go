@@ -135,12 +135,20 @@ func (h snapshots) handleCreate() queryHandler {
 		case err != nil:
 		case !present:
 			err = envelope.BadRequest(`the body must be {"name", "collection"}, with "cluster" and "description" optional`)
-		case body.Name == nil || *body.Name == "":
+		case body.Name == nil:
 			err = envelope.BadRequest("name is required")
-		case body.Collection == nil || *body.Collection == "":
+		case body.Collection == nil:
 			err = envelope.BadRequest("collection is required")
 		default:
+			// An empty name is one the name rules refuse (400
+			// VALIDATION_ERROR), as for every other name.
 			err = store.ValidateSnapshotName(*body.Name)
+			if err == nil {
+				err = store.ValidateName(*body.Collection)
+			}
+			if err == nil && body.Cluster != nil {
+				err = store.ValidateName(*body.Cluster)
+			}
 		}
 		if err != nil {
 			reject(w, r, h.rec.store, err)

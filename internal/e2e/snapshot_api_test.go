@@ -200,7 +200,15 @@ func TestSnapshotAPIErrors(t *testing.T) {
 			wantError(t, tc.name, status, env, http.StatusBadRequest, "INVALID_REQUEST", "Invalid request")
 			assert.Equal(t, tc.details, env.details(), tc.name)
 		}
-		status, _, env := c.do("POST", snaps, `{"name":"auto-7","collection":"prod"}`, alice)
+		// Empty names break the name rules, as every name's do.
+		for _, body := range []string{`{"name":"","collection":"prod"}`, `{"name":"x","collection":""}`, `{"name":"x","collection":"prod","cluster":""}`} {
+			status, _, env := c.do("POST", snaps, body, alice)
+			wantError(t, body, status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
+		}
+		// What is taken must exist before its name is checked, on every store.
+		status, _, env := c.do("POST", snaps, `{"name":"v1","collection":"gone"}`, alice)
+		wantError(t, "taken name, missing collection", status, env, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Resource not found")
+		status, _, env = c.do("POST", snaps, `{"name":"auto-7","collection":"prod"}`, alice)
 		wantError(t, "auto- prefix", status, env, http.StatusBadRequest, "VALIDATION_ERROR", "Validation failed")
 		assert.Equal(t, `snapshot names starting with "auto-" are kept for automatic snapshots`, env.details())
 		status, _, env = c.do("POST", snaps, `{"name":"v1","collection":"staging"}`, alice)

@@ -186,7 +186,13 @@ func (s *Store) CreateSnapshot(ctx context.Context, p store.Path, name, descript
 		if err := q.lockProjectNamed(ctx, p.Project); err != nil {
 			return err
 		}
-		r, err := q.resolve(ctx, p, levelProject)
+		// What is taken must exist (404) before its name is checked
+		// (409), as on the other stores.
+		level := levelCollection
+		if p.Cluster != "" {
+			level = levelCluster
+		}
+		r, err := q.resolve(ctx, p, level)
 		if err != nil {
 			return err
 		}
