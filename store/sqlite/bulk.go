@@ -149,6 +149,7 @@ func (bc *bulkCreates) flush() error {
 	if err != nil {
 		return err
 	}
+	bc.t.advance()
 	if first < 0 {
 		return bc.write(held)
 	}
@@ -282,6 +283,7 @@ func (bc *bulkCreates) write(held []heldCreate) error {
 		}
 		_, err := t.exec(`INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower,
 			vkey, rkey, bytes, created_at, updated_at, updated_by, seq) VALUES `+repeatRow(recordRow, to-from), args...)
+		t.advance() // a statement done is progress (writeFor's deadline)
 		return err
 	})
 	if err != nil {
@@ -323,6 +325,7 @@ func (bc *bulkCreates) audit(held []heldCreate) error {
 		}
 		_, err := t.exec(`INSERT INTO hds_audit (project_id, revision, at, action, actor, actor_name, project,
 			collection, cluster, record, record_id, version, target, request_id) VALUES `+repeatRow(auditRow, to-from), args...)
+		t.advance() // a statement done is progress (writeFor's deadline)
 		return err
 	})
 	if err != nil {
