@@ -55,8 +55,14 @@ func (t *tx) side(side store.Side, id, label string) iter.Seq2[store.SideRecord,
 	if side.Cluster != "" {
 		query = `SELECT '', ` + recordCols + ` FROM hds_records r WHERE r.cluster_id = ? ORDER BY r.name -- side ` + label
 	}
+	return t.sideRows(query, id)
+}
+
+// sideRows streams the records query selects, each prefixed by its
+// cluster's name, as one side of a comparison.
+func (t *tx) sideRows(query string, args ...any) iter.Seq2[store.SideRecord, error] {
 	return func(yield func(store.SideRecord, error) bool) {
-		rows, err := t.rows(query, id)
+		rows, err := t.rows(query, args...)
 		if err != nil {
 			yield(store.SideRecord{}, err)
 			return

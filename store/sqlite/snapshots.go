@@ -359,29 +359,8 @@ func (s *Store) CompareSnapshot(ctx context.Context, p store.Path, from, to stor
 // snapshotSide streams the records of a snapshot in cluster and name
 // order.
 func (t *tx) snapshotSide(id string) iter.Seq2[store.SideRecord, error] {
-	return func(yield func(store.SideRecord, error) bool) {
-		rows, err := t.rows(`SELECT r.cluster, `+snapshotRecordCols+` FROM hds_snapshot_records r
-			WHERE r.snapshot_id = ? ORDER BY r.cluster, r.name`, id)
-		if err != nil {
-			yield(store.SideRecord{}, err)
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var cluster string
-			r, err := scanRecord(prefixed{rows, &cluster})
-			if err != nil {
-				yield(store.SideRecord{}, err)
-				return
-			}
-			if !yield(store.SideRecord{Cluster: cluster, Record: r}, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(store.SideRecord{}, err)
-		}
-	}
+	return t.sideRows(`SELECT r.cluster, `+snapshotRecordCols+` FROM hds_snapshot_records r
+		WHERE r.snapshot_id = ? ORDER BY r.cluster, r.name`, id)
 }
 
 // resealBatch is how many snapshot values ResealSnapshots reads at a time.
