@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # pinned.sh measures the example server as a user runs it (in-memory
-# store, logging to a file) against the bare handler, each in its own
-# process pinned to CPU 0, with the load tool pinned to CPU 1, in
+# store, logging to a file, /metrics on: section 28's observer
+# installed) against the bare handler, each in its own process pinned to CPU 0, with the load tool pinned to CPU 1, in
 # interleaved rounds (median of the per-round ratios).
 #
 #   bash example/loadtest/pinned.sh [ROUNDS [OPS [LOGFILE]]]
 #   bash example/loadtest/pinned.sh 8 get,list100 /tmp/hds.log
 #
+# HDS_PINNED_DATABASE_URL picks another store (sqlite:$dir/hds.db, say).
 # Needs taskset (util-linux) and two CPUs. Run from the module root.
 set -euo pipefail
 rounds=${1:-8}
@@ -22,11 +23,13 @@ go build -o "$dir/loadtest" ./example/loadtest
 cat > "$dir/hds.json" <<JSON
 {
   "addr": "$addr",
+  "database_url": "${HDS_PINNED_DATABASE_URL:-memory:}",
   "security": {"jwt_secret": "$secret"},
   "rate_limit": {"per_hour": 1000000000000, "per_minute": 1000000000000},
   "users": [{"username": "load", "password": "load-password"}],
   "limits": {"max_records_per_cluster": 0},
-  "console": {"enabled": false}
+  "console": {"enabled": false},
+  "metrics": {"addr": "127.0.0.1:18082"}
 }
 JSON
 
