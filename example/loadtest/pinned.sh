@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pinned.sh measures the example server as a user runs it (in-memory
 # store, logging to a file, /metrics on: section 28's observer
-# installed) against the bare handler, each in its own process pinned to CPU 0, with the load tool pinned to CPU 1, in
-# interleaved rounds (median of the per-round ratios).
+# installed) against the bare handler, each in its own process pinned
+# to CPU 0, with the load tool pinned to CPU 1, in interleaved rounds
+# (median of the per-round ratios).
 #
 #   bash example/loadtest/pinned.sh [ROUNDS [OPS [LOGFILE]]]
 #   bash example/loadtest/pinned.sh 8 get,list100 /tmp/hds.log
