@@ -82,16 +82,26 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	var phase atomic.Pointer[string]
 	idle := "idle"
 	phase.Store(&idle)
+	// With a profile, every goroutine a server starts (its connections',
+	// its background writers) has the label server=NAME, and its
+	// handlers the labels server and op.
 	wrap := func(_ string, h http.Handler) http.Handler { return h }
+	under := func(_ string, f func()) { f() }
 	if *cpuprofile != "" {
 		wrap = func(server string, h http.Handler) http.Handler { return labelled(server, &phase, h) }
+		under = func(server string, f func()) {
+			pprof.Do(context.Background(), pprof.Labels("server", server), func(context.Context) { f() })
+		}
 	}
 	r := ready{Pbbench: "ready", GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	var app core.App
 	var hlog *bufferedFile
 	var logDescs []string
 	if *only == "" || *only == "pocketbase" {
-		t, a, err := startPocketBase(filepath.Join(*data, "pb_data"), *logs, wrap)
+		var t targetInfo
+		var a core.App
+		var err error
+		under("pocketbase", func() { t, a, err = startPocketBase(filepath.Join(*data, "pb_data"), *logs, wrap) })
 		if err != nil {
 			return fmt.Errorf("pocketbase: %w", err)
 		}
@@ -104,7 +114,10 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	if *only == "" || *only == "hds" {
 		logPath := filepath.Join(*data, "hds.log")
-		t, l, err := startHDS(filepath.Join(*data, "hds.db"), logPath, *logs, wrap)
+		var t targetInfo
+		var l *bufferedFile
+		var err error
+		under("hds", func() { t, l, err = startHDS(filepath.Join(*data, "hds.db"), logPath, *logs, wrap) })
 		if err != nil {
 			return fmt.Errorf("hds: %w", err)
 		}
@@ -173,8 +186,8 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 // labelled runs h with the pprof labels server and op (the phase the
 // driver last announced), so that one profile of both servers can be cut
 // by server and operation (go tool pprof -tagfocus). Goroutines a request
-// starts inherit them; those running apart (hds's group commit writer,
-// PocketBase's log writer) have none.
+// starts inherit them; the connections' reading and writing outside the
+// handler, and the servers' background goroutines, have server alone.
 func labelled(server string, phase *atomic.Pointer[string], h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pprof.Do(r.Context(), pprof.Labels("server", server, "op", *phase.Load()), func(context.Context) { h.ServeHTTP(w, r) })
