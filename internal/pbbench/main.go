@@ -194,7 +194,15 @@ func run(args []string, out io.Writer) error {
 		return fmt.Errorf("servers: %w", err)
 	}
 	if *logs {
-		fmt.Fprintf(out, "request logs written: hds %d lines, pocketbase %d rows\n", d.HDSLogLines, d.PBLogRows)
+		var written []string
+		for _, t := range targets {
+			if t.Name == "hds" {
+				written = append(written, fmt.Sprintf("hds %d lines", d.HDSLogLines))
+			} else {
+				written = append(written, fmt.Sprintf("pocketbase %d rows", d.PBLogRows))
+			}
+		}
+		fmt.Fprintf(out, "request logs written: %s\n", strings.Join(written, ", "))
 	}
 	if d.Profile != "" {
 		fmt.Fprintf(out, "CPU profile written: %s\n", d.Profile)
