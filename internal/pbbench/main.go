@@ -78,6 +78,7 @@ func run(args []string, out io.Writer) error {
 	logs := fs.Bool("logs", true, "request logs on: PocketBase's defaults, hds's JSON lines to a file")
 	opsFlag := fs.String("ops", "", "comma-separated ops to run (default all): "+opNames())
 	only := fs.String("only", "", "run one server only: pocketbase or hds")
+	hdsNormal := fs.Bool("hds-normal", false, "hds's SQLite with synchronous=NORMAL, PocketBase's setting (default FULL, hds's: durable when answered)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the servers' process, over the measurements, to this file (pprof labels server and op)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -104,7 +105,7 @@ func run(args []string, out io.Writer) error {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
-	serveArgs := []string{"-data", *dir, "-logs=" + fmt.Sprint(*logs), "-only", *only}
+	serveArgs := []string{"-data", *dir, "-logs=" + fmt.Sprint(*logs), "-only", *only, "-hds-normal=" + fmt.Sprint(*hdsNormal)}
 	if *cpuprofile != "" {
 		serveArgs = append(serveArgs, "-cpuprofile", *cpuprofile)
 	}
@@ -136,6 +137,11 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "GOMAXPROCS servers %d, driver %d; %d rounds of %s; p50/p99 per request; cpu: of one CPU, servers' process and driver\n",
 		ch.ready.GOMAXPROCS, runtime.GOMAXPROCS(0), *rounds, *duration)
 	fmt.Fprintf(out, "request logs: %s\n", ch.ready.Logs)
+	durability := "hds synchronous=FULL (durable when answered), pocketbase synchronous=NORMAL (WAL; its default)"
+	if *hdsNormal {
+		durability = "hds and pocketbase synchronous=NORMAL (-hds-normal; WAL)"
+	}
+	fmt.Fprintf(out, "SQLite: %s\n", durability)
 	if *cpuprofile != "" {
 		fmt.Fprintf(out, "CPU profile of the servers' process from the first round to the end: %s (labels server=pocketbase|hds, op=<op>: go tool pprof -tagfocus server=hds)\n", *cpuprofile)
 	}

@@ -73,6 +73,7 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	logs := fs.Bool("logs", true, "request logs on")
 	only := fs.String("only", "", "start only this server: pocketbase or hds")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile, from \"start\" to the end, to this file")
+	normal := fs.Bool("hds-normal", false, "hds's SQLite with synchronous=NORMAL, as PocketBase's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,7 +118,11 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 		var t targetInfo
 		var l *bufferedFile
 		var err error
-		under("hds", func() { t, l, err = startHDS(filepath.Join(*data, "hds.db"), logPath, *logs, wrap) })
+		var opts []sqlite.Option
+		if *normal {
+			opts = append(opts, sqlite.WithSynchronousNormal())
+		}
+		under("hds", func() { t, l, err = startHDS(filepath.Join(*data, "hds.db"), logPath, *logs, wrap, opts...) })
 		if err != nil {
 			return fmt.Errorf("hds: %w", err)
 		}
@@ -269,11 +274,11 @@ func startPocketBase(dataDir string, logs bool, wrap func(string, http.Handler) 
 
 // --- hds ---
 
-// startHDS serves hds on an SQLite database at path, with one user. With
-// logs, hds logs a JSON line per request to logPath through a
-// bufferedFile (returned; nil without logs).
-func startHDS(path, logPath string, logs bool, wrap func(string, http.Handler) http.Handler) (targetInfo, *bufferedFile, error) {
-	s, err := sqlite.Open(context.Background(), path)
+// startHDS serves hds on an SQLite database at path, opened with opts,
+// with one user. With logs, hds logs a JSON line per request to logPath
+// through a bufferedFile (returned; nil without logs).
+func startHDS(path, logPath string, logs bool, wrap func(string, http.Handler) http.Handler, opts ...sqlite.Option) (targetInfo, *bufferedFile, error) {
+	s, err := sqlite.Open(context.Background(), path, opts...)
 	if err != nil {
 		return targetInfo{}, nil, err
 	}
