@@ -636,7 +636,7 @@ func (s *Store) FindCluster(ctx context.Context, p store.Path, records bool) (*s
 		out = &k.Cluster
 		if records {
 			out.Records = []*store.Record{}
-			return t.eachRecord(`SELECT `+recordCols+` FROM hds_records r WHERE r.cluster_id = ? ORDER BY r.name`,
+			return t.eachPacked(`SELECT `+packedRecord+` FROM hds_records r WHERE r.cluster_id = ? ORDER BY r.name`,
 				[]any{k.ID}, func(r *store.Record) error {
 					out.Records = append(out.Records, r)
 					return nil
