@@ -12,7 +12,10 @@
 // that commits the writes waiting in groups (writer.go), in BEGIN
 // IMMEDIATE transactions, so that writers queue in the process instead of
 // retrying on SQLITE_BUSY; reads use a pool of read-only connections
-// (ReadConns), taken in arrival order, and run beside the writer (WAL).
+// (ReadConns), taken in arrival order, and run beside the writer (WAL):
+// a read of several statements is one read transaction, a read of one
+// statement (a record's GET: the path and the record resolved together,
+// resolve.go) runs alone.
 // Another process writing the same file (an administrative command)
 // waits up to the busy timeout.
 //
