@@ -78,7 +78,7 @@ var ErrSessionInvalid = errors.New("session not live")
 // the path, and call Pass when it is. A method may also leave the check
 // undone (hds then makes it on its own before anything is answered), but
 // never change anything for a caller whose check failed or is due.
-// The PostgreSQL store implements it.
+// The PostgreSQL and SQLite stores implement it.
 type SessionChecker interface {
 	Store
 	// ChecksSessions reports whether the store checks Caller.Session

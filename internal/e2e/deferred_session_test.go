@@ -2,8 +2,8 @@ package e2e_test
 
 // The read routes GET R and GET K/records leave the session check to the
 // statement that resolves the path when the store can make it
-// (store.SessionChecker: the PostgreSQL store serving as its own user
-// directory). These tests hold them to what authentication answered
+// (store.SessionChecker: the PostgreSQL or SQLite store serving as its
+// own user directory). These tests hold them to what authentication answered
 // before (docs/api.md#authentication and
 // docs/api.md#sharing-and-api-tokens), on every store, and count the
 // round trips the PostgreSQL store makes for them.

@@ -337,7 +337,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			if cut {
 				order, args = cutOrder(q.ListQuery, col, exact)
 			}
-			return t.eachRecord(`SELECT `+recordCols+from+l.whereClause()+order, append(l.args[:len(l.args):len(l.args)], args...),
+			return t.eachPacked(`SELECT `+packedRecord+from+l.whereClause()+order, append(l.args[:len(l.args):len(l.args)], args...),
 				func(r *store.Record) error {
 					items = append(items, r)
 					return nil

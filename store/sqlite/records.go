@@ -63,26 +63,19 @@ func (t *tx) recordIn(k *clus, name string) (*store.Record, error) {
 	return r, err
 }
 
-// record resolves p's record.
+// record resolves p's record, in one statement with the path above it.
 func (t *tx) record(p store.Path) (*clus, *store.Record, error) {
-	k, err := t.cluster(p)
+	r, err := t.resolve(p, toRecord)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := t.recordIn(k, p.Record)
-	if err != nil {
-		return nil, nil, err
-	}
-	if r == nil {
-		return nil, nil, &store.NotFoundError{Kind: "record", Name: p.Record}
-	}
-	return k, r, nil
+	return r.k, r.r, nil
 }
 
-// FindRecord implements store.Store.
+// FindRecord implements store.Store: one statement (resolve.go).
 func (s *Store) FindRecord(ctx context.Context, p store.Path) (*store.Record, error) {
 	var out *store.Record
-	err := s.read(ctx, func(t *tx) error {
+	err := s.readOne(ctx, func(t *tx) error {
 		_, r, err := t.record(p)
 		out = r
 		return err

@@ -12,7 +12,10 @@
 // that commits the writes waiting in groups (writer.go), in BEGIN
 // IMMEDIATE transactions, so that writers queue in the process instead of
 // retrying on SQLITE_BUSY; reads use a pool of read-only connections
-// (ReadConns), taken in arrival order, and run beside the writer (WAL).
+// (ReadConns), taken in arrival order, and run beside the writer (WAL):
+// a read of several statements is one read transaction, a read of one
+// statement (a record's GET: the path and the record resolved together,
+// resolve.go) runs alone.
 // Another process writing the same file (an administrative command)
 // waits up to the busy timeout.
 //
@@ -420,6 +423,15 @@ func (t *tx) stmtContext() context.Context {
 // batch) binds or prepares each statement once, not once a run (each
 // tx-bound statement stays in memory until the transaction ends).
 func (t *tx) stmt(query string) *sql.Stmt {
+	if t.Tx == nil {
+		// One statement, outside a transaction (readOne): the pool's
+		// statement as it is.
+		if v, ok := t.s.stmts.Load(stmtKey{t.db, query}); ok {
+			return v.(*sql.Stmt)
+		}
+		t.missed = append(t.missed, query)
+		return nil
+	}
 	if st, ok := t.prepared[query]; ok {
 		return st
 	}
@@ -445,6 +457,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	if st := t.stmt(query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
+	if t.Tx == nil {
+		return t.db.ExecContext(ctx, query, args...)
+	}
 	return t.ExecContext(ctx, query, args...)
 }
 
@@ -454,6 +469,9 @@ func (t *tx) row(query string, args ...any) *sql.Row {
 	if st := t.stmt(query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
+	if t.Tx == nil {
+		return t.db.QueryRowContext(ctx, query, args...)
+	}
 	return t.QueryRowContext(ctx, query, args...)
 }
 
@@ -462,6 +480,9 @@ func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
 	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
 		return st.QueryContext(ctx, args...)
+	}
+	if t.Tx == nil {
+		return t.db.QueryContext(ctx, query, args...)
 	}
 	return t.QueryContext(ctx, query, args...)
 }
@@ -532,13 +553,8 @@ func (s *Store) read(ctx context.Context, f func(t *tx) error) error {
 }
 
 func (s *Store) readNoDeadline(ctx context.Context, f func(t *tx) error) error {
-	s.readsQueued.Add(1)
-	select {
-	case s.readSlots <- struct{}{}:
-		s.readsQueued.Add(-1)
-	case <-ctx.Done():
-		s.readsQueued.Add(-1)
-		return classify(ctx, ctx.Err())
+	if err := s.takeReadSlot(ctx); err != nil {
+		return err
 	}
 	defer func() { <-s.readSlots }()
 	sqlTx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -548,6 +564,35 @@ func (s *Store) readNoDeadline(ctx context.Context, f func(t *tx) error) error {
 	t := &tx{Tx: sqlTx, ctx: ctx, s: s, db: s.r, now: s.now()}
 	err = f(t)
 	_ = sqlTx.Rollback() // read only
+	s.prepare(ctx, s.r, t.missed)
+	return classify(ctx, err)
+}
+
+// takeReadSlot waits for a read's turn (readSlots), in arrival order.
+func (s *Store) takeReadSlot(ctx context.Context) error {
+	s.readsQueued.Add(1)
+	select {
+	case s.readSlots <- struct{}{}:
+		s.readsQueued.Add(-1)
+		return nil
+	case <-ctx.Done():
+		s.readsQueued.Add(-1)
+		return classify(ctx, ctx.Err())
+	}
+}
+
+// readOne is read for f that runs one statement: it runs outside a
+// transaction (a statement alone sees one snapshot), which spares the
+// BEGIN and ROLLBACK of a read and binding the statement to one.
+func (s *Store) readOne(ctx context.Context, f func(t *tx) error) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	if err := s.takeReadSlot(ctx); err != nil {
+		return err
+	}
+	defer func() { <-s.readSlots }()
+	t := &tx{ctx: ctx, s: s, db: s.r, now: s.now()}
+	err := f(t)
 	s.prepare(ctx, s.r, t.missed)
 	return classify(ctx, err)
 }

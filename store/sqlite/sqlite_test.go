@@ -55,6 +55,12 @@ func TestQuotas(t *testing.T) {
 	storetest.RunQuotas(t, func(t *testing.T, q store.Quotas) store.Store { return open(t, sqlite.WithQuotas(q)) })
 }
 
+// TestSessionChecks runs the deferred session check's suite: the store
+// checks the sessions it keeps in the statement that resolves a path.
+func TestSessionChecks(t *testing.T) {
+	storetest.RunSessionChecks(t, func(t *testing.T) storetest.SessionCheckStore { return open(t) })
+}
+
 func TestSessionsConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T) (storetest.SessionStore, storetest.SessionStore) { return pair(t) })
 }

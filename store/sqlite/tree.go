@@ -31,40 +31,17 @@ type clus struct {
 }
 
 // project resolves p's project and checks p.Caller's access to it
-// (store.Path.Check).
+// (store.Path.Check), after the caller's deferred session check
+// (resolve.go).
 func (t *tx) project(p store.Path) (*proj, error) {
-	member := ""
-	if p.Caller.TokenID == "" {
-		member = p.Caller.UserID
-	}
-	var pr proj
-	var created, updated int64
-	var role string
-	err := t.row(`SELECT p.id, p.name, p.owner_id, p.created_at, p.updated_at, p.revision, p.bytes, coalesce(m.role, '')
-		FROM hds_projects p LEFT JOIN hds_members m ON m.project_id = p.id AND m.user_id = ?
-		WHERE p.name = ?`, member, p.Project).
-		Scan(&pr.ID, &pr.Name, &pr.OwnerID, &created, &updated, &pr.Revision, &pr.bytes, &role)
-	found := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
-	}
-	if found {
-		pr.CreatedAt, pr.UpdatedAt = fromMicros(created), fromMicros(updated)
-		pr.standing = store.Standing{ProjectID: pr.ID, OwnerID: pr.OwnerID, Member: store.Role(role)}
-	}
-	if err := p.Check(found, pr.standing); err != nil {
-		return nil, err
-	}
-	return &pr, nil
+	r, err := t.resolve(p, toProject)
+	return r.pr, err
 }
 
-// collection resolves p's collection.
+// collection resolves p's collection, in one statement with its project.
 func (t *tx) collection(p store.Path) (*coll, error) {
-	pr, err := t.project(p)
-	if err != nil {
-		return nil, err
-	}
-	return t.collectionIn(pr, p.Collection)
+	r, err := t.resolve(p, toCollection)
+	return r.c, err
 }
 
 // collectionIn finds the collection name of pr.
@@ -83,13 +60,11 @@ func (t *tx) collectionIn(pr *proj, name string) (*coll, error) {
 	return &c, nil
 }
 
-// cluster resolves p's cluster.
+// cluster resolves p's cluster, in one statement with its project and
+// collection.
 func (t *tx) cluster(p store.Path) (*clus, error) {
-	c, err := t.collection(p)
-	if err != nil {
-		return nil, err
-	}
-	return t.clusterIn(c, p.Cluster)
+	r, err := t.resolve(p, toCluster)
+	return r.k, err
 }
 
 // clusterIn finds the cluster name of c.
@@ -649,7 +624,11 @@ func (s *Store) KeepsClusterState() bool { return true }
 // FindCluster implements store.Store.
 func (s *Store) FindCluster(ctx context.Context, p store.Path, records bool) (*store.Cluster, error) {
 	var out *store.Cluster
-	err := s.read(ctx, func(t *tx) error {
+	read := s.read
+	if !records {
+		read = s.readOne // one statement
+	}
+	err := read(ctx, func(t *tx) error {
 		k, err := t.cluster(p)
 		if err != nil {
 			return err
@@ -657,7 +636,7 @@ func (s *Store) FindCluster(ctx context.Context, p store.Path, records bool) (*s
 		out = &k.Cluster
 		if records {
 			out.Records = []*store.Record{}
-			return t.eachRecord(`SELECT `+recordCols+` FROM hds_records r WHERE r.cluster_id = ? ORDER BY r.name`,
+			return t.eachPacked(`SELECT `+packedRecord+` FROM hds_records r WHERE r.cluster_id = ? ORDER BY r.name`,
 				[]any{k.ID}, func(r *store.Record) error {
 					out.Records = append(out.Records, r)
 					return nil

@@ -240,7 +240,7 @@ func (t *tx) userExists(userID string) error {
 // FindSessionUser implements store.Sessions, in one statement.
 func (s *Store) FindSessionUser(ctx context.Context, userID, sessionID string) (store.SessionUser, error) {
 	var out store.SessionUser
-	err := s.read(ctx, func(t *tx) error {
+	err := s.readOne(ctx, func(t *tx) error {
 		var u store.User
 		var created, updated int64
 		err := t.row(`SELECT id, username, password_hash, active, admin, session_generation, created_at, updated_at,
