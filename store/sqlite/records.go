@@ -98,7 +98,7 @@ func (s *Store) FindRecord(ctx context.Context, p store.Path) (*store.Record, er
 func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record, _ store.Write) (*store.Record, error) {
 	nr := newRecord(p.Record, in)
 	var out *store.Record
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeReplay(ctx, func(t *tx) error {
 		k, err := t.cluster(p)
 		if err != nil {
 			return err
@@ -219,7 +219,7 @@ func (t *tx) auditRecord(k *clus, r *store.Record, c store.Caller, action store.
 // count are written once, by one statement (flushProject).
 func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, update func(*store.Record) error) (*store.Record, error) {
 	var out *store.Record
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeReplay(ctx, func(t *tx) error {
 		k, r, err := t.record(p)
 		if err != nil {
 			return err
@@ -309,7 +309,7 @@ func (t *tx) writeRecord(k *clus, cur *store.Record, name string, typ store.Data
 // DeleteRecord implements store.Store. The project's revision and byte
 // count are written once, by one statement (flushProject).
 func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) error {
-	return s.write(ctx, func(t *tx) error {
+	return s.writeReplay(ctx, func(t *tx) error {
 		k, r, err := t.record(p)
 		if err != nil {
 			return err
