@@ -268,3 +268,21 @@ func BenchmarkFileSize(b *testing.B) {
 
 // importN is the records of BenchmarkImport150k.
 var importN = 150_000
+
+// BenchmarkCreateLarge creates STRING records of 900 KB, one at a time:
+// the time one holds the single writer (issue 38).
+func BenchmarkCreateLarge(b *testing.B) {
+	s := open(b)
+	p := speedProject(b, s)
+	ctx := context.Background()
+	v := json.RawMessage(strconv.Quote(strings.Repeat("large value ", 900_000/12)))
+	b.SetBytes(int64(len(v)))
+	b.ResetTimer()
+	for i := range b.N {
+		rp := p
+		rp.Record = "r" + strconv.Itoa(i)
+		if _, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.String, Value: v}, store.Write{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

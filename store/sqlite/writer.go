@@ -188,6 +188,9 @@ func (s *Store) group(ctx context.Context, q []*writeReq) []*writeReq {
 		return q
 	}
 	g := &writeGroup{s: s, ctx: ctx, tx: sqlTx, prepared: map[string]*sql.Stmt{}, lean: first.replay}
+	if g.lean {
+		g.hooks = map[string][]hookRow{}
+	}
 	start := time.Now()
 	if !g.runFirst(first) {
 		return q
@@ -232,6 +235,10 @@ type writeGroup struct {
 	// holds the members to run again: the transaction was rolled back.
 	lean   bool
 	replay []*writeReq
+	// hooks, while the group is lean, holds the webhooks of the projects
+	// its members wrote in (tx.projectHooks), read once a group: a
+	// record's write changes none.
+	hooks map[string][]hookRow
 }
 
 // savepoint names the savepoint of a request.
@@ -239,7 +246,11 @@ const savepoint = "hds_write"
 
 // newTx is the tx of r in the group.
 func (g *writeGroup) newTx(r *writeReq) *tx {
-	return &tx{Tx: g.tx, ctx: g.ctx, call: r.ctx, s: g.s, db: g.s.w, now: g.s.now(), prepared: g.prepared, progress: r.progress}
+	t := &tx{Tx: g.tx, ctx: g.ctx, call: r.ctx, s: g.s, db: g.s.w, now: g.s.now(), prepared: g.prepared, progress: r.progress}
+	if g.lean && r.replay {
+		t.hooks = g.hooks
+	}
+	return t
 }
 
 // answer sends r the error of its function (a panic as it is).
@@ -289,7 +300,9 @@ func (g *writeGroup) run(r *writeReq) {
 		g.runLean(r)
 		return
 	}
-	g.lean = false // a member that may not be run again is in the group
+	// A member that may not be run again is in the group: it may
+	// change the webhooks.
+	g.lean, g.hooks = false, nil
 	if _, err := g.tx.ExecContext(g.ctx, "SAVEPOINT "+savepoint); err != nil {
 		g.err = err
 		r.done <- classify(r.ctx, err)
