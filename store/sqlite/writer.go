@@ -32,12 +32,11 @@ import (
 // tells) is answered and the transaction goes on; one that fails having
 // written rolls the group's transaction back, is answered, and the
 // members run so far are run again, in order, in the next group
-// (replay). A savepoint copies each page its request changes to a
-// journal first, and makes the trigram index (FTS5) write its pending
-// terms at each savepoint rather than once at the commit. The first runs without one (a savepoint copies each page
-// it changes first to a journal, which cost a 20,000-record import a
-// third of its time), and when it fails the transaction is rolled back
-// and the group ends with it. A request of many items (writeFor: a batch,
+// (replay). The first runs without one either (a savepoint copies each
+// page it changes first to a journal, which cost a 20,000-record import
+// a third of its time, and makes the trigram index, FTS5, write its
+// pending terms), and when it fails the transaction is rolled back and
+// the group ends with it. A request of many items (writeFor: a batch,
 // an import) is always the first of its group, never a later member.
 // Should the transaction itself be lost (SQLite rolls a whole transaction
 // back on a full disk or an I/O error) or its commit fail, every request
