@@ -208,7 +208,10 @@ type Store interface {
 	// Preconditions come last
 	// (docs/api.md#concurrency-control-and-record-history): the order of
 	// errors is ErrNotFound, update's error, ErrAlreadyExists,
-	// *PreconditionError.
+	// *PreconditionError. update may be called more than once (a store
+	// runs the write again after PostgreSQL aborts it, or SQLite rolls
+	// back its group of writes): only the outcome of its last call is
+	// written.
 	UpdateRecord(ctx context.Context, p Path, w Write, update func(*Record) error) (*Record, error)
 	// DeleteRecord deletes the record and its history, when it passes w's
 	// condition (a *PreconditionError otherwise, checked atomically with

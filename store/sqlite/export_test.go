@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"sync"
 	"time"
 
 	"github.com/hds-go/hds/internal/migrate"
@@ -101,3 +102,22 @@ func (s *Store) ReadFunc(ctx context.Context, f func()) error {
 		return nil
 	})
 }
+
+// HoldWriterReplay is HoldWriter with a hold that may be run again (a
+// write that writes nothing, run without a savepoint): the group it
+// begins is lean (writer.go).
+func (s *Store) HoldWriterReplay() (release func()) {
+	held, rel := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	go s.writeReplay(context.Background(), func(*tx) error {
+		once.Do(func() { close(held) })
+		<-rel
+		return nil
+	})
+	<-held
+	return func() { close(rel) }
+}
+
+// Replays is the number of groups the writer rolled back to drop a
+// member that failed having written without a savepoint.
+func (s *Store) Replays() int64 { return s.replays.Load() }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,4 +151,95 @@ func TestGroupPanic(t *testing.T) {
 	rp.Record = "after"
 	_, err = s.CreateRecord(context.Background(), rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
 	assert.NoError(t, err, "a write after the panic")
+}
+
+// TestGroupReplay checks a group whose writes run without savepoints
+// (record writes, which may be run again): a create of a taken name fails
+// having written nothing and the group goes on; an update that fails
+// having written (its quota, checked once the history is cut) rolls the
+// group back, and the writes before it are run again, with those after,
+// and committed together; every other write is written once, with one
+// audit entry and revision each.
+func TestGroupReplay(t *testing.T) {
+	s := open(t, sqlite.WithGroupTime(time.Hour))
+	p := groupCluster(t, s)
+	ctx := context.Background()
+	s.SetQuotas(store.Quotas{MaxRecordsPerCluster: 1000, MaxBytesPerProject: 4000, MaxProjectsPerUser: 10})
+	rp := p
+	rp.Record = "big"
+	_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.String, Value: json.RawMessage(`"` + strings.Repeat("a", 1500) + `"`)}, store.Write{})
+	require.NoError(t, err)
+	ap := store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p"}
+	_, audited, err := s.FindAuditEntries(ctx, ap, store.AuditQuery{Limit: 1})
+	require.NoError(t, err)
+
+	release := s.HoldWriterReplay()
+	before, replays := s.Commits(), s.Replays()
+	const half = 10
+	var wg sync.WaitGroup
+	errs := make([]error, 2*half+2)
+	create := func(i int) {
+		wg.Go(func() {
+			rp := p
+			rp.Record = "r" + strconv.Itoa(i)
+			_, errs[i] = s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
+		})
+	}
+	for i := range half {
+		create(i)
+	}
+	waitQueued(t, s, half)
+	wg.Go(func() {
+		rp := p
+		rp.Record = "taken"
+		_, errs[2*half] = s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+	})
+	waitQueued(t, s, half+1)
+	wg.Go(func() {
+		rp := p
+		rp.Record = "big"
+		_, errs[2*half+1] = s.UpdateRecord(ctx, rp, store.Write{MaxVersions: 5}, func(r *store.Record) error {
+			r.Value = json.RawMessage(`"` + strings.Repeat("b", 2500) + `"`)
+			return nil
+		})
+	})
+	waitQueued(t, s, half+2)
+	for i := half; i < 2*half; i++ {
+		create(i)
+	}
+	waitQueued(t, s, 2*half+2)
+	release()
+	wg.Wait()
+
+	for i := range 2 * half {
+		assert.NoError(t, errs[i], "create %d", i)
+	}
+	assert.ErrorIs(t, errs[2*half], store.ErrAlreadyExists, "the create of a taken name")
+	var qe *store.QuotaError
+	assert.ErrorAs(t, errs[2*half+1], &qe, "the update past the quota")
+	assert.Equal(t, int64(1), s.Replays()-replays, "the group rolled back once, for the update")
+	assert.Equal(t, int64(1), s.Commits()-before, "the writes run again and those after committed together")
+	k, err := s.FindCluster(ctx, p, true)
+	require.NoError(t, err)
+	assert.Equal(t, 2*half+2, k.RecordCount, "the records created, taken and big")
+	names := map[string]string{}
+	for _, r := range k.Records {
+		names[r.Name] = string(r.Value)
+	}
+	for i := range 2 * half {
+		assert.Equal(t, strconv.Itoa(i), names["r"+strconv.Itoa(i)], "record r%d", i)
+	}
+	assert.True(t, names["big"] == `"`+strings.Repeat("a", 1500)+`"`, "the update not written")
+	bp := p
+	bp.Record = "big"
+	_, versions, err := s.FindRecordVersions(ctx, bp, store.ListQuery{Limit: 10})
+	if assert.NoError(t, err) {
+		assert.Equal(t, 1, versions, "no history kept of the failed update")
+	}
+	entries, total, err := s.FindAuditEntries(ctx, ap, store.AuditQuery{Limit: 100})
+	require.NoError(t, err)
+	assert.Equal(t, audited+2*half, total, "an audit entry per create written, none of the failed writes")
+	for i, e := range entries {
+		assert.Equal(t, int64(total-i), e.Revision, "revisions follow each other, newest first")
+	}
 }

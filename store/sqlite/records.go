@@ -83,65 +83,112 @@ func (s *Store) FindRecord(ctx context.Context, p store.Path) (*store.Record, er
 	return out, err
 }
 
-// CreateRecord implements store.Store.
+// CreateRecord implements store.Store. What does not need the database
+// (the name's check, the id, the copy of the value and its index keys) is
+// done before the writer takes the call (newRecord), so that the one
+// writer does not spend its time on it; the project's revision and byte
+// count are written once, by one statement (flushProject).
 func (s *Store) CreateRecord(ctx context.Context, p store.Path, in *store.Record, _ store.Write) (*store.Record, error) {
+	nr := newRecord(p.Record, in)
 	var out *store.Record
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeReplay(ctx, func(t *tx) error {
 		k, err := t.cluster(p)
 		if err != nil {
 			return err
 		}
-		out, err = t.createRecord(k, p.Record, in, p.Caller)
-		return err
+		t.deferProject = true
+		if out, err = t.createNew(k, nr, p.Caller); err != nil {
+			return err
+		}
+		return t.flushProject()
 	})
 	return out, err
+}
+
+// prepared is a record to create as newRecord makes it, before its
+// transaction: what createNew writes and the errors it gives, in their
+// order.
+type prepared struct {
+	name    string
+	nameErr error // store.ValidateName's
+	// id is the record's id (new, or the canonical form of the one
+	// given: given); idErr when the one given is not a UUID.
+	id    string
+	given bool
+	idErr error
+	typ   store.DataType
+	value json.RawMessage
+	// The columns recordKeys derives from the value, and the name's
+	// lower-cased form and the bytes the record counts.
+	vk               []byte
+	rk, vtext, lower any
+	nameLower        string
+	n                int64
+}
+
+// newRecord prepares the record name, from in, for createNew.
+func newRecord(name string, in *store.Record) *prepared {
+	nr := &prepared{name: name, typ: in.Type}
+	if nr.nameErr = store.ValidateName(name); nr.nameErr != nil {
+		return nr
+	}
+	if in.ID == "" {
+		nr.id = store.NewID()
+	} else if canon, ok := store.CanonicalUUID(in.ID); ok {
+		nr.id, nr.given = canon, true
+	} else {
+		nr.idErr = &store.ValidationError{Message: "record id " + strconv.Quote(in.ID) + " is not a UUID"}
+	}
+	nr.value = append(json.RawMessage(nil), in.Value...)
+	nr.vk, nr.rk, nr.vtext, nr.lower = recordKeys(nr.typ, nr.value)
+	nr.nameLower = lower(name)
+	nr.n = size(name, nr.value)
+	return nr
 }
 
 // createRecord adds the record name to k from in, made by c, with its
 // audit entry.
 func (t *tx) createRecord(k *clus, name string, in *store.Record, c store.Caller) (*store.Record, error) {
-	if err := store.ValidateName(name); err != nil {
-		return nil, err
+	return t.createNew(k, newRecord(name, in), c)
+}
+
+// createNew adds the record nr to k, made by c, with its audit entry.
+func (t *tx) createNew(k *clus, nr *prepared, c store.Caller) (*store.Record, error) {
+	if nr.nameErr != nil {
+		return nil, nr.nameErr
 	}
-	existing, err := t.recordIn(k, name)
+	existing, err := t.recordIn(k, nr.name)
 	if err != nil {
 		return nil, err
 	}
 	if existing != nil {
-		return nil, &store.ExistsError{Kind: "record", Name: name}
+		return nil, &store.ExistsError{Kind: "record", Name: nr.name}
 	}
 	if err := t.s.quotas.Load().CheckRecords(k.records); err != nil {
 		return nil, err
 	}
-	if err := t.s.quotas.Load().CheckBytes(k.c.pr.bytes, size(name, in.Value)); err != nil {
+	if err := t.s.quotas.Load().CheckBytes(k.c.pr.bytes, nr.n); err != nil {
 		return nil, err
 	}
-	id := in.ID
-	if id == "" {
-		id = store.NewID()
-	} else {
-		canon, ok := store.CanonicalUUID(id)
-		if !ok {
-			return nil, &store.ValidationError{Message: "record id " + strconv.Quote(id) + " is not a UUID"}
-		}
-		id = canon
+	if nr.idErr != nil {
+		return nil, nr.idErr
+	}
+	if nr.given {
 		var n int
-		if err := t.row(`SELECT count(*) FROM hds_records WHERE id = ?`, id).Scan(&n); err != nil {
+		if err := t.row(`SELECT count(*) FROM hds_records WHERE id = ?`, nr.id).Scan(&n); err != nil {
 			return nil, err
 		}
 		if n > 0 {
-			return nil, &store.ExistsError{Kind: "record id", Name: id}
+			return nil, &store.ExistsError{Kind: "record id", Name: nr.id}
 		}
 	}
-	r := &store.Record{ID: id, Name: name, Type: in.Type, Value: append(json.RawMessage(nil), in.Value...), Version: 1,
+	r := &store.Record{ID: nr.id, Name: nr.name, Type: nr.typ, Value: nr.value, Version: 1,
 		CreatedAt: t.now, UpdatedAt: t.now, UpdatedBy: c.ID()}
-	vk, rk, vtext, vlower := recordKeys(r.Type, r.Value)
-	n := size(r.Name, r.Value)
 	// seq numbers the record in hds_records_text (migration 0003).
 	if _, err := t.exec(`INSERT INTO hds_records (id, cluster_id, name, name_lower, type, value, version, vtext, vtext_lower,
 		vkey, rkey, bytes, created_at, updated_at, updated_by, seq) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?,
 		(SELECT coalesce(max(seq), 0) + 1 FROM hds_records))`,
-		r.ID, k.ID, r.Name, lower(r.Name), string(r.Type), string(r.Value), vtext, vlower, vk, rk, n,
+		r.ID, k.ID, r.Name, nr.nameLower, string(r.Type), string(r.Value), nr.vtext, nr.lower, nr.vk, nr.rk, nr.n,
 		micros(t.now), micros(t.now), r.UpdatedBy); err != nil {
 		return nil, err
 	}
@@ -149,7 +196,7 @@ func (t *tx) createRecord(k *clus, name string, in *store.Record, c store.Caller
 		return nil, err
 	}
 	k.records++
-	if err := t.addBytes(k.c.pr, n); err != nil {
+	if err := t.addBytes(k.c.pr, nr.n); err != nil {
 		return nil, err
 	}
 	return r, t.auditRecord(k, r, c, store.ActionRecordCreate)
@@ -161,16 +208,20 @@ func (t *tx) auditRecord(k *clus, r *store.Record, c store.Caller, action store.
 		Record: r.Name, RecordID: r.ID, Version: r.Version})
 }
 
-// UpdateRecord implements store.Store.
+// UpdateRecord implements store.Store. The project's revision and byte
+// count are written once, by one statement (flushProject).
 func (s *Store) UpdateRecord(ctx context.Context, p store.Path, w store.Write, update func(*store.Record) error) (*store.Record, error) {
 	var out *store.Record
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeReplay(ctx, func(t *tx) error {
 		k, r, err := t.record(p)
 		if err != nil {
 			return err
 		}
-		out, err = t.updateRecord(k, r, p.Caller, w, update)
-		return err
+		t.deferProject = true
+		if out, err = t.updateRecord(k, r, p.Caller, w, update); err != nil {
+			return err
+		}
+		return t.flushProject()
 	})
 	return out, err
 }
@@ -248,9 +299,10 @@ func (t *tx) writeRecord(k *clus, cur *store.Record, name string, typ store.Data
 	return r, nil
 }
 
-// DeleteRecord implements store.Store.
+// DeleteRecord implements store.Store. The project's revision and byte
+// count are written once, by one statement (flushProject).
 func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) error {
-	return s.write(ctx, func(t *tx) error {
+	return s.writeReplay(ctx, func(t *tx) error {
 		k, r, err := t.record(p)
 		if err != nil {
 			return err
@@ -258,7 +310,11 @@ func (s *Store) DeleteRecord(ctx context.Context, p store.Path, w store.Write) e
 		if err := w.Check(r); err != nil {
 			return err
 		}
-		return t.deleteRecord(k, r, p.Caller)
+		t.deferProject = true
+		if err := t.deleteRecord(k, r, p.Caller); err != nil {
+			return err
+		}
+		return t.flushProject()
 	})
 }
 

@@ -53,6 +53,7 @@ func parallel(b *testing.B, conns int, call func(i int) error) {
 	lat := make([][]time.Duration, conns)
 	var wg sync.WaitGroup
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	start := time.Now()
 	for g := range conns {
 		wg.Go(func() {
@@ -72,6 +73,7 @@ func parallel(b *testing.B, conns int, call func(i int) error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	all := slices.Concat(lat...)
 	slices.Sort(all)
@@ -82,6 +84,9 @@ func parallel(b *testing.B, conns int, call func(i int) error) {
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "calls/s")
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(len(all)), "cpu-us/call")
+	}
 }
 
 // BenchmarkCreate creates INTEGER records, each one call (one request of
@@ -92,13 +97,23 @@ func BenchmarkCreate(b *testing.B) {
 			s := open(b)
 			p := speedProject(b, s)
 			ctx := context.Background()
+			before := s.Commits()
 			parallel(b, conns, func(i int) error {
 				rp := p
 				rp.Record = "r" + strconv.Itoa(i)
 				_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
 				return err
 			})
+			reportGroups(b, s, before)
 		})
+	}
+}
+
+// reportGroups reports the writes a commit carried (group commit) since
+// the writer had committed before.
+func reportGroups(b *testing.B, s *sqlite.Store, before int64) {
+	if n := s.Commits() - before; n > 0 {
+		b.ReportMetric(float64(b.N)/float64(n), "writes/commit")
 	}
 }
 
@@ -112,6 +127,7 @@ func BenchmarkWritersReaders(b *testing.B) {
 	ctx := context.Background()
 	var unavailable atomic.Int64
 	var created atomic.Int64
+	before := s.Commits()
 	parallel(b, 40, func(i int) error {
 		rp := p
 		var err error
@@ -133,6 +149,7 @@ func BenchmarkWritersReaders(b *testing.B) {
 		return err
 	})
 	b.ReportMetric(float64(unavailable.Load()), "unavailable")
+	reportGroups(b, s, before)
 }
 
 // BenchmarkGet reads one record of a cluster of 1,000 (a GET), from 8
@@ -251,3 +268,21 @@ func BenchmarkFileSize(b *testing.B) {
 
 // importN is the records of BenchmarkImport150k.
 var importN = 150_000
+
+// BenchmarkCreateLarge creates STRING records of 900 KB, one at a time:
+// the time one holds the single writer (issue 38).
+func BenchmarkCreateLarge(b *testing.B) {
+	s := open(b)
+	p := speedProject(b, s)
+	ctx := context.Background()
+	v := json.RawMessage(strconv.Quote(strings.Repeat("large value ", 900_000/12)))
+	b.SetBytes(int64(len(v)))
+	b.ResetTimer()
+	for i := range b.N {
+		rp := p
+		rp.Record = "r" + strconv.Itoa(i)
+		if _, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.String, Value: v}, store.Write{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -104,6 +104,9 @@ type Store struct {
 	stopped   chan struct{}
 	closeOnce sync.Once
 	commits   atomic.Int64
+	// replays counts the groups rolled back to drop a member that failed
+	// having written without a savepoint (writeGroup.runLean).
+	replays atomic.Int64
 }
 
 // stmtKey names a statement of a pool in Store.stmts.
@@ -382,6 +385,9 @@ type tx struct {
 	// once it commits; ended the projects it deleted.
 	written []*store.AuditEntry
 	ended   []string
+	// wrote is set once t has run a statement that may write: any of
+	// exec, and of row and rows any but a SELECT (writeGroup.runLean).
+	wrote bool
 	// progress, when not nil, is the deadline of a call of many items
 	// (writeFor), which advance moves.
 	progress *progress.Context
@@ -453,6 +459,7 @@ func (t *tx) stmt(query string) *sql.Stmt {
 
 // exec runs a statement of t.
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	t.wrote = true
 	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -465,6 +472,7 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 
 // row runs a query of t that returns one row.
 func (t *tx) row(query string, args ...any) *sql.Row {
+	t.noteWrite(query)
 	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
 		return st.QueryRowContext(ctx, args...)
@@ -477,6 +485,7 @@ func (t *tx) row(query string, args ...any) *sql.Row {
 
 // rows runs a query of t.
 func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
+	t.noteWrite(query)
 	ctx := t.stmtContext()
 	if st := t.stmt(query); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -485,6 +494,13 @@ func (t *tx) rows(query string, args ...any) (*sql.Rows, error) {
 		return t.db.QueryContext(ctx, query, args...)
 	}
 	return t.QueryContext(ctx, query, args...)
+}
+
+// noteWrite sets t.wrote unless query is a SELECT.
+func (t *tx) noteWrite(query string) {
+	if !t.wrote && !strings.HasPrefix(strings.TrimLeft(query, " \t\n"), "SELECT") {
+		t.wrote = true
+	}
 }
 
 // prepare prepares on db the statements a transaction ran unprepared,

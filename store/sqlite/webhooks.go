@@ -69,7 +69,8 @@ type hookRow struct {
 }
 
 // projectHooks returns the webhooks of the project id in the order of
-// their creation: read once per batch (t.hooks), else at each call.
+// their creation: read once per batch or lean group of writes (t.hooks),
+// else at each call.
 func (t *tx) projectHooks(id string) ([]hookRow, error) {
 	if hooks, ok := t.hooks[id]; ok {
 		return hooks, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hds-go/hds/internal/progress"
 	"github.com/hds-go/hds/store"
+	sqlite "modernc.org/sqlite"
 )
 
 // Writes are committed in groups (group commit). One goroutine, the
@@ -23,10 +24,19 @@ import (
 // disk. Each request after the first runs inside a savepoint of the
 // group's transaction: one that fails is rolled back to its savepoint
 // alone (and answered at once: nothing of it will be written), and the
-// others stand. The first runs without one (a savepoint copies each page
-// it changes first to a journal, which cost a 20,000-record import a
-// third of its time), and when it fails the transaction is rolled back
-// and the group ends with it. A request of many items (writeFor: a batch,
+// others stand. A request that may be run again (writeReq.replay: a
+// record's create, update or delete, which writes through tx.exec,
+// tx.row and tx.rows only) needs no savepoint while every member of its
+// group may be run again: one that fails having written nothing (a
+// record that exists, a missing cluster, a precondition: tx.wrote
+// tells) is answered and the transaction goes on; one that fails having
+// written rolls the group's transaction back, is answered, and the
+// members run so far are run again, in order, in the next group
+// (replay). The first runs without one either (a savepoint copies each
+// page it changes first to a journal, which cost a 20,000-record import
+// a third of its time, and makes the trigram index, FTS5, write its
+// pending terms), and when it fails the transaction is rolled back and
+// the group ends with it. A request of many items (writeFor: a batch,
 // an import) is always the first of its group, never a later member.
 // Should the transaction itself be lost (SQLite rolls a whole transaction
 // back on a full disk or an I/O error) or its commit fail, every request
@@ -56,7 +66,11 @@ type writeReq struct {
 	ctx      context.Context
 	f        func(t *tx) error
 	progress *progress.Context // writeFor's deadline, or nil
-	done     chan error
+	// replay is set when f may be run again (once a group is rolled
+	// back) and writes through tx.exec, tx.row and tx.rows only
+	// (writeReplay).
+	replay bool
+	done   chan error
 }
 
 // panicked carries a panic of a write's function from the writer to the
@@ -84,8 +98,8 @@ func (s *Store) startWriter() {
 		for {
 			select {
 			case r := <-s.reqs:
-				for r != nil {
-					r = s.group(ctx, r)
+				for q := []*writeReq{r}; len(q) > 0; {
+					q = s.group(ctx, q)
 				}
 			case <-s.quit:
 				return
@@ -107,7 +121,22 @@ func (s *Store) stopWriter() {
 // ctx ends before the writer takes the request gives up (nothing is
 // written); once taken, the request is always answered.
 func (s *Store) submit(ctx context.Context, f func(t *tx) error, prog *progress.Context) error {
-	r := &writeReq{ctx: ctx, f: f, progress: prog, done: make(chan error, 1)}
+	return s.submitReq(&writeReq{ctx: ctx, f: f, progress: prog, done: make(chan error, 1)})
+}
+
+// writeReplay is write for an f that may be run more than once (its
+// group rolled back and run again without a failing member) and writes
+// through tx.exec, tx.row and tx.rows only: it may run without a
+// savepoint (see writeReq.replay).
+func (s *Store) writeReplay(ctx context.Context, f func(t *tx) error) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
+	return s.submitReq(&writeReq{ctx: ctx, f: f, replay: true, done: make(chan error, 1)})
+}
+
+// submitReq hands r to the writer and waits for its outcome (submit).
+func (s *Store) submitReq(r *writeReq) error {
+	ctx := r.ctx
 	s.queued.Add(1)
 	select {
 	case s.reqs <- r:
@@ -139,41 +168,54 @@ type member struct {
 	t *tx
 }
 
-// group runs first and the requests that arrive while the group runs (at
-// most maxGroup, for at most groupTime) in one transaction, and commits
-// it. A request of many items that arrives meanwhile is left for the next
-// group, which group returns (nil when none).
-func (s *Store) group(ctx context.Context, first *writeReq) *writeReq {
+// group runs q's first request and, after it, the rest of q and the
+// requests that arrive while the group runs (at most maxGroup, for at
+// most groupTime) in one transaction, and commits it. It returns the
+// requests taken that are left for the next group: a request of many
+// items (which has a group of its own) and those that follow it, or,
+// when the transaction was rolled back to drop a failed member, the
+// members run so far (replay) and the rest.
+func (s *Store) group(ctx context.Context, q []*writeReq) []*writeReq {
+	first, q := q[0], q[1:]
 	if err := first.ctx.Err(); err != nil {
 		first.done <- classify(first.ctx, err)
-		return nil
+		return q
 	}
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		first.done <- classify(first.ctx, err)
-		return nil
+		return q
 	}
-	g := &writeGroup{s: s, ctx: ctx, tx: sqlTx, prepared: map[string]*sql.Stmt{}}
+	g := &writeGroup{s: s, ctx: ctx, tx: sqlTx, prepared: map[string]*sql.Stmt{}, lean: first.replay}
+	if g.lean {
+		g.hooks = map[string][]hookRow{}
+	}
 	start := time.Now()
 	if !g.runFirst(first) {
-		return nil
+		return q
 	}
-	var next *writeReq
-	for first.progress == nil && g.err == nil && len(g.members) < maxGroup && time.Since(start) < s.groupTime {
-		select {
-		case r := <-s.reqs:
-			if r.progress != nil {
-				next = r
-				break
+	for first.progress == nil && g.err == nil && g.replay == nil && len(g.members) < maxGroup && time.Since(start) < s.groupTime {
+		var r *writeReq
+		if len(q) > 0 {
+			r = q[0]
+		} else {
+			select {
+			case r = <-s.reqs:
+				q = append(q, r)
+			default:
 			}
-			g.run(r)
-			continue
-		default:
 		}
-		break
+		if r == nil || r.progress != nil {
+			break
+		}
+		q = q[1:]
+		g.run(r)
+	}
+	if g.replay != nil {
+		return append(g.replay, q...)
 	}
 	g.commit()
-	return next
+	return q
 }
 
 // writeGroup is a group of writes in one transaction.
@@ -187,6 +229,15 @@ type writeGroup struct {
 	// err, once set, is why the group's transaction is lost: every
 	// member is answered with it.
 	err error
+	// lean is set while every member may be run again (writeReq.replay):
+	// a request that may be runs without a savepoint. replay, once set,
+	// holds the members to run again: the transaction was rolled back.
+	lean   bool
+	replay []*writeReq
+	// hooks, while the group is lean, holds the webhooks of the projects
+	// its members wrote in (tx.projectHooks), read once a group: a
+	// record's write changes none.
+	hooks map[string][]hookRow
 }
 
 // savepoint names the savepoint of a request.
@@ -194,7 +245,11 @@ const savepoint = "hds_write"
 
 // newTx is the tx of r in the group.
 func (g *writeGroup) newTx(r *writeReq) *tx {
-	return &tx{Tx: g.tx, ctx: g.ctx, call: r.ctx, s: g.s, db: g.s.w, now: g.s.now(), prepared: g.prepared, progress: r.progress}
+	t := &tx{Tx: g.tx, ctx: g.ctx, call: r.ctx, s: g.s, db: g.s.w, now: g.s.now(), prepared: g.prepared, progress: r.progress}
+	if g.lean && r.replay {
+		t.hooks = g.hooks
+	}
+	return t
 }
 
 // answer sends r the error of its function (a panic as it is).
@@ -229,7 +284,8 @@ func (g *writeGroup) runFirst(r *writeReq) bool {
 	return true
 }
 
-// run runs r in its savepoint of the group's transaction.
+// run runs r in its savepoint of the group's transaction, or without one
+// while the group is lean.
 func (g *writeGroup) run(r *writeReq) {
 	if g.err != nil {
 		r.done <- classify(r.ctx, g.err)
@@ -239,6 +295,13 @@ func (g *writeGroup) run(r *writeReq) {
 		r.done <- classify(r.ctx, err)
 		return
 	}
+	if g.lean && r.replay {
+		g.runLean(r)
+		return
+	}
+	// A member that may not be run again is in the group: it may
+	// change the webhooks.
+	g.lean, g.hooks = false, nil
 	if _, err := g.tx.ExecContext(g.ctx, "SAVEPOINT "+savepoint); err != nil {
 		g.err = err
 		r.done <- classify(r.ctx, err)
@@ -267,6 +330,40 @@ func (g *writeGroup) run(r *writeReq) {
 		return
 	}
 	g.members = append(g.members, member{r: r, t: t})
+}
+
+// runLean runs r, which may be run again, without a savepoint, in a
+// group whose members may all be run again. When r fails having written
+// nothing (t.wrote) with an error of the store's (one of SQLite's, or an
+// interrupted statement, may have rolled the transaction back), it is
+// answered and the group goes on; otherwise the transaction is rolled
+// back, r answered, and the members so far are left to run again
+// (g.replay).
+func (g *writeGroup) runLean(r *writeReq) {
+	t := g.newTx(r)
+	err := g.call(r.f, t)
+	g.missed = append(g.missed, t.missed...)
+	if err == nil {
+		err = r.ctx.Err()
+	}
+	if err == nil {
+		g.members = append(g.members, member{r: r, t: t})
+		return
+	}
+	var se *sqlite.Error
+	if !t.wrote && !errors.As(err, &se) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		answer(r, err)
+		return
+	}
+	_ = g.tx.Rollback()
+	g.s.replays.Add(1)
+	answer(r, err)
+	g.replay = make([]*writeReq, 0, len(g.members))
+	for _, m := range g.members {
+		g.replay = append(g.replay, m.r)
+	}
+	g.members = nil
+	g.s.prepare(g.ctx, g.s.w, g.missed)
 }
 
 // call runs f on t, turning a panic into a *panicked error.
