@@ -78,6 +78,7 @@ func run(args []string, out io.Writer) error {
 	logs := fs.Bool("logs", true, "request logs on: PocketBase's defaults, hds's JSON lines to a file")
 	opsFlag := fs.String("ops", "", "comma-separated ops to run (default all): "+opNames())
 	only := fs.String("only", "", "run one server only: pocketbase or hds")
+	hdsReadConns := fs.Int("hds-read-conns", 0, "hds's SQLite read pool (sqlite.WithReadConns; 0: its default)")
 	hdsNormal := fs.Bool("hds-normal", false, "hds's SQLite with synchronous=NORMAL, PocketBase's setting (default FULL, hds's: durable when answered)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the servers' process, over the measurements, to this file (pprof labels server and op)")
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +106,7 @@ func run(args []string, out io.Writer) error {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
-	serveArgs := []string{"-data", *dir, "-logs=" + fmt.Sprint(*logs), "-only", *only, "-hds-normal=" + fmt.Sprint(*hdsNormal)}
+	serveArgs := []string{"-data", *dir, "-logs=" + fmt.Sprint(*logs), "-only", *only, "-hds-normal=" + fmt.Sprint(*hdsNormal), "-hds-read-conns", fmt.Sprint(*hdsReadConns)}
 	if *cpuprofile != "" {
 		serveArgs = append(serveArgs, "-cpuprofile", *cpuprofile)
 	}

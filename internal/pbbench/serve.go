@@ -74,6 +74,7 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	only := fs.String("only", "", "start only this server: pocketbase or hds")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile, from \"start\" to the end, to this file")
 	normal := fs.Bool("hds-normal", false, "hds's SQLite with synchronous=NORMAL, as PocketBase's")
+	readConns := fs.Int("hds-read-conns", 0, "hds's SQLite read pool (0: its default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,6 +122,9 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 		var opts []sqlite.Option
 		if *normal {
 			opts = append(opts, sqlite.WithSynchronousNormal())
+		}
+		if *readConns > 0 {
+			opts = append(opts, sqlite.WithReadConns(*readConns))
 		}
 		under("hds", func() { t, l, err = startHDS(filepath.Join(*data, "hds.db"), logPath, *logs, wrap, opts...) })
 		if err != nil {
