@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,12 +39,32 @@ type metrics struct {
 	shared     prometheus.Gauge
 	logins     prometheus.Counter
 	backups    *prometheus.CounterVec
+
+	// series holds the request counter and duration histogram of each
+	// method, route and status seen, so that a request's two counts
+	// skip the label hashing of WithLabelValues (and formatting the
+	// status). Its keys are bounded: methods, route patterns, statuses.
+	seriesMu sync.Mutex
+	series   map[seriesKey]requestSeries
+}
+
+// seriesKey names a request's series.
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+// requestSeries are the metrics one request's end counts.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // newMetrics registers every family, with the Go runtime and process
 // collectors; version is hds_build_info's (/health's).
 func newMetrics(version string) *metrics {
 	m := &metrics{
+		series:   map[seriesKey]requestSeries{},
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hds_http_requests_total", Help: "HTTP requests answered, by method, route pattern and status code.",
@@ -104,8 +125,9 @@ func (m *metrics) observer() hds.Observer {
 		RequestStarted: func(string) { m.inFlight.Inc() },
 		RequestFinished: func(method, route string, status int, d time.Duration) {
 			m.inFlight.Dec()
-			m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-			m.durations.WithLabelValues(method, route).Observe(d.Seconds())
+			s := m.requestSeries(method, route, status)
+			s.count.Inc()
+			s.duration.Observe(d.Seconds())
 		},
 		StoreError:        func(kind string) { m.storeErrs.WithLabelValues(kind).Inc() },
 		EventStreamOpened: m.streams.Inc,
@@ -122,6 +144,21 @@ func (m *metrics) observer() hds.Observer {
 		LoginFailed: m.logins.Inc,
 		Backup:      m.backup,
 	}
+}
+
+// requestSeries returns the series of a request's end, made on first
+// use.
+func (m *metrics) requestSeries(method, route string, status int) requestSeries {
+	k := seriesKey{method, route, status}
+	m.seriesMu.Lock()
+	defer m.seriesMu.Unlock()
+	s, ok := m.series[k]
+	if !ok {
+		s = requestSeries{m.requests.WithLabelValues(method, route, strconv.Itoa(status)),
+			m.durations.WithLabelValues(method, route)}
+		m.series[k] = s
+	}
+	return s
 }
 
 // backupOutcome counts a backup made, scheduled or over HTTP

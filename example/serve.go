@@ -50,7 +50,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // request written on its own is a system call per request (see
 // logWriter), while what it says as it starts is seen at once.
 func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(logs, nil))
+	logger := slog.New(newLineHandler(logs))
 	// HTTPS, or plain HTTP where it is allowed: checked before anything
 	// else starts; SIGHUP is caught from here on.
 	serving, err := newTLSServing(cfg, logger)

@@ -111,7 +111,7 @@ type answerWriter struct {
 
 // startAnswer sends the status and the envelope's head.
 func startAnswer(w http.ResponseWriter, r *http.Request, status int) *answerWriter {
-	w.Header().Set("Content-Type", envelope.ContentType)
+	envelope.SetContentType(w.Header())
 	w.WriteHeader(status)
 	a := &answerWriter{bw: bufio.NewWriterSize(progressWriter{w, r}, chunkBytes), b: make([]byte, 0, 2*chunkBytes)}
 	a.b = append(a.b, `{"success":true,"data":`...)

@@ -57,7 +57,7 @@ func newStream(w http.ResponseWriter, r *http.Request, status int) *stream {
 // flush writes what the buffer holds, with the status line first.
 func (s *stream) flush() {
 	if !s.sent {
-		s.w.Header().Set("Content-Type", envelope.ContentType)
+		envelope.SetContentType(s.w.Header())
 		s.w.WriteHeader(s.status)
 		s.sent = true
 	}

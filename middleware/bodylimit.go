@@ -16,7 +16,9 @@ func BodyLimit(limit int64) func(http.Handler) http.Handler {
 				envelope.Error(w, r, envelope.TooLarge(limit))
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			if r.Body != http.NoBody { // nothing to limit (most GETs): no reader to make
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			}
 			next.ServeHTTP(w, r)
 		})
 	}

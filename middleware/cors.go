@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// varyOrigin is the Vary value of every response, shared by all of them
+// (as envelope.SetContentType shares Content-Type's).
+var varyOrigin = []string{"Origin"}
+
 // CORS headers answered to allowed origins (docs/api.md#cors).
 const (
 	corsAllowMethods  = "GET, POST, PUT, DELETE, OPTIONS"
@@ -30,7 +34,11 @@ func CORS(allowedOrigins ...string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := w.Header()
-			h.Add("Vary", "Origin")
+			if _, ok := h["Vary"]; ok {
+				h.Add("Vary", "Origin")
+			} else {
+				h["Vary"] = varyOrigin[:1:1] // Add, without allocating
+			}
 			origin := r.Header.Get("Origin")
 			ok := origin != "" && (anyOrigin || allowed[origin])
 			preflight := r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != ""

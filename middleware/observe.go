@@ -37,7 +37,11 @@ func Observe(o RequestObserver) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			method := observe.Method(r.Method)
 			o.RequestStarted(method)
-			start := time.Now()
+			info := reqinfo.From(r.Context())
+			start := info.Start // Logging's, when it runs outside
+			if start.IsZero() {
+				start = time.Now()
+			}
 			// Logging's writer, when it runs outside, already knows the
 			// status.
 			sw, ok := w.(*statusWriter)
@@ -46,11 +50,11 @@ func Observe(o RequestObserver) func(http.Handler) http.Handler {
 				w = sw
 			}
 			defer func() {
-				info := reqinfo.From(r.Context())
 				if info.StoreError != "" {
 					o.StoreError(info.StoreError)
 				}
-				o.RequestFinished(method, observe.Route(info.Pattern), sw.status(), time.Since(start))
+				info.End = time.Now()
+				o.RequestFinished(method, observe.Route(info.Pattern), sw.status(), info.End.Sub(start))
 			}()
 			next.ServeHTTP(w, r)
 		})

@@ -121,8 +121,8 @@ func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) h
 				return
 			}
 			h := w.Header()
-			setRateHeaders(h, strconv.FormatInt(c.Limit, 10),
-				strconv.FormatInt(c.Remaining, 10), strconv.FormatInt(c.Reset, 10))
+			limit, remaining, reset := rateTexts(c)
+			setRateHeaders(h, limit, remaining, reset)
 			if c.Reached {
 				h.Set(HeaderRetryAfter, retryAfter(c.Reset, l.now()))
 				envelope.Error(w, r, ErrRateLimited)
@@ -131,6 +131,19 @@ func (l *RateLimiter) Limit(key func(*http.Request) string) func(http.Handler) h
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// rateTexts returns c's limit, remaining count and reset time as text,
+// in one allocation: the three are cut from one string.
+func rateTexts(c limiter.Context) (limit, remaining, reset string) {
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], c.Limit, 10)
+	i := len(b)
+	b = strconv.AppendInt(b, c.Remaining, 10)
+	j := len(b)
+	b = strconv.AppendInt(b, c.Reset, 10)
+	all := string(b)
+	return all[:i], all[i:j], all[j:]
 }
 
 // retryAfter is the number of whole seconds until reset, at least 1.

@@ -262,9 +262,19 @@ func NoContent(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// contentTypeValue is the Content-Type header's value, shared by every
+// response: net/http and hds only ever replace a header's values, never
+// change them in place, and an Add to it copies (its capacity is its
+// length). A Header.Set would allocate it anew for each response.
+var contentTypeValue = []string{ContentType}
+
+// SetContentType sets the Content-Type of h to ContentType, as
+// h.Set("Content-Type", ContentType) would, without allocating.
+func SetContentType(h http.Header) { h["Content-Type"] = contentTypeValue[:1:1] }
+
 // write encodes v straight to the response.
 func write(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", ContentType)
+	SetContentType(w.Header())
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -274,7 +284,7 @@ func write(w http.ResponseWriter, status int, v any) {
 // WriteRaw writes body, a complete JSON envelope the caller encoded, with
 // the given status.
 func WriteRaw(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", ContentType)
+	SetContentType(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // the client went away
 }

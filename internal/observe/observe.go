@@ -143,8 +143,14 @@ func (h *Hooks) empty() bool {
 		h.WebhookPending == nil && h.RateLimitShared == nil && h.LoginFailed == nil && h.Backup == nil
 }
 
+// tellBatch bounds a run of facts told before the idle timer is reset
+// and dropped facts are logged.
+const tellBatch = 256
+
 // run tells the host each queued fact, in order, and ends once none came
-// for idleExit. Only one run goroutine exists at a time (running).
+// for idleExit. A run of facts waiting together is told in one go, the
+// idle timer reset once after it. Only one run goroutine exists at a
+// time (running).
 func (o *Observer) run() {
 	idle := time.NewTimer(idleExit)
 	defer idle.Stop()
@@ -152,6 +158,17 @@ func (o *Observer) run() {
 		select {
 		case e := <-o.queue:
 			o.tell(e)
+			// Tell what else is waiting before the idle timer is
+			// reset: once for a run of facts, not once for each.
+		batch:
+			for range tellBatch {
+				select {
+				case e := <-o.queue:
+					o.tell(e)
+				default:
+					break batch
+				}
+			}
 			o.logDropped()
 			idle.Reset(idleExit)
 		case <-idle.C:

@@ -4,7 +4,10 @@
 // sent to the client.
 package reqinfo
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Info is filled in as the request passes through the handler chain. It
 // is owned by one request and needs no locking.
@@ -22,6 +25,11 @@ type Info struct {
 	// kept here, in the Info the request already carries, it costs no
 	// copy of the request.
 	Route any
+	// Start is when the request reached the logging middleware, and End
+	// when the observer's middleware saw it answered (zero without
+	// one): the log line and the observer share the two readings of the
+	// clock instead of each making its own.
+	Start, End time.Time
 }
 
 type ctxKey struct{}
