@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ulule/limiter/v3"
+	limitmemory "github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/hds-go/hds/auth"
 	"github.com/hds-go/hds/handler"
@@ -116,7 +117,7 @@ func NewHandler(opts ...Option) (http.Handler, error) {
 	// (docs/api.md#limits-rate-limits-and-quotas).
 	var shared *middleware.FallbackStore
 	if c.limitStore == nil {
-		c.limitStore = middleware.NewMemoryStore(time.Minute)
+		c.limitStore = limitmemory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "hds", CleanUpInterval: time.Minute})
 	} else {
 		var ok bool
 		if shared, ok = c.limitStore.(*middleware.FallbackStore); !ok {
