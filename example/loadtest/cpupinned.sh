@@ -22,35 +22,13 @@ addr=127.0.0.1:18280
 base_addr=127.0.0.1:18281
 secs=3
 
-go build -o "$dir/hds" ./example
-go build -o "$dir/loadtest" ./example/loadtest
-cat > "$dir/hds.json" <<JSON
-{
-  "addr": "$addr",
-  "database_url": "memory:",
-  "security": {"jwt_secret": "$secret"},
-  "rate_limit": {"per_hour": 1000000000000, "per_minute": 1000000000000},
-  "users": [{"username": "load", "password": "load-password"}],
-  "limits": {"max_records_per_cluster": 0},
-  "console": {"enabled": false},
-  "metrics": {"addr": "127.0.0.1:18282"}
-}
-JSON
-
+database_url=memory:
+metrics_addr=127.0.0.1:18282
+log="$dir/hds.log"
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
-
-taskset -c 0 "$dir/hds" -config "$dir/hds.json" > "$dir/stdout" 2> "$dir/hds.log" &
-hds_pid=$!
-pids+=($hds_pid)
-for _ in $(seq 100); do grep -q listening "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
-taskset -c 0 "$dir/loadtest" -url "http://$addr" -secret "$secret" -serve-baseline "$base_addr" \
-	-ops "$ops" -big 1000 > "$dir/baseline.out" 2>&1 &
-bare_pid=$!
-pids+=($bare_pid)
-for _ in $(seq 300); do grep -q listening "$dir/baseline.out" 2>/dev/null && break; sleep 0.1; done
-grep -q listening "$dir/baseline.out" || { cat "$dir/baseline.out" >&2; exit 1; }
+. "$(dirname "$0")/servers.sh"
 
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in ticks

@@ -19,33 +19,12 @@ secret=pinned-load-secret-0123456789abcdef
 addr=127.0.0.1:18080
 base_addr=127.0.0.1:18081
 
-go build -o "$dir/hds" ./example
-go build -o "$dir/loadtest" ./example/loadtest
-cat > "$dir/hds.json" <<JSON
-{
-  "addr": "$addr",
-  "database_url": "${HDS_PINNED_DATABASE_URL:-memory:}",
-  "security": {"jwt_secret": "$secret"},
-  "rate_limit": {"per_hour": 1000000000000, "per_minute": 1000000000000},
-  "users": [{"username": "load", "password": "load-password"}],
-  "limits": {"max_records_per_cluster": 0},
-  "console": {"enabled": false},
-  "metrics": {"addr": "127.0.0.1:18082"}
-}
-JSON
-
+database_url=${HDS_PINNED_DATABASE_URL:-memory:}
+metrics_addr=127.0.0.1:18082
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
-
-taskset -c 0 "$dir/hds" -config "$dir/hds.json" > "$dir/stdout" 2> "$log" &
-pids+=($!)
-for _ in $(seq 100); do grep -q listening "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
-taskset -c 0 "$dir/loadtest" -url "http://$addr" -secret "$secret" -serve-baseline "$base_addr" \
-	-ops "$ops" -big 1000 > "$dir/baseline.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 300); do grep -q listening "$dir/baseline.out" 2>/dev/null && break; sleep 0.1; done
-grep -q listening "$dir/baseline.out" || { cat "$dir/baseline.out" >&2; exit 1; }
+. "$(dirname "$0")/servers.sh"
 echo "server log: $log; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 taskset -c 1 "$dir/loadtest" -url "http://$addr" -baseline-url "http://$base_addr" \
 	-rounds "$rounds" -ops "$ops" -big 1000 -duration 2s
