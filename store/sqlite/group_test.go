@@ -156,19 +156,20 @@ func TestGroupPanic(t *testing.T) {
 // TestGroupReplay checks a group whose writes run without savepoints
 // (record writes, which may be run again): a create of a taken name fails
 // having written nothing and the group goes on; an update that fails
-// having written (its quota, checked once the history is cut) rolls the
-// group back, and the writes before it are run again, with those after,
-// and committed together; every other write is written once, with one
-// audit entry and revision each.
+// having written (a trigger refuses the record's row once the history is
+// written) rolls the group back, and the writes before it are run again,
+// with those after, and committed together; every other write is
+// written once, with one audit entry and revision each.
 func TestGroupReplay(t *testing.T) {
 	s := open(t, sqlite.WithGroupTime(time.Hour))
 	p := groupCluster(t, s)
 	ctx := context.Background()
-	s.SetQuotas(store.Quotas{MaxRecordsPerCluster: 1000, MaxBytesPerProject: 4000, MaxProjectsPerUser: 10})
 	rp := p
 	rp.Record = "big"
 	_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.String, Value: json.RawMessage(`"` + strings.Repeat("a", 1500) + `"`)}, store.Write{})
 	require.NoError(t, err)
+	require.NoError(t, s.Exec(ctx, `CREATE TRIGGER refuse_boom BEFORE UPDATE ON hds_records WHEN NEW.value = '"boom"'
+		BEGIN SELECT RAISE(ABORT, 'boom refused'); END`))
 	ap := store.Path{Need: store.RightRead, Caller: p.Caller, Project: "p"}
 	_, audited, err := s.FindAuditEntries(ctx, ap, store.AuditQuery{Limit: 1})
 	require.NoError(t, err)
@@ -199,7 +200,7 @@ func TestGroupReplay(t *testing.T) {
 		rp := p
 		rp.Record = "big"
 		_, errs[2*half+1] = s.UpdateRecord(ctx, rp, store.Write{MaxVersions: 5}, func(r *store.Record) error {
-			r.Value = json.RawMessage(`"` + strings.Repeat("b", 2500) + `"`)
+			r.Value = json.RawMessage(`"boom"`)
 			return nil
 		})
 	})
@@ -215,8 +216,7 @@ func TestGroupReplay(t *testing.T) {
 		assert.NoError(t, errs[i], "create %d", i)
 	}
 	assert.ErrorIs(t, errs[2*half], store.ErrAlreadyExists, "the create of a taken name")
-	var qe *store.QuotaError
-	assert.ErrorAs(t, errs[2*half+1], &qe, "the update past the quota")
+	assert.ErrorContains(t, errs[2*half+1], "boom refused", "the update the trigger refused")
 	assert.Equal(t, int64(1), s.Replays()-replays, "the group rolled back once, for the update")
 	assert.Equal(t, int64(1), s.Commits()-before, "the writes run again and those after committed together")
 	k, err := s.FindCluster(ctx, p, true)
@@ -242,4 +242,63 @@ func TestGroupReplay(t *testing.T) {
 	for i, e := range entries {
 		assert.Equal(t, int64(total-i), e.Revision, "revisions follow each other, newest first")
 	}
+}
+
+// TestGroupQuotaNoReplay checks that an update past the project's byte
+// quota, counted with the history it would keep, fails having written
+// nothing: in a group of record writes it is answered and the group goes
+// on, neither rolled back nor run again (a user at their quota must not
+// make every other write of the group run twice).
+func TestGroupQuotaNoReplay(t *testing.T) {
+	s := open(t, sqlite.WithGroupTime(time.Hour))
+	p := groupCluster(t, s)
+	ctx := context.Background()
+	s.SetQuotas(store.Quotas{MaxRecordsPerCluster: 1000, MaxBytesPerProject: 4000, MaxProjectsPerUser: 10})
+	bp := p
+	bp.Record = "big"
+	_, err := s.CreateRecord(ctx, bp, &store.Record{Type: store.String, Value: json.RawMessage(`"` + strings.Repeat("a", 1500) + `"`)}, store.Write{})
+	require.NoError(t, err)
+
+	release := s.HoldWriterReplay()
+	before, replays := s.Commits(), s.Replays()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range 2 {
+		wg.Go(func() {
+			rp := p
+			rp.Record = "r" + strconv.Itoa(i)
+			_, errs[i] = s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage("1")}, store.Write{})
+		})
+		waitQueued(t, s, int64(i+1))
+	}
+	wg.Go(func() {
+		// 2,500 bytes over the 1,500 it replaces, and those 1,500 kept
+		// in its history: past the 4,000 of the quota.
+		_, errs[2] = s.UpdateRecord(ctx, bp, store.Write{MaxVersions: 5}, func(r *store.Record) error {
+			r.Value = json.RawMessage(`"` + strings.Repeat("b", 2500) + `"`)
+			return nil
+		})
+	})
+	waitQueued(t, s, 3)
+	release()
+	wg.Wait()
+
+	assert.NoError(t, errs[0], "create r0")
+	assert.NoError(t, errs[1], "create r1")
+	var qe *store.QuotaError
+	assert.ErrorAs(t, errs[2], &qe, "the update past the quota")
+	assert.Equal(t, int64(0), s.Replays()-replays, "the group not rolled back")
+	assert.Equal(t, int64(1), s.Commits()-before, "one commit for the group")
+	_, versions, err := s.FindRecordVersions(ctx, bp, store.ListQuery{Limit: 10})
+	if assert.NoError(t, err) {
+		assert.Equal(t, 1, versions, "no history kept of the failed update")
+	}
+
+	// Within the quota, the same count: 1,900 bytes and the 1,500 kept.
+	rec, err := s.UpdateRecord(ctx, bp, store.Write{MaxVersions: 5}, func(r *store.Record) error {
+		r.Value = json.RawMessage(`"` + strings.Repeat("c", 1900) + `"`)
+		return nil
+	})
+	require.NoError(t, err, "an update within the quota")
+	assert.Equal(t, int64(2), rec.Version)
 }

@@ -266,6 +266,24 @@ func (t *tx) writeRecord(k *clus, cur *store.Record, name string, typ store.Data
 	if err := t.row(`SELECT bytes FROM hds_records WHERE id = ?`, cur.ID).Scan(&before); err != nil {
 		return nil, err
 	}
+	// The history's bytes once cut, known before anything is written: the
+	// state cur replaces (kept when w.MaxVersions > 0) and the newest
+	// w.MaxVersions-1 versions before it. The quota is checked first, so
+	// that a write past it fails having written nothing: in a lean group
+	// of writes (writer.go) it is answered and the group goes on, instead
+	// of the group being rolled back and run again.
+	var hist int64
+	if w.MaxVersions > 0 {
+		if err := t.row(`SELECT coalesce(sum(b), 0) FROM (SELECT length(CAST(name AS BLOB)) + length(CAST(value AS BLOB)) AS b
+			FROM hds_record_versions WHERE record_id = ? ORDER BY version DESC LIMIT ?)`, cur.ID, w.MaxVersions-1).Scan(&hist); err != nil {
+			return nil, err
+		}
+		hist += size(cur.Name, cur.Value)
+	}
+	after := size(name, value) + hist
+	if err := t.s.quotas.Load().CheckBytes(k.c.pr.bytes, after-before); err != nil {
+		return nil, err
+	}
 	if w.MaxVersions > 0 {
 		if _, err := t.exec(`INSERT INTO hds_record_versions (record_id, version, name, type, value, changed_at, changed_by)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, cur.ID, cur.Version, cur.Name, string(cur.Type), string(cur.Value),
@@ -278,13 +296,7 @@ func (t *tx) writeRecord(k *clus, cur *store.Record, name string, typ store.Data
 		cur.ID, cur.ID, max(w.MaxVersions, 0)); err != nil {
 		return nil, err
 	}
-	var hist int64
-	if err := t.row(`SELECT coalesce(sum(length(CAST(name AS BLOB)) + length(CAST(value AS BLOB))), 0)
-		FROM hds_record_versions WHERE record_id = ?`, cur.ID).Scan(&hist); err != nil {
-		return nil, err
-	}
-	after := size(name, value) + hist
-	if err := t.grow(k.c.pr, after-before); err != nil {
+	if err := t.addBytes(k.c.pr, after-before); err != nil {
 		return nil, err
 	}
 	r := &store.Record{ID: cur.ID, Name: name, Type: typ, Value: append(json.RawMessage(nil), value...), Version: cur.Version + 1,
