@@ -121,6 +121,22 @@ func (c *SessionCheck) Failed() bool { return c != nil && c.state.Load() == chec
 // Passed reports whether c was settled as live.
 func (c *SessionCheck) Passed() bool { return c != nil && c.state.Load() == checkPassed }
 
+// DueFor is the check a store call made for userID must make: c when
+// it is still due, nil when there is none (nothing deferred, or an
+// earlier call of the request passed it). A check that failed before
+// fails the call, and so does a due check of another user than userID.
+func (c *SessionCheck) DueFor(userID string) (*SessionCheck, error) {
+	switch {
+	case c.Failed():
+		return nil, ErrSessionInvalid
+	case c.Due() && c.UserID != userID:
+		return nil, c.Fail()
+	case c.Due():
+		return c, nil
+	}
+	return nil, nil
+}
+
 // Pass settles c as live; username is the user's name (the actor name of
 // audit entries).
 func (c *SessionCheck) Pass(username string) {

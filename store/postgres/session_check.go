@@ -42,21 +42,14 @@ LEFT JOIN hds_users u ON u.id = $` + user + `
 LEFT JOIN LATERAL (` + query + `) x ON true`
 }
 
-// sessionDue returns the session check the call must make for p's
-// caller, nil when there is none (no check was deferred, or an earlier
-// call of the request passed it). A check that failed before fails the
-// call.
+// sessionDue is store.SessionCheck.DueFor for p's caller; a due check
+// of a user id no user can have (not a UUID) fails at once.
 func sessionDue(p store.Path) (*store.SessionCheck, error) {
-	c := p.Caller.Session
-	switch {
-	case c.Failed():
-		return nil, store.ErrSessionInvalid
-	case c.Due() && (c.UserID != p.Caller.UserID || !storable(c.UserID)):
-		return nil, c.Fail() // not the caller's session, or no user has such an id
-	case c.Due():
-		return c, nil
+	c, err := p.Caller.Session.DueFor(p.Caller.UserID)
+	if c != nil && !storable(c.UserID) {
+		return nil, c.Fail()
 	}
-	return nil, nil
+	return c, err
 }
 
 // settleSession settles check from the leading columns of a sessionSQL

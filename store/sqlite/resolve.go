@@ -82,23 +82,6 @@ func buildResolveSQL(d depth, session bool) string {
 		AND NOT EXISTS (SELECT 1 FROM hds_ended_sessions e WHERE e.user_id = u.id AND e.session_id = ?), ` + cols + ` FROM` + from
 }
 
-// sessionDue returns the session check the call must make for p's
-// caller, nil when there is none (no check was deferred, or an earlier
-// call of the request passed it). A check that failed before fails the
-// call, and so does one of another user than the caller.
-func sessionDue(p store.Path) (*store.SessionCheck, error) {
-	c := p.Caller.Session
-	switch {
-	case c.Failed():
-		return nil, store.ErrSessionInvalid
-	case c.Due() && c.UserID != p.Caller.UserID:
-		return nil, c.Fail()
-	case c.Due():
-		return c, nil
-	}
-	return nil, nil
-}
-
 // resolved is what resolve found: each level is nil when it, or one
 // above it, does not exist (and resolve returned its error).
 type resolved struct {
@@ -148,7 +131,7 @@ func (w *resolveRow) targets(d depth, session bool) []any {
 // caller's access, then each level below (a missing record is a
 // *store.NotFoundError too).
 func (t *tx) resolve(p store.Path, d depth) (resolved, error) {
-	check, err := sessionDue(p)
+	check, err := p.Caller.Session.DueFor(p.Caller.UserID)
 	if err != nil {
 		return resolved{}, err
 	}
