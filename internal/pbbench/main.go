@@ -81,6 +81,7 @@ func run(args []string, out io.Writer) error {
 	hdsReadConns := fs.Int("hds-read-conns", 0, "hds's SQLite read pool (sqlite.WithReadConns; 0: its default)")
 	hdsNormal := fs.Bool("hds-normal", false, "hds's SQLite with synchronous=NORMAL, PocketBase's setting (default FULL, hds's: durable when answered)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the servers' process, over the measurements, to this file (pprof labels server and op)")
+	traceFile := fs.String("trace", "", "write an execution trace of the servers' process, over the measurements, to this file (go tool trace)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,6 +110,9 @@ func run(args []string, out io.Writer) error {
 	serveArgs := []string{"-data", *dir, "-logs=" + fmt.Sprint(*logs), "-only", *only, "-hds-normal=" + fmt.Sprint(*hdsNormal), "-hds-read-conns", fmt.Sprint(*hdsReadConns)}
 	if *cpuprofile != "" {
 		serveArgs = append(serveArgs, "-cpuprofile", *cpuprofile)
+	}
+	if *traceFile != "" {
+		serveArgs = append(serveArgs, "-trace", *traceFile)
 	}
 	ch, err := startChild(taskset, serveArgs)
 	if err != nil {

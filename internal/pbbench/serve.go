@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,6 +74,7 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	logs := fs.Bool("logs", true, "request logs on")
 	only := fs.String("only", "", "start only this server: pocketbase or hds")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile, from \"start\" to the end, to this file")
+	traceFile := fs.String("trace", "", "write an execution trace, from \"start\" to the end, to this file")
 	normal := fs.Bool("hds-normal", false, "hds's SQLite with synchronous=NORMAL, as PocketBase's")
 	readConns := fs.Int("hds-read-conns", 0, "hds's SQLite read pool (0: its default)")
 	if err := fs.Parse(args); err != nil {
@@ -144,7 +146,7 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(stdout, "%s\n", line)
 
-	profiling := false
+	profiling, tracing := false, false
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		cmd := sc.Text()
@@ -159,12 +161,25 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 				return err
 			}
 			profiling = true
+		case cmd == "start" && *traceFile != "" && !tracing:
+			f, err := os.Create(*traceFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := trace.Start(f); err != nil {
+				return err
+			}
+			tracing = true
 		case strings.HasPrefix(cmd, "phase "):
 			p := strings.TrimPrefix(cmd, "phase ")
 			phase.Store(&p)
 		}
 	}
 	d := done{Pbbench: "done"}
+	if tracing {
+		trace.Stop()
+	}
 	if profiling {
 		pprof.StopCPUProfile()
 		d.Profile = *cpuprofile

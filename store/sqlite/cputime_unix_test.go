@@ -3,6 +3,9 @@
 package sqlite_test
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -16,4 +19,26 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// writtenIO is what the process has handed to write calls so far: the
+// bytes and the calls (Linux's /proc/self/io: wchar, syscw), or zeros
+// where that is not known. SQLite writes a WAL frame (a page and its
+// header) with two calls, so it tells how many pages a write dirties.
+func writtenIO() (bytes, calls int64) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, 0
+	}
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "wchar":
+			bytes = n
+		case "syscw":
+			calls = n
+		}
+	}
+	return bytes, calls
 }

@@ -54,6 +54,7 @@ func parallel(b *testing.B, conns int, call func(i int) error) {
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	cpu0 := cpuTime()
+	wb0, wc0 := writtenIO()
 	start := time.Now()
 	for g := range conns {
 		wg.Go(func() {
@@ -74,6 +75,7 @@ func parallel(b *testing.B, conns int, call func(i int) error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
+	wb, wc := writtenIO()
 	b.StopTimer()
 	all := slices.Concat(lat...)
 	slices.Sort(all)
@@ -86,6 +88,10 @@ func parallel(b *testing.B, conns int, call func(i int) error) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	if cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(len(all)), "cpu-us/call")
+	}
+	if wc > wc0 {
+		b.ReportMetric(float64(wb-wb0)/1024/float64(len(all)), "wKiB/call")
+		b.ReportMetric(float64(wc-wc0)/float64(len(all)), "wcalls/call")
 	}
 }
 

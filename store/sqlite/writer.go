@@ -91,10 +91,13 @@ func (s *Store) startWriter() {
 	s.reqs = make(chan *writeReq)
 	s.quit = make(chan struct{})
 	s.stopped = make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
+	// The writer's context never ends (Done is nil): its statements are
+	// never interrupted (see above), and modernc.org/sqlite starts a
+	// goroutine and a progress handler for each statement whose context
+	// can end.
+	ctx := context.Background()
 	go func() {
 		defer close(s.stopped)
-		defer cancel()
 		for {
 			select {
 			case r := <-s.reqs:
