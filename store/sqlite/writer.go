@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 // (in the order the callers arrive: a channel's waiting senders are
 // served first in, first out); the writer begins a transaction with the
 // first request waiting, runs it, then each request that arrived
-// meanwhile, and commits them all at once: one sync of the WAL for the
+// meanwhile (yielding the processor first when none has: maxYields),
+// and commits them all at once: one sync of the WAL for the
 // group instead of one per write, with synchronous=FULL kept, since a
 // caller is answered only once the commit that holds its write is on
 // disk. Each request after the first runs inside a savepoint of the
@@ -58,6 +60,16 @@ const (
 	maxGroup  = 128
 	groupTime = 50 * time.Millisecond
 )
+
+// maxYields bounds the times the writer, finding no request waiting,
+// yields the processor (runtime.Gosched) before a group commits, so
+// that the goroutines ready to run (requests being read and decoded)
+// hand theirs over and join the group. Without it, on one CPU
+// (GOMAXPROCS=1) nothing else runs while the writer does: the first
+// caller to wake it was its whole group, and a group of one write paid
+// a commit (a sync, a page of each index) alone. A yield with nothing
+// else ready returns at once.
+const maxYields = 4
 
 // writeReq is a write waiting for the writer: f runs in a transaction,
 // bounded by ctx; done receives its outcome once it is settled (committed
@@ -193,22 +205,25 @@ func (s *Store) group(ctx context.Context, q []*writeReq) []*writeReq {
 	if g.lean {
 		g.hooks = map[string][]hookRow{}
 	}
-	start := time.Now()
+	start, yields := time.Now(), 0
 	if !g.runFirst(first) {
 		return q
 	}
 	for first.progress == nil && g.err == nil && g.replay == nil && len(g.members) < maxGroup && time.Since(start) < s.groupTime {
-		var r *writeReq
-		if len(q) > 0 {
-			r = q[0]
-		} else {
-			select {
-			case r = <-s.reqs:
-				q = append(q, r)
-			default:
+		if len(q) == 0 {
+			r := s.waiting()
+			for r == nil && yields < maxYields {
+				yields++
+				runtime.Gosched()
+				r = s.waiting()
 			}
+			if r == nil {
+				break
+			}
+			q = append(q, r)
 		}
-		if r == nil || r.progress != nil {
+		r := q[0]
+		if r.progress != nil {
 			break
 		}
 		q = q[1:]
@@ -219,6 +234,16 @@ func (s *Store) group(ctx context.Context, q []*writeReq) []*writeReq {
 	}
 	g.commit()
 	return q
+}
+
+// waiting returns the request waiting to be taken, or nil when none is.
+func (s *Store) waiting() *writeReq {
+	select {
+	case r := <-s.reqs:
+		return r
+	default:
+		return nil
+	}
 }
 
 // writeGroup is a group of writes in one transaction.
