@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -301,4 +302,35 @@ func TestGroupQuotaNoReplay(t *testing.T) {
 	})
 	require.NoError(t, err, "an update within the quota")
 	assert.Equal(t, int64(2), rec.Version)
+}
+
+// TestGroupGathersReadyCallers: with one processor (GOMAXPROCS=1) the
+// writer yields before it commits, so that the callers ready to run hand
+// their writes over and join its group: 16 callers creating 8 records
+// each, one after the other (as 16 connections of a server do), share
+// commits: 8 of 16 writes each (at most 12 asked). Without the yield
+// nothing else ran while the writer did, and the caller that woke it was
+// about all of its group: 18 to 21 commits.
+func TestGroupGathersReadyCallers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s := open(t)
+	p := groupCluster(t, s)
+	ctx := context.Background()
+	before := s.Commits()
+	const callers, each = 16, 8
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := range each {
+				rp := p
+				rp.Record = "r" + strconv.Itoa(c) + "-" + strconv.Itoa(i)
+				_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	commits := s.Commits() - before
+	t.Logf("commits %d", commits)
+	assert.LessOrEqual(t, commits, int64(12), "%d creates took %d commits", callers*each, commits)
 }
