@@ -146,42 +146,34 @@ func serve(args []string, stdin io.Reader, stdout io.Writer) error {
 	line, _ := json.Marshal(r)
 	fmt.Fprintf(stdout, "%s\n", line)
 
-	profiling, tracing := false, false
+	var profile, traced *os.File
+	started := false
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		cmd := sc.Text()
 		switch {
-		case cmd == "start" && *cpuprofile != "" && !profiling:
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
+		case cmd == "start" && !started:
+			started = true
+			var err error
+			if profile, err = startTo(*cpuprofile, pprof.StartCPUProfile); err != nil {
 				return err
 			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
+			if traced, err = startTo(*traceFile, trace.Start); err != nil {
 				return err
 			}
-			profiling = true
-		case cmd == "start" && *traceFile != "" && !tracing:
-			f, err := os.Create(*traceFile)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := trace.Start(f); err != nil {
-				return err
-			}
-			tracing = true
 		case strings.HasPrefix(cmd, "phase "):
 			p := strings.TrimPrefix(cmd, "phase ")
 			phase.Store(&p)
 		}
 	}
 	d := done{Pbbench: "done"}
-	if tracing {
+	if traced != nil {
 		trace.Stop()
+		traced.Close()
 	}
-	if profiling {
+	if profile != nil {
 		pprof.StopCPUProfile()
+		profile.Close()
 		d.Profile = *cpuprofile
 	}
 	if hlog != nil {
@@ -406,4 +398,22 @@ func (b *bufferedFile) Close() error {
 		return err
 	}
 	return b.f.Close()
+}
+
+// startTo starts start (a CPU profile, an execution trace) writing to a
+// new file at path, which it returns (nil when path is empty: nothing
+// started); the caller closes it once start's writing is stopped.
+func startTo(path string, start func(io.Writer) error) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
