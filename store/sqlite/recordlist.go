@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -219,11 +220,99 @@ func (rl *recordList) fromMatches(matches int) bool {
 	return matches <= max(int(rl.k.records)/10, 4*(q.Offset+q.Limit))
 }
 
+// byRuns reports whether the list is read in order from an ascending
+// index read backwards, a run of equal keys at a time (descByRuns): a
+// descending list by created_at, updated_at or type (of more than one
+// type), whose ties are in ascending name order.
+func (rl *recordList) byRuns() bool {
+	q := rl.q
+	return q.Desc && (q.SortBy == store.SortCreatedAt || q.SortBy == store.SortUpdatedAt || (q.SortBy == store.SortType && q.Type == ""))
+}
+
+// descByRuns reads the page of a descending list by runs (byRuns) from
+// from, an ascending index on (cluster, [type,] col, name, id), with the
+// conditions l (q.After's not among them). Read backwards, the index
+// gives col descending but the ties (a run of records of one key: a
+// batch's shared time, a type) in descending name order. So the page is
+// read a run at a time, each forwards: the rest of the cursor's run
+// first, from the cursor; then the keys of the next entries, read
+// backwards (from the index alone, when l's conditions are on its
+// columns), as many as the page still needs and one more; the runs
+// among them that end before the last key are read whole, sorted by the
+// database (no more entries than the page needs); and the run of the
+// last key, which may go on beyond them, is read from its start, as far
+// as the page needs. A page inside a run of 100,000 records (an
+// import's shared time) reads about 100 of them, never the whole run.
+func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]*store.Record, error) {
+	want := q.Offset + q.Limit
+	items := []*store.Record{}
+	read := func(m list, order string, limit int) error {
+		return t.eachPacked(`SELECT `+packedRecord+from+m.whereClause()+order+` LIMIT ?`, append(m.args, limit),
+			func(r *store.Record) error {
+				items = append(items, r)
+				return nil
+			})
+	}
+	// with is l and c.
+	with := func(l list, c string, args ...any) list {
+		m := list{where: l.where[:len(l.where):len(l.where)], args: l.args[:len(l.args):len(l.args)]}
+		m.cond(c, args...)
+		return m
+	}
+	rest := *l
+	if q.After != nil {
+		key := positionKey(q.SortBy, q.After)
+		if err := read(with(rest, col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID), " ORDER BY r.name, r.id", want); err != nil {
+			return nil, err
+		}
+		rest = with(rest, col+" < ?", key)
+	}
+	if need := want - len(items); need > 0 {
+		rows, err := t.rows(`SELECT `+col+from+rest.whereClause()+` ORDER BY `+col+` DESC, r.name DESC, r.id DESC LIMIT ?`,
+			append(rest.args[:len(rest.args):len(rest.args)], need+1)...)
+		if err != nil {
+			return nil, err
+		}
+		var keys []any
+		for rows.Next() {
+			var k any
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			keys = append(keys, k)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+		switch {
+		case len(keys) <= need: // every run to the end
+			if len(keys) > 0 {
+				err = read(rest, " ORDER BY "+col+" DESC, r.name, r.id", need)
+			}
+		case keys[0] == keys[need]: // all in one run
+			err = read(with(rest, col+" = ?", keys[need]), " ORDER BY r.name, r.id", need)
+		default:
+			last := keys[need]
+			if err = read(with(rest, col+" > ?", last), " ORDER BY "+col+" DESC, r.name, r.id", need); err == nil && len(items) < want {
+				err = read(with(rest, col+" = ?", last), " ORDER BY r.name, r.id", want-len(items))
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if q.Offset >= len(items) {
+		return []*store.Record{}, nil
+	}
+	return items[q.Offset:], nil
+}
+
 // orderIndex is the index that reads the list in order, sorted by col.
 func (rl *recordList) orderIndex(col string) string {
 	q := rl.q
 	desc := ""
-	if q.Desc {
+	if q.Desc && !rl.byRuns() {
 		desc = "_desc"
 	}
 	if col == "r.rkey" {
@@ -318,10 +407,11 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			}
 		}
 		cut := col == "r.vkey" || col == "r.rkey" // keyprefix.go
+		runs := !rl.fromMatches(matches) && rl.byRuns()
 		if q.After != nil && cut {
 			l.afterCut(q.ListQuery, col, key.([]byte), q.After.Key.Text)
-		} else if q.After != nil {
-			l.afterKey("r", q.ListQuery, col, key)
+		} else if q.After != nil && !runs {
+			l.afterKey("r", q.ListQuery, col, key) // descByRuns reads from q.After itself
 		}
 		from := " FROM hds_records r INDEXED BY " + rl.orderIndex(col)
 		sorted := rl.fromMatches(matches)
@@ -330,6 +420,10 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			// planner reads the matches by the filters alone, then
 			// sorts them.
 			from, col = " FROM hds_records r", "+"+col
+		}
+		if runs {
+			items, err = t.descByRuns(from, &l, q.ListQuery, col)
+			return err
 		}
 		page := func(exact bool) error {
 			items = items[:0]
