@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -156,4 +158,40 @@ func TestMigrateDescRuns(t *testing.T) {
 	assert.Equal(t, "hds_records_range_desc hds_records_type_value_desc hds_records_value_desc", indexes(s),
 		"the twins by value and range stay")
 	checkDescendingRuns(t, s, p)
+}
+
+// TestDeepOffsetPageCost: a page far into a descending list by runs,
+// by offset, costs the page, not the entries before it: 10 records at
+// offset 2,900 of 3,000 whose values are 4 KB each (12 MB skipped) are
+// read with well under a megabyte allocated (the entries skipped are
+// skipped in SQLite, never built as records), as the same page of an
+// ascending list is.
+func TestDeepOffsetPageCost(t *testing.T) {
+	s := open(t)
+	p := groupCluster(t, s)
+	ctx := context.Background()
+	big := json.RawMessage(`"` + strings.Repeat("x", 4096) + `"`)
+	for b := range 10 {
+		var ops []store.Op
+		for i := range 300 {
+			ops = append(ops, store.Op{Kind: store.OpCreate, Collection: "c", Cluster: "k", Record: fmt.Sprintf("r%d-%03d", b, i),
+				New: &store.Record{Type: store.String, Value: big}})
+		}
+		_, err := s.Apply(ctx, p, store.Batch{Ops: ops})
+		require.NoError(t, err)
+	}
+	for _, desc := range []bool{false, true} {
+		for _, by := range []store.SortField{store.SortCreatedAt, store.SortType, store.SortName} {
+			q := store.RecordQuery{ListQuery: store.ListQuery{SortBy: by, Desc: desc, Limit: 10, Offset: 2900}}
+			_, _, err := s.FindRecords(ctx, p, q) // statements prepared
+			require.NoError(t, err)
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			rs, _, err := s.FindRecords(ctx, p, q)
+			runtime.ReadMemStats(&m1)
+			require.NoError(t, err)
+			assert.Len(t, rs, 10)
+			assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(1<<20), "sortBy=%s desc=%v: bytes allocated for a page at offset 2,900", by, desc)
+		}
+	}
 }

@@ -233,79 +233,110 @@ func (rl *recordList) byRuns() bool {
 // from, an ascending index on (cluster, [type,] col, name, id), with the
 // conditions l (q.After's not among them). Read backwards, the index
 // gives col descending but the ties (a run of records of one key: a
-// batch's shared time, a type) in descending name order. So the page is
-// read a run at a time, each forwards: the rest of the cursor's run
-// first, from the cursor; then the keys of the next entries, read
-// backwards (from the index alone, when l's conditions are on its
-// columns), as many as the page still needs and one more; the runs
-// among them that end before the last key are read whole, sorted by the
-// database (no more entries than the page needs); and the run of the
-// last key, which may go on beyond them, is read from its start, as far
-// as the page needs. A page inside a run of 100,000 records (an
-// import's shared time) reads about 100 of them, never the whole run.
+// batch's shared time, a type) in descending name order. So the list is
+// read a run at a time, each forwards from where the page starts in it
+// (OFFSET on an index range, which skips entries without reading their
+// records): first the rest of the cursor's run, from the cursor; then,
+// from the keys of the next entries read backwards (from the index
+// alone, when l's conditions are on its columns) as far as the page
+// ends and one more, the run the page starts in, the runs after it that
+// end before the last key read (sorted by the database: no more entries
+// than the page holds), and the last key's run, which may go on beyond
+// the keys read, from its start. A page inside a run of 100,000 records
+// (an import's shared time), by cursor or by offset, reads the page's
+// records only, never sorts the run.
 func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]*store.Record, error) {
-	want := q.Offset + q.Limit
+	skip, need := q.Offset, q.Limit
 	items := []*store.Record{}
-	read := func(m list, order string, limit int) error {
-		return t.eachPacked(`SELECT `+packedRecord+from+m.whereClause()+order+` LIMIT ?`, append(m.args, limit),
+	read := func(m list, order string, limit, offset int) error {
+		return t.eachPacked(`SELECT `+packedRecord+from+m.whereClause()+order+` LIMIT ? OFFSET ?`, append(m.args, limit, offset),
 			func(r *store.Record) error {
 				items = append(items, r)
 				return nil
 			})
 	}
-	// with is l and c.
-	with := func(l list, c string, args ...any) list {
-		m := list{where: l.where[:len(l.where):len(l.where)], args: l.args[:len(l.args):len(l.args)]}
-		m.cond(c, args...)
-		return m
+	// with is m and c.
+	with := func(m list, c string, args ...any) list {
+		n := list{where: m.where[:len(m.where):len(m.where)], args: m.args[:len(m.args):len(m.args)]}
+		n.cond(c, args...)
+		return n
 	}
+	const byName = " ORDER BY r.name, r.id"
 	rest := *l
 	if q.After != nil {
 		key := positionKey(q.SortBy, q.After)
-		if err := read(with(rest, col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID), " ORDER BY r.name, r.id", want); err != nil {
-			return nil, err
-		}
+		run := with(rest, col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID)
 		rest = with(rest, col+" < ?", key)
-	}
-	if need := want - len(items); need > 0 {
-		rows, err := t.rows(`SELECT `+col+from+rest.whereClause()+` ORDER BY `+col+` DESC, r.name DESC, r.id DESC LIMIT ?`,
-			append(rest.args[:len(rest.args):len(rest.args)], need+1)...)
-		if err != nil {
-			return nil, err
-		}
-		var keys []any
-		for rows.Next() {
-			var k any
-			if err := rows.Scan(&k); err != nil {
-				rows.Close()
+		if skip > 0 {
+			// How much of the offset the cursor's run takes.
+			var n int
+			if err := t.row(`SELECT count(*) FROM (SELECT 1`+from+run.whereClause()+` LIMIT ?)`, append(run.args, skip)...).Scan(&n); err != nil {
 				return nil, err
 			}
-			keys = append(keys, k)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			if n < skip {
+				skip -= n
+			} else if err := read(run, byName, need, skip); err != nil {
+				return nil, err
+			} else {
+				skip = 0
+			}
+		} else if err := read(run, byName, need, 0); err != nil {
 			return nil, err
 		}
-		switch {
-		case len(keys) <= need: // every run to the end
-			if len(keys) > 0 {
-				err = read(rest, " ORDER BY "+col+" DESC, r.name, r.id", need)
-			}
-		case keys[0] == keys[need]: // all in one run
-			err = read(with(rest, col+" = ?", keys[need]), " ORDER BY r.name, r.id", need)
-		default:
-			last := keys[need]
-			if err = read(with(rest, col+" > ?", last), " ORDER BY "+col+" DESC, r.name, r.id", need); err == nil && len(items) < want {
-				err = read(with(rest, col+" = ?", last), " ORDER BY r.name, r.id", want-len(items))
-			}
+		if len(items) == need {
+			return items, nil
 		}
-		if err != nil {
+		need -= len(items)
+	}
+	rows, err := t.rows(`SELECT `+col+from+rest.whereClause()+` ORDER BY `+col+` DESC, r.name DESC, r.id DESC LIMIT ?`,
+		append(rest.args[:len(rest.args):len(rest.args)], skip+need+1)...)
+	if err != nil {
+		return nil, err
+	}
+	var keys []any
+	for rows.Next() {
+		var k any
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	if skip >= len(keys) {
+		return items, nil
+	}
+	// first is where the page starts: in the run of keys[first], at its
+	// entry skip-start.
+	first, start := keys[skip], skip
+	for start > 0 && keys[start-1] == first {
+		start--
+	}
+	var last any // the key of the run that may go on beyond the keys read
+	if len(keys) > skip+need {
+		last = keys[skip+need]
+	}
+	if err := read(with(rest, col+" = ?", first), byName, need, skip-start); err != nil || first == last {
+		return items, err
+	}
+	// The runs after the first that end before the last key read.
+	between := with(rest, col+" < ?", first)
+	if last != nil {
+		between = with(between, col+" > ?", last)
+	}
+	if len(items) < q.Limit {
+		if err := read(between, " ORDER BY "+col+" DESC, r.name, r.id", q.Limit-len(items), 0); err != nil {
 			return nil, err
 		}
 	}
-	if q.Offset >= len(items) {
-		return []*store.Record{}, nil
+	if last != nil && len(items) < q.Limit {
+		if err := read(with(rest, col+" = ?", last), byName, q.Limit-len(items), 0); err != nil {
+			return nil, err
+		}
 	}
-	return items[q.Offset:], nil
+	return items, nil
 }
 
 // orderIndex is the index that reads the list in order, sorted by col.

@@ -212,7 +212,7 @@ func (s *Store) group(ctx context.Context, q []*writeReq) []*writeReq {
 	for first.progress == nil && g.err == nil && g.replay == nil && len(g.members) < maxGroup && time.Since(start) < s.groupTime {
 		if len(q) == 0 {
 			r := s.waiting()
-			for r == nil && yields < maxYields {
+			for r == nil && yields < maxYields && time.Since(start) < s.groupTime {
 				yields++
 				runtime.Gosched()
 				r = s.waiting()
