@@ -133,9 +133,8 @@ func checkDescendingRuns(t *testing.T, s store.Store, p store.Path) {
 }
 
 // TestMigrateDescRuns upgrades a database of schema 7, holding records
-// in runs, to migration 0008: the five descending twins are gone, the
-// other indexes of hds_records stay, and the descending lists are still
-// right.
+// in runs, to migration 0008: the eight descending twins are gone, the
+// ascending indexes stay, and the descending lists are still right.
 func TestMigrateDescRuns(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hds.db")
@@ -143,20 +142,23 @@ func TestMigrateDescRuns(t *testing.T) {
 	require.NoError(t, err)
 	p := groupCluster(t, prev)
 	fillRuns(t, prev, p)
-	indexes := func(s *sqlite.Store) string {
+	indexes := func(s *sqlite.Store, like string) string {
 		t.Helper()
-		got, err := s.QueryString(ctx, `SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema
-			WHERE type = 'index' AND tbl_name = 'hds_records' AND name LIKE '%desc' ORDER BY name)`)
+		got, err := s.QueryString(ctx, `SELECT coalesce(group_concat(name, ' '), '') FROM (SELECT name FROM sqlite_schema
+			WHERE type = 'index' AND tbl_name = 'hds_records' AND name LIKE ? ORDER BY name)`, like)
 		require.NoError(t, err)
 		return got
 	}
 	require.Equal(t, "hds_records_created_desc hds_records_range_desc hds_records_type_created_desc hds_records_type_desc "+
-		"hds_records_type_updated_desc hds_records_type_value_desc hds_records_updated_desc hds_records_value_desc", indexes(prev))
+		"hds_records_type_updated_desc hds_records_type_value_desc hds_records_updated_desc hds_records_value_desc",
+		indexes(prev, "%desc"))
+	ascending := indexes(prev, "hds_records_%")
 	require.NoError(t, prev.Close())
 
 	s := openAt(t, path)
-	assert.Equal(t, "hds_records_range_desc hds_records_type_value_desc hds_records_value_desc", indexes(s),
-		"the twins by value and range stay")
+	assert.Empty(t, indexes(s, "%desc"), "no descending twin is left")
+	assert.Equal(t, strings.Join(slices.DeleteFunc(strings.Fields(ascending), func(n string) bool { return strings.HasSuffix(n, "_desc") }), " "),
+		indexes(s, "hds_records_%"), "the other indexes stay")
 	checkDescendingRuns(t, s, p)
 }
 

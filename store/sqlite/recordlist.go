@@ -222,19 +222,26 @@ func (rl *recordList) fromMatches(matches int) bool {
 
 // byRuns reports whether the list is read in order from an ascending
 // index read backwards, a run of equal keys at a time (descByRuns): a
-// descending list by created_at, updated_at or type (of more than one
-// type), whose ties are in ascending name order.
+// descending list by created_at, updated_at, value (or range key) or
+// type (of more than one type), whose ties are in ascending name order.
 func (rl *recordList) byRuns() bool {
 	q := rl.q
-	return q.Desc && (q.SortBy == store.SortCreatedAt || q.SortBy == store.SortUpdatedAt || (q.SortBy == store.SortType && q.Type == ""))
+	switch q.SortBy {
+	case store.SortCreatedAt, store.SortUpdatedAt, store.SortValue:
+		return q.Desc
+	case store.SortType:
+		return q.Desc && q.Type == ""
+	}
+	return false
 }
 
 // descByRuns reads the page of a descending list by runs (byRuns) from
 // from, an ascending index on (cluster, [type,] col, name, id), with the
-// conditions l (q.After's not among them). Read backwards, the index
-// gives col descending but the ties (a run of records of one key: a
-// batch's shared time, a type) in descending name order. So the list is
-// read a run at a time, each forwards from where the page starts in it
+// conditions l (q.After's not among them; after is its key in col, as
+// positionKey, or rkey, gives it). Read backwards, the index gives col
+// descending but the ties (a run of records of one key: a batch's shared
+// time, a type, a value) in descending name order. So the list is read
+// a run at a time, each forwards from where the page starts in it
 // (OFFSET on an index range, which skips entries without reading their
 // records): first the rest of the cursor's run, from the cursor; then,
 // from the keys of the next entries read backwards (from the index
@@ -244,8 +251,11 @@ func (rl *recordList) byRuns() bool {
 // than the page holds), and the last key's run, which may go on beyond
 // the keys read, from its start. A page inside a run of 100,000 records
 // (an import's shared time), by cursor or by offset, reads the page's
-// records only, never sorts the run.
-func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]*store.Record, error) {
+// records only, never sorts the run. A key column (value, range) holds
+// cut keys (keyprefix.go): a run of a cut key is ordered by its tail
+// first, descending (the database sorts such a run: texts of more than
+// keyPrefix bytes sharing their first ones).
+func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, after any) ([]*store.Record, error) {
 	skip, need := q.Offset, q.Limit
 	items := []*store.Record{}
 	read := func(m list, order string, limit, offset int) error {
@@ -261,11 +271,30 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]
 		n.cond(c, args...)
 		return n
 	}
-	const byName = " ORDER BY r.name, r.id"
+	cut := col == "r.vkey" || col == "r.rkey"
+	// inRun is the order within the run of key k: by name, or, for a
+	// cut key, by its tail first.
+	inRun := func(k any) string {
+		if b, ok := k.([]byte); ok && cut && len(b) >= keyPrefix {
+			return " ORDER BY " + keyTail(col) + " DESC, r.name, r.id"
+		}
+		return " ORDER BY r.name, r.id"
+	}
+	byKey := " ORDER BY " + col + " DESC, r.name, r.id"
+	if cut {
+		byKey = " ORDER BY " + col + " DESC, " + keyTail(col) + " DESC, r.name, r.id"
+	}
 	rest := *l
 	if q.After != nil {
-		key := positionKey(q.SortBy, q.After)
-		run := with(rest, col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID)
+		key, run := after, list{}
+		if cut {
+			var tail string
+			key, tail = cutKey(after.([]byte), q.After.Key.Text)
+			run = with(rest, col+" = ? AND ("+keyTail(col)+" < ? OR ("+keyTail(col)+" = ? AND (r.name, r.id) > (?, ?)))",
+				key, tail, tail, q.After.Name, q.After.ID)
+		} else {
+			run = with(rest, col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID)
+		}
 		rest = with(rest, col+" < ?", key)
 		if skip > 0 {
 			// How much of the offset the cursor's run takes.
@@ -275,12 +304,12 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]
 			}
 			if n < skip {
 				skip -= n
-			} else if err := read(run, byName, need, skip); err != nil {
+			} else if err := read(run, inRun(key), need, skip); err != nil {
 				return nil, err
 			} else {
 				skip = 0
 			}
-		} else if err := read(run, byName, need, 0); err != nil {
+		} else if err := read(run, inRun(key), need, 0); err != nil {
 			return nil, err
 		}
 		if len(items) == need {
@@ -293,6 +322,8 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]
 	if err != nil {
 		return nil, err
 	}
+	// keys are the keys read, as the database gives them; same, whether
+	// two are equal (a key column's are byte strings).
 	var keys []any
 	for rows.Next() {
 		var k any
@@ -305,20 +336,27 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
+	same := func(a, b any) bool {
+		if x, ok := a.([]byte); ok {
+			y, ok := b.([]byte)
+			return ok && string(x) == string(y)
+		}
+		return a == b
+	}
 	if skip >= len(keys) {
 		return items, nil
 	}
 	// first is where the page starts: in the run of keys[first], at its
 	// entry skip-start.
 	first, start := keys[skip], skip
-	for start > 0 && keys[start-1] == first {
+	for start > 0 && same(keys[start-1], first) {
 		start--
 	}
 	var last any // the key of the run that may go on beyond the keys read
 	if len(keys) > skip+need {
 		last = keys[skip+need]
 	}
-	if err := read(with(rest, col+" = ?", first), byName, need, skip-start); err != nil || first == last {
+	if err := read(with(rest, col+" = ?", first), inRun(first), need, skip-start); err != nil || (last != nil && same(first, last)) {
 		return items, err
 	}
 	// The runs after the first that end before the last key read.
@@ -327,38 +365,35 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string) ([]
 		between = with(between, col+" > ?", last)
 	}
 	if len(items) < q.Limit {
-		if err := read(between, " ORDER BY "+col+" DESC, r.name, r.id", q.Limit-len(items), 0); err != nil {
+		if err := read(between, byKey, q.Limit-len(items), 0); err != nil {
 			return nil, err
 		}
 	}
 	if last != nil && len(items) < q.Limit {
-		if err := read(with(rest, col+" = ?", last), byName, q.Limit-len(items), 0); err != nil {
+		if err := read(with(rest, col+" = ?", last), inRun(last), q.Limit-len(items), 0); err != nil {
 			return nil, err
 		}
 	}
 	return items, nil
 }
 
-// orderIndex is the index that reads the list in order, sorted by col.
+// orderIndex is the index that reads the list in order, sorted by col:
+// forwards, or backwards a run at a time (descByRuns) when descending.
 func (rl *recordList) orderIndex(col string) string {
 	q := rl.q
-	desc := ""
-	if q.Desc && !rl.byRuns() {
-		desc = "_desc"
-	}
 	if col == "r.rkey" {
-		return "hds_records_range" + desc
+		return "hds_records_range"
 	}
 	if q.Type != "" {
 		switch q.SortBy {
 		case store.SortID:
 			return "hds_records_type_id"
 		case store.SortCreatedAt:
-			return "hds_records_type_created" + desc
+			return "hds_records_type_created"
 		case store.SortUpdatedAt:
-			return "hds_records_type_updated" + desc
+			return "hds_records_type_updated"
 		case store.SortValue:
-			return "hds_records_type_value" + desc
+			return "hds_records_type_value"
 		}
 		return "hds_records_type" // by name, and by type: one type
 	}
@@ -366,13 +401,13 @@ func (rl *recordList) orderIndex(col string) string {
 	case store.SortID:
 		return "hds_records_cluster_id"
 	case store.SortCreatedAt:
-		return "hds_records_created" + desc
+		return "hds_records_created"
 	case store.SortUpdatedAt:
-		return "hds_records_updated" + desc
+		return "hds_records_updated"
 	case store.SortValue:
-		return "hds_records_value" + desc
+		return "hds_records_value"
 	case store.SortType:
-		return "hds_records_type" + desc
+		return "hds_records_type"
 	}
 	return "hds_records_name_lower"
 }
@@ -437,12 +472,12 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 				key = rkey(q.Type, q.After.Key)
 			}
 		}
-		cut := col == "r.vkey" || col == "r.rkey" // keyprefix.go
-		runs := !rl.fromMatches(matches) && rl.byRuns()
-		if q.After != nil && cut {
+		cut := col == "r.vkey" || col == "r.rkey"       // keyprefix.go
+		runs := !rl.fromMatches(matches) && rl.byRuns() // descByRuns reads from q.After itself
+		if q.After != nil && cut && !runs {
 			l.afterCut(q.ListQuery, col, key.([]byte), q.After.Key.Text)
 		} else if q.After != nil && !runs {
-			l.afterKey("r", q.ListQuery, col, key) // descByRuns reads from q.After itself
+			l.afterKey("r", q.ListQuery, col, key)
 		}
 		from := " FROM hds_records r INDEXED BY " + rl.orderIndex(col)
 		sorted := rl.fromMatches(matches)
@@ -453,7 +488,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			from, col = " FROM hds_records r", "+"+col
 		}
 		if runs {
-			items, err = t.descByRuns(from, &l, q.ListQuery, col)
+			items, err = t.descByRuns(from, &l, q.ListQuery, col, key)
 			return err
 		}
 		page := func(exact bool) error {
