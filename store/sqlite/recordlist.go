@@ -359,13 +359,20 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 	if err := read(with(rest, col+" = ?", first), inRun(first), need, skip-start); err != nil || (last != nil && same(first, last)) {
 		return items, err
 	}
-	// The runs after the first that end before the last key read.
-	between := with(rest, col+" < ?", first)
-	if last != nil {
-		between = with(between, col+" > ?", last)
+	// The runs after the first that end before the last key read: the
+	// keys from end to next. Their count bounds the read, not a lower
+	// bound on col, which the planner might take instead of l's own (a
+	// minValue) and read from there.
+	end, next := skip+1, len(keys)
+	for end < len(keys) && same(keys[end], first) {
+		end++
 	}
-	if len(items) < q.Limit {
-		if err := read(between, byKey, q.Limit-len(items), 0); err != nil {
+	if last != nil {
+		for next = skip + need; next > end && same(keys[next-1], last); next-- {
+		}
+	}
+	if n := min(next-end, q.Limit-len(items)); n > 0 {
+		if err := read(with(rest, col+" < ?", first), byKey, n, 0); err != nil {
 			return nil, err
 		}
 	}
