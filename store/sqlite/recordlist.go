@@ -10,8 +10,9 @@ import (
 )
 
 // A record list (docs/api.md#list-queries) is a count and a page. The
-// filters on columns (type, value, range) and every sort, both ways, are
-// index ranges in the list's order (migrations 0001 and 0003). A
+// filters on columns (type, value, range) and every sort are index
+// ranges in the list's order (migration 0001), read backwards a run of
+// equal keys at a time when descending (descByRuns, migration 0008). A
 // substring filter, search or valueContains, is the set of its matches'
 // rowids, found in an index: the trigram index hds_records_text for a
 // pattern of 3 characters or more, else the names in
@@ -25,7 +26,8 @@ import (
 //     of rowids, the range, the value) finds them, and their records
 //     are read and sorted.
 //   - In order, when they are many: the index of the list's order is
-//     read from the start (or the cursor) until the page is full, each
+//     read from the start (or the cursor) until the page is full (a run
+//     at a time when descending), each
 //     entry checked against the filters; a substring filter is checked
 //     by rowid, without reading the record, or, when half of the
 //     cluster or more matches (so that about every other record read
