@@ -109,6 +109,9 @@ type recordList struct {
 	q     store.RecordQuery
 	k     *clus
 	texts []textFilter
+	// checkMax makes maxValue's bound a condition no index serves
+	// (FindRecords: a descending range read by runs).
+	checkMax bool
 	// scan is whether the cluster holds at least half of the records
 	// of every cluster: the values a short valueContains reads are then
 	// read from the whole table, in its order, rather than looked up.
@@ -149,8 +152,12 @@ func (rl *recordList) columns(l *list, checked bool) {
 		l.cutBound(r+"rkey", rkey(q.Type, *q.Min), q.Min.Text, true)
 	}
 	if q.Max != nil {
+		m := r
+		if rl.checkMax {
+			m = "+r."
+		}
 		l.cond(r+"type = ?", string(q.Type))
-		l.cutBound(r+"rkey", rkey(q.Type, *q.Max), q.Max.Text, false)
+		l.cutBound(m+"rkey", rkey(q.Type, *q.Max), q.Max.Text, false)
 	}
 }
 
@@ -240,7 +247,9 @@ func (rl *recordList) byRuns() bool {
 // descByRuns reads the page of a descending list by runs (byRuns) from
 // from, an ascending index on (cluster, [type,] col, name, id), with the
 // conditions l (q.After's not among them; after is its key in col, as
-// positionKey, or rkey, gives it). Read backwards, the index gives col
+// positionKey, or rkey, gives it; upper, when not nil, is the cut key of
+// a maxValue whose bound in l no index serves: the list's start when it
+// has no cursor). Read backwards, the index gives col
 // descending but the ties (a run of records of one key: a batch's shared
 // time, a type, a value) in descending name order. So the list is read
 // a run at a time, each forwards from where the page starts in it
@@ -257,7 +266,7 @@ func (rl *recordList) byRuns() bool {
 // cut keys (keyprefix.go): a run of a cut key is ordered by its tail
 // first, descending (the database sorts such a run: texts of more than
 // keyPrefix bytes sharing their first ones).
-func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, after any) ([]*store.Record, error) {
+func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, after, upper any) ([]*store.Record, error) {
 	skip, need := q.Offset, q.Limit
 	items := []*store.Record{}
 	read := func(m list, order string, limit, offset int) error {
@@ -287,6 +296,9 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 		byKey = " ORDER BY " + col + " DESC, " + keyTail(col) + " DESC, r.name, r.id"
 	}
 	rest := *l
+	if upper != nil && q.After == nil {
+		rest = with(rest, col+" <= ?", upper) // maxValue, l's condition on it unindexed
+	}
 	if q.After != nil {
 		key, run := after, list{}
 		if cut {
@@ -455,6 +467,16 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		// From the matches of a substring filter: the set of their
 		// rowids finds them, the other filters are checked.
 		fromSet := rl.fromMatches(matches) && len(rl.texts) > 0
+		// Within a range type the range key orders as the value key
+		// does: hds_records_range serves the filter, the range and the
+		// order.
+		byRange := q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime
+		runs := !rl.fromMatches(matches) && rl.byRuns() // descByRuns reads from q.After itself
+		// A descending range read by runs starts at the cursor, or
+		// the runs between two keys: maxValue is then checked, not a
+		// bound the planner could start from (descByRuns adds it as
+		// one when it is the list's start).
+		rl.checkMax = runs && byRange
 		var l list
 		rl.columns(&l, fromSet)
 		if !q.NoCount && !fromSet && 2*matches >= k.records {
@@ -471,18 +493,18 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		if q.After != nil {
 			key = positionKey(q.SortBy, q.After)
 		}
-		if q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime {
-			// Within one such type the range key orders as the value
-			// key does: hds_records_range serves the filter, the
-			// range and the order.
+		var upper any // where a descending range by runs starts
+		if byRange {
 			col = "r.rkey"
+			if rl.checkMax && q.Max != nil {
+				upper, _ = cutKey(rkey(q.Type, *q.Max), q.Max.Text)
+			}
 			l.cond("r.rkey IS NOT NULL")
 			if q.After != nil {
 				key = rkey(q.Type, q.After.Key)
 			}
 		}
-		cut := col == "r.vkey" || col == "r.rkey"       // keyprefix.go
-		runs := !rl.fromMatches(matches) && rl.byRuns() // descByRuns reads from q.After itself
+		cut := col == "r.vkey" || col == "r.rkey" // keyprefix.go
 		if q.After != nil && cut && !runs {
 			l.afterCut(q.ListQuery, col, key.([]byte), q.After.Key.Text)
 		} else if q.After != nil && !runs {
@@ -497,7 +519,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			from, col = " FROM hds_records r", "+"+col
 		}
 		if runs {
-			items, err = t.descByRuns(from, &l, q.ListQuery, col, key)
+			items, err = t.descByRuns(from, &l, q.ListQuery, col, key, upper)
 			return err
 		}
 		page := func(exact bool) error {
