@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -218,14 +219,20 @@ func serve(ctx context.Context, cfg *config, logs *logWriter, stdout io.Writer) 
 	go func() { served <- serving.serve(srv, ln) }()
 
 	base := baseURL(serving.scheme(), ln.Addr())
-	fmt.Fprintf(stdout, "hds listening on %s\n", base)
-	printData(stdout, cfg, keysUsed)
-	printLogin(stdout, base, cfg.users, adminPassword, oldAdmin, cfg)
+	// The banner is written at once: whoever sees its first line (a
+	// script, a test waiting for "listening") sees all of it.
+	var banner bytes.Buffer
+	fmt.Fprintf(&banner, "hds listening on %s\n", base)
+	printData(&banner, cfg, keysUsed)
+	printLogin(&banner, base, cfg.users, adminPassword, oldAdmin, cfg)
 	if cfg.consoleEnabled {
-		fmt.Fprintf(stdout, "Console (in a browser): %s/console/\n", base)
+		fmt.Fprintf(&banner, "Console (in a browser): %s/console/\n", base)
 	}
 	if msrv != nil {
-		fmt.Fprintf(stdout, "Metrics (Prometheus, no authentication): %s%s\n", baseURL("http", msrv.addr()), metricsPath)
+		fmt.Fprintf(&banner, "Metrics (Prometheus, no authentication): %s%s\n", baseURL("http", msrv.addr()), metricsPath)
+	}
+	if _, err := stdout.Write(banner.Bytes()); err != nil {
+		return fmt.Errorf("stdout: %w", err)
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "max_connections", cfg.server.maxConnections)
 	if bk != nil && bk.Every > 0 {
