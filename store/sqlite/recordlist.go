@@ -479,9 +479,13 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		rl.checkMax = runs && byRange
 		var l list
 		rl.columns(&l, fromSet)
-		if !q.NoCount && !fromSet && 2*matches >= k.records {
+		if !q.NoCount && !fromSet && (2*matches >= k.records || runs) {
 			// Half of the cluster or more: read in order, about one
 			// record in two matches; finding the set would cost more.
+			// So does a descending list read by runs, whose several
+			// statements would each find the set again, where each
+			// reads at most about ten records a match (fromMatches
+			// takes fewer matches).
 			for _, f := range rl.texts {
 				l.cond("instr("+f.text("r")+", ?) > 0", f.pattern)
 			}
