@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hds-go/hds/store"
@@ -19,6 +20,14 @@ type list struct {
 func (l *list) cond(c string, args ...any) {
 	l.where = append(l.where, c)
 	l.args = append(l.args, args...)
+}
+
+// and returns l with the condition c and its arguments too, l left as it
+// is (the copy shares nothing l can still append to).
+func (l list) and(c string, args ...any) list {
+	m := list{where: slices.Clip(l.where), args: slices.Clip(l.args)}
+	m.cond(c, args...)
+	return m
 }
 
 // search adds a literal, case-insensitive substring filter on col, a

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -270,17 +271,11 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 	skip, need := q.Offset, q.Limit
 	items := []*store.Record{}
 	read := func(m list, order string, limit, offset int) error {
-		return t.eachPacked(`SELECT `+packedRecord+from+m.whereClause()+order+` LIMIT ? OFFSET ?`, append(m.args, limit, offset),
+		return t.eachPacked(`SELECT `+packedRecord+from+m.whereClause()+order+` LIMIT ? OFFSET ?`, append(slices.Clip(m.args), limit, offset),
 			func(r *store.Record) error {
 				items = append(items, r)
 				return nil
 			})
-	}
-	// with is m and c.
-	with := func(m list, c string, args ...any) list {
-		n := list{where: m.where[:len(m.where):len(m.where)], args: m.args[:len(m.args):len(m.args)]}
-		n.cond(c, args...)
-		return n
 	}
 	cut := col == "r.vkey" || col == "r.rkey"
 	// inRun is the order within the run of key k: by name, or, for a
@@ -297,34 +292,33 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 	}
 	rest := *l
 	if upper != nil && q.After == nil {
-		rest = with(rest, col+" <= ?", upper) // maxValue, l's condition on it unindexed
+		rest = rest.and(col+" <= ?", upper) // maxValue, l's condition on it unindexed
 	}
 	if q.After != nil {
 		key, run := after, list{}
 		if cut {
 			var tail string
 			key, tail = cutKey(after.([]byte), q.After.Key.Text)
-			run = with(rest, col+" = ? AND ("+keyTail(col)+" < ? OR ("+keyTail(col)+" = ? AND (r.name, r.id) > (?, ?)))",
+			run = rest.and(col+" = ? AND ("+keyTail(col)+" < ? OR ("+keyTail(col)+" = ? AND (r.name, r.id) > (?, ?)))",
 				key, tail, tail, q.After.Name, q.After.ID)
 		} else {
-			run = with(rest, col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID)
+			run = rest.and(col+" = ? AND (r.name, r.id) > (?, ?)", key, q.After.Name, q.After.ID)
 		}
-		rest = with(rest, col+" < ?", key)
+		rest = rest.and(col+" < ?", key)
+		// The part of the offset the cursor's run takes: all of it
+		// when the run has that many entries.
+		inRunSkipped := skip
 		if skip > 0 {
-			// How much of the offset the cursor's run takes.
 			var n int
 			if err := t.row(`SELECT count(*) FROM (SELECT 1`+from+run.whereClause()+` LIMIT ?)`, append(run.args, skip)...).Scan(&n); err != nil {
 				return nil, err
 			}
-			if n < skip {
-				skip -= n
-			} else if err := read(run, inRun(key), need, skip); err != nil {
+			inRunSkipped = min(n, skip)
+		}
+		if skip -= inRunSkipped; skip == 0 {
+			if err := read(run, inRun(key), need, inRunSkipped); err != nil {
 				return nil, err
-			} else {
-				skip = 0
 			}
-		} else if err := read(run, inRun(key), need, 0); err != nil {
-			return nil, err
 		}
 		if len(items) == need {
 			return items, nil
@@ -332,7 +326,7 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 		need -= len(items)
 	}
 	rows, err := t.rows(`SELECT `+col+from+rest.whereClause()+` ORDER BY `+col+` DESC, r.name DESC, r.id DESC LIMIT ?`,
-		append(rest.args[:len(rest.args):len(rest.args)], skip+need+1)...)
+		append(slices.Clip(rest.args), skip+need+1)...)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +364,7 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 	if len(keys) > skip+need {
 		last = keys[skip+need]
 	}
-	if err := read(with(rest, col+" = ?", first), inRun(first), need, skip-start); err != nil || (last != nil && same(first, last)) {
+	if err := read(rest.and(col+" = ?", first), inRun(first), need, skip-start); err != nil || (last != nil && same(first, last)) {
 		return items, err
 	}
 	// The runs after the first that end before the last key read: the
@@ -386,12 +380,12 @@ func (t *tx) descByRuns(from string, l *list, q store.ListQuery, col string, aft
 		}
 	}
 	if n := min(next-end, q.Limit-len(items)); n > 0 {
-		if err := read(with(rest, col+" < ?", first), byKey, n, 0); err != nil {
+		if err := read(rest.and(col+" < ?", first), byKey, n, 0); err != nil {
 			return nil, err
 		}
 	}
 	if last != nil && len(items) < q.Limit {
-		if err := read(with(rest, col+" = ?", last), inRun(last), q.Limit-len(items), 0); err != nil {
+		if err := read(rest.and(col+" = ?", last), inRun(last), q.Limit-len(items), 0); err != nil {
 			return nil, err
 		}
 	}
@@ -464,14 +458,16 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 		if total == 0 {
 			return nil
 		}
-		// From the matches of a substring filter: the set of their
-		// rowids finds them, the other filters are checked.
-		fromSet := rl.fromMatches(matches) && len(rl.texts) > 0
+		// From the matches, when they are few (sorted): for a
+		// substring filter the set of their rowids finds them, the
+		// other filters are checked.
+		sorted := rl.fromMatches(matches)
+		fromSet := sorted && len(rl.texts) > 0
 		// Within a range type the range key orders as the value key
 		// does: hds_records_range serves the filter, the range and the
 		// order.
 		byRange := q.SortBy == store.SortValue && store.IsRangeType(q.Type) && q.Type != store.DateTime
-		runs := !rl.fromMatches(matches) && rl.byRuns() // descByRuns reads from q.After itself
+		runs := !sorted && rl.byRuns() // descByRuns reads from q.After itself
 		// A descending range read by runs starts at the cursor, or
 		// the runs between two keys: maxValue is then checked, not a
 		// bound the planner could start from (descByRuns adds it as
@@ -515,7 +511,6 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			l.afterKey("r", q.ListQuery, col, key)
 		}
 		from := " FROM hds_records r INDEXED BY " + rl.orderIndex(col)
-		sorted := rl.fromMatches(matches)
 		if sorted {
 			// "+" makes the order an expression no index serves: the
 			// planner reads the matches by the filters alone, then
@@ -532,7 +527,7 @@ func (s *Store) FindRecords(ctx context.Context, p store.Path, q store.RecordQue
 			if cut {
 				order, args = cutOrder(q.ListQuery, col, exact)
 			}
-			return t.eachPacked(`SELECT `+packedRecord+from+l.whereClause()+order, append(l.args[:len(l.args):len(l.args)], args...),
+			return t.eachPacked(`SELECT `+packedRecord+from+l.whereClause()+order, append(slices.Clip(l.args), args...),
 				func(r *store.Record) error {
 					items = append(items, r)
 					return nil
