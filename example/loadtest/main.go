@@ -66,6 +66,7 @@ type options struct {
 	secret              string
 	serveBaseline       string
 	baselineURL         string
+	serverPID, basePID  int
 	logFile             string
 	conns, rounds, big  int
 	duration            time.Duration
@@ -89,6 +90,8 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&o.secret, "secret", defaultSecret, "JWT secret of the server (the built-in server's, or -url's for -serve-baseline)")
 	fs.StringVar(&o.serveBaseline, "serve-baseline", "", "fill -url, then serve its answers bare on this address until stopped")
 	fs.StringVar(&o.baselineURL, "baseline-url", "", "a bare server started with -serve-baseline, measured interleaved with -url")
+	fs.IntVar(&o.serverPID, "server-pid", 0, "process id of the server at -url: report its CPU time per request (Linux)")
+	fs.IntVar(&o.basePID, "baseline-pid", 0, "process id of the server at -baseline-url: report its CPU time per request (Linux)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -144,17 +147,23 @@ func run(args []string, out io.Writer) error {
 	results := map[string][]result{}
 	for round := 1; round <= o.rounds; round++ {
 		for _, op := range ops {
-			r := measure(c, base, token, op, o)
+			r, err := measureCPU(c, base, token, op, o, o.serverPID)
+			if err != nil {
+				return err
+			}
 			results[op.name] = append(results[op.name], r)
-			fmt.Fprintf(out, "round %d  hds       %-9s %9.0f req/s  p50 %8s  p99 %8s  errors %d\n", round, op.name, r.rps, r.p50, r.p99, r.errors)
+			fmt.Fprintf(out, "round %d  hds       %-9s %9.0f req/s  p50 %8s  p99 %8s%s  errors %d\n", round, op.name, r.rps, r.p50, r.p99, r.cpuText(), r.errors)
 			if b, ok := bases[op.name]; ok {
 				bop := op
 				if o.baselineURL == "" {
 					bop = baselineOp(op)
 				}
-				rb := measure(c, b, token, bop, o)
+				rb, err := measureCPU(c, b, token, bop, o, o.basePID)
+				if err != nil {
+					return err
+				}
 				results["baseline "+op.name] = append(results["baseline "+op.name], rb)
-				fmt.Fprintf(out, "round %d  baseline  %-9s %9.0f req/s  p50 %8s  p99 %8s  ratio %.2f\n", round, op.name, rb.rps, rb.p50, rb.p99, r.rps/rb.rps)
+				fmt.Fprintf(out, "round %d  baseline  %-9s %9.0f req/s  p50 %8s  p99 %8s%s  ratio %.2f%s\n", round, op.name, rb.rps, rb.p50, rb.p99, rb.cpuText(), r.rps/rb.rps, cpuRatioText(r, rb))
 			}
 		}
 	}
@@ -167,10 +176,16 @@ func run(args []string, out io.Writer) error {
 			ratios := make([]result, len(rs))
 			for i := range rs {
 				ratios[i] = result{rps: rs[i].rps / bs[i].rps, p99: time.Duration(float64(rs[i].p99) / float64(bs[i].p99) * 1000)}
+				if rs[i].cpu > 0 && bs[i].cpu > 0 {
+					ratios[i].cpu = bs[i].cpu / rs[i].cpu
+				}
 			}
 			fmt.Fprintf(out, "  | baseline %9.0f req/s  p99 %8s  | median ratio: throughput %.2f, p99 %.2f",
 				median(bs, func(r result) float64 { return r.rps }), time.Duration(median(bs, func(r result) float64 { return float64(r.p99) })),
 				median(ratios, func(r result) float64 { return r.rps }), median(ratios, func(r result) float64 { return float64(r.p99) })/1000)
+			if c := median(ratios, func(r result) float64 { return r.cpu }); c > 0 {
+				fmt.Fprintf(out, ", cpu %.2f", c)
+			}
 		}
 		fmt.Fprintln(out)
 	}
@@ -426,6 +441,42 @@ type result struct {
 	rps      float64
 	p50, p99 time.Duration
 	errors   int64
+	requests int
+	// cpu is the server's CPU time per request in microseconds, 0 when
+	// not measured.
+	cpu float64
+}
+
+// cpuText is the server's CPU time per request, as the round lines show
+// it; empty when not measured.
+func (r result) cpuText() string {
+	if r.cpu == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  cpu %6.1f us/req", r.cpu)
+}
+
+// cpuRatioText is the bare handler's CPU time per request over hds's,
+// the throughput ratio of a server whose core is the bottleneck; empty
+// unless both were measured.
+func cpuRatioText(r, base result) string {
+	if r.cpu == 0 || base.cpu == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  cpu ratio %.2f", base.cpu/r.cpu)
+}
+
+// measureCPU is measure, with the CPU time per request of the server
+// process pid (none when pid is 0) over the measurement window only.
+func measureCPU(c *client, base, token string, op operation, o options, pid int) (result, error) {
+	m := cpuMeter{pid: pid}
+	if err := m.begin(); err != nil {
+		return result{}, err
+	}
+	r := measure(c, base, token, op, o)
+	var err error
+	r.cpu, err = m.perRequest(r.requests)
+	return r, err
 }
 
 // measure runs op from o.conns goroutines for o.duration.
@@ -465,7 +516,8 @@ func measure(c *client, base, token string, op operation, o options) result {
 		rps:    float64(len(all)) / elapsed.Seconds(),
 		p50:    all[len(all)/2],
 		p99:    all[len(all)*99/100],
-		errors: errs.Load(),
+		errors:   errs.Load(),
+		requests: len(all),
 	}
 }
 
