@@ -83,23 +83,64 @@ func appendTime(b []byte, t time.Time) []byte {
 // every call, was most of a list's encoding time. Years outside 0-9999,
 // which the fixed layout cannot hold, go through AppendFormat.
 func appendTimeText(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, timeLayout)
+	sec := t.Unix()
+	if sec < firstSecond || sec > lastSecond {
+		return t.UTC().AppendFormat(b, timeLayout)
 	}
-	hour, minute, second := t.Clock()
+	// The civil date of the day, counted from 0000-03-01 (years that
+	// start in March put the leap day last), as in Howard Hinnant's
+	// civil_from_days; sec is at least firstSecond, so every
+	// division is of a number not below 0.
+	days := (sec - firstSecond) / 86400
+	daySec := int((sec - firstSecond) % 86400)
+	era := days / 146097
+	doe := days - era*146097                               // day of the 400-year era
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // year of the era
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // day of the March year
+	mp := (5*doy + 2) / 153                                // month, March being 0
+	day := int(doy - (153*mp+2)/5 + 1)
+	month, year := int(mp)+3, int(era*400+yoe)
+	if month > 12 {
+		month, year = month-12, year+1
+	}
+	hour, minute, second := daySec/3600, daySec/60%60, daySec%60
 	micro := t.Nanosecond() / 1000
-	return append(b,
-		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
-		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
-		byte('0'+day/10), byte('0'+day%10), 'T',
-		byte('0'+hour/10), byte('0'+hour%10), ':',
-		byte('0'+minute/10), byte('0'+minute%10), ':',
-		byte('0'+second/10), byte('0'+second%10), '.',
-		byte('0'+micro/100000), byte('0'+micro/10000%10), byte('0'+micro/1000%10),
-		byte('0'+micro/100%10), byte('0'+micro/10%10), byte('0'+micro%10), 'Z')
+	// Written into an array, then appended at once: appending its 27
+	// bytes one by one costs as much again.
+	var text [27]byte
+	put2(text[0:2], year/100)
+	put2(text[2:4], year%100)
+	put2(text[5:7], month)
+	put2(text[8:10], day)
+	put2(text[11:13], hour)
+	put2(text[14:16], minute)
+	put2(text[17:19], second)
+	put2(text[20:22], micro/10000)
+	put2(text[22:24], micro/100%100)
+	put2(text[24:26], micro%100)
+	text[4], text[7], text[10], text[13], text[16], text[19], text[26] = '-', '-', 'T', ':', ':', '.', 'Z'
+	return append(b, text[:]...)
 }
+
+// put2 writes the two digits of n, 0 to 99, to dst.
+func put2(dst []byte, n int) {
+	_ = dst[1]
+	dst[0], dst[1] = digitPairs[2*n], digitPairs[2*n+1]
+}
+
+// firstSecond and lastSecond are the Unix seconds of 0000-03-01T00:00:00Z
+// and 9999-12-31T23:59:59Z: appendTimeText writes the instants between
+// itself. (January and February of year 0 go through AppendFormat.)
+const (
+	firstSecond = -62162035200
+	lastSecond  = 253402300799
+)
+
+// digitPairs holds "00" to "99": the two digits of n are
+// digitPairs[2*n] and digitPairs[2*n+1].
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // answerWriter writes a success envelope as it is made, a chunk at a
 // time, for answers that grow with the request (batches, imports): its

@@ -125,15 +125,24 @@ func canonical(path string) bool {
 	if !strings.HasPrefix(path, "/") {
 		return false
 	}
-	for seg := range strings.SplitSeq(path[1:], "/") {
+	// One pass over the bytes (every request takes it): a segment is
+	// unescaped only when it holds a '.' or a '%'.
+	start, special := 1, false
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			special = special || path[i] == '.' || path[i] == '%'
+			continue
+		}
+		seg := path[start:i]
 		if seg == "" {
 			return false
 		}
-		if strings.Contains(seg, ".") || strings.Contains(seg, "%") {
+		if special {
 			if u, err := url.PathUnescape(seg); err != nil || u == "." || u == ".." {
 				return false
 			}
 		}
+		start, special = i+1, false
 	}
 	return true
 }
