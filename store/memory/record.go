@@ -285,19 +285,18 @@ func (r *record) Clone() *store.Record {
 	return o
 }
 
-// idTexts returns the ids of recs as text, in one allocation.
-func idTexts(recs []*record) []string {
+// idsText returns the ids of recs as one text, in one allocation: the
+// id of recs[i] is idAt(text, i).
+func idsText(recs []*record) string {
 	buf := make([]byte, 0, 36*len(recs))
 	for _, r := range recs {
 		buf = uuidtext.Append(buf, r.id)
 	}
-	all := unsafe.String(unsafe.SliceData(buf), len(buf))
-	ids := make([]string, len(recs))
-	for i := range recs {
-		ids[i] = all[36*i : 36*i+36]
-	}
-	return ids
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
+
+// idAt returns the i-th id of a text of idsText.
+func idAt(text string, i int) string { return text[36*i : 36*i+36] }
 
 // micros returns t as Unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -26,13 +26,36 @@ func (s *Store) FindRecords(_ context.Context, p store.Path, q store.RecordQuery
 // snapshot returns the current states of recs: immutable pointers, safe
 // to read once s.mu is released.
 func snapshot(recs []*record) []*store.Record {
-	states := make([]store.Record, len(recs))
+	states := fillStates(recs)
 	out := make([]*store.Record, len(recs))
-	for i, id := range idTexts(recs) {
-		recs[i].fill(&states[i], id)
+	for i := range states {
 		out[i] = &states[i]
 	}
 	return out
+}
+
+// snapshotSeq is snapshot as a sequence, without the slice of pointers:
+// a page of 100 records is 800 bytes less to collect.
+func snapshotSeq(recs []*record) iter.Seq2[*store.Record, error] {
+	states := fillStates(recs)
+	return func(yield func(*store.Record, error) bool) {
+		for i := range states {
+			if !yield(&states[i], nil) {
+				return
+			}
+		}
+	}
+}
+
+// fillStates returns the current states of recs, in one allocation
+// besides their ids' text.
+func fillStates(recs []*record) []store.Record {
+	states := make([]store.Record, len(recs))
+	ids := idsText(recs)
+	for i, r := range recs {
+		r.fill(&states[i], idAt(ids, i))
+	}
+	return states
 }
 
 // StreamRecords implements store.Streamer: the page is a snapshot of
@@ -46,7 +69,7 @@ func (s *Store) StreamRecords(_ context.Context, p store.Path, q store.RecordQue
 		return 0, nil, err
 	}
 	page, total := matchRecords(k, q)
-	return total, store.Items(snapshot(page)), nil
+	return total, snapshotSeq(page), nil
 }
 
 // StreamClusterRecords implements store.Streamer, as StreamRecords does.
@@ -57,7 +80,7 @@ func (s *Store) StreamClusterRecords(_ context.Context, p store.Path) (*store.Cl
 	if err != nil {
 		return nil, nil, err
 	}
-	return k.out(false), store.Items(snapshot(k.records.all())), nil
+	return k.out(false), snapshotSeq(k.records.all()), nil
 }
 
 // cloneRecords copies records out with three allocations in all: the
@@ -70,9 +93,9 @@ func cloneRecords(src []*record) []*store.Record {
 	recs := make([]store.Record, len(src))
 	out := make([]*store.Record, len(src))
 	buf := make([]byte, 0, size)
-	for i, id := range idTexts(src) {
-		r := src[i]
-		r.fill(&recs[i], id)
+	ids := idsText(src)
+	for i, r := range src {
+		r.fill(&recs[i], idAt(ids, i))
 		start := len(buf)
 		buf = append(buf, r.value()...)
 		recs[i].Value = buf[start:len(buf):len(buf)]
