@@ -513,9 +513,9 @@ func measure(c *client, base, token string, op operation, o options) result {
 		return result{}
 	}
 	return result{
-		rps:    float64(len(all)) / elapsed.Seconds(),
-		p50:    all[len(all)/2],
-		p99:    all[len(all)*99/100],
+		rps:      float64(len(all)) / elapsed.Seconds(),
+		p50:      all[len(all)/2],
+		p99:      all[len(all)*99/100],
 		errors:   errs.Load(),
 		requests: len(all),
 	}
