@@ -8,9 +8,11 @@ package e2e_test
 // after a confirmation.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -113,6 +115,10 @@ func TestConsoleBrowserSecondLook(t *testing.T) {
 		b.waitFor(`!document.querySelector('.listview.loading')`)
 		// Whole rows on the first screen, under the tabs and the filters.
 		visible := `[...document.querySelectorAll('table.list tbody tr')].filter(r => r.getBoundingClientRect().bottom <= window.innerHeight).length`
+		// The rows are laid out anew for the phone's viewport, which a
+		// loaded machine may not have done yet: give the layout up to
+		// 10 s to settle before counting (the full suite once counted 0).
+		b.settle(visible + ` >= 5`)
 		assert.GreaterOrEqual(t, eval[int](b, visible), 5, "records on a phone's first screen")
 		b.screenshot("phone-cluster")
 		assert.False(t, eval[bool](b, `!!document.querySelector('select[aria-label=Type]')?.checkVisibility()`), "the filters are folded away")
@@ -141,6 +147,7 @@ func TestConsoleBrowserSecondLook(t *testing.T) {
 		for i, n := range lines {
 			assert.LessOrEqual(t, n, 2, "audit entry %d: lines", i)
 		}
+		b.settle(visible + ` >= 6`)
 		assert.GreaterOrEqual(t, eval[int](b, visible), 6, "audit entries on a phone's first screen")
 		b.screenshot("phone-audit")
 	})
@@ -201,4 +208,13 @@ func TestConsoleBrowserSecondLook(t *testing.T) {
 		b.waitFor(`document.querySelector('.projectbar .role')?.textContent === 'admin'`)
 		assert.False(t, b.hasButton("Transfer ownership"), "bob, an admin now")
 	})
+}
+
+// settle waits up to 10 s for expr to hold, without failing when it does
+// not: the assertion after it says what was wrong.
+func (b *browser) settle(expr string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	_ = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(10*time.Second)))
 }
