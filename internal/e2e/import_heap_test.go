@@ -131,6 +131,9 @@ const importHeapFactor = 14
 // 512 KiB (about 3.7 MB) into a new project of each store, and fails when
 // the heap grows by importHeapFactor times the body or more.
 func TestImportHeap(t *testing.T) {
+	if !alone(t) {
+		return // measures the process: run in one of its own
+	}
 	body := bigImportDoc(2, 15_000, 2, 512<<10)
 	bound := importHeapFactor * int64(len(body))
 	forEachKind(t, func(t *testing.T, kind storeKind) {
