@@ -288,14 +288,19 @@ func serveBaseline(o options, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "baseline listening on http://%s\n", ln.Addr())
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, ok := byPath[r.URL.RequestURI()]
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
 		h.ServeHTTP(w, r)
-	})}
+	})
+	// The example server's timeouts (example/config.go's defaults): the
+	// two handlers are compared in servers that set the same deadlines on
+	// every request, as listen's in-process servers are.
+	srv := &http.Server{Handler: bare, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
 	return srv.Serve(ln)
 }
 
