@@ -15,12 +15,13 @@ const aloneEnv = "HDS_E2E_ALONE"
 // alone runs the top-level test t in a process of its own, for tests that
 // measure the process (its heap, what it allocated): in the process that
 // runs the whole suite, what earlier tests left behind (servers, pools,
-// goroutines, a heap of hundreds of megabytes the collector must mark)
-// moves those figures. In the suite's process, alone runs the test binary
-// again with only t, under the same flags and environment, logs what that
-// process printed, fails t when it failed, skips t when it skipped, and
-// returns false: the caller returns at once. In the process of its own it
-// returns true, and the caller runs the test.
+// goroutines, and the heap they hold, which the collector marks on every
+// cycle) moves those figures. In the suite's process, alone runs the test
+// binary again with only t (with -short when the suite has it, before the
+// suite's deadline) in the same environment, logs what that process
+// printed, fails t when it failed, skips t when it skipped, and returns
+// false: the caller returns at once. In the process of its own it returns
+// true, and the caller runs the test.
 func alone(t *testing.T) bool {
 	t.Helper()
 	if os.Getenv(aloneEnv) == t.Name() {
@@ -30,6 +31,9 @@ func alone(t *testing.T) bool {
 		t.Fatalf("alone runs top-level tests only, not %s", t.Name())
 	}
 	args := []string{"-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
 	if d, ok := t.Deadline(); ok {
 		args = append(args, "-test.timeout="+time.Until(d).Round(time.Second).String())
 	}
