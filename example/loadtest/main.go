@@ -298,7 +298,8 @@ func serveBaseline(o options, out io.Writer) error {
 	})
 	// The example server's timeouts (example/config.go's defaults): the
 	// two handlers are compared in servers that set the same deadlines on
-	// every request, as listen's in-process servers are.
+	// every request, as listen's in-process servers do (both with the
+	// read-header timeout only).
 	srv := &http.Server{Handler: bare, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}
 	return srv.Serve(ln)

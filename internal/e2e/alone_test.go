@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"regexp"
@@ -17,11 +18,11 @@ const aloneEnv = "HDS_E2E_ALONE"
 // runs the whole suite, what earlier tests left behind (servers, pools,
 // goroutines, and the heap they hold, which the collector marks on every
 // cycle) moves those figures. In the suite's process, alone runs the test
-// binary again with only t (with -short when the suite has it, before the
-// suite's deadline) in the same environment, logs what that process
-// printed, fails t when it failed, skips t when it skipped, and returns
-// false: the caller returns at once. In the process of its own it returns
-// true, and the caller runs the test.
+// binary again with only t (the suite's -run below t, -skip and -short
+// passed on; a deadline some seconds before the suite's) in the same
+// environment, logs what that process printed, fails t when it failed,
+// skips t when it skipped, and returns false: the caller returns at once.
+// In the process of its own it returns true, and the caller runs the test.
 func alone(t *testing.T) bool {
 	t.Helper()
 	if os.Getenv(aloneEnv) == t.Name() {
@@ -30,14 +31,38 @@ func alone(t *testing.T) bool {
 	if strings.Contains(t.Name(), "/") {
 		t.Fatalf("alone runs top-level tests only, not %s", t.Name())
 	}
-	args := []string{"-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1", "-test.v"}
+	run := "^" + regexp.QuoteMeta(t.Name()) + "$"
+	// The suite's filter below the test (-run 'TestX/memory') applies
+	// to its subtests there; one with alternatives (|) is left out
+	// rather than taken apart, and the test runs whole. -skip as it is.
+	if f := flag.Lookup("test.run"); f != nil && !strings.Contains(f.Value.String(), "|") {
+		if _, sub, ok := strings.Cut(f.Value.String(), "/"); ok {
+			run += "/" + sub
+		}
+	}
+	args := []string{"-test.run=" + run, "-test.count=1", "-test.v"}
+	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
+		args = append(args, "-test.skip="+f.Value.String())
+	}
 	if testing.Short() {
 		args = append(args, "-test.short")
 	}
 	if d, ok := t.Deadline(); ok {
-		args = append(args, "-test.timeout="+time.Until(d).Round(time.Second).String())
+		// A margin before the suite's deadline, so that a test that
+		// hangs is stopped in its own process first, whose goroutine
+		// dump (in the output logged below) says where.
+		left := time.Until(d)
+		left -= max(left/10, 5*time.Second)
+		if left < time.Second {
+			t.Fatalf("too little time left before the suite's deadline to run %s in a process of its own", t.Name())
+		}
+		args = append(args, "-test.timeout="+left.Truncate(time.Second).String())
 	}
-	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("alone: %v", err)
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), aloneEnv+"="+t.Name())
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s in a process of its own:\n%s", t.Name(), out)
