@@ -49,9 +49,12 @@ func (h *lineHandler) WithGroup(name string) slog.Handler { return h.text.WithGr
 // lineBufs recycles the lines' buffers.
 var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// Handle implements slog.Handler.
+// Handle implements slog.Handler. The line is built in one pass over
+// the attributes; the first that is not one Handle writes itself (an
+// empty key, a kind other than string, int64 and duration) hands the
+// whole record to the text handler instead, before anything is written.
 func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Time.IsZero() || !plainAttrs(r) {
+	if r.Time.IsZero() {
 		return h.text.Handle(ctx, r)
 	}
 	bp := lineBufs.Get().(*[]byte)
@@ -61,44 +64,45 @@ func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
 	b = appendText(b, r.Level.String())
 	b = append(b, " msg="...)
 	b = appendText(b, r.Message)
+	plain := true
 	r.Attrs(func(a slog.Attr) bool {
-		b = append(b, ' ')
-		b = appendText(b, a.Key)
-		b = append(b, '=')
 		v := a.Value
-		switch v.Kind() {
-		case slog.KindString:
+		switch k := v.Kind(); {
+		case a.Key == "" || (k != slog.KindString && k != slog.KindInt64 && k != slog.KindDuration):
+			plain = false
+			return false
+		case k == slog.KindString:
+			b = appendAttrKey(b, a.Key)
 			b = appendText(b, v.String())
-		case slog.KindInt64:
+		case k == slog.KindInt64:
+			b = appendAttrKey(b, a.Key)
 			b = strconv.AppendInt(b, v.Int64(), 10)
-		case slog.KindDuration:
+		default:
+			b = appendAttrKey(b, a.Key)
 			b = append(b, v.Duration().String()...)
 		}
 		return true
 	})
-	b = append(b, '\n')
-	_, err := h.w.Write(b)
+	var err error
+	if plain {
+		b = append(b, '\n')
+		_, err = h.w.Write(b)
+	}
 	if cap(b) <= 64<<10 {
 		*bp = b
 		lineBufs.Put(bp)
 	}
+	if !plain {
+		return h.text.Handle(ctx, r)
+	}
 	return err
 }
 
-// plainAttrs reports whether every attribute of r is one Handle writes
-// itself: a non-empty key and a string, int64 or duration value.
-func plainAttrs(r slog.Record) bool {
-	ok := true
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Value.Kind() {
-		case slog.KindString, slog.KindInt64, slog.KindDuration:
-			ok = a.Key != ""
-		default:
-			ok = false
-		}
-		return ok
-	})
-	return ok
+// appendAttrKey appends an attribute's " key=".
+func appendAttrKey(b []byte, key string) []byte {
+	b = append(b, ' ')
+	b = appendText(b, key)
+	return append(b, '=')
 }
 
 // appendRFC3339Millis is the text handler's time: RFC 3339 to the
