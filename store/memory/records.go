@@ -83,23 +83,21 @@ func (s *Store) StreamClusterRecords(_ context.Context, p store.Path) (*store.Cl
 	return k.out(false), snapshotSeq(k.records.all()), nil
 }
 
-// cloneRecords copies records out with three allocations in all: the
-// records, the pointers, and one buffer holding every value.
+// cloneRecords copies records out, values included, that the caller may
+// change: snapshot's states with every value copied into one buffer, so
+// four allocations in all (the states, the pointers, the ids' text and
+// the values).
 func cloneRecords(src []*record) []*store.Record {
 	size := 0
 	for _, r := range src {
 		size += len(r.value())
 	}
-	recs := make([]store.Record, len(src))
-	out := make([]*store.Record, len(src))
+	out := snapshot(src)
 	buf := make([]byte, 0, size)
-	ids := idsText(src)
-	for i, r := range src {
-		r.fill(&recs[i], idAt(ids, i))
+	for _, o := range out {
 		start := len(buf)
-		buf = append(buf, r.value()...)
-		recs[i].Value = buf[start:len(buf):len(buf)]
-		out[i] = &recs[i]
+		buf = append(buf, o.Value...)
+		o.Value = buf[start:len(buf):len(buf)]
 	}
 	return out
 }
