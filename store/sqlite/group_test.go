@@ -33,7 +33,7 @@ func waitQueued(t *testing.T, s *sqlite.Store, n int64) {
 
 // groupCluster makes the project p with the cluster c/k and its record
 // "taken", and returns the cluster's path.
-func groupCluster(t *testing.T, s *sqlite.Store) store.Path {
+func groupCluster(t testing.TB, s *sqlite.Store) store.Path {
 	ctx := context.Background()
 	p := store.Path{Need: store.RightRead, Caller: store.Caller{UserID: "u"}, Project: "p", Collection: "c", Cluster: "k"}
 	_, err := s.CreateProject(ctx, p)
@@ -304,33 +304,68 @@ func TestGroupQuotaNoReplay(t *testing.T) {
 	assert.Equal(t, int64(2), rec.Version)
 }
 
-// TestGroupGathersReadyCallers: with one processor (GOMAXPROCS=1) the
-// writer yields before it commits, so that the callers ready to run hand
-// their writes over and join its group: 16 callers creating 8 records
-// each, one after the other (as 16 connections of a server do), share
-// commits: 8 of 16 writes each (at most 12 asked). Without the yield
-// nothing else ran while the writer did, and the caller that woke it was
-// about all of its group: 18 to 21 commits.
-func TestGroupGathersReadyCallers(t *testing.T) {
+// TestGroupYieldsToReadyCallers: with one processor (GOMAXPROCS=1) a
+// write handed over by a goroutine that became ready while the group's
+// first write ran (here: started by it) joins that group, because the
+// writer, finding no write waiting, yields before it commits. Without
+// the yield the goroutine runs only once the writer blocks in the
+// commit, and its write takes a commit of its own. The scheduler is
+// randomised under the race detector, so the test asks most of the
+// trials, not all, to share a commit; without the yield none do.
+func TestGroupYieldsToReadyCallers(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	s := open(t)
-	p := groupCluster(t, s)
 	ctx := context.Background()
-	before := s.Commits()
-	const callers, each = 16, 8
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Go(func() {
-			for i := range each {
-				rp := p
-				rp.Record = "r" + strconv.Itoa(c) + "-" + strconv.Itoa(i)
-				_, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{})
-				assert.NoError(t, err)
-			}
+	const trials = 20
+	shared := 0
+	for range trials {
+		before := s.Commits()
+		second := make(chan error, 1)
+		err := s.WriteFunc(ctx, func() error {
+			go func() { second <- s.WriteFunc(ctx, func() error { return nil }) }()
+			return nil
 		})
+		require.NoError(t, err)
+		require.NoError(t, <-second)
+		if s.Commits()-before == 1 {
+			shared++
+		}
 	}
-	wg.Wait()
-	commits := s.Commits() - before
-	t.Logf("commits %d", commits)
-	assert.LessOrEqual(t, commits, int64(12), "%d creates took %d commits", callers*each, commits)
+	t.Logf("%d of %d trials shared a commit", shared, trials)
+	assert.GreaterOrEqual(t, shared, trials*3/4, "trials in which the second write joined the first's commit")
+}
+
+// BenchmarkGroupReadyCallers measures what TestGroupYieldsToReadyCallers
+// asks of a server's load: with one processor, 16 callers creating 8
+// records each, one after the other (as 16 connections do), and reports
+// the writes a commit (16 with the writer's yield, about 7 without; the figure depends on the scheduler, hence a benchmark, not a
+// test):
+//
+//	go test -run '^$' -bench BenchmarkGroupReadyCallers -count 6 ./store/sqlite/
+func BenchmarkGroupReadyCallers(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s := open(b)
+	s.SetQuotas(store.NoQuotas)
+	p := groupCluster(b, s)
+	ctx := context.Background()
+	const callers, each = 16, 8
+	var commits int64
+	for n := 0; b.Loop(); n++ {
+		before := s.Commits()
+		var wg sync.WaitGroup
+		for c := range callers {
+			wg.Go(func() {
+				for i := range each {
+					rp := p
+					rp.Record = "r" + strconv.Itoa(n) + "-" + strconv.Itoa(c) + "-" + strconv.Itoa(i)
+					if _, err := s.CreateRecord(ctx, rp, &store.Record{Type: store.Integer, Value: json.RawMessage(strconv.Itoa(i))}, store.Write{}); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		commits += s.Commits() - before
+	}
+	b.ReportMetric(float64(b.N*callers*each)/float64(commits), "writes/commit")
 }
