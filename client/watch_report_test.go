@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -202,6 +203,25 @@ func TestWatchRefusedAtStartNamesTheCluster(t *testing.T) {
 	}
 }
 
+// feedHoldsEvent reports whether the goroutine of a client's change feed
+// has read an event and waits to hand it to the watcher: parked in the
+// select of feed.read, rather than reading the stream (IO wait).
+func feedHoldsEvent() bool {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	for n == len(buf) {
+		buf = make([]byte, 2*len(buf))
+		n = runtime.Stack(buf, true)
+	}
+	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+		head, frames, _ := strings.Cut(g, "\n")
+		if strings.Contains(head, " [select") && strings.HasPrefix(frames, "github.com/hds-go/hds/client.(*feed).read(") {
+			return true
+		}
+	}
+	return false
+}
+
 // A read that a change overtook (the change came while it waited for its
 // answer) calls nothing: the read after that change does, with the newer
 // answer, so that run -watch restarts once, with the newest environment.
@@ -210,6 +230,10 @@ func TestWatchOvertakenReadCallsNothing(t *testing.T) {
 	f := newFakeServer(t, answer{status: 200, tag: `"a"`}, answer{status: 200, tag: `"b"`, wait: release, waiting: came},
 		answer{status: 200, tag: `"c"`})
 	w := watch(t, f.client(), "p", "c", "k")
+	// The held read is let go before the watch stops and the server
+	// closes, should the test fail while it waits.
+	letGo := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(letGo)
 	eventually(t, "the first call", func() bool { return w.n() == 1 })
 	f.send(1)
 	select {
@@ -218,8 +242,10 @@ func TestWatchOvertakenReadCallsNothing(t *testing.T) {
 		t.Fatal("no read after the change")
 	}
 	go f.send(2) // taken by the client's feed while the read waits
-	time.Sleep(200 * time.Millisecond)
-	close(release)
+	// The read ends only once the feed holds the change for the watcher,
+	// whatever the machine's load (a sleep of 200 ms assumed it did).
+	eventually(t, "the feed holding the second change", feedHoldsEvent)
+	letGo()
 	eventually(t, "the call after the second change", func() bool { return w.value("v") == `"c"` })
 	w.mu.Lock()
 	defer w.mu.Unlock()
