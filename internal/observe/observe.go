@@ -147,6 +147,14 @@ func (h *Hooks) empty() bool {
 // and dropped facts are logged.
 const tellBatch = 256
 
+// gatherPause is how long the telling goroutine waits, once it has
+// emptied the queue, before it reads it again: facts put meanwhile are
+// told together, for one wake-up of the goroutine, where a wait on the
+// empty queue is woken by each (a request puts two). A fact is told at
+// most this much later; the queue (QueueSize) holds what comes in the
+// pause up to four million facts a second.
+const gatherPause = time.Millisecond
+
 // run tells the host each queued fact, in order, and ends once none came
 // for idleExit. A run of facts waiting together is told in one go, the
 // idle timer reset once after it. Only one run goroutine exists at a
@@ -160,17 +168,25 @@ func (o *Observer) run() {
 			o.tell(e)
 			// Tell what else is waiting before the idle timer is
 			// reset: once for a run of facts, not once for each.
+			emptied := false
 		batch:
 			for range tellBatch {
 				select {
 				case e := <-o.queue:
 					o.tell(e)
 				default:
+					emptied = true
 					break batch
 				}
 			}
 			o.logDropped()
 			idle.Reset(idleExit)
+			if emptied {
+				// Let the next facts gather: waiting on the empty
+				// queue, this goroutine would be woken by each fact
+				// put, two goroutine switches a request under load.
+				time.Sleep(gatherPause)
+			}
 		case <-idle.C:
 			o.running.Store(false)
 			// A fact queued just before running went false found it
