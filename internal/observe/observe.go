@@ -150,8 +150,8 @@ const tellBatch = 256
 // gatherPause is how long the telling goroutine waits, once it has
 // emptied the queue, before it reads it again: facts put meanwhile are
 // told together, for one wake-up of the goroutine, where a wait on the
-// empty queue is woken by each (a request puts two). A fact is told at
-// most this much later; the queue (QueueSize) holds what comes in the
+// empty queue is woken by each (a request puts two). A fact may be
+// told this much later; the queue (QueueSize) holds what comes in the
 // pause up to four million facts a second.
 const gatherPause = time.Millisecond
 
