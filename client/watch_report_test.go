@@ -209,9 +209,8 @@ func TestWatchRefusedAtStartNamesTheCluster(t *testing.T) {
 func feedHoldsEvent() bool {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
-	for n == len(buf) {
+	for ; n == len(buf); n = runtime.Stack(buf, true) {
 		buf = make([]byte, 2*len(buf))
-		n = runtime.Stack(buf, true)
 	}
 	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 		head, frames, _ := strings.Cut(g, "\n")

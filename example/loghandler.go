@@ -67,18 +67,20 @@ func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
 	plain := true
 	r.Attrs(func(a slog.Attr) bool {
 		v := a.Value
-		switch k := v.Kind(); {
-		case a.Key == "" || (k != slog.KindString && k != slog.KindInt64 && k != slog.KindDuration):
+		k := v.Kind()
+		if a.Key == "" || (k != slog.KindString && k != slog.KindInt64 && k != slog.KindDuration) {
 			plain = false
 			return false
-		case k == slog.KindString:
-			b = appendAttrKey(b, a.Key)
+		}
+		b = append(b, ' ')
+		b = appendText(b, a.Key)
+		b = append(b, '=')
+		switch k {
+		case slog.KindString:
 			b = appendText(b, v.String())
-		case k == slog.KindInt64:
-			b = appendAttrKey(b, a.Key)
+		case slog.KindInt64:
 			b = strconv.AppendInt(b, v.Int64(), 10)
 		default:
-			b = appendAttrKey(b, a.Key)
 			b = append(b, v.Duration().String()...)
 		}
 		return true
@@ -96,13 +98,6 @@ func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
 		return h.text.Handle(ctx, r)
 	}
 	return err
-}
-
-// appendAttrKey appends an attribute's " key=".
-func appendAttrKey(b []byte, key string) []byte {
-	b = append(b, ' ')
-	b = appendText(b, key)
-	return append(b, '=')
 }
 
 // appendRFC3339Millis is the text handler's time: RFC 3339 to the
