@@ -94,13 +94,18 @@ const (
 var names = [...]string{"RequestStarted", "RequestFinished", "StoreError", "EventStreamOpened",
 	"EventStreamClosed", "WebhookDelivery", "WebhookPending", "RateLimitShared", "LoginFailed", "Backup"}
 
-// event is one fact in the queue: a small value, copied, never allocated.
+// event is one fact in the queue: 16 bytes without a pointer, copied,
+// never allocated. Its texts (the method, and the route, kind or outcome)
+// are indexes in texts, so the queue is a quarter of the bytes it would be
+// holding strings and the collector never scans it: it is live for as
+// long as the handler is, and on a server whose heap is small every byte
+// of it leaves less room before the next collection.
 type event struct {
+	n      int64  // the duration, the pending count, or 1 for shared
+	status uint16 // an HTTP status (net/http allows 100 to 999)
+	method uint16 // index in texts
+	text   uint16 // index in texts: the route, the kind or the outcome
 	kind   kind
-	method string
-	text   string // the route, the kind or the outcome
-	status int
-	n      int64 // the duration, the pending count, or 1 for shared
 }
 
 // Observer queues facts for the host's Hooks. The zero value is not
@@ -228,17 +233,17 @@ func (o *Observer) tell(e event) {
 	h := &o.hooks
 	switch e.kind {
 	case requestStarted:
-		h.RequestStarted(e.method)
+		h.RequestStarted(texts.at(e.method))
 	case requestFinished:
-		h.RequestFinished(e.method, e.text, e.status, time.Duration(e.n))
+		h.RequestFinished(texts.at(e.method), texts.at(e.text), int(e.status), time.Duration(e.n))
 	case storeError:
-		h.StoreError(e.text)
+		h.StoreError(texts.at(e.text))
 	case streamOpened:
 		h.EventStreamOpened()
 	case streamClosed:
 		h.EventStreamClosed()
 	case webhookDelivery:
-		h.WebhookDelivery(e.text)
+		h.WebhookDelivery(texts.at(e.text))
 	case webhookPending:
 		h.WebhookPending(int(e.n))
 	case rateLimitShared:
@@ -246,8 +251,21 @@ func (o *Observer) tell(e event) {
 	case loginFailed:
 		h.LoginFailed()
 	case backup:
-		h.Backup(e.text)
+		h.Backup(texts.at(e.text))
 	}
+}
+
+// putText queues e with its method and text, interned (texts); a text
+// the table has no room for drops the fact.
+func (o *Observer) putText(e event, method, text string) {
+	var ok1, ok2 bool
+	e.method, ok1 = texts.index(method)
+	e.text, ok2 = texts.index(text)
+	if !ok1 || !ok2 {
+		o.drop()
+		return
+	}
+	o.put(e)
 }
 
 // put queues e, or drops and counts it when the queue is full, and
@@ -256,12 +274,17 @@ func (o *Observer) put(e event) {
 	select {
 	case o.queue <- e:
 	default:
-		o.dropped.Add(1)
-		o.logDropped() // the telling goroutine may be stuck in a hook
+		o.drop()
 	}
 	if !o.running.Load() && o.running.CompareAndSwap(false, true) {
 		go o.run()
 	}
+}
+
+// drop counts a fact dropped and logs the count when it is time.
+func (o *Observer) drop() {
+	o.dropped.Add(1)
+	o.logDropped() // the telling goroutine may be stuck in a hook
 }
 
 // WantsRequests reports whether the host is told of requests: the
@@ -277,7 +300,7 @@ func (o *Observer) WantsPending() bool { return o != nil && o.hooks.WebhookPendi
 // RequestStarted tells of a request starting; method is Method's.
 func (o *Observer) RequestStarted(method string) {
 	if o != nil && o.hooks.RequestStarted != nil {
-		o.put(event{kind: requestStarted, method: method})
+		o.putText(event{kind: requestStarted}, method, "")
 	}
 }
 
@@ -285,7 +308,7 @@ func (o *Observer) RequestStarted(method string) {
 // Route's, status the HTTP status.
 func (o *Observer) RequestFinished(method, route string, status int, d time.Duration) {
 	if o != nil && o.hooks.RequestFinished != nil {
-		o.put(event{kind: requestFinished, method: method, text: route, status: status, n: int64(d)})
+		o.putText(event{kind: requestFinished, status: uint16(status), n: int64(d)}, method, route)
 	}
 }
 
@@ -293,7 +316,7 @@ func (o *Observer) RequestFinished(method, route string, status int, d time.Dura
 // StoreOther.
 func (o *Observer) StoreError(kind string) {
 	if o != nil && o.hooks.StoreError != nil {
-		o.put(event{kind: storeError, text: kind})
+		o.putText(event{kind: storeError}, "", kind)
 	}
 }
 
@@ -316,7 +339,7 @@ func (o *Observer) EventStreamClosed() {
 // will follow).
 func (o *Observer) WebhookDelivery(outcome string) {
 	if o != nil && o.hooks.WebhookDelivery != nil {
-		o.put(event{kind: webhookDelivery, text: outcome})
+		o.putText(event{kind: webhookDelivery}, "", outcome)
 	}
 }
 
@@ -351,7 +374,7 @@ func (o *Observer) LoginFailed() {
 // Backup tells of a backup made: BackupSucceeded or BackupFailed.
 func (o *Observer) Backup(outcome string) {
 	if o != nil && o.hooks.Backup != nil {
-		o.put(event{kind: backup, text: outcome})
+		o.putText(event{kind: backup}, "", outcome)
 	}
 }
 

@@ -1,11 +1,15 @@
 package observe
 
 import (
+	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRouteAndMethod(t *testing.T) {
@@ -80,4 +84,61 @@ func TestOrder(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, want, got)
+}
+
+// TestEventHoldsNoPointer: the queue is never scanned by the collector
+// only while an event holds no pointer; and it stays 16 bytes.
+func TestEventHoldsNoPointer(t *testing.T) {
+	typ := reflect.TypeFor[event]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Int64, reflect.Uint16, reflect.Uint8:
+		default:
+			t.Errorf("event.%s is a %s", f.Name, f.Type)
+		}
+	}
+	assert.Equal(t, uintptr(16), typ.Size())
+}
+
+func TestTextTable(t *testing.T) {
+	tt := newTextTable(3, "", "GET")
+	i, ok := tt.index("GET")
+	require.True(t, ok)
+	assert.Equal(t, uint16(1), i)
+	route := strings.Clone("/api/v1/projects")
+	j, ok := tt.index(route)
+	require.True(t, ok)
+	assert.Equal(t, uint16(2), j)
+	again, ok := tt.index("/api/v1/projects")
+	require.True(t, ok)
+	assert.Equal(t, j, again, "a text is interned once")
+	assert.Equal(t, "/api/v1/projects", tt.at(j))
+	assert.Equal(t, "", tt.at(0))
+	_, ok = tt.index("/api/v1/health")
+	assert.False(t, ok, "a full table takes no new text")
+	_, ok = tt.index("GET")
+	assert.True(t, ok, "a full table still finds its texts")
+}
+
+// TestFactsCarryTexts: a fact's method and route come back as they were
+// put, for routes the table did not hold before.
+func TestFactsCarryTexts(t *testing.T) {
+	got := make(chan string, 4)
+	o := New(Hooks{
+		RequestFinished: func(method, route string, status int, d time.Duration) {
+			got <- fmt.Sprintf("%s %s %d %s", method, route, status, d)
+		},
+		StoreError: func(kind string) { got <- "store " + kind },
+	}, nil)
+	o.RequestFinished("PATCH", "/api/v1/test-facts-carry-texts/{x}", 418, 3*time.Millisecond)
+	o.StoreError(StoreTimeout)
+	for _, want := range []string{"PATCH /api/v1/test-facts-carry-texts/{x} 418 3ms", "store timeout"} {
+		select {
+		case s := <-got:
+			assert.Equal(t, want, s)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("not told %q", want)
+		}
+	}
 }
