@@ -1,12 +1,9 @@
 package auth
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"strings"
-
-	"github.com/hds-go/hds/store"
 )
 
 // API tokens (docs/api.md#sharing-and-api-tokens) are "hds_" followed by
@@ -60,19 +57,4 @@ func HashAPIToken(raw string) ([]byte, bool) {
 	}
 	h := sha256.Sum256([]byte(raw))
 	return h[:], true
-}
-
-type apiTokenKey struct{}
-
-// WithAPIToken returns ctx carrying the API token a request authenticated
-// with.
-func WithAPIToken(ctx context.Context, t *store.APIToken) context.Context {
-	return context.WithValue(ctx, apiTokenKey{}, t)
-}
-
-// APITokenFrom returns the API token the request authenticated with, or
-// nil for a user's request.
-func APITokenFrom(ctx context.Context) *store.APIToken {
-	t, _ := ctx.Value(apiTokenKey{}).(*store.APIToken)
-	return t
 }

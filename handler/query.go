@@ -39,8 +39,13 @@ var contractParams = []string{
 // parseQuery parses a raw query string strictly
 // (docs/api.md#conventions): one that does not parse (a bad '%' escape, a
 // ';' separator) and a contract parameter given twice are 400
-// INVALID_REQUEST, never dropped or guessed at.
+// INVALID_REQUEST, never dropped or guessed at. An empty query is nil
+// Values (read only: no handler adds to them), without a map made for
+// each request that has none.
 func parseQuery(raw string) (url.Values, error) {
+	if raw == "" {
+		return nil, nil
+	}
 	v, err := url.ParseQuery(raw)
 	if err != nil {
 		return nil, envelope.BadRequest("malformed query string: " + err.Error() +

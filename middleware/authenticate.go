@@ -19,8 +19,9 @@ import (
 // all looked up on every request, in one store call (store.Sessions's
 // FindSessionUser: one indexed lookup of the user with the ended-session
 // mark beside it), so that a disabled account or an ended session is
-// refused at once on every instance. On success the user is in the
-// context (auth.UserFrom), and so are the token's claims (auth.ClaimsFrom).
+// refused at once on every instance. On success the user is the
+// request's identity (auth.UserFrom), with the token's claims
+// (auth.ClaimsFrom).
 // With requireAuth false, a request without an Authorization header runs
 // as auth.Anonymous, without claims; a request that sends one is checked
 // all the same.
@@ -29,8 +30,8 @@ import (
 // (docs/api.md#sharing-and-api-tokens), looked up by its hash in access
 // (APIToken) instead: one indexed lookup, like the user lookup it replaces,
 // and no cache, so a revoked token is refused on the next request on every
-// instance. The token is then in the context (auth.APITokenFrom) and no
-// user is.
+// instance. The token is then the request's identity (auth.APITokenFrom)
+// and no user is.
 //
 // A refused request is answered by rejected wrapped around the error
 // response, so that it can be counted against the client IP before its
@@ -38,14 +39,24 @@ import (
 func Authenticate(tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, err := authenticate(r, tokens, sessions, access, requireAuth)
+			id, err := authenticate(r, tokens, sessions, access, requireAuth)
 			if err != nil {
 				refuse(w, r, rejected, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
+			next.ServeHTTP(w, withIdentity(r, id))
 		})
 	}
+}
+
+// withIdentity returns r with id as its identity: recorded in its
+// reqinfo when it has one (auth.SetIdentity), which costs no copy of the
+// request, and in a new context otherwise.
+func withIdentity(r *http.Request, id *auth.Identity) *http.Request {
+	if auth.SetIdentity(r.Context(), id) {
+		return r
+	}
+	return r.WithContext(auth.WithIdentity(r.Context(), id))
 }
 
 // refuse answers a request authentication refused: rejected (counting it
@@ -56,45 +67,45 @@ func refuse(w http.ResponseWriter, r *http.Request, rejected func(http.Handler) 
 	})).ServeHTTP(w, r)
 }
 
-// authenticate returns the request's context with its caller: the user
-// (and the token's claims), or the API token.
-func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool) (context.Context, error) {
-	ctx, raw, done, err := bearer(r, access, requireAuth)
-	if done || err != nil {
-		return ctx, err
+// authenticate returns the request's caller: the user (and the token's
+// claims), the API token, or auth.Anonymous.
+func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool) (*auth.Identity, error) {
+	id, raw, err := bearer(r, access, requireAuth)
+	if id != nil || err != nil {
+		return id, err
 	}
-	user, claims, err := verify(ctx, tokens, sessions, raw)
+	user, claims, err := verify(r.Context(), tokens, sessions, raw)
 	if err != nil {
 		return nil, err
 	}
-	reqinfo.From(ctx).UserID = user.ID
-	return auth.WithClaims(auth.NewContext(ctx, user), claims), nil
+	reqinfo.From(r.Context()).UserID = user.ID
+	return &auth.Identity{User: user, Claims: claims}, nil
 }
 
 // bearer is the part of authentication that does not depend on how a
 // user's session is checked: no token (auth.Anonymous, when allowed) and
-// API tokens are done with it (done), and anything else returns the
-// user's token, raw, still to be verified.
-func bearer(r *http.Request, access store.Access, requireAuth bool) (_ context.Context, raw string, done bool, _ error) {
+// API tokens are done with it (their identity), and anything else
+// returns the user's token, raw, still to be verified.
+func bearer(r *http.Request, access store.Access, requireAuth bool) (_ *auth.Identity, raw string, _ error) {
 	ctx := r.Context()
 	raw, err := TokenFrom(r)
 	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
 		reqinfo.From(ctx).UserID = auth.Anonymous.ID
 		anon := auth.Anonymous
-		return auth.NewContext(ctx, &anon), "", true, nil
+		return &auth.Identity{User: &anon}, "", nil
 	}
 	if err != nil {
-		return nil, "", true, err
+		return nil, "", err
 	}
 	if auth.IsAPIToken(raw) {
 		t, err := APIToken(ctx, access, raw)
 		if err != nil {
-			return nil, "", true, err
+			return nil, "", err
 		}
 		reqinfo.From(ctx).UserID = store.Caller{TokenID: t.ID}.ID()
-		return auth.WithAPIToken(ctx, t), "", true, nil
+		return &auth.Identity{APIToken: t}, "", nil
 	}
-	return ctx, raw, false, nil
+	return nil, raw, nil
 }
 
 // APIToken returns the live API token whose string is raw: well formed,

@@ -20,8 +20,8 @@ import (
 // trip instead of two. No token, API tokens, and every refusal before the
 // check are as Authenticate has them.
 //
-// The caller is then a store.SessionCheck in the context
-// (auth.SessionCheckFrom) in place of the user, and the response goes
+// The caller is then a store.SessionCheck (auth.SessionCheckFrom) in
+// place of the user, and the response goes
 // through a gate that lets nothing out before the check is settled: when
 // the route answers, whatever the answer, a check no store call made is
 // made then (sessions.FindSessionUser, as Authenticate does), and a
@@ -36,20 +36,20 @@ import (
 func DeferSession(tokens *auth.Tokens, sessions store.Sessions, access store.Access, requireAuth bool, rejected func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, raw, done, err := bearer(r, access, requireAuth)
+			id, raw, err := bearer(r, access, requireAuth)
 			var claims *auth.Claims
-			if err == nil && !done {
+			if err == nil && id == nil {
 				claims, err = tokens.Verify(raw)
 			}
 			switch {
 			case err != nil:
 				refuse(w, r, rejected, err)
-			case done:
-				next.ServeHTTP(w, r.WithContext(ctx))
+			case id != nil:
+				next.ServeHTTP(w, withIdentity(r, id))
 			default:
 				g := newGate(w, r, sessions, rejected, claims)
-				ctx = auth.WithClaims(auth.WithSessionCheck(ctx, g.check), claims)
-				next.ServeHTTP(g, r.WithContext(context.WithValue(ctx, gateKey{}, g)))
+				r = withIdentity(r, &auth.Identity{Claims: claims, SessionCheck: g.check})
+				next.ServeHTTP(g, r.WithContext(context.WithValue(r.Context(), gateKey{}, g)))
 				g.settle() // a route that wrote nothing is settled all the same
 			}
 		})

@@ -25,6 +25,10 @@ type Info struct {
 	// kept here, in the Info the request already carries, it costs no
 	// copy of the request.
 	Route any
+	// Identity is who authentication found the caller to be (an
+	// *auth.Identity: auth.SetIdentity), nil before it ran; kept here
+	// for the same reason.
+	Identity any
 	// Start is when the request reached the logging middleware, and End
 	// when the observer's middleware saw it answered (zero without
 	// one): the log line and the observer share the two readings of the
