@@ -22,27 +22,25 @@ type Identity struct {
 
 type identityKey struct{}
 
-// SetIdentity makes id the identity of the request ctx belongs to, in
-// the request's reqinfo (which hds's RequestID middleware starts), and
-// reports true; recorded there it costs no copy of the request. It
-// reports false, recording nothing, when ctx has no reqinfo: then
-// WithIdentity carries id.
-func SetIdentity(ctx context.Context, id *Identity) bool {
-	info, ok := reqinfo.Lookup(ctx)
-	if ok {
-		info.Identity = id
-	}
-	return ok
-}
-
-// WithIdentity returns ctx carrying id, for a request without reqinfo
-// (SetIdentity).
+// WithIdentity returns ctx carrying id. hds's authentication records a
+// request's identity in the request's reqinfo instead (which costs no
+// copy of the request) and uses this only for a request without one: a
+// handler served outside hds's chain, or a host's test of its own
+// handler (an AdminRoute's, say).
 func WithIdentity(ctx context.Context, id *Identity) context.Context {
 	return context.WithValue(ctx, identityKey{}, id)
 }
 
-// IdentityFrom returns the identity of ctx's request: the one in its
-// reqinfo, else the one ctx carries; nil before authentication.
+// NewContext returns ctx whose request is the user u (without claims):
+// WithIdentity of a user.
+func NewContext(ctx context.Context, u *store.User) context.Context {
+	return WithIdentity(ctx, &Identity{User: u})
+}
+
+// IdentityFrom returns the identity of ctx's request, nil before
+// authentication. The identity authentication recorded in the request's
+// reqinfo comes first: a context value set around hds's handler never
+// replaces the caller the request's token proved.
 func IdentityFrom(ctx context.Context) *Identity {
 	if info, ok := reqinfo.Lookup(ctx); ok {
 		if id, ok := info.Identity.(*Identity); ok {

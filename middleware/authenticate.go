@@ -49,11 +49,12 @@ func Authenticate(tokens *auth.Tokens, sessions store.Sessions, access store.Acc
 	}
 }
 
-// withIdentity returns r with id as its identity: recorded in its
-// reqinfo when it has one (auth.SetIdentity), which costs no copy of the
+// withIdentity returns r with id as its identity (auth.IdentityFrom):
+// recorded in its reqinfo when it has one, which costs no copy of the
 // request, and in a new context otherwise.
 func withIdentity(r *http.Request, id *auth.Identity) *http.Request {
-	if auth.SetIdentity(r.Context(), id) {
+	if info, ok := reqinfo.Lookup(r.Context()); ok {
+		info.Identity = id
 		return r
 	}
 	return r.WithContext(auth.WithIdentity(r.Context(), id))

@@ -26,8 +26,8 @@ type Info struct {
 	// copy of the request.
 	Route any
 	// Identity is who authentication found the caller to be (an
-	// *auth.Identity: auth.SetIdentity), nil before it ran; kept here
-	// for the same reason.
+	// *auth.Identity, read by auth.IdentityFrom), nil before it ran;
+	// kept here for the same reason.
 	Identity any
 	// Start is when the request reached the logging middleware, and End
 	// when the observer's middleware saw it answered (zero without

@@ -1,0 +1,131 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hds-go/hds/auth"
+	"github.com/hds-go/hds/middleware"
+	"github.com/hds-go/hds/store"
+	"github.com/hds-go/hds/store/memory"
+)
+
+// authFixture is a user directory with one active user, alice, and a
+// token of hers.
+type authFixture struct {
+	users  *memory.Store
+	tokens *auth.Tokens
+	alice  *store.User
+	token  string
+}
+
+func newAuthFixture(t *testing.T) authFixture {
+	t.Helper()
+	users := memory.New()
+	alice, err := users.CreateUser(context.Background(), &store.User{Username: "alice", PasswordHash: []byte("x"), Active: true})
+	require.NoError(t, err)
+	tokens, err := auth.NewTokens(auth.TokenConfig{Secret: []byte(strings.Repeat("s", 32)), Issuer: "hds", Expiration: time.Hour})
+	require.NoError(t, err)
+	tok, err := tokens.Issue(alice.ID, time.Time{})
+	require.NoError(t, err)
+	return authFixture{users: users, tokens: tokens, alice: alice, token: tok}
+}
+
+// noLimit is the rejected wrapper of a test that does not count refusals.
+func noLimit(next http.Handler) http.Handler { return next }
+
+func bearerRequest(token string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	return r
+}
+
+// TestAuthenticateIdentity: the route sees the token's user and claims,
+// or auth.Anonymous without a token when that is allowed, whether the
+// identity is recorded in the request's reqinfo (RequestID around it, as
+// hds runs it) or carried in its context (no reqinfo).
+func TestAuthenticateIdentity(t *testing.T) {
+	f := newAuthFixture(t)
+	for _, name := range []string{"reqinfo", "context"} {
+		var user *store.User
+		var claims *auth.Claims
+		route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			user, claims = auth.UserFrom(r.Context()), auth.ClaimsFrom(r.Context())
+			assert.Nil(t, auth.APITokenFrom(r.Context()), name)
+			assert.Nil(t, auth.SessionCheckFrom(r.Context()), name)
+			w.WriteHeader(http.StatusOK)
+		})
+		h := middleware.Authenticate(f.tokens, f.users, nil, false, noLimit)(route)
+		if name == "reqinfo" {
+			h = middleware.RequestID()(h)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, bearerRequest(f.token))
+		require.Equal(t, http.StatusOK, rec.Code, name)
+		require.NotNil(t, user, name)
+		assert.Equal(t, f.alice.ID, user.ID, name)
+		require.NotNil(t, claims, name)
+		assert.Equal(t, f.alice.ID, claims.Subject, name)
+
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, bearerRequest(""))
+		require.Equal(t, http.StatusOK, rec.Code, name)
+		require.NotNil(t, user, name)
+		assert.Equal(t, store.AnonymousUserID, user.ID, "%s: no token runs as Anonymous", name)
+		assert.Nil(t, claims, name)
+	}
+}
+
+// TestDeferSessionRefusesEndedSession: behind DeferSession the route
+// sees a session check, not a user, and once the session has ended its
+// answer never goes out: the request is refused as Authenticate refuses
+// it, with reqinfo (as hds runs it) and without.
+func TestDeferSessionRefusesEndedSession(t *testing.T) {
+	for _, name := range []string{"reqinfo", "context"} {
+		f := newAuthFixture(t)
+		route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			assert.Nil(t, auth.UserFrom(r.Context()), name)
+			check := auth.SessionCheckFrom(r.Context())
+			if assert.NotNil(t, check, name) {
+				assert.Equal(t, f.alice.ID, check.UserID, name)
+			}
+			assert.NotNil(t, auth.ClaimsFrom(r.Context()), name)
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte("the route's answer"))
+		})
+		h := middleware.DeferSession(f.tokens, f.users, nil, true, noLimit)(route)
+		if name == "reqinfo" {
+			h = middleware.RequestID()(h)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, bearerRequest(f.token))
+		require.Equal(t, http.StatusOK, rec.Code, name)
+		assert.Equal(t, "the route's answer", rec.Body.String(), name)
+
+		claims, err := f.tokens.Verify(f.token)
+		require.NoError(t, err)
+		require.NoError(t, f.users.EndSession(context.Background(), f.alice.ID, claims.Session().ID, time.Now().Add(time.Hour)))
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, bearerRequest(f.token))
+		require.Equal(t, http.StatusUnauthorized, rec.Code, name)
+		assert.NotContains(t, rec.Body.String(), "the route's answer", name)
+		var env struct {
+			Success bool
+			Error   struct{ Code, Message string }
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &env), name)
+		assert.False(t, env.Success, name)
+		assert.Equal(t, "AUTHENTICATION_FAILED", env.Error.Code, name)
+		assert.Equal(t, "Invalid or expired token", env.Error.Message, name)
+	}
+}
