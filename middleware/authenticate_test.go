@@ -42,12 +42,25 @@ func newAuthFixture(t *testing.T) authFixture {
 // noLimit is the rejected wrapper of a test that does not count refusals.
 func noLimit(next http.Handler) http.Handler { return next }
 
-func bearerRequest(token string) *http.Request {
+// serve answers a GET with token (none when empty) by h.
+func serve(h http.Handler, token string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil)
 	if token != "" {
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
-	return r
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
+}
+
+// withReqinfo returns h behind RequestID, which starts the request's
+// reqinfo, for the "reqinfo" case; h alone (the identity in the
+// context) otherwise.
+func withReqinfo(name string, h http.Handler) http.Handler {
+	if name == "reqinfo" {
+		return middleware.RequestID()(h)
+	}
+	return h
 }
 
 // TestAuthenticateIdentity: the route sees the token's user and claims,
@@ -65,20 +78,15 @@ func TestAuthenticateIdentity(t *testing.T) {
 			assert.Nil(t, auth.SessionCheckFrom(r.Context()), name)
 			w.WriteHeader(http.StatusOK)
 		})
-		h := middleware.Authenticate(f.tokens, f.users, nil, false, noLimit)(route)
-		if name == "reqinfo" {
-			h = middleware.RequestID()(h)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, bearerRequest(f.token))
+		h := withReqinfo(name, middleware.Authenticate(f.tokens, f.users, nil, false, noLimit)(route))
+		rec := serve(h, f.token)
 		require.Equal(t, http.StatusOK, rec.Code, name)
 		require.NotNil(t, user, name)
 		assert.Equal(t, f.alice.ID, user.ID, name)
 		require.NotNil(t, claims, name)
 		assert.Equal(t, f.alice.ID, claims.Subject, name)
 
-		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, bearerRequest(""))
+		rec = serve(h, "")
 		require.Equal(t, http.StatusOK, rec.Code, name)
 		require.NotNil(t, user, name)
 		assert.Equal(t, store.AnonymousUserID, user.ID, "%s: no token runs as Anonymous", name)
@@ -103,20 +111,15 @@ func TestDeferSessionRefusesEndedSession(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write([]byte("the route's answer"))
 		})
-		h := middleware.DeferSession(f.tokens, f.users, nil, true, noLimit)(route)
-		if name == "reqinfo" {
-			h = middleware.RequestID()(h)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, bearerRequest(f.token))
+		h := withReqinfo(name, middleware.DeferSession(f.tokens, f.users, nil, true, noLimit)(route))
+		rec := serve(h, f.token)
 		require.Equal(t, http.StatusOK, rec.Code, name)
 		assert.Equal(t, "the route's answer", rec.Body.String(), name)
 
 		claims, err := f.tokens.Verify(f.token)
 		require.NoError(t, err)
 		require.NoError(t, f.users.EndSession(context.Background(), f.alice.ID, claims.Session().ID, time.Now().Add(time.Hour)))
-		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, bearerRequest(f.token))
+		rec = serve(h, f.token)
 		require.Equal(t, http.StatusUnauthorized, rec.Code, name)
 		assert.NotContains(t, rec.Body.String(), "the route's answer", name)
 		var env struct {
