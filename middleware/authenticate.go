@@ -160,7 +160,9 @@ func verify(ctx context.Context, tokens *auth.Tokens, sessions store.Sessions, r
 // auth.ErrInvalidToken. Store failures are returned as they are. It makes
 // one store call.
 func SessionUser(ctx context.Context, sessions store.Sessions, claims *auth.Claims) (*store.User, error) {
-	return checkSession(ctx, sessions, checkOf(claims))
+	var check store.SessionCheck // on the stack: checkSession keeps no pointer to it
+	setCheck(&check, claims)
+	return checkSession(ctx, sessions, &check)
 }
 
 // checkSession is SessionUser for a session check: the user when the
@@ -179,10 +181,10 @@ func checkSession(ctx context.Context, sessions store.Sessions, check *store.Ses
 	return su.User, nil
 }
 
-// checkOf returns the session check of a verified token's claims.
-func checkOf(claims *auth.Claims) *store.SessionCheck {
+// setCheck makes c the session check of a verified token's claims.
+func setCheck(c *store.SessionCheck, claims *auth.Claims) {
 	session := claims.Session()
-	return &store.SessionCheck{UserID: claims.Subject, SessionID: session.ID, Generation: session.Generation}
+	c.UserID, c.SessionID, c.Generation = claims.Subject, session.ID, session.Generation
 }
 
 // TokenFrom returns the bearer token of r's Authorization header, the only

@@ -87,8 +87,10 @@ type sessionGate struct {
 
 func newGate(w http.ResponseWriter, r *http.Request, sessions store.Sessions, rejected func(http.Handler) http.Handler, claims *auth.Claims) *sessionGate {
 	reqinfo.From(r.Context()).UserID = claims.Subject
-	return &sessionGate{ResponseWriter: w, r: r, sessions: sessions, rejected: rejected, check: checkOf(claims),
+	g := &sessionGate{ResponseWriter: w, r: r, sessions: sessions, rejected: rejected, check: new(store.SessionCheck),
 		header: w.Header().Clone()}
+	setCheck(g.check, claims)
+	return g
 }
 
 // WriteHeader implements http.ResponseWriter.
