@@ -162,8 +162,12 @@ func textPlain(s string) (plain, ascii bool) {
 	}
 	plain, ascii = true, true
 	for i := 0; i < len(s); {
-		switch byteClass[s[i]] {
-		case bytePlain:
+		c := byteClass[s[i]]
+		if c == bytePlain { // most bytes: one test, before the switch
+			i++
+			continue
+		}
+		switch c {
 		case byteSpace:
 			plain = false
 		case byteEscaped:
