@@ -132,3 +132,38 @@ func TestDeferSessionRefusesEndedSession(t *testing.T) {
 		assert.Equal(t, "Invalid or expired token", env.Error.Message, name)
 	}
 }
+
+// TestTokenFrom: the token is the one word after a "Bearer" scheme (in
+// any case); anything else is not a bearer token.
+func TestTokenFrom(t *testing.T) {
+	for header, want := range map[string]string{
+		"Bearer abc.def.ghi": "abc.def.ghi",
+		"bearer abc":         "abc",
+		"BEARER abc":         "abc",
+		"Bearer a b":         "",
+		"Bearer a\tb":        "",
+		"Bearer  abc":        "",
+		"Bearer abc ":        "",
+		"Bearer\tabc":        "",
+		"Bearer ":            "",
+		"Bearer":             "",
+		"Basic abc":          "",
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil)
+		r.Header.Set("Authorization", header)
+		got, err := middleware.TokenFrom(r)
+		if want == "" {
+			assert.ErrorIs(t, err, auth.ErrInvalidToken, "%q", header)
+			continue
+		}
+		assert.NoError(t, err, "%q", header)
+		assert.Equal(t, want, got, "%q", header)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil)
+	_, err := middleware.TokenFrom(r)
+	assert.ErrorIs(t, err, auth.ErrNoToken)
+	r.Header.Add("Authorization", "Bearer a")
+	r.Header.Add("Authorization", "Bearer b")
+	_, err = middleware.TokenFrom(r)
+	assert.ErrorIs(t, err, auth.ErrInvalidToken, "two Authorization headers")
+}
