@@ -20,6 +20,21 @@ type Identity struct {
 	SessionCheck *store.SessionCheck
 }
 
+// CallerID is the id a request's log line names its caller by: the
+// user's, the API token's (store.Caller.ID: "token:" and its id), or the
+// user's of a deferred session check.
+func (id *Identity) CallerID() string {
+	switch {
+	case id.User != nil:
+		return id.User.ID
+	case id.APIToken != nil:
+		return store.Caller{TokenID: id.APIToken.ID}.ID()
+	case id.SessionCheck != nil:
+		return id.SessionCheck.UserID
+	}
+	return ""
+}
+
 type identityKey struct{}
 
 // WithIdentity returns ctx carrying id. hds's authentication records a

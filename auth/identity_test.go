@@ -48,3 +48,10 @@ func TestIdentityWithoutReqinfo(t *testing.T) {
 	u := &store.User{ID: "u3"}
 	assert.Same(t, u, auth.UserFrom(auth.NewContext(context.Background(), u)))
 }
+
+func TestCallerID(t *testing.T) {
+	assert.Equal(t, "u1", (&auth.Identity{User: &store.User{ID: "u1"}, Claims: &auth.Claims{}}).CallerID())
+	assert.Equal(t, "token:t1", (&auth.Identity{APIToken: &store.APIToken{ID: "t1"}}).CallerID())
+	assert.Equal(t, "u2", (&auth.Identity{SessionCheck: &store.SessionCheck{UserID: "u2"}}).CallerID())
+	assert.Equal(t, "", (&auth.Identity{}).CallerID())
+}

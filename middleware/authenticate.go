@@ -51,10 +51,11 @@ func Authenticate(tokens *auth.Tokens, sessions store.Sessions, access store.Acc
 
 // withIdentity returns r with id as its identity (auth.IdentityFrom):
 // recorded in its reqinfo when it has one, which costs no copy of the
-// request, and in a new context otherwise.
+// request, with the caller's id for the log line, and in a new context
+// otherwise.
 func withIdentity(r *http.Request, id *auth.Identity) *http.Request {
 	if info, ok := reqinfo.Lookup(r.Context()); ok {
-		info.Identity = id
+		info.Identity, info.UserID = id, id.CallerID()
 		return r
 	}
 	return r.WithContext(auth.WithIdentity(r.Context(), id))
@@ -79,7 +80,6 @@ func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions,
 	if err != nil {
 		return nil, err
 	}
-	reqinfo.From(r.Context()).UserID = user.ID
 	return &auth.Identity{User: user, Claims: claims}, nil
 }
 
@@ -88,10 +88,8 @@ func authenticate(r *http.Request, tokens *auth.Tokens, sessions store.Sessions,
 // API tokens are done with it (their identity), and anything else
 // returns the user's token, raw, still to be verified.
 func bearer(r *http.Request, access store.Access, requireAuth bool) (_ *auth.Identity, raw string, _ error) {
-	ctx := r.Context()
 	raw, err := TokenFrom(r)
 	if errors.Is(err, auth.ErrNoToken) && !requireAuth {
-		reqinfo.From(ctx).UserID = auth.Anonymous.ID
 		anon := auth.Anonymous
 		return &auth.Identity{User: &anon}, "", nil
 	}
@@ -99,11 +97,10 @@ func bearer(r *http.Request, access store.Access, requireAuth bool) (_ *auth.Ide
 		return nil, "", err
 	}
 	if auth.IsAPIToken(raw) {
-		t, err := APIToken(ctx, access, raw)
+		t, err := APIToken(r.Context(), access, raw)
 		if err != nil {
 			return nil, "", err
 		}
-		reqinfo.From(ctx).UserID = store.Caller{TokenID: t.ID}.ID()
 		return &auth.Identity{APIToken: t}, "", nil
 	}
 	return nil, raw, nil

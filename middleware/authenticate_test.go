@@ -1,8 +1,10 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -166,4 +168,41 @@ func TestTokenFrom(t *testing.T) {
 	r.Header.Add("Authorization", "Bearer b")
 	_, err = middleware.TokenFrom(r)
 	assert.ErrorIs(t, err, auth.ErrInvalidToken, "two Authorization headers")
+}
+
+// TestLogLineNamesCaller: the request's log line names the caller
+// authentication found: the user's id, Anonymous, the user of a deferred
+// check, and nobody for a deferred check that failed.
+func TestLogLineNamesCaller(t *testing.T) {
+	f := newAuthFixture(t)
+	var log bytes.Buffer
+	logged := func(h http.Handler) http.Handler {
+		return middleware.RequestID()(middleware.Logging(slog.New(slog.NewTextHandler(&log, nil)))(h))
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	// userID reads the user_id of the line just logged.
+	userID := func() string {
+		t.Helper()
+		line := log.String()
+		log.Reset()
+		_, after, found := strings.Cut(line, " user_id=")
+		require.True(t, found, "a log line with user_id: %q", line)
+		id, _, _ := strings.Cut(after, " ")
+		return strings.Trim(id, `"`)
+	}
+	authn := logged(middleware.Authenticate(f.tokens, f.users, nil, false, noLimit)(ok))
+	serve(authn, f.token)
+	assert.Equal(t, f.alice.ID, userID())
+	serve(authn, "")
+	assert.Equal(t, store.AnonymousUserID, userID())
+
+	deferred := logged(middleware.DeferSession(f.tokens, f.users, nil, true, noLimit)(ok))
+	serve(deferred, f.token)
+	assert.Equal(t, f.alice.ID, userID())
+	claims, err := f.tokens.Verify(f.token)
+	require.NoError(t, err)
+	require.NoError(t, f.users.EndSession(context.Background(), f.alice.ID, claims.Session().ID, time.Now().Add(time.Hour)))
+	rec := serve(deferred, f.token)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Equal(t, "", userID(), "a refused request names nobody")
 }

@@ -86,7 +86,6 @@ type sessionGate struct {
 }
 
 func newGate(w http.ResponseWriter, r *http.Request, sessions store.Sessions, rejected func(http.Handler) http.Handler, claims *auth.Claims) *sessionGate {
-	reqinfo.From(r.Context()).UserID = claims.Subject
 	g := &sessionGate{ResponseWriter: w, r: r, sessions: sessions, rejected: rejected, check: new(store.SessionCheck),
 		header: w.Header().Clone()}
 	setCheck(g.check, claims)
